@@ -1,0 +1,66 @@
+#pragma once
+// Where work runs and when calls return (design.md section 4), the logger hook, and the shared plan cache.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+namespace cuplan {
+
+/// Execution space. `automatic` uses CUDA when a device is present, otherwise the CPU.
+class Execution {
+ public:
+  enum class Kind : std::uint8_t { automatic, cuda, cpu };
+  constexpr Execution() = default;
+  static constexpr Execution automatic() { return Execution(); }
+  /// CUDA on `device`; -1 means the operands' device (or the current device for host operands).
+  static constexpr Execution cuda(int device = -1) { return Execution(Kind::cuda, device, 0); }
+  /// The CPU with `threads` threads; 0 means the library default (all hardware threads).
+  static constexpr Execution cpu(int threads = 0) { return Execution(Kind::cpu, -1, threads); }
+
+  constexpr Kind kind() const { return kind_; }
+  constexpr int device() const { return device_; }
+  constexpr int threads() const { return threads_; }
+  friend constexpr bool operator==(Execution a, Execution b) {
+    return a.kind_ == b.kind_ && a.device_ == b.device_ && a.threads_ == b.threads_;
+  }
+
+ private:
+  constexpr Execution(Kind kind, int device, int threads) : kind_(kind), device_(device), threads_(threads) {}
+  Kind kind_ = Kind::automatic;
+  int device_ = -1;
+  int threads_ = 0;
+};
+
+/// `automatic`: host operands with CUDA execution block, device operands return once work is enqueued.
+/// `always`: every call synchronises before it returns.
+enum class Blocking : std::uint8_t { automatic, always };
+
+/// Log levels of the logger hook.
+enum class LogLevel : std::uint8_t { debug, info, warning };
+using Logger = std::function<void(LogLevel, std::string_view)>;
+/// Install a logger (an empty function turns logging off). It receives what was planned and why, workspace sizes,
+/// internal copies made. Setting CUPLAN_LOG=1 (or =debug) in the environment logs to stderr when none is set.
+void set_logger(Logger logger);
+
+/// Counters of the plan cache shared by the function forms (fft, ifft, rfft, irfft, matmul).
+struct PlanCacheStats {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t evictions = 0;
+  std::size_t size = 0;      ///< plans held now (idle and in use)
+  std::size_t capacity = 0;  ///< most plans kept idle; least recently used beyond it are destroyed
+};
+
+/// The function forms' plan cache: a thread-safe, bounded LRU keyed by everything that defines a plan (operation,
+/// shapes, strides, dtypes, options, device). A plan is used by one thread at a time; a call that finds its plan
+/// busy makes another.
+namespace plan_cache {
+PlanCacheStats stats();
+void set_capacity(std::size_t capacity);  ///< default 64
+void clear();                             ///< destroys idle plans; plans in use go when their call ends
+void reset_stats();
+}  // namespace plan_cache
+
+}  // namespace cuplan

@@ -1,0 +1,193 @@
+#pragma once
+// Operands: shapes and strides, the non-owning TensorView and the owning Tensor (design.md section 3).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "cuplan/device.hpp"
+#include "cuplan/dtype.hpp"
+#include "cuplan/stream.hpp"
+
+#if __has_include(<dlpack/dlpack.h>)
+#include <dlpack/dlpack.h>
+#define CUPLAN_HAS_DLPACK 1
+#else
+#define CUPLAN_HAS_DLPACK 0
+#endif
+
+namespace cuplan {
+
+namespace detail {
+class Storage;  // owned device or host memory with its stream-use record
+}
+
+/// Up to `max_rank` extents or strides, stored inline (no allocation). Shapes and strides count elements.
+class Dims {
+ public:
+  static constexpr int max_rank = 8;
+  Dims() = default;
+  Dims(std::initializer_list<std::int64_t> values);  // InvalidArgument past max_rank
+  explicit Dims(std::span<const std::int64_t> values);
+  static Dims filled(int rank, std::int64_t value);
+
+  int size() const noexcept { return rank_; }
+  bool empty() const noexcept { return rank_ == 0; }
+  std::int64_t operator[](int i) const noexcept { return values_[static_cast<std::size_t>(i)]; }
+  std::int64_t& operator[](int i) noexcept { return values_[static_cast<std::size_t>(i)]; }
+  const std::int64_t* begin() const noexcept { return values_.data(); }
+  const std::int64_t* end() const noexcept { return values_.data() + rank_; }
+  std::int64_t* begin() noexcept { return values_.data(); }
+  std::int64_t* end() noexcept { return values_.data() + rank_; }
+  std::span<const std::int64_t> span() const noexcept { return {values_.data(), static_cast<std::size_t>(rank_)}; }
+  void push_back(std::int64_t v);  // InvalidArgument past max_rank
+
+  friend bool operator==(const Dims& a, const Dims& b) noexcept;
+
+ private:
+  std::array<std::int64_t, max_rank> values_{};
+  int rank_ = 0;
+};
+using Shape = Dims;
+using Strides = Dims;
+
+/// Product of extents with overflow check (InvalidArgument naming `what` on overflow or a negative extent).
+std::int64_t checked_numel(const Shape& shape, const char* what = "shape");
+/// Row-major (C order) strides for `shape`.
+Strides row_major_strides(const Shape& shape);
+/// Column-major (Fortran order) strides for `shape`.
+Strides column_major_strides(const Shape& shape);
+
+/// Find the memory space and device of a pointer (cudaPointerGetAttributes). Where no driver or no GPU exists,
+/// every pointer is pageable host memory.
+struct PointerInfo {
+  MemorySpace space = MemorySpace::host_pageable;
+  Device device = Device::cpu();
+};
+PointerInfo pointer_info(const void* pointer) noexcept;
+
+/// A non-owning view of memory: {data pointer, dtype, shape, strides in elements, device, memory space}.
+/// Strides default to row-major. Device and memory space are found from the pointer unless stated.
+class TensorView {
+ public:
+  TensorView() = default;
+  TensorView(const void* data, DType dtype, Shape shape, std::optional<Strides> strides = {},
+             std::optional<Device> device = {});
+  template <class T>
+  TensorView(T* data, Shape shape, std::optional<Strides> strides = {}, std::optional<Device> device = {})
+      : TensorView(static_cast<const void*>(data), dtype_of<T>, shape, strides, device) {}
+  /// Full description with the memory space stated: no pointer query (used where the space is known).
+  TensorView(const void* data, DType dtype, Shape shape, Strides strides, Device device, MemorySpace space);
+#if CUPLAN_HAS_DLPACK
+  /// From a DLPack tensor (CPU, CUDA, CUDA host and managed devices; f16/bf16/f32/f64/complex/int types).
+  explicit TensorView(const DLTensor& tensor);
+#endif
+
+  void* data() const noexcept { return data_; }
+  template <class T>
+  T* data() const noexcept { return static_cast<T*>(data_); }
+  DType dtype() const noexcept { return dtype_; }
+  const Shape& shape() const noexcept { return shape_; }
+  const Strides& strides() const noexcept { return strides_; }
+  /// Extent / stride of axis `axis`; negative indices count from the end (InvalidArgument if out of range).
+  std::int64_t size(int axis) const;
+  std::int64_t stride(int axis) const;
+  Device device() const noexcept { return device_; }
+  MemorySpace memory_space() const noexcept { return space_; }
+  bool on_host() const noexcept { return space_ == MemorySpace::host_pageable || space_ == MemorySpace::host_pinned; }
+  int ndim() const noexcept { return shape_.size(); }
+  std::int64_t numel() const noexcept { return numel_; }
+  /// True for dense row-major layout (size-1 axes may have any stride).
+  bool is_contiguous() const noexcept;
+  /// Bytes between the lowest and highest addressed element, plus one element (0 when empty).
+  std::size_t span_bytes() const noexcept;
+
+ private:
+  void* data_ = nullptr;
+  DType dtype_ = f32;
+  Shape shape_;
+  Strides strides_;
+  Device device_ = Device::cpu();
+  MemorySpace space_ = MemorySpace::host_pageable;
+  std::int64_t numel_ = 0;
+};
+
+/// How host memory of an owning Tensor is allocated.
+enum class HostMemory : std::uint8_t { pageable, pinned };
+
+/// An owning tensor. Copies share the same memory (like a reference-counted array); the memory is released when
+/// the last copy is gone. Device memory is allocated stream-ordered from a per-device pool on the stream given at
+/// creation; every stream that uses the tensor through cuplan is recorded, and the release is ordered after all of
+/// that work, so "allocated on s1, used on s2, dropped" is safe. Host memory is 64-byte aligned.
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Uninitialised tensor of `shape` and `dtype` on `device`, allocated on `stream` (current stream if omitted).
+  static Tensor empty(Shape shape, DType dtype, Device device = Device::cpu(), std::optional<StreamRef> stream = {},
+                      HostMemory host_memory = HostMemory::pageable);
+  /// Uninitialised tensor with the shape and dtype of `like`.
+  static Tensor empty_like(const TensorView& like, Device device, std::optional<StreamRef> stream = {});
+  /// A Tensor that aliases memory owned elsewhere (e.g. an in-place result); it frees nothing.
+  static Tensor wrap(const TensorView& view);
+
+  const TensorView& view() const noexcept { return view_; }
+  operator const TensorView&() const noexcept { return view_; }  // NOLINT(google-explicit-constructor)
+  void* data() const noexcept { return view_.data(); }
+  template <class T>
+  T* data() const noexcept { return view_.data<T>(); }
+  DType dtype() const noexcept { return view_.dtype(); }
+  const Shape& shape() const noexcept { return view_.shape(); }
+  const Strides& strides() const noexcept { return view_.strides(); }
+  Device device() const noexcept { return view_.device(); }
+  MemorySpace memory_space() const noexcept { return view_.memory_space(); }
+  int ndim() const noexcept { return view_.ndim(); }
+  std::int64_t numel() const noexcept { return view_.numel(); }
+  bool defined() const noexcept { return view_.data() != nullptr || view_.numel() == 0; }
+  /// True when this Tensor owns its memory (false for Tensor::wrap).
+  bool owning() const noexcept { return storage_ != nullptr; }
+
+  /// A copy on `device` (stream-ordered; blocking when host memory is involved, design.md section 4).
+  Tensor to(Device device, std::optional<StreamRef> stream = {}) const;
+  /// Record that `stream` uses this tensor: its memory is not reused before that stream's work enqueued so far
+  /// is done. cuplan calls this itself for every stream it runs work on; call it for your own kernels.
+  void record_stream(StreamRef stream) const;
+  /// The stream the memory was allocated on (the stream its release is enqueued on).
+  StreamRef allocation_stream() const noexcept;
+
+  const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
+
+ private:
+  friend class TensorRef;
+  Tensor(TensorView view, std::shared_ptr<detail::Storage> storage);
+  TensorView view_;
+  std::shared_ptr<detail::Storage> storage_;
+};
+
+/// What cuplan calls take as an operand: a Tensor (kept alive, its stream uses recorded) or a TensorView
+/// (borrowed: the caller keeps the memory alive and orders its own producers and consumers).
+class TensorRef {
+ public:
+  TensorRef() = default;
+  TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage()) {}  // NOLINT
+  TensorRef(const TensorView& view) : view_(view) {}                                      // NOLINT
+  const TensorView& view() const noexcept { return view_; }
+  const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
+  /// Record a stream use when cuplan owns the memory (no-op for a borrowed view).
+  void record_stream(StreamRef stream) const;
+  /// This operand as a Tensor (sharing ownership when there is an owner, else a wrap).
+  Tensor as_tensor() const;
+
+ private:
+  TensorView view_;
+  std::shared_ptr<detail::Storage> storage_;
+};
+
+/// Copy `src` into `dst` (same shape and dtype; any memory spaces and strides) in stream order on `stream`
+/// (current stream if omitted). Blocking when either side is host memory and a GPU is involved, or both are host.
+void copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream = {});
+
+}  // namespace cuplan

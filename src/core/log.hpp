@@ -1,0 +1,22 @@
+#pragma once
+// Internal logging: formatting happens only when a logger is installed.
+
+#include <atomic>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "cuplan/execution.hpp"
+
+namespace cuplan::detail {
+
+extern std::atomic<bool> g_log_enabled;
+void emit_log(LogLevel level, std::string_view message);
+
+template <class... Args>
+void log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
+  if (!g_log_enabled.load(std::memory_order_relaxed)) return;
+  emit_log(level, fmt::format(format, std::forward<Args>(args)...));
+}
+
+}  // namespace cuplan::detail

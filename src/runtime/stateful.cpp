@@ -1,0 +1,194 @@
+// The stream-contract mechanism shared by FFT and Matmul (see stateful.hpp).
+
+#include "runtime/stateful.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "core/check.hpp"
+#include "cuplan/errors.hpp"
+#include "runtime/storage.hpp"
+
+namespace cuplan::detail {
+
+namespace {
+
+const char* name_at(std::span<const char* const> names, std::size_t i) {
+  return i < names.size() ? names[i] : "operand";
+}
+
+}  // namespace
+
+ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::span<const TensorView> operands,
+                                  std::span<const char* const> names, const char* who) {
+  ExecutionTarget target;
+  int operand_device = -1;
+  std::size_t first_host = operands.size(), first_device = operands.size();
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const TensorView& view = operands[i];
+    if (view.on_host()) {
+      if (first_host == operands.size()) first_host = i;
+      continue;
+    }
+    if (first_device == operands.size()) {
+      first_device = i;
+      operand_device = view.device().index();
+    } else if (view.device().index() != operand_device) {
+      throw InvalidArgument(fmt::format("{}: operands must live on one device: expected {} on cuda:{} like {}, got "
+                                        "cuda:{}",
+                                        who, name_at(names, i), operand_device, name_at(names, first_device),
+                                        view.device().index()));
+    }
+  }
+  if (first_host != operands.size() && first_device != operands.size()) {
+    throw InvalidArgument(fmt::format("{}: operands must all be in host memory or all on one device: {} is in host "
+                                      "memory but {} is on cuda:{}",
+                                      who, name_at(names, first_host), name_at(names, first_device),
+                                      operand_device));
+  }
+  target.host_operands = first_device == operands.size();
+
+  switch (execution.kind()) {
+    case Execution::Kind::automatic: target.cuda = !target.host_operands || cuda_available(); break;
+    case Execution::Kind::cuda:
+      require_cuda(who);
+      target.cuda = true;
+      break;
+    case Execution::Kind::cpu: target.cuda = false; break;
+  }
+
+  if (target.cuda) {
+    if (execution.device() >= 0) {
+      target.device = execution.device();
+      Device::cuda(target.device).check_valid("execution device");
+      if (!target.host_operands && operand_device != target.device) {
+        throw InvalidArgument(fmt::format("{}: operands must live on the execution device: expected cuda:{}, got {} "
+                                          "on cuda:{}",
+                                          who, target.device, name_at(names, first_device), operand_device));
+      }
+    } else {
+      target.device = target.host_operands ? Device::current().index() : operand_device;
+    }
+    target.blocking = target.host_operands || blocking == Blocking::always;
+  } else {
+    target.cpu_threads = execution.threads();
+    target.blocking = true;  // CPU work is synchronous; device operands are copied to the host first
+  }
+  return target;
+}
+
+StreamRef resolve_stream(const std::optional<StreamRef>& stream, int device) {
+  if (stream) return *stream;
+  return current_stream(Device::cuda(device));
+}
+
+void check_stream_device(StreamRef stream, int device, const char* what) {
+  const Device stream_device = stream.device();
+  if (stream_device.index() != device) {
+    throw InvalidArgument(fmt::format("{}: the stream must belong to the execution device: expected cuda:{}, got a "
+                                      "stream of {}",
+                                      what, device, stream_device.to_string()));
+  }
+}
+
+PhaseOrder::~PhaseOrder() {
+  if (event_ != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(event_));
+}
+
+PhaseOrder::PhaseOrder(PhaseOrder&& other) noexcept
+    : event_(std::exchange(other.event_, nullptr)),
+      device_(other.device_),
+      last_(other.last_),
+      any_(std::exchange(other.any_, false)) {}
+
+PhaseOrder& PhaseOrder::operator=(PhaseOrder&& other) noexcept {
+  if (this != &other) {
+    if (event_ != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(event_));
+    event_ = std::exchange(other.event_, nullptr);
+    device_ = other.device_;
+    last_ = other.last_;
+    any_ = std::exchange(other.any_, false);
+  }
+  return *this;
+}
+
+void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
+  for (const EventRef& event : after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event.native(), 0));
+  if (any_ && last_ != stream.native()) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event_, 0));
+  if (event_ == nullptr) {
+    // Created once, on the object's device, without timing (the cheapest event to record).
+    DeviceScope scope(Device::cuda(device));
+    CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+    device_ = device;
+  }
+}
+
+void PhaseOrder::end(StreamRef stream) {
+  CUPLAN_CUDA_CHECK(cudaEventRecord(event_, stream.native()));
+  last_ = stream.native();
+  any_ = true;
+}
+
+void PhaseOrder::synchronize() const {
+  if (any_) CUPLAN_CUDA_CHECK(cudaEventSynchronize(event_));
+}
+
+std::optional<StreamRef> PhaseOrder::last_stream() const noexcept {
+  if (!any_) return std::nullopt;
+  return StreamRef(last_);
+}
+
+void* DeviceBuffer::ensure(std::size_t bytes, int device, StreamRef stream) {
+  if (bytes == 0) return storage_ ? storage_->data() : nullptr;
+  if (storage_ && storage_->bytes() >= bytes) {
+    storage_->record_use(stream);
+    return storage_->data();
+  }
+  storage_.reset();  // stream-ordered release after every recorded use
+  storage_ = Storage::allocate(bytes, Device::cuda(device), MemorySpace::device, stream);
+  return storage_->data();
+}
+
+void DeviceBuffer::release() noexcept { storage_.reset(); }
+
+void* DeviceBuffer::data() const noexcept { return storage_ ? storage_->data() : nullptr; }
+
+std::size_t DeviceBuffer::size() const noexcept { return storage_ ? storage_->bytes() : 0; }
+
+void ObjectState::require_alive(const char* method) const {
+  if (freed_) [[unlikely]]
+    throw StateError(fmt::format("{}.{}: the object was freed (free() was called); expected a live object, create a "
+                                 "new {}",
+                                 type_name_, method, type_name_));
+}
+
+void ObjectState::require_planned(const char* method) const {
+  require_alive(method);
+  if (!planned_) [[unlikely]]
+    throw StateError(fmt::format("{}.{}: expected a planned object, got one without a plan; call plan() first",
+                                 type_name_, method));
+}
+
+void ObjectState::require_operand(const char* method) const {
+  require_alive(method);
+  if (!operand_) [[unlikely]]
+    throw StateError(fmt::format("{}.{}: expected an operand, got none (release_operand() was called); call "
+                                 "reset_operand() first",
+                                 type_name_, method));
+}
+
+void check_alignment(const void* pointer, std::size_t alignment, const char* operand, const char* who) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  if (alignment > 1 && address % alignment != 0) [[unlikely]] {
+    throw InvalidArgument(fmt::format("{}: operand {} must be aligned to {} bytes, got address {:#x} ({} bytes past "
+                                      "an aligned address)",
+                                      who, operand, alignment, address, address % alignment));
+  }
+}
+
+void finish_call(const ExecutionTarget& target, StreamRef stream) {
+  if (target.cuda && target.blocking) CUPLAN_CUDA_CHECK(cudaStreamSynchronize(stream.native()));
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,53 @@
+#pragma once
+// Owned memory with stream-ordered release (design.md section 3).
+//
+// Device memory comes from a per-device cuplan memory pool through cudaMallocFromPoolAsync on the allocation
+// stream. Every other stream that uses the memory is recorded (record_use); the destructor makes the allocation
+// stream wait for the work enqueued so far on each of them and then frees on the allocation stream, so the pool
+// cannot hand the bytes out again before every recorded use has finished. cuplan-made streams are kept alive by
+// the record until then.
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cuplan/device.hpp"
+#include "cuplan/stream.hpp"
+
+namespace cuplan::detail {
+
+class StreamHandle;
+
+class Storage {
+ public:
+  /// Allocate `bytes` in `space` (device: stream-ordered on `stream` of `device`; host_pinned: cudaMallocHost;
+  /// host_pageable: 64-byte aligned operator new). OutOfMemory on failure, naming the size and the device.
+  static std::shared_ptr<Storage> allocate(std::size_t bytes, Device device, MemorySpace space, StreamRef stream);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const noexcept { return data_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+  Device device() const noexcept { return device_; }
+  MemorySpace space() const noexcept { return space_; }
+  StreamRef allocation_stream() const noexcept { return alloc_stream_; }
+
+  /// Record that `stream` uses the memory. Cheap when the stream is already recorded (the common case).
+  void record_use(StreamRef stream);
+
+ private:
+  Storage() = default;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  Device device_;
+  MemorySpace space_ = MemorySpace::host_pageable;
+  StreamRef alloc_stream_;
+  std::shared_ptr<StreamHandle> alloc_stream_owner_;
+  std::mutex mutex_;
+  std::vector<cudaStream_t> uses_;                    // streams other than the allocation stream
+  std::vector<std::shared_ptr<StreamHandle>> owners_;  // keeps cuplan-made streams among uses_ alive
+};
+
+}  // namespace cuplan::detail

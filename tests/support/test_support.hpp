@@ -1,0 +1,56 @@
+#pragma once
+// Helpers shared by the tests: GPU gating, random data, poisoning, relative error.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "cuplan/device.hpp"
+
+/// Skips the current test with the reason when no CUDA device is usable (never passes silently).
+#define CUPLAN_REQUIRE_GPU()                                                                  \
+  do {                                                                                        \
+    if (!::cuplan::cuda_available())                                                          \
+      GTEST_SKIP() << "no CUDA device: this test needs a GPU (the CUDA runtime found none)"; \
+  } while (0)
+
+namespace cuplan::testing {
+
+inline std::mt19937_64& rng() {
+  static thread_local std::mt19937_64 engine{std::random_device{}()};
+  return engine;
+}
+
+template <class T>
+std::vector<T> random_vector(std::size_t n) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+      x = T(static_cast<typename T::value_type>(u(rng())), static_cast<typename T::value_type>(u(rng())));
+    } else {
+      x = static_cast<T>(u(rng()));
+    }
+  }
+  return v;
+}
+
+/// ||a - b|| / ||b|| over any two ranges of (complex or real) values convertible to std::complex<double>.
+template <class A, class B>
+double relative_error(const A& a, const B& b) {
+  double num = 0, den = 0;
+  auto ia = std::begin(a);
+  for (auto ib = std::begin(b); ib != std::end(b); ++ia, ++ib) {
+    std::complex<double> x(*ia), y(*ib);
+    num += std::norm(x - y);
+    den += std::norm(y);
+  }
+  if (den == 0) return std::sqrt(num);
+  return std::sqrt(num / den);
+}
+
+}  // namespace cuplan::testing
