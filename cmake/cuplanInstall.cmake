@@ -16,4 +16,5 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/cuplanConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/cuplanConfigVersion.cmake
   cmake/cuplanDependencies.cmake
+  cmake/cuplanCuda20.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cuplan)

@@ -5,14 +5,8 @@
 #include "cuplan/dtype.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/execution.hpp"
+#include "cuplan/fft.hpp"
+#include "cuplan/format.hpp"
+#include "cuplan/matmul.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
-#if __has_include("cuplan/format.hpp")
-#include "cuplan/format.hpp"
-#endif
-#if __has_include("cuplan/fft.hpp")
-#include "cuplan/fft.hpp"
-#endif
-#if __has_include("cuplan/matmul.hpp")
-#include "cuplan/matmul.hpp"
-#endif

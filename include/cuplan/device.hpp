@@ -25,7 +25,7 @@ class Device {
   static constexpr Device cpu() { return Device(); }
   /// CUDA device `index`; checked against the device count when used (InvalidArgument if out of range).
   static constexpr Device cuda(int index = 0) { return Device(Kind::cuda, index); }
-  /// The calling thread's current CUDA device (StateError without a GPU).
+  /// The calling thread's current CUDA device (NotSupported "no CUDA device: ..." without a GPU).
   static Device current();
 
   constexpr Kind kind() const { return kind_; }
@@ -39,7 +39,7 @@ class Device {
   /// Wait for all work on this device (cudaDeviceSynchronize). No-op for the CPU.
   void synchronize() const;
   /// Throws InvalidArgument naming `what` if this is a CUDA device outside [0, cuda_device_count()), or
-  /// StateError if there is no GPU at all.
+  /// NotSupported ("no CUDA device: ...") if there is no GPU at all.
   void check_valid(const char* what = "device") const;
 
   std::string to_string() const;

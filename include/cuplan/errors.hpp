@@ -25,7 +25,7 @@ class NotSupported : public Error {
   using Error::Error;
 };
 
-/// A call in the wrong state: execute before plan, any call after free, no operand, no GPU for a GPU-only call.
+/// A call in the wrong state: execute before plan, any call after free, no operand, an event never recorded.
 class StateError : public Error {
  public:
   using Error::Error;

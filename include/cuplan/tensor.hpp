@@ -189,5 +189,11 @@ class TensorRef {
 /// Copy `src` into `dst` (same shape and dtype; any memory spaces and strides) in stream order on `stream`
 /// (current stream if omitted). Blocking when either side is host memory and a GPU is involved, or both are host.
 void copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream = {});
+/// The same for operands that may be owning Tensors: their use by `stream` is recorded (Tensor::record_stream), so
+/// dropping them right after the call is safe. Overloads for Tensor arguments keep calls unambiguous.
+void copy(const TensorRef& src, const TensorRef& dst, std::optional<StreamRef> stream = {});
+void copy(const Tensor& src, const Tensor& dst, std::optional<StreamRef> stream = {});
+void copy(const Tensor& src, const TensorView& dst, std::optional<StreamRef> stream = {});
+void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> stream = {});
 
 }  // namespace cuplan

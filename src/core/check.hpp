@@ -6,7 +6,6 @@
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 
-#include <fmt/format.h>
 
 #include <string>
 

@@ -15,9 +15,12 @@ namespace {
 
 const char* level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::debug: return "debug";
-    case LogLevel::info: return "info";
-    case LogLevel::warning: return "warning";
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warning:
+      return "warning";
   }
   return "?";
 }
@@ -43,7 +46,9 @@ LoggerSlot& slot() {
   return instance;
 }
 
-bool initial_enabled() { return static_cast<bool>(slot().logger); }
+bool initial_enabled() {
+  return static_cast<bool>(slot().logger);
+}
 
 }  // namespace
 

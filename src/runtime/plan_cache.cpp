@@ -34,7 +34,9 @@ PlanKey& PlanKey::add(const Dims& dims) {
   return *this;
 }
 
-PlanKey& PlanKey::add(double value) { return add_word(std::bit_cast<std::int64_t>(value)); }
+PlanKey& PlanKey::add(double value) {
+  return add_word(std::bit_cast<std::int64_t>(value));
+}
 
 PlanKey& PlanKey::add(const TensorView& view) {
   add(static_cast<std::int64_t>(view.dtype().code()));
@@ -209,7 +211,9 @@ PlanCache& plan_cache_instance() {
   return *instance;
 }
 
-PlanLease try_acquire_plan(const PlanKey& key) { return plan_cache_instance().try_acquire(key); }
+PlanLease try_acquire_plan(const PlanKey& key) {
+  return plan_cache_instance().try_acquire(key);
+}
 
 PlanLease adopt_plan(const PlanKey& key, std::unique_ptr<CachedPlan> plan) {
   return plan_cache_instance().adopt(key, std::move(plan));
@@ -248,10 +252,18 @@ void PlanLease::discard() noexcept {
 }  // namespace detail
 
 namespace plan_cache {
-PlanCacheStats stats() { return detail::plan_cache_instance().stats(); }
-void set_capacity(std::size_t capacity) { detail::plan_cache_instance().set_capacity(capacity); }
-void clear() { detail::plan_cache_instance().clear(); }
-void reset_stats() { detail::plan_cache_instance().reset_stats(); }
+PlanCacheStats stats() {
+  return detail::plan_cache_instance().stats();
+}
+void set_capacity(std::size_t capacity) {
+  detail::plan_cache_instance().set_capacity(capacity);
+}
+void clear() {
+  detail::plan_cache_instance().clear();
+}
+void reset_stats() {
+  detail::plan_cache_instance().reset_stats();
+}
 }  // namespace plan_cache
 
 }  // namespace cuplan

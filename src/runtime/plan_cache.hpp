@@ -6,9 +6,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <utility>
-#include <memory>
 
 #include "cuplan/tensor.hpp"
 
@@ -28,8 +28,7 @@ class PlanKey {
   explicit PlanKey(PlanKind kind) { add_word(static_cast<std::int64_t>(kind)); }
   PlanKey& add_word(std::int64_t value);  ///< InvalidArgument past `capacity` words (never for valid plans)
   template <class T>
-    requires std::is_integral_v<T> || std::is_enum_v<T>
-  PlanKey& add(T value) {
+  requires std::is_integral_v<T> || std::is_enum_v<T> PlanKey& add(T value) {
     return add_word(static_cast<std::int64_t>(value));
   }
   PlanKey& add(const Dims& dims);

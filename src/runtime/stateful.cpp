@@ -35,27 +35,31 @@ ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::s
       first_device = i;
       operand_device = view.device().index();
     } else if (view.device().index() != operand_device) {
-      throw InvalidArgument(fmt::format("{}: operands must live on one device: expected {} on cuda:{} like {}, got "
-                                        "cuda:{}",
-                                        who, name_at(names, i), operand_device, name_at(names, first_device),
-                                        view.device().index()));
+      throw InvalidArgument(
+          fmt::format("{}: operands must live on one device: expected {} on cuda:{} like {}, got "
+                      "cuda:{}",
+                      who, name_at(names, i), operand_device, name_at(names, first_device), view.device().index()));
     }
   }
   if (first_host != operands.size() && first_device != operands.size()) {
-    throw InvalidArgument(fmt::format("{}: operands must all be in host memory or all on one device: {} is in host "
-                                      "memory but {} is on cuda:{}",
-                                      who, name_at(names, first_host), name_at(names, first_device),
-                                      operand_device));
+    throw InvalidArgument(
+        fmt::format("{}: operands must all be in host memory or all on one device: {} is in host "
+                    "memory but {} is on cuda:{}",
+                    who, name_at(names, first_host), name_at(names, first_device), operand_device));
   }
   target.host_operands = first_device == operands.size();
 
   switch (execution.kind()) {
-    case Execution::Kind::automatic: target.cuda = !target.host_operands || cuda_available(); break;
+    case Execution::Kind::automatic:
+      target.cuda = !target.host_operands || cuda_available();
+      break;
     case Execution::Kind::cuda:
       require_cuda(who);
       target.cuda = true;
       break;
-    case Execution::Kind::cpu: target.cuda = false; break;
+    case Execution::Kind::cpu:
+      target.cuda = false;
+      break;
   }
 
   if (target.cuda) {
@@ -63,9 +67,10 @@ ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::s
       target.device = execution.device();
       Device::cuda(target.device).check_valid("execution device");
       if (!target.host_operands && operand_device != target.device) {
-        throw InvalidArgument(fmt::format("{}: operands must live on the execution device: expected cuda:{}, got {} "
-                                          "on cuda:{}",
-                                          who, target.device, name_at(names, first_device), operand_device));
+        throw InvalidArgument(
+            fmt::format("{}: operands must live on the execution device: expected cuda:{}, got {} "
+                        "on cuda:{}",
+                        who, target.device, name_at(names, first_device), operand_device));
       }
     } else {
       target.device = target.host_operands ? Device::current().index() : operand_device;
@@ -86,9 +91,10 @@ StreamRef resolve_stream(const std::optional<StreamRef>& stream, int device) {
 void check_stream_device(StreamRef stream, int device, const char* what) {
   const Device stream_device = stream.device();
   if (stream_device.index() != device) {
-    throw InvalidArgument(fmt::format("{}: the stream must belong to the execution device: expected cuda:{}, got a "
-                                      "stream of {}",
-                                      what, device, stream_device.to_string()));
+    throw InvalidArgument(
+        fmt::format("{}: the stream must belong to the execution device: expected cuda:{}, got a "
+                    "stream of {}",
+                    what, device, stream_device.to_string()));
   }
 }
 
@@ -150,40 +156,49 @@ void* DeviceBuffer::ensure(std::size_t bytes, int device, StreamRef stream) {
   return storage_->data();
 }
 
-void DeviceBuffer::release() noexcept { storage_.reset(); }
+void DeviceBuffer::release() noexcept {
+  storage_.reset();
+}
 
-void* DeviceBuffer::data() const noexcept { return storage_ ? storage_->data() : nullptr; }
+void* DeviceBuffer::data() const noexcept {
+  return storage_ ? storage_->data() : nullptr;
+}
 
-std::size_t DeviceBuffer::size() const noexcept { return storage_ ? storage_->bytes() : 0; }
+std::size_t DeviceBuffer::size() const noexcept {
+  return storage_ ? storage_->bytes() : 0;
+}
 
 void ObjectState::require_alive(const char* method) const {
   if (freed_) [[unlikely]]
-    throw StateError(fmt::format("{}.{}: the object was freed (free() was called); expected a live object, create a "
-                                 "new {}",
-                                 type_name_, method, type_name_));
+    throw StateError(
+        fmt::format("{}.{}: the object was freed (free() was called); expected a live object, create a "
+                    "new {}",
+                    type_name_, method, type_name_));
 }
 
 void ObjectState::require_planned(const char* method) const {
   require_alive(method);
   if (!planned_) [[unlikely]]
-    throw StateError(fmt::format("{}.{}: expected a planned object, got one without a plan; call plan() first",
-                                 type_name_, method));
+    throw StateError(
+        fmt::format("{}.{}: expected a planned object, got one without a plan; call plan() first", type_name_, method));
 }
 
 void ObjectState::require_operand(const char* method) const {
   require_alive(method);
   if (!operand_) [[unlikely]]
-    throw StateError(fmt::format("{}.{}: expected an operand, got none (release_operand() was called); call "
-                                 "reset_operand() first",
-                                 type_name_, method));
+    throw StateError(
+        fmt::format("{}.{}: expected an operand, got none (release_operand() was called); call "
+                    "reset_operand() first",
+                    type_name_, method));
 }
 
 void check_alignment(const void* pointer, std::size_t alignment, const char* operand, const char* who) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   if (alignment > 1 && address % alignment != 0) [[unlikely]] {
-    throw InvalidArgument(fmt::format("{}: operand {} must be aligned to {} bytes, got address {:#x} ({} bytes past "
-                                      "an aligned address)",
-                                      who, operand, alignment, address, address % alignment));
+    throw InvalidArgument(
+        fmt::format("{}: operand {} must be aligned to {} bytes, got address {:#x} ({} bytes past "
+                    "an aligned address)",
+                    who, operand, alignment, address, address % alignment));
   }
 }
 

@@ -94,7 +94,11 @@ class ObjectState {
   void require_operand(const char* method) const;
   void set_planned(bool planned) noexcept { planned_ = planned; }
   void set_operand(bool present) noexcept { operand_ = present; }
-  void set_freed() noexcept { freed_ = true; planned_ = false; operand_ = false; }
+  void set_freed() noexcept {
+    freed_ = true;
+    planned_ = false;
+    operand_ = false;
+  }
   bool freed() const noexcept { return freed_; }
   bool planned() const noexcept { return planned_; }
   bool has_operand() const noexcept { return operand_; }

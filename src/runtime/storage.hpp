@@ -46,7 +46,7 @@ class Storage {
   StreamRef alloc_stream_;
   std::shared_ptr<StreamHandle> alloc_stream_owner_;
   std::mutex mutex_;
-  std::vector<cudaStream_t> uses_;                    // streams other than the allocation stream
+  std::vector<cudaStream_t> uses_;                     // streams other than the allocation stream
   std::vector<std::shared_ptr<StreamHandle>> owners_;  // keeps cuplan-made streams among uses_ alive
 };
 

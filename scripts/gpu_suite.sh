@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Build for Hopper and run the whole test suite on a machine with a GPU, then (with --bench) the benchmarks.
+# Logs go to $1 (default: build-gpu/logs). Usage: scripts/gpu_suite.sh [LOG_DIR] [--bench] [--quick]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs=${1:-build-gpu/logs}
+shift || true
+bench=0; quick=""
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    --quick) quick="--quick" ;;
+  esac
+done
+mkdir -p "$logs"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
+cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES=${CUPLAN_CUDA_ARCHITECTURES:-90-real} \
+  -DCUPLAN_BUILD_BENCHMARKS=ON >"$logs/configure.log" 2>&1 || { tail -50 "$logs/configure.log"; exit 1; }
+cmake --build build-gpu -j"$(nproc)" -- -k 0 >"$logs/build.log" 2>&1 || { echo "BUILD FAILED (continuing with what built):"; grep -E "error" "$logs/build.log" | head -40; }
+ctest --test-dir build-gpu --output-on-failure -j4 --timeout 600 >"$logs/ctest.log" 2>&1
+status=$?
+grep -E "tests passed|tests failed|Failed|\*\*\*|Not Run|Skipped" "$logs/ctest.log" | tail -40
+if [ "$bench" = 1 ]; then
+  for exe in build-gpu/bench/*_bench; do
+    [ -x "$exe" ] || continue
+    name=$(basename "$exe")
+    echo "== $name"
+    "$exe" $quick 2>&1 | tee "$logs/$name.txt" | tail -40
+  done
+fi
+exit $status

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Installs what is missing, configures, builds, and runs every sample.
+#
+#   bash scripts/setup.sh              # install + configure + build + run the samples
+#   bash scripts/setup.sh --no-samples # install + configure + build only (used by scripts/test.sh)
+#
+# Environment:
+#   CUPLAN_CUDA_ARCHITECTURES  CUDA architectures to build for (default: the project's, 80 and 90 plus PTX)
+#   CUPLAN_BUILD_DIR           build directory (default: build)
+#   CUPLAN_BUILD_TYPE          CMake build type (default: Release)
+#   CUDA_HOME                  CUDA toolkit (default: /usr/local/cuda)
+set -euo pipefail
+
+run_samples=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-samples) run_samples=0 ;;
+    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (expected --no-samples)" >&2; exit 2 ;;
+  esac
+done
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+build_dir="${CUPLAN_BUILD_DIR:-build}"
+cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+jobs="$(nproc 2>/dev/null || echo 2)"
+
+log() { printf '==> %s\n' "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# ---- 1. Debian packages: install only the missing ones -------------------------------------------------------
+required_packages=(cmake ninja-build g++ pkg-config libfmt-dev libgtest-dev libbenchmark-dev libfftw3-dev
+                   libopenblas-dev)
+optional_packages=(libdlpack-dev)  # TensorView(DLTensor) is compiled only when the header is present
+
+is_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+install_missing_packages() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    warn "not a Debian/Ubuntu system: install cmake, ninja, g++, fmt, GoogleTest, Google Benchmark, FFTW and OpenBLAS yourself"
+    return 0
+  fi
+  local missing_required=() missing_optional=() p
+  for p in "${required_packages[@]}"; do is_installed "$p" || missing_required+=("$p"); done
+  for p in "${optional_packages[@]}"; do is_installed "$p" || missing_optional+=("$p"); done
+  if ((${#missing_required[@]} == 0 && ${#missing_optional[@]} == 0)); then
+    log "all packages present"
+    return 0
+  fi
+
+  local sudo=()
+  if [[ "$(id -u)" != 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || die "missing packages (${missing_required[*]} ${missing_optional[*]}) and not root: install them or run as root"
+    sudo=(sudo)
+  fi
+  local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -y -q)
+  log "installing missing packages: ${missing_required[*]} ${missing_optional[*]}"
+  if ! "${apt[@]}" update </dev/null; then
+    ((${#missing_required[@]} == 0)) || die "apt-get update failed; cannot install ${missing_required[*]}"
+    warn "apt-get update failed; continuing without ${missing_optional[*]}"
+    return 0
+  fi
+  if ((${#missing_required[@]} > 0)); then
+    "${apt[@]}" install --no-install-recommends "${missing_required[@]}" </dev/null ||
+      die "could not install ${missing_required[*]}"
+  fi
+  for p in "${missing_optional[@]}"; do
+    "${apt[@]}" install --no-install-recommends "$p" </dev/null || warn "optional package $p not installed; continuing without it"
+  done
+}
+
+# ---- 2. Configure and build ----------------------------------------------------------------------------------
+configure_and_build() {
+  [[ -x "$cuda_home/bin/nvcc" ]] || command -v nvcc >/dev/null 2>&1 ||
+    die "no CUDA toolkit: expected nvcc in $cuda_home/bin (set CUDA_HOME) or on PATH"
+  local args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CUPLAN_BUILD_TYPE:-Release}")
+  [[ -x "$cuda_home/bin/nvcc" ]] && args+=(-DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc")
+  [[ -n "${CUPLAN_CUDA_ARCHITECTURES:-}" ]] && args+=(-DCMAKE_CUDA_ARCHITECTURES="$CUPLAN_CUDA_ARCHITECTURES")
+  # A build directory made by another generator cannot be reused with Ninja.
+  if [[ -f "$build_dir/CMakeCache.txt" ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build_dir/CMakeCache.txt"; then
+    die "$build_dir was configured with another generator; remove it or set CUPLAN_BUILD_DIR"
+  fi
+  log "configuring in $build_dir"
+  cmake "${args[@]}"
+  log "building with $jobs parallel jobs"
+  cmake --build "$build_dir" --parallel "$jobs"
+}
+
+# ---- 3. Samples ----------------------------------------------------------------------------------------------
+# Asks the CUDA runtime itself (the one cuplan links) whether a usable device exists. Needs no driver: without one
+# the runtime answers with an error and the probe reports no device. nvidia-smi answers only if the probe cannot be
+# built.
+gpu_name() {
+  local probe="$build_dir/cuplan_gpu_probe"
+  if [[ -x "$probe" ]] || g++ -std=c++17 -x c++ - -o "$probe" -I"$cuda_home/include" -L"$cuda_home/lib64" \
+       -Wl,-rpath,"$cuda_home/lib64" -lcudart >/dev/null 2>&1 <<'CPP'
+#include <cstdio>
+#include <cuda_runtime_api.h>
+int main() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return 1;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return 1;
+  std::printf("%s\n", prop.name);
+  return 0;
+}
+CPP
+  then
+    "$probe" 2>/dev/null
+  else
+    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null
+  fi
+}
+
+run_all_samples() {
+  local name
+  if name="$(gpu_name)" && [[ -n "$name" ]]; then
+    echo "GPU found: samples run on CUDA device 0 ($name)"
+  else
+    echo "No GPU found: samples run on the CPU; GPU-only samples are skipped"
+  fi
+  ctest --test-dir "$build_dir" -L sample --output-on-failure
+}
+
+install_missing_packages
+configure_and_build
+if ((run_samples)); then
+  run_all_samples
+fi

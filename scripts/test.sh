@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs the whole test suite (unit tests, GPU tests, samples). Installs, configures and builds first when needed,
+# through scripts/setup.sh --no-samples. GPU tests and GPU samples report "skipped" on a machine without a GPU.
+# The exit code is ctest's.
+#
+# Environment: as scripts/setup.sh (CUPLAN_BUILD_DIR, CUPLAN_CUDA_ARCHITECTURES, CUPLAN_BUILD_TYPE, CUDA_HOME),
+# plus CUPLAN_TEST_JOBS (parallel tests, default 2).
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+build_dir="${CUPLAN_BUILD_DIR:-build}"
+
+# Cheap when everything is in place: no package is missing, the configure step is cached and the build is current.
+bash scripts/setup.sh --no-samples
+
+exec ctest --test-dir "$build_dir" --output-on-failure -j"${CUPLAN_TEST_JOBS:-2}"

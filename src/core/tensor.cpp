@@ -1,0 +1,78 @@
+// Tensor (owning, stream-ordered device memory or aligned host memory) and TensorRef (what calls take).
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "core/check.hpp"
+#include "core/layout.hpp"
+#include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
+#include "cuplan/tensor.hpp"
+#include "runtime/storage.hpp"
+
+namespace cuplan {
+
+Tensor::Tensor(TensorView view, std::shared_ptr<detail::Storage> storage)
+    : view_(std::move(view)), storage_(std::move(storage)) {}
+
+Tensor Tensor::empty(Shape shape, DType dtype, Device device, std::optional<StreamRef> stream, HostMemory host_memory) {
+  const std::int64_t numel = checked_numel(shape, "Tensor::empty: shape");
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(dtype.size()), &bytes)) {
+    throw InvalidArgument(fmt::format("Tensor::empty: shape {} of {} needs more than 2^63 bytes", shape, dtype));
+  }
+  const Strides strides = row_major_strides(shape);
+  if (device.is_cuda()) {
+    if (!cuda_available()) detail::require_cuda(fmt::format("Tensor::empty on {}", device).c_str());
+    device.check_valid("Tensor::empty: device");
+    const StreamRef on = stream ? *stream : current_stream(device);
+    const Device stream_device = detail::is_default_stream_handle(on.native()) ? device : on.device();
+    if (stream_device != device) {
+      throw InvalidArgument(
+          fmt::format("Tensor::empty: stream belongs to {}, expected a stream of {} (the device of the tensor)",
+                      stream_device, device));
+    }
+    auto storage = detail::Storage::allocate(static_cast<std::size_t>(bytes), device, MemorySpace::device, on);
+    TensorView view(storage->data(), dtype, shape, strides, device, MemorySpace::device);
+    return Tensor(std::move(view), std::move(storage));
+  }
+  const MemorySpace space = host_memory == HostMemory::pinned ? MemorySpace::host_pinned : MemorySpace::host_pageable;
+  // Host memory is not stream-ordered; the stream given (if any) only names where later uses are recorded.
+  auto storage =
+      detail::Storage::allocate(static_cast<std::size_t>(bytes), Device::cpu(), space, stream.value_or(StreamRef{}));
+  TensorView view(storage->data(), dtype, shape, strides, Device::cpu(), space);
+  return Tensor(std::move(view), std::move(storage));
+}
+
+Tensor Tensor::empty_like(const TensorView& like, Device device, std::optional<StreamRef> stream) {
+  return empty(like.shape(), like.dtype(), device, stream);
+}
+
+Tensor Tensor::wrap(const TensorView& view) {
+  return Tensor(view, nullptr);
+}
+
+Tensor Tensor::to(Device device, std::optional<StreamRef> stream) const {
+  Tensor result = empty(shape(), dtype(), device, stream);
+  copy(*this, result, stream);
+  return result;
+}
+
+void Tensor::record_stream(StreamRef stream) const {
+  if (storage_) storage_->record_use(stream);
+}
+
+StreamRef Tensor::allocation_stream() const noexcept {
+  return storage_ ? storage_->allocation_stream() : StreamRef{};
+}
+
+void TensorRef::record_stream(StreamRef stream) const {
+  if (storage_) storage_->record_use(stream);
+}
+
+Tensor TensorRef::as_tensor() const {
+  return Tensor(view_, storage_);
+}
+
+}  // namespace cuplan

@@ -1,0 +1,125 @@
+// The current stream: one slot per thread and device, set by StreamScope (nested, restored on exit) and by
+// Stream::use() (persistent). current_stream() is on the hot path of every call given no stream, so it reads a
+// thread-local slot and makes no CUDA call beyond cudaGetDevice when no device is named.
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/check.hpp"
+#include "cuplan/errors.hpp"
+#include "cuplan/stream.hpp"
+#include "runtime/current_stream.hpp"
+#include "runtime/stream_handle.hpp"
+
+namespace cuplan {
+
+namespace {
+
+struct Slot {
+  StreamRef current;  // meaningful when `set`
+  bool set = false;
+  // Keeps a cuplan-made current stream alive while it is current, so that a Stream destroyed while still in use()
+  // never leaves a dangling handle behind (CuPy keeps a reference the same way).
+  std::shared_ptr<detail::StreamHandle> current_owner;
+  // Owners of the streams saved by open scopes, innermost last: restored by their scopes.
+  std::vector<std::shared_ptr<detail::StreamHandle>> saved_owners;
+  // The default stream of this device with its device recorded, built on first need.
+  StreamRef fallback;
+  bool fallback_ready = false;
+};
+
+thread_local std::array<Slot, detail::max_devices> t_slots;
+
+Slot& slot_for(int device, const char* who) {
+  if (device < 0 || device >= detail::max_devices) [[unlikely]] {
+    throw NotSupported(
+        fmt::format("{}: expected a CUDA device index in [0, {}), got {}", who, detail::max_devices, device));
+  }
+  return t_slots[static_cast<std::size_t>(device)];
+}
+
+std::shared_ptr<detail::StreamHandle> retain(StreamRef stream) {
+  return stream.owner() != nullptr ? stream.owner()->shared_from_this() : nullptr;
+}
+
+StreamRef make_fallback(int device) {
+  const Device d = Device::cuda(device);
+  return detail::fallback_stream_handle() == cudaStreamPerThread ? Stream::per_thread_default(d).ref()
+                                                                 : Stream::legacy_default(d).ref();
+}
+
+}  // namespace
+
+namespace detail {
+
+cudaStream_t fallback_stream_handle() noexcept {
+  static const bool per_thread = [] {
+    const char* value = std::getenv("CUPLAN_PER_THREAD_DEFAULT_STREAM");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return per_thread ? cudaStreamPerThread : cudaStreamLegacy;
+}
+
+Device device_to_enter(StreamRef stream) {
+  if (cuda_device_count() > 1 && is_default_stream_handle(stream.native())) return stream.device();
+  return Device::cpu();
+}
+
+void use_stream(StreamRef stream) {
+  Slot& slot = slot_for(stream.device().index(), "Stream::use");
+  slot.current_owner = retain(stream);
+  slot.current = stream;
+  slot.set = true;
+}
+
+}  // namespace detail
+
+StreamRef current_stream(std::optional<Device> device) {
+  int index = 0;
+  if (device) {
+    if (device->is_cpu()) [[unlikely]] {
+      throw InvalidArgument("current_stream: expected a CUDA device, got cpu");
+    }
+    index = device->index();
+  } else {
+    // Without a GPU there is no stream to choose; the default handle lets host-only code paths run unchanged.
+    if (!cuda_available()) return StreamRef(detail::fallback_stream_handle());
+    CUPLAN_CUDA_CHECK(cudaGetDevice(&index));
+  }
+  Slot& slot = slot_for(index, "current_stream");
+  if (slot.set) return slot.current;
+  if (!slot.fallback_ready) [[unlikely]] {
+    if (!cuda_available()) return StreamRef(detail::fallback_stream_handle());
+    slot.fallback = make_fallback(index);
+    slot.fallback_ready = true;
+  }
+  return slot.fallback;
+}
+
+StreamScope::StreamScope(StreamRef stream) {
+  detail::require_cuda("StreamScope");
+  device_ = stream.device().index();
+  Slot& slot = slot_for(device_, "StreamScope");
+  auto keep = retain(stream);
+  slot.saved_owners.push_back(slot.current_owner);  // the only step that can throw: done before any change
+  previous_ = slot.current;
+  had_previous_ = slot.set;
+  slot.current = stream;
+  slot.set = true;
+  slot.current_owner = std::move(keep);
+}
+
+StreamScope::~StreamScope() {
+  Slot& slot = t_slots[static_cast<std::size_t>(device_)];
+  slot.current = previous_;
+  slot.set = had_previous_;
+  slot.current_owner = std::move(slot.saved_owners.back());
+  slot.saved_owners.pop_back();
+}
+
+}  // namespace cuplan

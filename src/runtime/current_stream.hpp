@@ -1,0 +1,30 @@
+#pragma once
+// Private helpers of the runtime layer shared by streams, events and the current-stream slots.
+
+#include <cuda_runtime_api.h>
+
+#include "cuplan/device.hpp"
+#include "cuplan/stream.hpp"
+
+namespace cuplan::detail {
+
+/// Devices with a per-thread current-stream slot; more than any node has.
+inline constexpr int max_devices = 64;
+
+/// The handles that mean "the default stream of the current device" rather than one particular stream.
+inline bool is_default_stream_handle(cudaStream_t handle) noexcept {
+  return handle == nullptr || handle == cudaStreamLegacy || handle == cudaStreamPerThread;
+}
+
+/// The device to make current around a call on `stream`: a default-stream handle refers to the current device's
+/// default stream, so its own device must be current. The CPU (no change) otherwise, and always on one GPU.
+Device device_to_enter(StreamRef stream);
+
+/// Stream::use(): makes `stream` the calling thread's current stream of its device until changed.
+void use_stream(StreamRef stream);
+
+/// The default-stream handle current_stream() falls back to (legacy, or per-thread when
+/// CUPLAN_PER_THREAD_DEFAULT_STREAM=1); the environment is read once.
+cudaStream_t fallback_stream_handle() noexcept;
+
+}  // namespace cuplan::detail

@@ -1,0 +1,89 @@
+// Devices: the one place that asks the CUDA runtime whether a GPU exists, and the current-device helpers.
+
+#include "cuplan/device.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "core/check.hpp"
+#include "cuplan/errors.hpp"
+
+namespace cuplan {
+
+namespace {
+
+// Asked once: the answer cannot change during the life of the process, and without a driver every query costs a
+// failed driver load.
+int query_device_count() noexcept {
+  static std::once_flag once;
+  static int count = 0;
+  std::call_once(once, [] {
+    int n = 0;
+    const cudaError_t status = cudaGetDeviceCount(&n);
+    // Any failure (no driver, no device, driver too old) means "no GPU"; clear it so that it is not reported by an
+    // unrelated later call.
+    (void)cudaGetLastError();
+    count = status == cudaSuccess ? n : 0;
+  });
+  return count;
+}
+
+}  // namespace
+
+bool cuda_available() noexcept {
+  return query_device_count() > 0;
+}
+
+int cuda_device_count() noexcept {
+  return query_device_count();
+}
+
+Device Device::current() {
+  detail::require_cuda("Device::current");
+  int index = 0;
+  CUPLAN_CUDA_CHECK(cudaGetDevice(&index));
+  return Device::cuda(index);
+}
+
+void Device::check_valid(const char* what) const {
+  if (is_cpu()) return;
+  detail::require_cuda(what);
+  const int count = cuda_device_count();
+  if (index_ < 0 || index_ >= count) [[unlikely]] {
+    throw InvalidArgument(fmt::format("{}: expected a CUDA device index in [0, {}), got {}", what, count, index_));
+  }
+}
+
+void Device::use() const {
+  if (is_cpu()) return;
+  check_valid("Device::use");
+  CUPLAN_CUDA_CHECK(cudaSetDevice(index_));
+}
+
+void Device::synchronize() const {
+  if (is_cpu()) return;
+  DeviceScope scope(*this);
+  CUPLAN_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::string Device::to_string() const {
+  return is_cpu() ? std::string("cpu") : fmt::format("cuda:{}", index_);
+}
+
+DeviceScope::DeviceScope(Device device) {
+  if (device.is_cpu()) return;
+  device.check_valid("DeviceScope");
+  int current = 0;
+  CUPLAN_CUDA_CHECK(cudaGetDevice(&current));
+  if (current == device.index()) return;  // nothing to change, nothing to restore
+  CUPLAN_CUDA_CHECK(cudaSetDevice(device.index()));
+  previous_ = current;
+}
+
+DeviceScope::~DeviceScope() {
+  if (previous_ >= 0) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaSetDevice(previous_));
+}
+
+}  // namespace cuplan

@@ -1,0 +1,187 @@
+// Owned memory with stream-ordered release: per-device pools, recorded stream uses, ordered frees.
+
+#include "runtime/storage.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+
+#include "core/check.hpp"
+#include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
+#include "runtime/stream_handle.hpp"
+
+namespace cuplan::detail {
+
+namespace {
+
+constexpr std::size_t host_alignment = 64;
+
+// One pool and one ordering event per device, created on first use and kept for the life of the process: the pool
+// keeps freed memory for reuse (release threshold UINT64_MAX), so steady-state allocation makes no driver call.
+struct DeviceResources {
+  cudaMemPool_t pool = nullptr;
+  cudaEvent_t order_event = nullptr;  // re-recorded per wait: a wait captures the record made just before it
+  std::mutex event_mutex;
+};
+
+std::mutex g_resources_mutex;
+constexpr int max_devices = 256;
+DeviceResources* g_resources[max_devices] = {};
+
+DeviceResources& device_resources(int device) {
+  if (device < 0 || device >= max_devices) {
+    throw InvalidArgument(fmt::format("Storage: device index {} out of range", device));
+  }
+  std::lock_guard lock(g_resources_mutex);
+  if (DeviceResources* existing = g_resources[device]) return *existing;
+  auto resources = std::make_unique<DeviceResources>();
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  CUPLAN_CUDA_CHECK(cudaMemPoolCreate(&resources->pool, &props));
+  std::uint64_t keep_all = UINT64_MAX;
+  CUPLAN_CUDA_CHECK(cudaMemPoolSetAttribute(resources->pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+  CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&resources->order_event, cudaEventDisableTiming));
+  g_resources[device] = resources.release();  // intentionally never destroyed: frees may run at process exit
+  return *g_resources[device];
+}
+
+// Makes `device` current for a destructor's calls, restoring the previous device; never throws.
+class NoexceptDeviceScope {
+ public:
+  explicit NoexceptDeviceScope(int device) noexcept {
+    if (cudaGetDevice(&previous_) != cudaSuccess || previous_ == device) {
+      previous_ = -1;
+      return;
+    }
+    CUPLAN_CUDA_CHECK_NOEXCEPT(cudaSetDevice(device));
+  }
+  ~NoexceptDeviceScope() {
+    if (previous_ >= 0) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaSetDevice(previous_));
+  }
+  NoexceptDeviceScope(const NoexceptDeviceScope&) = delete;
+  NoexceptDeviceScope& operator=(const NoexceptDeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+std::shared_ptr<StreamHandle> retain(StreamRef stream) {
+  return stream.owner() ? stream.owner()->shared_from_this() : nullptr;
+}
+
+// Makes `alloc_stream` (of `device`, which is current) wait for the work enqueued so far on `use`.
+void order_free_after(int device, cudaStream_t alloc_stream, cudaStream_t use) noexcept {
+  int use_device = device;
+  CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamGetDevice(use, &use_device));
+  if (use_device == device) {
+    DeviceResources* resources = g_resources[device];
+    std::lock_guard lock(resources->event_mutex);
+    CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventRecord(resources->order_event, use));
+    CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamWaitEvent(alloc_stream, resources->order_event, 0));
+    return;
+  }
+  // A stream of another device (peer access): an event must be recorded on its own device.
+  cudaEvent_t event = nullptr;
+  {
+    NoexceptDeviceScope scope(use_device);
+    CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    if (event != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventRecord(event, use));
+  }
+  if (event == nullptr) return;
+  CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamWaitEvent(alloc_stream, event, 0));
+  CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(event));  // released once the wait no longer needs it
+}
+
+}  // namespace
+
+std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, MemorySpace space, StreamRef stream) {
+  std::shared_ptr<Storage> storage(new Storage());
+  storage->bytes_ = bytes;
+  storage->device_ = device;
+  storage->space_ = space;
+  storage->alloc_stream_ = stream;
+  switch (space) {
+    case MemorySpace::device: {
+      require_cuda("Storage::allocate (device memory)");
+      device.check_valid("Storage::allocate: device");
+      storage->alloc_stream_owner_ = retain(stream);
+      if (bytes == 0) break;
+      DeviceScope scope(device);
+      DeviceResources& resources = device_resources(device.index());
+      const cudaError_t status = cudaMallocFromPoolAsync(&storage->data_, bytes, resources.pool, stream.native());
+      if (status == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        throw OutOfMemory(
+            fmt::format("Storage::allocate: cannot allocate {} bytes of device memory on {}", bytes, device));
+      }
+      CUPLAN_CUDA_CHECK(status);
+      break;
+    }
+    case MemorySpace::host_pinned: {
+      require_cuda("Storage::allocate (pinned host memory)");
+      if (bytes == 0) break;
+      const cudaError_t status = cudaMallocHost(&storage->data_, bytes);
+      if (status == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        throw OutOfMemory(fmt::format("Storage::allocate: cannot allocate {} bytes of pinned host memory", bytes));
+      }
+      CUPLAN_CUDA_CHECK(status);
+      break;
+    }
+    case MemorySpace::host_pageable: {
+      if (bytes == 0) break;
+      storage->data_ = ::operator new (bytes, std::align_val_t{host_alignment}, std::nothrow);
+      if (storage->data_ == nullptr) {
+        throw OutOfMemory(fmt::format("Storage::allocate: cannot allocate {} bytes of host memory", bytes));
+      }
+      break;
+    }
+    case MemorySpace::managed:
+      throw NotSupported(
+          "Storage::allocate: managed memory is not allocated by cuplan; expected device, "
+          "host_pinned or host_pageable");
+  }
+  return storage;
+}
+
+void Storage::record_use(StreamRef stream) {
+  // Host memory is not stream-ordered, so every stream (the allocation stream included) counts as a use that the
+  // destructor must wait for; device memory is freed on the allocation stream, which orders itself.
+  const bool device_memory = space_ == MemorySpace::device;
+  if (device_memory && stream == alloc_stream_) return;
+  std::lock_guard lock(mutex_);
+  if (std::find(uses_.begin(), uses_.end(), stream.native()) != uses_.end()) return;
+  uses_.push_back(stream.native());
+  if (auto owner = retain(stream)) owners_.push_back(std::move(owner));
+}
+
+Storage::~Storage() {
+  if (data_ == nullptr) return;
+  switch (space_) {
+    case MemorySpace::device: {
+      NoexceptDeviceScope scope(device_.index());
+      for (cudaStream_t use : uses_) order_free_after(device_.index(), alloc_stream_.native(), use);
+      CUPLAN_CUDA_CHECK_NOEXCEPT(cudaFreeAsync(data_, alloc_stream_.native()));
+      break;
+    }
+    case MemorySpace::host_pinned:
+      // cudaFreeHost is not stream-ordered: wait for every recorded use first.
+      for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
+      CUPLAN_CUDA_CHECK_NOEXCEPT(cudaFreeHost(data_));
+      break;
+    case MemorySpace::host_pageable:
+      for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
+      ::operator delete (data_, std::align_val_t{host_alignment});
+      break;
+    case MemorySpace::managed:
+      break;
+  }
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,240 @@
+// Streams: owning streams (shared with the tensors that used them), wrapped external streams, the two default
+// streams, and the stream operations that StreamRef and Stream share.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <utility>
+
+#include "core/check.hpp"
+#include "cuplan/errors.hpp"
+#include "cuplan/stream.hpp"
+#include "runtime/current_stream.hpp"
+#include "runtime/stream_handle.hpp"
+
+namespace cuplan {
+
+namespace {
+
+Device current_device_for(const char* what) {
+  detail::require_cuda(what);
+  return Device::current();
+}
+
+Device checked_cuda_device(Device device, const char* what) {
+  if (!device.is_cuda()) [[unlikely]] {
+    throw InvalidArgument(fmt::format("{}: expected a CUDA device, got {}", what, device.to_string()));
+  }
+  device.check_valid(what);
+  return device;
+}
+
+// One event per thread and device for wait(StreamRef). Reusing it is safe: cudaStreamWaitEvent captures the event's
+// state at the time of the call, so recording it again later does not change earlier waits.
+class WaitEvents {
+ public:
+  WaitEvents() = default;
+  WaitEvents(const WaitEvents&) = delete;
+  WaitEvents& operator=(const WaitEvents&) = delete;
+  ~WaitEvents() {
+    // Runs at thread exit, possibly after the CUDA runtime has shut down at process exit: a failure here is
+    // harmless and nothing can be done about it.
+    for (cudaEvent_t event : events_)
+      if (event != nullptr) (void)cudaEventDestroy(event);
+  }
+  cudaEvent_t get(int device) {
+    cudaEvent_t& event = events_.at(static_cast<std::size_t>(device));
+    if (event == nullptr) {
+      DeviceScope scope(Device::cuda(device));
+      CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    }
+    return event;
+  }
+
+ private:
+  std::array<cudaEvent_t, detail::max_devices> events_{};
+};
+
+thread_local WaitEvents t_wait_events;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// StreamRef
+
+StreamRef::StreamRef(const Stream& stream) noexcept
+    : handle_(stream.handle_), owner_(stream.owner_.get()), device_(stream.device_) {}
+
+Device StreamRef::device() const {
+  if (device_ >= 0) return Device::cuda(device_);
+  detail::require_cuda("StreamRef::device");
+  if (detail::is_default_stream_handle(handle_)) return Device::current();
+  int index = 0;
+  CUPLAN_CUDA_CHECK(cudaStreamGetDevice(handle_, &index));
+  return Device::cuda(index);
+}
+
+void StreamRef::synchronize() const {
+  detail::require_cuda("Stream::synchronize");
+  DeviceScope scope(detail::device_to_enter(*this));
+  CUPLAN_CUDA_CHECK(cudaStreamSynchronize(handle_));
+}
+
+bool StreamRef::done() const {
+  detail::require_cuda("Stream::done");
+  DeviceScope scope(detail::device_to_enter(*this));
+  const cudaError_t status = cudaStreamQuery(handle_);
+  if (status == cudaErrorNotReady) return false;
+  CUPLAN_CUDA_CHECK(status);
+  return true;
+}
+
+Event StreamRef::record() const {
+  detail::require_cuda("Stream::record");
+  Event event(device(), false);
+  event.record(*this);
+  return event;
+}
+
+void StreamRef::wait(const Event& event) const {
+  detail::require_cuda("Stream::wait");
+  if (event.native() == nullptr) [[unlikely]] {
+    throw StateError("Stream::wait: the event was moved from; it no longer refers to a CUDA event");
+  }
+  if (!event.recorded()) [[unlikely]] {
+    // CUDA treats a never-recorded event as complete, which would silently drop the ordering the caller asked for.
+    throw StateError(
+        "Stream::wait: the event was never recorded; record it on the producing stream before waiting on it");
+  }
+  DeviceScope scope(detail::device_to_enter(*this));
+  CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(handle_, event.native(), 0));
+}
+
+void StreamRef::wait(StreamRef other) const {
+  detail::require_cuda("Stream::wait");
+  // A stream is always ordered after itself; the default handles are per device, so only skip named streams.
+  if (other.handle_ == handle_ && !detail::is_default_stream_handle(handle_)) return;
+  const int other_device = other.device().index();
+  cudaEvent_t event = t_wait_events.get(other_device);
+  {
+    DeviceScope scope(detail::device_to_enter(other));
+    CUPLAN_CUDA_CHECK(cudaEventRecord(event, other.handle_));
+  }
+  DeviceScope scope(detail::device_to_enter(*this));
+  CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(handle_, event, 0));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stream
+
+Stream::Stream() : Stream(current_device_for("Stream")) {}
+
+Stream::Stream(Device device, int priority, bool non_blocking) {
+  detail::require_cuda("Stream");
+  checked_cuda_device(device, "Stream device");
+  DeviceScope scope(device);
+  int least = 0;
+  int greatest = 0;  // numerically lowest: lower values are higher priorities
+  CUPLAN_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  const int clamped = std::clamp(priority, greatest, least);
+  cudaStream_t handle = nullptr;
+  CUPLAN_CUDA_CHECK(
+      cudaStreamCreateWithPriority(&handle, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault, clamped));
+  try {
+    owner_ = std::make_shared<detail::StreamHandle>(handle, device.index());
+  } catch (...) {
+    (void)cudaStreamDestroy(handle);  // the allocation failure is what the caller needs to see
+    throw;
+  }
+  handle_ = handle;
+  device_ = device.index();
+}
+
+Stream::Stream(cudaStream_t handle, int device, std::shared_ptr<detail::StreamHandle> owner)
+    : handle_(handle), device_(device), owner_(std::move(owner)) {}
+
+Stream Stream::external(cudaStream_t handle) {
+  detail::require_cuda("Stream::external");
+  const Device device = StreamRef(handle).device();
+  return Stream(handle, device.index(), nullptr);
+}
+
+Stream Stream::legacy_default(std::optional<Device> device) {
+  detail::require_cuda("Stream::legacy_default");
+  const Device d = checked_cuda_device(device ? *device : Device::current(), "Stream::legacy_default device");
+  return Stream(cudaStreamLegacy, d.index(), nullptr);
+}
+
+Stream Stream::per_thread_default(std::optional<Device> device) {
+  detail::require_cuda("Stream::per_thread_default");
+  const Device d = checked_cuda_device(device ? *device : Device::current(), "Stream::per_thread_default device");
+  return Stream(cudaStreamPerThread, d.index(), nullptr);
+}
+
+// A moved-from stream keeps device_ = -1: every live Stream has a device, which is how methods detect it.
+Stream::Stream(Stream&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      device_(std::exchange(other.device_, -1)),
+      owner_(std::move(other.owner_)) {}
+
+Stream& Stream::operator=(Stream&& other) noexcept {
+  if (this != &other) {
+    handle_ = std::exchange(other.handle_, nullptr);
+    device_ = std::exchange(other.device_, -1);
+    owner_ = std::move(other.owner_);
+  }
+  return *this;
+}
+
+Stream::~Stream() = default;
+
+namespace {
+void require_live(int device, const char* method) {
+  if (device < 0) [[unlikely]] {
+    throw StateError(
+        fmt::format("Stream::{}: the stream was moved from; it no longer refers to a CUDA stream", method));
+  }
+}
+}  // namespace
+
+int Stream::priority() const {
+  require_live(device_, "priority");
+  DeviceScope scope(detail::device_to_enter(ref()));
+  int value = 0;
+  CUPLAN_CUDA_CHECK(cudaStreamGetPriority(handle_, &value));
+  return value;
+}
+
+Event Stream::record() const {
+  require_live(device_, "record");
+  return ref().record();
+}
+
+void Stream::wait(const Event& event) const {
+  require_live(device_, "wait");
+  ref().wait(event);
+}
+
+void Stream::wait(StreamRef other) const {
+  require_live(device_, "wait");
+  ref().wait(other);
+}
+
+void Stream::synchronize() const {
+  require_live(device_, "synchronize");
+  ref().synchronize();
+}
+
+bool Stream::done() const {
+  require_live(device_, "done");
+  return ref().done();
+}
+
+void Stream::use() const {
+  require_live(device_, "use");
+  detail::use_stream(ref());
+}
+
+}  // namespace cuplan

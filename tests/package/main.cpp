@@ -1,0 +1,46 @@
+// Consumer of an installed cuplan: includes the umbrella header, makes tensors, copies between layouts, and reads
+// a typed error. Exits 0 when every check holds.
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include <cuplan/cuplan.hpp>
+
+namespace cp = cuplan;
+
+int main() {
+  int failures = 0;
+  auto expect = [&](bool ok, const char* what) {
+    std::printf("%s: %s\n", ok ? "ok" : "FAILED", what);
+    failures += ok ? 0 : 1;
+  };
+
+  std::printf("cuplan consumer: CUDA available: %s\n", cp::cuda_available() ? "yes" : "no");
+
+  // A 3 x 4 row-major matrix copied into a column-major host tensor: element (i, j) keeps its value.
+  constexpr std::int64_t rows = 3, cols = 4;
+  std::vector<double> values(rows * cols);
+  for (std::size_t k = 0; k < values.size(); ++k) values[k] = 0.5 * static_cast<double>(k);
+  cp::TensorView row_major(values.data(), {rows, cols});
+  std::vector<double> transposed_storage(rows * cols, -1.0);
+  cp::TensorView column_major(transposed_storage.data(), {rows, cols}, cp::column_major_strides({rows, cols}));
+  cp::copy(row_major, column_major);
+  bool same = true;
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) same = same && transposed_storage[j * rows + i] == values[i * cols + j];
+  expect(same, "copy from row-major to column-major keeps every element");
+
+  auto owned = cp::Tensor::empty({rows, cols}, cp::f64);
+  expect(owned.owning() && owned.numel() == rows * cols && owned.dtype() == cp::f64, "owning host tensor");
+
+  // Mismatched shapes are a typed error naming what is wrong.
+  std::vector<double> small(2);
+  try {
+    cp::copy(row_major, cp::TensorView(small.data(), {2}));
+    expect(false, "copy between different shapes throws InvalidArgument");
+  } catch (const cp::InvalidArgument& error) {
+    std::printf("  (message: %s)\n", error.what());
+    expect(true, "copy between different shapes throws InvalidArgument");
+  }
+  return failures == 0 ? 0 : 1;
+}
