@@ -87,20 +87,40 @@ class TensorView {
   explicit TensorView(const DLTensor& tensor);
 #endif
 
-  void* data() const noexcept { return data_; }
+  void* data() const noexcept {
+    return data_;
+  }
   template <class T>
-  T* data() const noexcept { return static_cast<T*>(data_); }
-  DType dtype() const noexcept { return dtype_; }
-  const Shape& shape() const noexcept { return shape_; }
-  const Strides& strides() const noexcept { return strides_; }
+  T* data() const noexcept {
+    return static_cast<T*>(data_);
+  }
+  DType dtype() const noexcept {
+    return dtype_;
+  }
+  const Shape& shape() const noexcept {
+    return shape_;
+  }
+  const Strides& strides() const noexcept {
+    return strides_;
+  }
   /// Extent / stride of axis `axis`; negative indices count from the end (InvalidArgument if out of range).
   std::int64_t size(int axis) const;
   std::int64_t stride(int axis) const;
-  Device device() const noexcept { return device_; }
-  MemorySpace memory_space() const noexcept { return space_; }
-  bool on_host() const noexcept { return space_ == MemorySpace::host_pageable || space_ == MemorySpace::host_pinned; }
-  int ndim() const noexcept { return shape_.size(); }
-  std::int64_t numel() const noexcept { return numel_; }
+  Device device() const noexcept {
+    return device_;
+  }
+  MemorySpace memory_space() const noexcept {
+    return space_;
+  }
+  bool on_host() const noexcept {
+    return space_ == MemorySpace::host_pageable || space_ == MemorySpace::host_pinned;
+  }
+  int ndim() const noexcept {
+    return shape_.size();
+  }
+  std::int64_t numel() const noexcept {
+    return numel_;
+  }
   /// True for dense row-major layout (size-1 axes may have any stride).
   bool is_contiguous() const noexcept;
   /// Bytes between the lowest and highest addressed element, plus one element (0 when empty).
@@ -129,6 +149,10 @@ class Tensor {
   /// Uninitialised tensor of `shape` and `dtype` on `device`, allocated on `stream` (current stream if omitted).
   static Tensor empty(Shape shape, DType dtype, Device device = Device::cpu(), std::optional<StreamRef> stream = {},
                       HostMemory host_memory = HostMemory::pageable);
+  /// Uninitialised tensor with the given strides (in elements; non-negative, no two elements sharing memory), e.g.
+  /// column-major. Allocates the span the strides cover.
+  static Tensor empty_strided(Shape shape, Strides strides, DType dtype, Device device = Device::cpu(),
+                              std::optional<StreamRef> stream = {}, HostMemory host_memory = HostMemory::pageable);
   /// Uninitialised tensor with the shape and dtype of `like`.
   static Tensor empty_like(const TensorView& like, Device device, std::optional<StreamRef> stream = {});
   /// A Tensor that aliases memory owned elsewhere (e.g. an in-place result); it frees nothing.
@@ -138,7 +162,9 @@ class Tensor {
   operator const TensorView&() const noexcept { return view_; }  // NOLINT(google-explicit-constructor)
   void* data() const noexcept { return view_.data(); }
   template <class T>
-  T* data() const noexcept { return view_.data<T>(); }
+  T* data() const noexcept {
+    return view_.data<T>();
+  }
   DType dtype() const noexcept { return view_.dtype(); }
   const Shape& shape() const noexcept { return view_.shape(); }
   const Strides& strides() const noexcept { return view_.strides(); }
@@ -173,7 +199,7 @@ class TensorRef {
  public:
   TensorRef() = default;
   TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage()) {}  // NOLINT
-  TensorRef(const TensorView& view) : view_(view) {}                                      // NOLINT
+  TensorRef(const TensorView& view) : view_(view) {}                                     // NOLINT
   const TensorView& view() const noexcept { return view_; }
   const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
   /// Record a stream use when cuplan owns the memory (no-op for a borrowed view).

@@ -17,12 +17,42 @@ Tensor::Tensor(TensorView view, std::shared_ptr<detail::Storage> storage)
     : view_(std::move(view)), storage_(std::move(storage)) {}
 
 Tensor Tensor::empty(Shape shape, DType dtype, Device device, std::optional<StreamRef> stream, HostMemory host_memory) {
+  return empty_strided(shape, row_major_strides(shape), dtype, device, stream, host_memory);
+}
+
+Tensor Tensor::empty_strided(Shape shape, Strides strides, DType dtype, Device device, std::optional<StreamRef> stream,
+                             HostMemory host_memory) {
   const std::int64_t numel = checked_numel(shape, "Tensor::empty: shape");
+  if (strides.size() != shape.size()) {
+    throw InvalidArgument(
+        fmt::format("Tensor::empty_strided: strides: expected {} strides (one per axis of shape {}), "
+                    "got {}",
+                    shape.size(), shape, strides));
+  }
+  // Elements spanned by the layout; strides must be non-negative and must not make two indices share an element.
+  std::int64_t span = numel > 0 ? 1 : 0;
+  for (int axis = 0; axis < shape.size() && numel > 0; ++axis) {
+    if (strides[axis] < 0) {
+      throw InvalidArgument(fmt::format("Tensor::empty_strided: strides[{}]: expected a non-negative stride, got {}",
+                                        axis, strides[axis]));
+    }
+    std::int64_t extent = 0;
+    if (__builtin_mul_overflow(shape[axis] - 1, strides[axis], &extent) ||
+        __builtin_add_overflow(span, extent, &span)) {
+      throw InvalidArgument(
+          fmt::format("Tensor::empty_strided: shape {} with strides {} spans more than 2^63 elements", shape, strides));
+    }
+  }
+  if (!detail::is_non_overlapping(shape, strides)) {
+    throw InvalidArgument(
+        fmt::format("Tensor::empty_strided: strides: expected a layout where no two elements share "
+                    "memory, got strides {} for shape {}",
+                    strides, shape));
+  }
   std::int64_t bytes = 0;
-  if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(dtype.size()), &bytes)) {
+  if (__builtin_mul_overflow(span, static_cast<std::int64_t>(dtype.size()), &bytes)) {
     throw InvalidArgument(fmt::format("Tensor::empty: shape {} of {} needs more than 2^63 bytes", shape, dtype));
   }
-  const Strides strides = row_major_strides(shape);
   if (device.is_cuda()) {
     if (!cuda_available()) detail::require_cuda(fmt::format("Tensor::empty on {}", device).c_str());
     device.check_valid("Tensor::empty: device");

@@ -9,6 +9,7 @@
 #include "core/check.hpp"
 #include "cuplan/errors.hpp"
 #include "runtime/storage.hpp"
+#include "runtime/stream_handle.hpp"
 
 namespace cuplan::detail {
 
@@ -106,7 +107,9 @@ PhaseOrder::PhaseOrder(PhaseOrder&& other) noexcept
     : event_(std::exchange(other.event_, nullptr)),
       device_(other.device_),
       last_(other.last_),
-      any_(std::exchange(other.any_, false)) {}
+      last_owner_(std::move(other.last_owner_)),
+      any_(std::exchange(other.any_, false)),
+      pending_(std::exchange(other.pending_, false)) {}
 
 PhaseOrder& PhaseOrder::operator=(PhaseOrder&& other) noexcept {
   if (this != &other) {
@@ -114,30 +117,63 @@ PhaseOrder& PhaseOrder::operator=(PhaseOrder&& other) noexcept {
     event_ = std::exchange(other.event_, nullptr);
     device_ = other.device_;
     last_ = other.last_;
+    last_owner_ = std::move(other.last_owner_);
     any_ = std::exchange(other.any_, false);
+    pending_ = std::exchange(other.pending_, false);
   }
   return *this;
 }
 
+namespace {
+
+// Streams that live as long as the device: the null stream and the two named default-stream handles.
+bool is_default_stream(cudaStream_t stream) noexcept {
+  return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+}  // namespace
+
+void PhaseOrder::record_pending() {
+  CUPLAN_CUDA_CHECK(cudaEventRecord(event_, last_));
+  pending_ = false;
+  last_owner_.reset();
+}
+
 void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
   for (const EventRef& event : after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event.native(), 0));
-  if (any_ && last_ != stream.native()) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event_, 0));
   if (event_ == nullptr) {
     // Created once, on the object's device, without timing (the cheapest event to record).
     DeviceScope scope(Device::cuda(device));
     CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
     device_ = device;
   }
+  if (any_ && last_ != stream.native()) {
+    if (pending_) record_pending();
+    CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event_, 0));
+  }
 }
 
 void PhaseOrder::end(StreamRef stream) {
-  CUPLAN_CUDA_CHECK(cudaEventRecord(event_, stream.native()));
-  last_ = stream.native();
+  const cudaStream_t native = stream.native();
+  if (stream.owner() != nullptr || is_default_stream(native)) {
+    if (native != last_ || !pending_) {
+      // Only on a change of stream: keep a cuplan-made stream alive until its lazy record is made.
+      last_owner_ = stream.owner() != nullptr ? stream.owner()->shared_from_this() : nullptr;
+    }
+    pending_ = true;
+  } else {
+    CUPLAN_CUDA_CHECK(cudaEventRecord(event_, native));
+    pending_ = false;
+    last_owner_.reset();
+  }
+  last_ = native;
   any_ = true;
 }
 
-void PhaseOrder::synchronize() const {
-  if (any_) CUPLAN_CUDA_CHECK(cudaEventSynchronize(event_));
+void PhaseOrder::synchronize() {
+  if (!any_) return;
+  if (pending_) record_pending();
+  CUPLAN_CUDA_CHECK(cudaEventSynchronize(event_));
 }
 
 std::optional<StreamRef> PhaseOrder::last_stream() const noexcept {

@@ -18,6 +18,7 @@
 namespace cuplan::detail {
 
 class Storage;
+class StreamHandle;
 
 /// The resolved answer to "where does this run, and does the call block".
 struct ExecutionTarget {
@@ -42,9 +43,14 @@ StreamRef resolve_stream(const std::optional<StreamRef>& stream, int device);
 void check_stream_device(StreamRef stream, int device, const char* what);
 
 /// Orders the phases of one stateful object. begin() makes the phase's stream wait for the previous phase when
-/// that ran on another stream, and for the caller's `after` events; end() records the object's event. Events are
-/// created once (timing disabled), so a phase costs one cudaEventRecord, plus one cudaStreamWaitEvent when the
-/// stream changes.
+/// that ran on another stream, and for the caller's `after` events; end() marks the phase done on its stream.
+///
+/// The event that carries the edge is recorded lazily where that is safe: after a phase on a stream that cannot
+/// disappear (a cuplan-made stream, which the object then keeps alive, or a default-stream handle), end() records
+/// nothing, and the event is recorded on that stream only when a later phase arrives on another stream. The later
+/// phase then also waits for whatever was enqueued on the first stream in between, a stricter order than needed,
+/// never a weaker one; the hot path (consecutive phases on one stream) costs no event record. A stream made
+/// elsewhere (raw cudaStream_t) may be destroyed by its owner at any time, so it gets the event at end().
 class PhaseOrder {
  public:
   PhaseOrder() = default;
@@ -57,15 +63,18 @@ class PhaseOrder {
   void begin(StreamRef stream, const EventList& after, int device);
   void end(StreamRef stream);
   /// Block the host until the last phase is done (no-op before any phase).
-  void synchronize() const;
+  void synchronize();
   /// The stream of the last phase, if any.
   std::optional<StreamRef> last_stream() const noexcept;
 
  private:
+  void record_pending();
   cudaEvent_t event_ = nullptr;
   int device_ = -1;
   cudaStream_t last_ = nullptr;
+  std::shared_ptr<StreamHandle> last_owner_;  // keeps a cuplan-made last stream alive for a lazy record
   bool any_ = false;
+  bool pending_ = false;  // the last phase's event is not recorded yet
 };
 
 /// Stream-ordered device memory owned by an object (workspace, staging, internal copies). Built on Storage, so a

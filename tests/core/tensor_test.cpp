@@ -161,3 +161,34 @@ TEST(Tensor, DeviceIndexOutOfRangeIsInvalid) {
 
 }  // namespace
 }  // namespace cuplan
+
+namespace cuplan {
+namespace {
+
+TEST(TensorStrided, ColumnMajorHostTensorCoversItsSpan) {
+  auto t = Tensor::empty_strided({3, 4}, column_major_strides({3, 4}), f64);
+  EXPECT_EQ(t.strides(), (Strides{1, 3}));
+  EXPECT_FALSE(t.view().is_contiguous());
+  double* data = t.data<double>();
+  for (int i = 0; i < 12; ++i) data[i] = i;  // the whole span is writable
+  EXPECT_EQ(data[1 * 1 + 2 * 3], 7.0);
+}
+
+TEST(TensorStrided, PaddedRowsAllocateThePadding) {
+  auto t = Tensor::empty_strided({2, 3}, {8, 1}, f32);
+  EXPECT_EQ(t.view().span_bytes(), (8 + 3) * sizeof(float));
+}
+
+TEST(TensorStrided, OverlappingOrNegativeStridesAreRejected) {
+  try {
+    Tensor::empty_strided({4, 4}, {1, 1}, f32);
+    FAIL() << "overlapping strides accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("no two elements share memory"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Tensor::empty_strided({4, 4}, {-4, 1}, f32), InvalidArgument);
+  EXPECT_THROW(Tensor::empty_strided({4, 4}, {1}, f32), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace cuplan

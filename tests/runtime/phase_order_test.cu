@@ -20,7 +20,9 @@ __global__ void spin_then_store(int* target, int value, long long cycles) {
   *target = value;
 }
 
-__global__ void load(const int* source, int* destination) { *destination = *source; }
+__global__ void load(const int* source, int* destination) {
+  *destination = *source;
+}
 
 constexpr long long kSpinCycles = 100'000'000;  // ~50 ms at 2 GHz
 
@@ -58,6 +60,44 @@ TEST_F(PhaseOrderTest, PhaseOnAnotherStreamWaitsForThePreviousPhase) {
   EXPECT_EQ(read_result(), 42);
   ASSERT_TRUE(order.last_stream().has_value());
   EXPECT_EQ(order.last_stream()->native(), s2.native());
+}
+
+TEST_F(PhaseOrderTest, RawStreamDestroyedAfterItsPhaseStillOrdersTheNext) {
+  // A stream made elsewhere may be destroyed right after the phase: its event must already be recorded.
+  cudaStream_t raw = nullptr;
+  CUPLAN_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
+  PhaseOrder order;
+  order.begin(raw, {}, 0);
+  spin_then_store<<<1, 1, 0, raw>>>(values_, 11, kSpinCycles);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(raw);
+  CUPLAN_CUDA_CHECK(cudaStreamDestroy(raw));  // legal with work pending; the work still completes
+
+  Stream s2;
+  order.begin(s2, {}, 0);
+  load<<<1, 1, 0, s2.native()>>>(values_, values_ + 1);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(s2);
+  s2.synchronize();
+  EXPECT_EQ(read_result(), 11);
+}
+
+TEST_F(PhaseOrderTest, CuplanStreamDroppedAfterItsPhaseIsKeptAliveForTheLazyRecord) {
+  PhaseOrder order;
+  {
+    Stream s1;
+    order.begin(s1, {}, 0);
+    spin_then_store<<<1, 1, 0, s1.native()>>>(values_, 13, kSpinCycles);
+    CUPLAN_CUDA_CHECK(cudaGetLastError());
+    order.end(s1);
+  }  // the Stream object is gone; the order keeps the stream until it records on it
+  Stream s2;
+  order.begin(s2, {}, 0);
+  load<<<1, 1, 0, s2.native()>>>(values_, values_ + 1);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(s2);
+  s2.synchronize();
+  EXPECT_EQ(read_result(), 13);
 }
 
 TEST_F(PhaseOrderTest, AfterEventsAreWaitedFor) {

@@ -1,0 +1,240 @@
+// FFT benchmarks: every figure is a ratio to the raw library measured in the same run, on random data.
+//   (a) GPU throughput of large batched C2C transforms and a 3-D 512^3: FFT::execute vs cufftExecC2C (CUDA events,
+//       warm-up, median of the repetitions);
+//   (b) host cost per call of FFT::execute for a small transform (n = 256) vs cufftExecC2C, with the GPU kept busy
+//       so that only the host side is timed (steady_clock, median over rounds);
+//   (c) the same for the function form fft();
+//   (d) CPU: FFT::execute with Execution::cpu() vs fftwf_execute_dft of the same FFTW plan flags.
+// Usage: fft_bench [--quick]. GPU parts are skipped (and said so) without a GPU.
+
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+#include <fftw3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuplan/cuplan.hpp>
+
+namespace cp = cuplan;
+using cfloat = std::complex<float>;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+#define BENCH_CUDA(expr) check(static_cast<int>(expr) == 0, #expr)
+void check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "benchmark setup failed: %s\n", what);
+    std::exit(1);
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::vector<cfloat> random_values(std::size_t n) {
+  std::mt19937_64 rng(12345);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<cfloat> v(n);
+  for (auto& x : v) x = {u(rng), u(rng)};
+  return v;
+}
+
+// Median GPU milliseconds of `run` on `stream` over `reps` repetitions after `warmup` ones.
+double gpu_median_ms(cudaStream_t stream, int warmup, int reps, const std::function<void()>& run) {
+  for (int i = 0; i < warmup; ++i) run();
+  cudaEvent_t start, stop;
+  BENCH_CUDA(cudaEventCreate(&start));
+  BENCH_CUDA(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    BENCH_CUDA(cudaEventRecord(start, stream));
+    run();
+    BENCH_CUDA(cudaEventRecord(stop, stream));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    times.push_back(ms);
+  }
+  BENCH_CUDA(cudaEventDestroy(start));
+  BENCH_CUDA(cudaEventDestroy(stop));
+  return median(times);
+}
+
+// Holds `stream` for `ms` milliseconds with a host function, so calls enqueued meanwhile cost only host time.
+void hold_stream(cudaStream_t stream, int ms) {
+  static int hold_ms = 0;
+  hold_ms = ms;
+  BENCH_CUDA(cudaLaunchHostFunc(
+      stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms)); }, nullptr));
+}
+
+// Median host microseconds per call of `call`, in `rounds` rounds of `calls` back-to-back calls each.
+double host_us_per_call(cudaStream_t stream, int rounds, int calls, const std::function<void()>& call) {
+  for (int i = 0; i < 100; ++i) call();  // warm-up: plans, pools, caches
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> per_call;
+  for (int r = 0; r < rounds; ++r) {
+    if (stream != nullptr) hold_stream(stream, 30);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    const auto t1 = Clock::now();
+    per_call.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+    if (stream != nullptr) BENCH_CUDA(cudaStreamSynchronize(stream));
+  }
+  return median(per_call);
+}
+
+void ratio_line(const char* what, double cuplan, double raw, const char* unit) {
+  std::printf("  %-44s cuplan %10.4f %s   raw %10.4f %s   ratio cuplan/raw %.4f   diff %+.4f %s\n", what, cuplan, unit,
+              raw, unit, cuplan / raw, cuplan - raw, unit);
+}
+
+void throughput_case(const char* name, std::vector<long long> dims, long long batch, int reps, cp::StreamRef s) {
+  long long n_total = batch;
+  for (auto d : dims) n_total *= d;
+  const auto host = random_values(static_cast<std::size_t>(n_total));
+  cp::Shape shape;
+  if (batch > 1) shape.push_back(batch);
+  for (auto d : dims) shape.push_back(d);
+  cp::Tensor x = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor y = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
+  cp::copy(cp::TensorView(host.data(), shape), x, s);
+
+  cufftHandle raw;
+  std::size_t work = 0;
+  BENCH_CUDA(cufftCreate(&raw));
+  std::vector<long long> n(dims);
+  long long dist = 1;
+  for (auto d : dims) dist *= d;
+  BENCH_CUDA(cufftMakePlanMany64(raw, static_cast<int>(n.size()), n.data(), nullptr, 1, dist, nullptr, 1, dist,
+                                 CUFFT_C2C, batch, &work));
+  BENCH_CUDA(cufftSetStream(raw, s.native()));
+  const double raw_ms = gpu_median_ms(s.native(), 3, reps, [&] {
+    BENCH_CUDA(cufftExecC2C(raw, x.data<cufftComplex>(), y.data<cufftComplex>(), CUFFT_FORWARD));
+  });
+  BENCH_CUDA(cufftDestroy(raw));
+
+  std::vector<int> axes;
+  for (std::size_t i = 0; i < dims.size(); ++i) axes.push_back(static_cast<int>(shape.size() - dims.size() + i));
+  cp::FFT f(x, {.axes = axes, .stream = s});
+  f.plan(s);
+  const double out_ms = gpu_median_ms(s.native(), 3, reps, [&] { f.execute({.stream = s, .out = y.view()}); });
+  const double new_ms = gpu_median_ms(s.native(), 3, reps, [&] { (void)f.execute({.stream = s}); });
+  std::printf("(a) %s: %s\n", name, f.describe().c_str());
+  ratio_line("execute into out, GPU time", out_ms, raw_ms, "ms");
+  ratio_line("execute with a new result, GPU time", new_ms, raw_ms, "ms");
+}
+
+void host_cost(bool quick, cp::StreamRef s) {
+  const long long n = 256;
+  const auto host = random_values(n);
+  cp::Tensor x = cp::Tensor::empty({n}, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor y = cp::Tensor::empty({n}, cp::c64, cp::Device::cuda(0), s);
+  cp::copy(cp::TensorView(host.data(), {n}), x, s);
+  const int rounds = quick ? 5 : 50, calls = 200;  // 50 x 200 = 10000 calls; 200 stay under the launch queue depth
+
+  cufftHandle raw;
+  BENCH_CUDA(cufftPlan1d(&raw, static_cast<int>(n), CUFFT_C2C, 1));
+  BENCH_CUDA(cufftSetStream(raw, s.native()));
+  const double raw_us = host_us_per_call(s.native(), rounds, calls, [&] {
+    BENCH_CUDA(cufftExecC2C(raw, x.data<cufftComplex>(), y.data<cufftComplex>(), CUFFT_FORWARD));
+  });
+  BENCH_CUDA(cufftDestroy(raw));
+
+  cp::FFT f(x, {.stream = s});
+  f.plan(s);
+  const double out_us = host_us_per_call(s.native(), rounds, calls, [&] { f.execute({.stream = s, .out = y.view()}); });
+  const double new_us = host_us_per_call(s.native(), rounds, calls, [&] { (void)f.execute({.stream = s}); });
+  std::printf("(b) host cost per call, C2C c64 n=256 batch 1, %d rounds x %d calls\n", rounds, calls);
+  ratio_line("FFT::execute into out", out_us, raw_us, "us");
+  ratio_line("FFT::execute with a new result", new_us, raw_us, "us");
+
+  const double fn_out_us = host_us_per_call(s.native(), rounds, calls, [&] { cp::fft(x, y.view(), {.stream = s}); });
+  const double fn_new_us = host_us_per_call(s.native(), rounds, calls, [&] { (void)cp::fft(x, {.stream = s}); });
+  std::printf("(c) function form, same transform\n");
+  ratio_line("fft(x, out)", fn_out_us, raw_us, "us");
+  ratio_line("fft(x) with a new result", fn_new_us, raw_us, "us");
+}
+
+void cpu_case(bool quick) {
+  const long long batch = quick ? 16 : 64, n = 4096;
+  const int reps = quick ? 5 : 30;
+  auto in = random_values(static_cast<std::size_t>(batch * n));
+  std::vector<cfloat> out(in.size());
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  fftwf_init_threads();
+  fftwf_plan_with_nthreads(threads);
+  const int len = static_cast<int>(n);
+  fftwf_plan raw = fftwf_plan_many_dft(1, &len, static_cast<int>(batch), reinterpret_cast<fftwf_complex*>(in.data()),
+                                       nullptr, 1, len, reinterpret_cast<fftwf_complex*>(out.data()), nullptr, 1, len,
+                                       FFTW_FORWARD, FFTW_ESTIMATE);
+  auto time_us = [&](const std::function<void()>& run) {
+    for (int i = 0; i < 3; ++i) run();
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      const auto t0 = Clock::now();
+      run();
+      t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    return median(t);
+  };
+  const double raw_us = time_us([&] {
+    fftwf_execute_dft(raw, reinterpret_cast<fftwf_complex*>(in.data()), reinterpret_cast<fftwf_complex*>(out.data()));
+  });
+  fftwf_destroy_plan(raw);
+
+  const cp::TensorView x(in.data(), {batch, n}), y(out.data(), {batch, n});
+  cp::FFT f(x, {.axes = {1}, .execution = cp::Execution::cpu(threads)});
+  f.plan();
+  const double out_us = time_us([&] { f.execute({.out = y}); });
+  const double new_us = time_us([&] { (void)f.execute(); });
+  std::printf("(d) CPU, C2C c64 %lld x %lld, %d threads, FFTW_ESTIMATE: %s\n", batch, n, threads, f.describe().c_str());
+  ratio_line("FFT::execute into out", out_us, raw_us, "us");
+  ratio_line("FFT::execute with a new result", new_us, raw_us, "us");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  try {
+    std::printf("cuplan FFT benchmarks%s\n", quick ? " (--quick: small sizes, few repetitions)" : "");
+    if (cp::cuda_available()) {
+      cudaDeviceProp prop{};
+      BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
+      std::printf("device: %s\n", prop.name);
+      cp::Stream s;
+      const int reps = quick ? 5 : 25;
+      if (quick) {
+        throughput_case("C2C c64 n=4096 x 1024", {4096}, 1024, reps, s);
+        throughput_case("C2C c64 n=1000 x 4096", {1000}, 4096, reps, s);
+        throughput_case("C2C c64 128^3", {128, 128, 128}, 1, reps, s);
+      } else {
+        throughput_case("C2C c64 n=4096 x 16384", {4096}, 16384, reps, s);
+        throughput_case("C2C c64 n=1000 x 65536", {1000}, 65536, reps, s);
+        throughput_case("C2C c64 512^3", {512, 512, 512}, 1, reps, s);
+      }
+      host_cost(quick, s);
+    } else {
+      std::printf("no CUDA device: GPU benchmarks (a)-(c) skipped\n");
+    }
+    cpu_case(quick);
+    return 0;
+  } catch (const cp::Error& e) {
+    std::fprintf(stderr, "cuplan error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,258 @@
+// Matmul benchmarks: each figure is a ratio measured in the same run against the raw library on random data.
+//  (a) cuplan execute vs raw cublasLtMatmul (first heuristic, and best of its top 8), bf16/f16/tf32/f32
+//  (b) cuplan after autotune vs best of top 8
+//  (c) fused matmul + bias + gelu vs matmul then a separate bias + gelu kernel (bf16 4096^2)
+//  (d) host cost per execute call (64^3) vs a bare cublasLtMatmul call
+//  (e) CPU execution vs a bare OpenBLAS sgemm
+// Usage: matmul_bench [--quick]
+// Host code only (C++): the unfused bias + gelu baseline kernel lives in the library (matmul/bias_gelu.cu).
+#include <cblas.h>
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/check.hpp"
+#include "cuplan/cuplan.hpp"
+#include "matmul/bias_gelu.hpp"
+
+namespace cp = cuplan;
+
+namespace {
+
+int reps = 20;
+
+/// A device tensor of random values in [-1, 1) (never zeros): made on the host, copied once.
+cp::Tensor random_tensor(cp::Shape shape, cp::DType t, std::uint32_t seed) {
+  auto host = cp::Tensor::empty(shape, t, cp::Device::cpu());
+  const auto n = host.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ seed;
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    const float v = static_cast<float>(h) / 4294967296.0f * 2.0f - 1.0f;
+    if (t == cp::bf16)
+      host.data<__nv_bfloat16>()[i] = __float2bfloat16(v);
+    else if (t == cp::f16)
+      host.data<__half>()[i] = __float2half(v);
+    else
+      host.data<float>()[i] = v;
+  }
+  return host.to(cp::Device::cuda(0));
+}
+
+/// Median milliseconds of `reps` runs of `f` on stream `s`, timed with CUDA events after warm-up.
+template <class F>
+float time_ms(cudaStream_t s, F&& f) {
+  for (int i = 0; i < 3; ++i) f();
+  cudaEvent_t a, b;
+  CUPLAN_CUDA_CHECK(cudaEventCreate(&a));
+  CUPLAN_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    CUPLAN_CUDA_CHECK(cudaEventRecord(a, s));
+    f();
+    CUPLAN_CUDA_CHECK(cudaEventRecord(b, s));
+    CUPLAN_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+cudaDataType_t lt_type(cp::DType t) {
+  return t == cp::bf16 ? CUDA_R_16BF : (t == cp::f16 ? CUDA_R_16F : CUDA_R_32F);
+}
+
+/// The raw baseline: row-major D = A B computed as column-major D^T = B^T A^T, as any cuBLASLt user would.
+struct RawLt {
+  cublasLtHandle_t handle{};
+  cublasLtMatmulDesc_t desc{};
+  cublasLtMatrixLayout_t la{}, lb{}, ld{};
+  std::vector<cublasLtMatmulHeuristicResult_t> algos;
+  void* workspace = nullptr;
+  std::size_t ws = 32u << 20;
+  float alpha = 1, beta = 0;
+  RawLt(cp::DType t, bool tf32, std::int64_t m, std::int64_t n, std::int64_t k) {
+    CUPLAN_CUBLAS_CHECK(cublasLtCreate(&handle));
+    CUPLAN_CUBLAS_CHECK(
+        cublasLtMatmulDescCreate(&desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CUPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, lt_type(t), n, k, n));  // B row-major = B^T col-major
+    CUPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, lt_type(t), k, m, k));  // A row-major = A^T col-major
+    CUPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ld, lt_type(t), n, m, n));
+    cublasLtMatmulPreference_t pref;
+    CUPLAN_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUPLAN_CUBLAS_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    algos.resize(8);
+    int found = 0;
+    CUPLAN_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, ld, ld, pref, 8, algos.data(), &found));
+    algos.resize(static_cast<std::size_t>(found));
+    cublasLtMatmulPreferenceDestroy(pref);
+    CUPLAN_CUDA_CHECK(cudaMalloc(&workspace, ws));
+  }
+  ~RawLt() {
+    cudaFree(workspace);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(ld);
+    cublasLtMatmulDescDestroy(desc);
+    cublasLtDestroy(handle);
+  }
+  void run(const void* a, const void* b, void* d, cudaStream_t s, std::size_t i = 0) {
+    CUPLAN_CUBLAS_CHECK(
+        cublasLtMatmul(handle, desc, &alpha, b, la, a, lb, &beta, d, ld, d, ld, &algos[i].algo, workspace, ws, s));
+  }
+};
+
+// Problem shapes and element kinds of (a); at namespace scope (nvcc rejects local types in std::vector).
+struct Shape3 {
+  std::int64_t m, n, k;
+};
+struct Kind {
+  const char* name;
+  cp::DType t;
+  bool tf32;
+};
+
+void bench_products(bool quick) {
+  std::vector<Shape3> shapes = {
+      {1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 64}, {64, 8192, 8192}};
+  if (quick) shapes = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 64}};
+  std::vector<Kind> kinds = {
+      {"bf16", cp::bf16, false}, {"f16", cp::f16, false}, {"tf32", cp::f32, true}, {"f32", cp::f32, false}};
+  std::printf(
+      "\n(a)/(b) cuplan vs raw cuBLASLt (median of %d, ms; ratio = raw / cuplan, >= 1 means cuplan is as fast)\n",
+      reps);
+  std::printf("%-5s %-18s %9s %9s %9s %9s %8s %8s %8s\n", "type", "M x N x K", "cuplan", "raw1st", "rawbest8",
+              "autotuned", "a:1st", "a:best8", "b:best8");
+  cp::Stream stream;
+  cudaStream_t s = stream.native();
+  for (const auto& kind : kinds)
+    for (const auto& sh : shapes) {
+      cp::StreamScope scope(stream);
+      auto a = random_tensor({sh.m, sh.k}, kind.t, 1), b = random_tensor({sh.k, sh.n}, kind.t, 2);
+      auto d = cp::Tensor::empty({sh.m, sh.n}, kind.t, cp::Device::cuda(0), stream);
+      cp::Matmul mm(a, b, {.compute = kind.tf32 ? cp::Compute::tf32 : cp::Compute::automatic});
+      mm.plan({.stream = stream});
+      const float ours = time_ms(s, [&] { (void)mm.execute({.stream = stream}); });
+      RawLt raw(kind.t, kind.tf32, sh.m, sh.n, sh.k);
+      const float first = time_ms(s, [&] { raw.run(a.data(), b.data(), d.data(), s); });
+      float best = first;
+      for (std::size_t i = 1; i < raw.algos.size(); ++i)
+        if (raw.algos[i].workspaceSize <= raw.ws)
+          best = std::min(best, time_ms(s, [&] { raw.run(a.data(), b.data(), d.data(), s, i); }));
+      mm.autotune({.iterations = 5, .stream = stream});
+      const float tuned = time_ms(s, [&] { (void)mm.execute({.stream = stream}); });
+      std::printf("%-5s %5lld x %5lld x %5lld %9.4f %9.4f %9.4f %9.4f %8.3f %8.3f %8.3f\n", kind.name, (long long)sh.m,
+                  (long long)sh.n, (long long)sh.k, ours, first, best, tuned, first / ours, best / ours, best / tuned);
+    }
+}
+
+void bench_fused() {
+  const std::int64_t n = 4096;
+  cp::Stream stream;
+  cp::StreamScope scope(stream);
+  cudaStream_t s = stream.native();
+  auto a = random_tensor({n, n}, cp::bf16, 3), b = random_tensor({n, n}, cp::bf16, 4),
+       bias = random_tensor({n}, cp::bf16, 5);
+  cp::Matmul fused(a, b, {.epilog = cp::Epilog::gelu_bias, .bias = bias});
+  fused.plan({.stream = stream});
+  cp::Matmul plain(a, b);
+  plain.plan({.stream = stream});
+  const float t_fused = time_ms(s, [&] { (void)fused.execute({.stream = stream}); });
+  const float t_split = time_ms(s, [&] {
+    cp::Tensor d = plain.execute({.stream = stream});
+    cp::detail::mm::launch_bias_gelu(d.data(), bias.data(), cp::bf16, n, n, s);
+  });
+  std::printf("\n(c) bf16 %lld^2 matmul+bias+gelu: fused %.4f ms, matmul then kernel %.4f ms, speed-up %.3fx\n",
+              (long long)n, t_fused, t_split, t_split / t_fused);
+}
+
+void bench_host_cost() {
+  const std::int64_t n = 64;
+  const int calls = 10000, rounds = 7;
+  cp::Stream stream;
+  cp::StreamScope scope(stream);
+  cudaStream_t s = stream.native();
+  auto a = random_tensor({n, n}, cp::f32, 6), b = random_tensor({n, n}, cp::f32, 7);
+  auto d = cp::Tensor::empty({n, n}, cp::f32, cp::Device::cuda(0), stream);
+  cp::Matmul mm(a, b);
+  mm.plan({.stream = stream});
+  RawLt raw(cp::f32, false, n, n, n);
+  auto per_call_us = [&](auto&& f) {
+    std::vector<double> t;
+    for (int r = 0; r < rounds; ++r) {
+      CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) f();
+      const auto t1 = std::chrono::steady_clock::now();
+      t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+      CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
+    }
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    return t[t.size() / 2];
+  };
+  cp::MatmulExecuteOptions opts{.stream = stream};
+  const double ours = per_call_us([&] { (void)mm.execute(opts); });
+  const double bare = per_call_us([&] { raw.run(a.data(), b.data(), d.data(), s); });
+  std::printf(
+      "\n(d) host cost per call, 64^3 f32 (median of %d rounds of %d calls): execute %.3f us, bare "
+      "cublasLtMatmul %.3f us, difference %.3f us\n",
+      rounds, calls, ours, bare, ours - bare);
+}
+
+void bench_cpu(bool quick) {
+  const std::int64_t n = quick ? 256 : 1024;
+  std::vector<float> a(n * n), b(n * n), d(n * n);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    b[i] = static_cast<float>((i * 40503u) % 1000) / 500.0f - 1.0f;
+  }
+  cp::Matmul mm(cp::TensorView(a.data(), {n, n}), cp::TensorView(b.data(), {n, n}),
+                {.execution = cp::Execution::cpu()});
+  mm.plan();
+  auto median_ms = [&](auto&& f) {
+    f();
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      f();
+      t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    return t[t.size() / 2];
+  };
+  const double ours = median_ms([&] { (void)mm.execute(); });
+  const double raw = median_ms([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, d.data(), n);
+  });
+  std::printf("\n(e) CPU f32 %lld^3: cuplan %.3f ms, raw OpenBLAS sgemm %.3f ms, ratio raw/cuplan %.3f\n", (long long)n,
+              ours, raw, raw / ours);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (quick) reps = 10;
+  bench_cpu(quick);
+  if (!cp::cuda_available()) {
+    std::printf("no CUDA device: GPU benchmarks (a)-(d) skipped\n");
+    return 0;
+  }
+  bench_host_cost();
+  bench_fused();
+  bench_products(quick);
+  return 0;
+}

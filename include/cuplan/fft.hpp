@@ -1,0 +1,145 @@
+#pragma once
+// Fast Fourier transforms (design.md section 6): the class form FFT (plan once, execute many times, with the stream
+// contract of section 5) and the function forms fft, ifft, rfft, irfft backed by the shared plan cache.
+// CUDA execution uses cuFFT; CPU execution uses FFTW.
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cuplan/dtype.hpp"
+#include "cuplan/execution.hpp"
+#include "cuplan/stream.hpp"
+#include "cuplan/tensor.hpp"
+
+namespace cuplan {
+
+/// Complex-to-complex, real-to-complex (forward only) or complex-to-real (inverse only).
+enum class FFTType { c2c, r2c, c2r };
+/// Forward is exp(-2 pi i jk/n), inverse exp(+2 pi i jk/n).
+enum class Direction { forward, inverse };
+/// Length of the last transformed axis of a C2R result: even gives 2(m-1), odd gives 2(m-1)+1 for m inputs.
+enum class Parity { even, odd };
+/// `natural`: the result is dense row-major over its logical shape. `optimized`: the library may pick the layout
+/// that avoids internal copies (today the same as natural; see docs/fft.md).
+enum class ResultLayout { natural, optimized };
+/// Scaling of the result. `none` never scales (like cuFFT); `inverse` scales the inverse transform by 1/N (NumPy
+/// "backward"); `forward` scales the forward transform by 1/N; `ortho` scales both ways by 1/sqrt(N).
+/// N is the product of the logical transform lengths.
+enum class Normalization { none, inverse, forward, ortho };
+
+struct FFTOptions {
+  /// Axes to transform (1 to 3, negative counts from the end). Empty: the last min(ndim, 3) axes. For R2C and
+  /// C2R the last entry is the axis that is halved (R2C) or restored (C2R).
+  std::vector<int> axes;
+  Parity last_axis_parity = Parity::even;
+  /// Write the result over the operand (C2C: same layout; R2C/C2R: the real side padded to 2(n/2+1) values).
+  bool inplace = false;
+  ResultLayout result_layout = ResultLayout::natural;
+  Normalization normalization = Normalization::none;
+  Execution execution;
+  Blocking blocking = Blocking::automatic;
+  /// Stream of the function forms and of the class form's constructor (current stream if empty).
+  std::optional<StreamRef> stream;
+  /// Events the first phase waits for.
+  EventList after;
+  /// Transform type; empty: C2C for a complex operand, R2C for a real one.
+  std::optional<FFTType> fft_type;
+};
+
+struct ExecuteOptions {
+  /// C2C: forward by default. R2C is always forward and C2R always inverse (a contradicting value is an error).
+  std::optional<Direction> direction;
+  std::optional<StreamRef> stream;
+  EventList after;
+  /// Release the workspace at the end of this call (stream-ordered); it is allocated again by the next execute.
+  bool release_workspace = false;
+  /// Write the result here instead of a new Tensor (same shape and dtype as result_shape()/result_dtype(), in the
+  /// memory space of the operand). The returned Tensor then aliases it.
+  std::optional<TensorView> out;
+};
+
+namespace detail {
+class FftImpl;
+}
+
+/// A planned FFT over one operand layout. Move-only. Phases (plan, execute, reset_operand) may run on different
+/// streams: each waits for the object's previous phase with an event, so the object's own state never races.
+class FFT {
+ public:
+  /// Validates the operand and options and chooses the layout; no GPU work.
+  explicit FFT(TensorRef operand, FFTOptions options = {});
+  FFT(FFT&&) noexcept;
+  FFT& operator=(FFT&&) noexcept;
+  FFT(const FFT&) = delete;
+  FFT& operator=(const FFT&) = delete;
+  /// Same as free(); never throws.
+  ~FFT();
+
+  /// Creates the cuFFT or FFTW plan and the workspace (on `stream`, else the construction stream).
+  void plan(std::optional<StreamRef> stream = {});
+  /// Runs the transform. Device operands with CUDA execution: returns once enqueued (unless Blocking::always);
+  /// host operands: blocks and returns a host Tensor.
+  Tensor execute(ExecuteOptions options = {});
+  /// Replaces the operand by one of the same shape, dtype, memory space class and strides; ordered after the
+  /// object's last phase. InvalidArgument naming what differs otherwise.
+  void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});
+  /// Drops the object's reference to the operand (an owning Tensor is then freed after its recorded stream uses).
+  void release_operand();
+  /// Releases plan, workspace and staging buffers; every later call throws StateError.
+  void free() noexcept;
+
+  FFTType type() const;
+  const std::vector<int>& axes() const;  ///< normalised (non-negative), in the order given
+  Shape result_shape() const;
+  DType result_dtype() const;
+  bool uses_cuda() const;
+  /// Workspace bytes of the plan (0 before plan()).
+  std::size_t workspace_size() const;
+  /// One line: type, precision, axes, lengths, batch, layout, copies, backend, workspace.
+  std::string describe() const;
+
+ private:
+  std::unique_ptr<detail::FftImpl> impl_;
+};
+
+/// Forward transform (C2C for a complex operand, R2C for a real one unless options.fft_type says otherwise).
+Tensor fft(TensorRef x, FFTOptions options = {});
+/// Inverse C2C transform.
+Tensor ifft(TensorRef x, FFTOptions options = {});
+/// Forward real-to-complex transform.
+Tensor rfft(TensorRef x, FFTOptions options = {});
+/// Inverse complex-to-real transform (length of the last axis from options.last_axis_parity).
+Tensor irfft(TensorRef x, FFTOptions options = {});
+
+/// The same, writing into `out` (shape and dtype of the result, memory space of `x`).
+void fft(TensorRef x, const TensorView& out, FFTOptions options = {});
+void ifft(TensorRef x, const TensorView& out, FFTOptions options = {});
+void rfft(TensorRef x, const TensorView& out, FFTOptions options = {});
+void irfft(TensorRef x, const TensorView& out, FFTOptions options = {});
+
+std::string_view to_string(FFTType type);
+std::string_view to_string(Direction direction);
+std::string_view to_string(Normalization normalization);
+
+}  // namespace cuplan
+
+template <>
+struct fmt::formatter<cuplan::FFT> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const cuplan::FFT& fft, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(fft.describe(), ctx);
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::FFTType> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(cuplan::FFTType type, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(cuplan::to_string(type), ctx);
+  }
+};

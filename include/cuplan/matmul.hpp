@@ -1,0 +1,191 @@
+#pragma once
+// Matrix multiplication (design.md section 7): D = epilog(alpha * op(A) @ op(B) + beta * C), on cuBLASLt or on the
+// CPU (OpenBLAS), as a stateful class (Matmul) or a function (matmul, matmul_with_aux) with a shared plan cache.
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuplan/dtype.hpp"
+#include "cuplan/execution.hpp"
+#include "cuplan/stream.hpp"
+#include "cuplan/tensor.hpp"
+
+namespace cuplan {
+
+/// What happens to the product after alpha/beta scaling (cuBLASLt's epilogues, same definitions on every backend).
+/// bias: D[m, n] += bias[m] (bias per row of D, length M). gelu is the tanh approximation
+/// 0.5 x (1 + tanh(0.7978845608 (x + 0.044715 x^3))). The *_aux forms also return an auxiliary output (the relu mask
+/// or the gelu input) that the gradient forms drelu/dgelu take back as `epilog_aux`; *_bgrad, bgrada and bgradb also
+/// return a bias gradient.
+enum class Epilog : std::uint8_t {
+  none,
+  relu,
+  gelu,
+  bias,
+  relu_bias,
+  gelu_bias,
+  relu_aux,
+  gelu_aux,
+  relu_aux_bias,
+  gelu_aux_bias,
+  drelu,        ///< D = product * (aux mask); needs epilog_aux from relu_aux / relu_aux_bias
+  drelu_bgrad,  ///< drelu and bias gradient (row sums of D, length M)
+  dgelu,        ///< D = product * gelu'(aux); needs epilog_aux from gelu_aux / gelu_aux_bias
+  dgelu_bgrad,  ///< dgelu and bias gradient (row sums of D, length M)
+  bgrada,       ///< bias gradient from A: sum over k of op(A)[m, k], length M
+  bgradb,       ///< bias gradient from B: sum over k of op(B)[k, n], length N
+};
+
+/// Compute precision. `automatic` is the natural one for the operand dtypes (f32 accumulation for f16/bf16/fp8,
+/// f32 for f32/c64, f64 for f64/c128). `tf32` lets f32/c64 products use TF32 tensor cores (CUDA only; the CPU
+/// computes in f32). `f16` accumulates f16 products in f16.
+enum class Compute : std::uint8_t { automatic, f16, f32, tf32, f64 };
+
+/// One fp8 scale factor: a host value, or a one-element f32 tensor in device memory read when the product runs.
+struct ScaleFactor {
+  std::optional<float> value;
+  std::optional<TensorRef> tensor;
+  bool given() const noexcept { return value.has_value() || tensor.has_value(); }
+};
+
+/// Scale factors of an fp8 product: D = scale_a * scale_b * (A @ B) ... as cuBLASLt defines them. `a` and `b` are
+/// required for fp8 operands; `c` and `d` apply only to fp8 C / D, which cuplan does not produce, and must be unset.
+struct Fp8Scales {
+  ScaleFactor a;
+  ScaleFactor b;
+  ScaleFactor c;
+  ScaleFactor d;
+};
+
+/// Options of a product. The leading fields and their order are part of the API (design.md section 3).
+struct MatmulOptions {
+  std::optional<TensorRef> c;  ///< addend, broadcastable to D's shape; used with beta
+  std::complex<double> alpha{1.0};
+  std::complex<double> beta{0.0};
+  Epilog epilog = Epilog::none;
+  std::optional<TensorRef> bias;  ///< length M (or batch..., M), dtype of D
+  Compute compute = Compute::automatic;
+  Execution execution;
+  Blocking blocking = Blocking::automatic;
+  std::optional<StreamRef> stream;
+  EventList after;
+  std::optional<TensorRef> epilog_aux;  ///< input of drelu / dgelu (the aux output of the forward epilog)
+  std::optional<DType> result_dtype;    ///< default: A's dtype (bf16 for fp8 operands)
+  bool conjugate_a = false;             ///< op(A) = conj(A) for complex A
+  bool conjugate_b = false;
+  Fp8Scales scales;
+  std::size_t memory_limit = 0;  ///< most workspace bytes an algorithm may use; 0 = 32 MiB
+};
+
+/// New operands for Matmul::reset_operands; unset ones keep their current value. Shapes, dtypes, layouts and
+/// alignment classes must match those the object was planned for.
+struct MatmulOperands {
+  std::optional<TensorRef> a, b, c, bias;
+  std::optional<TensorRef> epilog_aux;
+};
+
+struct MatmulExecuteOptions {
+  std::optional<StreamRef> stream;
+  EventList after;
+  bool release_workspace = false;  ///< release the workspace after this call (stream-ordered) instead of keeping it
+};
+
+/// Heuristic preferences (cuBLASLt's cublasLtMatmulPreference attributes).
+struct MatmulPreferences {
+  int limit = 8;                              ///< most candidate algorithms to ask for
+  std::uint32_t reduction_scheme_mask = 0x7;  ///< split-k reduction schemes allowed (CUBLASLT_REDUCTION_SCHEME_*)
+  int max_waves_count = 0;                    ///< 0: no limit
+};
+
+struct MatmulPlanOptions {
+  MatmulPreferences preferences;
+  std::optional<Epilog> epilog;  ///< replaces the constructor's epilog (and its inputs below) when set
+  std::optional<TensorRef> bias;
+  std::optional<TensorRef> epilog_aux;
+  std::optional<StreamRef> stream;
+  EventList after;
+};
+
+struct AutotuneOptions {
+  int iterations = 3;       ///< timed runs per candidate (the median is kept)
+  bool flush_cache = true;  ///< overwrite a buffer larger than L2 before each timed run
+  std::optional<StreamRef> stream;
+};
+
+/// One candidate algorithm of a planned product.
+struct AlgorithmInfo {
+  int index = 0;                     ///< position in algorithms() (0 = the one execute uses)
+  int algorithm_id = -1;             ///< cuBLASLt CUBLASLT_ALGO_CONFIG_ID (-1 on the CPU)
+  int tile = 0;                      ///< CUBLASLT_ALGO_CONFIG_TILE_ID
+  int stages = 0;                    ///< CUBLASLT_ALGO_CONFIG_STAGES_ID
+  int split_k = 1;                   ///< CUBLASLT_ALGO_CONFIG_SPLITK_NUM
+  int reduction_scheme = 0;          ///< CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME
+  std::size_t workspace_bytes = 0;   ///< workspace the algorithm needs
+  float waves_count = 0;             ///< heuristic's estimate of device utilisation
+  std::optional<float> measured_ms;  ///< median time from autotune(), when measured
+  std::string description;           ///< one line for logs
+};
+
+/// Outputs of an epilog that produces more than D.
+struct MatmulResult {
+  Tensor d;
+  Tensor aux;            ///< relu mask or gelu input (the *_aux epilogs), else empty
+  Tensor bias_gradient;  ///< *_bgrad, bgrada, bgradb, else empty
+};
+
+namespace detail {
+class MatmulImpl;
+}
+
+/// A planned product bound to its operands. Move-only. The result of execute() has shape batch... x M x N,
+/// row-major, dtype of D; it lives with the operands (on the host for host operands).
+class Matmul {
+ public:
+  /// Validates operands and options and chooses the layout; no GPU work yet.
+  Matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
+  Matmul(Matmul&&) noexcept;
+  Matmul& operator=(Matmul&&) noexcept;
+  Matmul(const Matmul&) = delete;
+  Matmul& operator=(const Matmul&) = delete;
+  ~Matmul();  ///< free()
+
+  /// Asks the heuristic for candidates (cuBLASLt) or prepares the CPU product; execute uses the first.
+  void plan(MatmulPlanOptions options = {});
+  /// The candidates found by plan(), in the order they will be tried (fastest first after autotune()).
+  std::vector<AlgorithmInfo> algorithms() const;
+  /// Times every candidate on the real operands and keeps the fastest (the operands' D is overwritten).
+  void autotune(AutotuneOptions options = {});
+  /// Runs the product. Non-blocking for device operands with CUDA execution (design.md section 4).
+  Tensor execute(MatmulExecuteOptions options = {});
+  /// Replaces operands, ordered after the object's last work when `stream` differs from it.
+  void reset_operands(MatmulOperands operands, std::optional<StreamRef> stream = {});
+  /// Forgets the operands (execute needs reset_operands first).
+  void release_operands();
+  /// Releases plan, workspace and operands; every later call throws StateError.
+  void free();
+
+  /// Aux output of the last execute (relu mask / gelu input for the *_aux epilogs), else an empty Tensor.
+  Tensor aux() const;
+  /// Bias gradient of the last execute (*_bgrad, bgrada, bgradb), else an empty Tensor.
+  Tensor bias_gradient() const;
+
+ private:
+  std::unique_ptr<detail::MatmulImpl> impl_;
+};
+
+/// D = epilog(alpha op(A) @ op(B) + beta C), planned once per distinct problem through the shared plan cache.
+/// Epilogs with extra outputs (*_aux, *_bgrad, bgrada, bgradb) need matmul_with_aux (InvalidArgument here).
+Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
+/// As matmul, also returning the epilog's aux output and bias gradient.
+MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options = {});
+
+/// Names for messages and logs.
+const char* to_string(Epilog epilog) noexcept;
+const char* to_string(Compute compute) noexcept;
+
+}  // namespace cuplan

@@ -1,0 +1,241 @@
+#include "fft/fft_impl.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+#include "core/log.hpp"
+#include "cuplan/errors.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+std::string str(const Dims& dims) {
+  return fmt::format("[{}]", fmt::join(dims.span(), ", "));
+}
+
+bool is_host(MemorySpace space) {
+  return space == MemorySpace::host_pageable || space == MemorySpace::host_pinned;
+}
+
+std::string place(Device device, MemorySpace space) {
+  return is_host(space) ? std::string("host memory") : fmt::format("memory of {}", device.to_string());
+}
+
+bool power_of_two(std::int64_t n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+}  // namespace
+
+FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::optional<TensorView>& out_hint)
+    : operand_(std::move(operand)),
+      operand_device_(operand_.view().device()),
+      operand_space_(operand_.view().memory_space()),
+      inplace_(options.inplace),
+      normalization_(options.normalization),
+      construct_stream_(options.stream),
+      pending_after_(options.after) {
+  const TensorView& x = operand_.view();
+  planned_strides_ = x.strides();
+  static constexpr const char* kNames[] = {"operand"};
+  target_ = resolve_execution(options.execution, options.blocking, std::span<const TensorView>(&x, 1), kNames, "FFT");
+  const bool staged = target_.cuda == target_.host_operands;  // operand memory is not the execution's memory
+
+  LayoutRequest request;
+  request.dtype = x.dtype();
+  request.shape = x.shape();
+  request.strides = x.strides();
+  request.axes = options.axes;
+  request.type = options.fft_type;
+  request.parity = options.last_axis_parity;
+  request.inplace = options.inplace;
+  request.result_layout = options.result_layout;
+  if (out_hint) {
+    if (options.inplace)
+      throw InvalidArgument("FFT: out: an output cannot be given for an in-place transform (inplace = true)");
+    request.out_shape = out_hint->shape();
+    request.out_dtype = out_hint->dtype();
+    request.out_strides = out_hint->strides();
+    check_out(*out_hint);
+  }
+  request.stage_input = staged;
+  request.stage_output = staged;
+  request.loop_is_costly = target_.cuda;
+  decision_ = plan_layout(request);
+  check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
+
+  if (decision_.in_dtype.real() == f16) {
+    if (!target_.cuda)
+      throw NotSupported(
+          fmt::format("FFT: half precision ({}) needs CUDA execution; CPU execution (FFTW) supports "
+                      "f32/f64 only",
+                      decision_.in_dtype.name()));
+    for (int k = 0; k < decision_.layout.rank; ++k)
+      if (!power_of_two(decision_.layout.n[k]))
+        throw NotSupported(fmt::format("FFT: half precision ({}) needs power-of-two lengths, got length {}",
+                                       decision_.in_dtype.name(), decision_.layout.n[k]));
+  }
+
+  default_direction_ = decision_.type == FFTType::c2r ? Direction::inverse : Direction::forward;
+  const double n = static_cast<double>(decision_.layout.transform_size);
+  switch (normalization_) {
+    case Normalization::none:
+      break;
+    case Normalization::inverse:
+      inverse_scale_ = 1.0 / n;
+      break;
+    case Normalization::forward:
+      forward_scale_ = 1.0 / n;
+      break;
+    case Normalization::ortho:
+      forward_scale_ = inverse_scale_ = 1.0 / std::sqrt(n);
+      break;
+  }
+  walk_ = output_walk(decision_.layout, decision_.type);
+  state_.set_operand(true);
+}
+
+FftImpl::~FftImpl() {
+  free();
+}
+
+std::size_t FftImpl::required_alignment(DType dtype) const noexcept {
+  // cuFFT reads and writes real data of R2C/C2R in pairs: device memory it touches directly must be aligned to the
+  // complex type (e.g. 16 bytes for f64). Host memory staged to the GPU and FFTW need the element alignment only.
+  const bool cufft_touches_it = target_.cuda && !target_.host_operands;
+  return cufft_touches_it ? dtype.complex().size() : dtype.alignment();
+}
+
+void FftImpl::check_out(const TensorView& out) const {
+  const bool host_operand = is_host(operand_space_);
+  const bool host_out = is_host(out.memory_space());
+  if (host_operand != host_out || (!host_out && !(out.device() == operand_device_)))
+    throw InvalidArgument(fmt::format("FFT: out: expected {} like the operand, got {}",
+                                      place(operand_device_, operand_space_), place(out.device(), out.memory_space())));
+  check_alignment(out.data(), required_alignment(out.dtype()), "out", "FFT");
+}
+
+void FftImpl::check_same_layout(const TensorView& x, const char* method) const {
+  const LayoutDecision& d = decision_;
+  if (!(x.dtype() == d.in_dtype))
+    throw InvalidArgument(fmt::format("FFT.{}: operand dtype: expected {} (the planned one), got {}", method,
+                                      d.in_dtype.name(), x.dtype().name()));
+  if (!(x.shape() == d.in_shape))
+    throw InvalidArgument(fmt::format("FFT.{}: operand shape: expected {} (the planned one), got {}", method,
+                                      str(d.in_shape), str(x.shape())));
+  const bool same_space = is_host(x.memory_space()) == is_host(operand_space_) &&
+                          (is_host(x.memory_space()) || x.device() == operand_device_);
+  if (!same_space)
+    throw InvalidArgument(fmt::format("FFT.{}: operand memory: expected {} (the planned one), got {}", method,
+                                      place(operand_device_, operand_space_), place(x.device(), x.memory_space())));
+  const Strides& planned = planned_strides_;
+  for (int a = 0; a < x.ndim(); ++a)
+    if (x.shape()[a] > 1 && x.strides()[a] != planned[a])
+      throw InvalidArgument(fmt::format("FFT.{}: operand strides: expected {} (the planned layout), got {}", method,
+                                        str(planned), str(x.strides())));
+  check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
+}
+
+void FftImpl::plan(std::optional<StreamRef> stream) {
+  state_.require_alive("plan");
+  if (!target_.cuda) {
+    if (!fftw_) fftw_ = std::make_unique<FftwPlan>(decision_, target_.cpu_threads);
+    const std::int64_t in_numel = checked_numel(decision_.in_shape, "operand");
+    const std::int64_t out_numel = checked_numel(decision_.out_shape, "result");
+    if (decision_.input_copy && host_in_stage_.data() == nullptr)
+      host_in_stage_ = Tensor::empty({in_numel}, decision_.in_dtype);
+    if (decision_.output_copy && host_out_stage_.data() == nullptr)
+      host_out_stage_ = Tensor::empty({out_numel}, decision_.out_dtype);
+    state_.set_planned(true);
+    log(LogLevel::info, "FFT: planned {}", describe());
+    return;
+  }
+  const StreamRef s = resolve_stream(stream ? stream : construct_stream_, target_.device);
+  check_stream_device(s, target_.device, "FFT.plan");
+  order_.begin(s, pending_after_, target_.device);
+  pending_after_ = EventList{};
+  if (!cufft_ && decision_.layout.rank > 0) cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
+  buffers_ready_ = false;
+  ensure_buffers(s);
+  order_.end(s);
+  state_.set_planned(true);
+  log(LogLevel::info, "FFT: planned {}", describe());
+}
+
+void FftImpl::ensure_buffers(StreamRef s) {
+  const std::size_t in_bytes = static_cast<std::size_t>(checked_numel(decision_.in_shape)) * decision_.in_dtype.size();
+  const std::size_t out_bytes =
+      static_cast<std::size_t>(checked_numel(decision_.out_shape)) * decision_.out_dtype.size();
+  workspace_ptr_ = cufft_ ? workspace_.ensure(cufft_->workspace_size(), target_.device, s) : nullptr;
+  if (decision_.input_copy) in_stage_ptr_ = in_stage_.ensure(in_bytes, target_.device, s);
+  if (decision_.output_copy) out_stage_ptr_ = out_stage_.ensure(out_bytes, target_.device, s);
+  buffers_stream_ = s.native();
+  buffers_ready_ = true;
+}
+
+void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
+  state_.require_alive("reset_operand");
+  check_same_layout(operand.view(), "reset_operand");
+  if (target_.cuda && !target_.host_operands) {
+    const StreamRef s = resolve_stream(stream, target_.device);
+    check_stream_device(s, target_.device, "FFT.reset_operand");
+    order_.begin(s, EventList{}, target_.device);  // s now runs after the object's last phase
+    order_.end(s);
+  }
+  operand_ = std::move(operand);
+  operand_recorded_ = false;
+  state_.set_operand(true);
+}
+
+void FftImpl::swap_operand(TensorRef operand) {
+  check_same_layout(operand.view(), "reset_operand");
+  operand_ = std::move(operand);
+  operand_recorded_ = false;
+  state_.set_operand(true);
+}
+
+void FftImpl::release_operand() {
+  state_.require_alive("release_operand");
+  operand_ = TensorRef{};
+  operand_recorded_ = false;
+  state_.set_operand(false);
+}
+
+void FftImpl::free() noexcept {
+  if (state_.freed()) return;
+  cufft_.reset();
+  fftw_.reset();
+  workspace_.release();
+  in_stage_.release();
+  out_stage_.release();
+  host_in_stage_ = Tensor{};
+  host_out_stage_ = Tensor{};
+  operand_ = TensorRef{};
+  workspace_ptr_ = in_stage_ptr_ = out_stage_ptr_ = nullptr;
+  buffers_ready_ = false;
+  state_.set_freed();
+}
+
+std::size_t FftImpl::workspace_size() const noexcept {
+  return cufft_ ? cufft_->workspace_size() : 0;
+}
+
+std::string FftImpl::describe() const {
+  const LayoutDecision& d = decision_;
+  const AdvancedLayout& l = d.layout;
+  std::string copies;
+  if (d.input_copy) copies += fmt::format(", input copy ({})", d.input_copy_reason);
+  if (d.output_copy) copies += fmt::format(", output copy ({})", d.output_copy_reason);
+  return fmt::format(
+      "FFT {} {} -> {} axes [{}] shape {} -> {}, lengths [{}], {} batch dim(s) ({} call(s) per execute){}{}, "
+      "normalization {}, {} execution{}, workspace {} bytes",
+      to_string(d.type), d.in_dtype.name(), d.out_dtype.name(), fmt::join(d.axes, ", "), str(d.in_shape),
+      str(d.out_shape), fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", "), l.batch_dims.size(),
+      target_.cuda ? l.loop_in_offsets.size() : 1, d.inplace_compute ? ", in place" : "", copies,
+      to_string(normalization_), target_.cuda ? "cuFFT" : "FFTW",
+      target_.cuda ? fmt::format(" on cuda:{}", target_.device) : std::string(), workspace_size());
+}
+
+}  // namespace cuplan::detail

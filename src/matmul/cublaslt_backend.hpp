@@ -1,0 +1,83 @@
+#pragma once
+// cuBLASLt execution of a planned product: descriptors made once at plan time, heuristic candidates, autotuning,
+// and an execute path that is one cublasLtMatmul call plus pointer updates when operands changed.
+
+#include <cublasLt.h>
+
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <vector>
+
+#include "cuplan/matmul.hpp"
+#include "matmul/layout.hpp"
+
+namespace cuplan::detail::mm {
+
+/// The cuBLASLt handle of `device`, created once per device (thread-safe) and kept for the process.
+cublasLtHandle_t lt_handle(int device);
+
+/// Device pointers of one product; null where the problem has no such operand.
+struct LtPointers {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;
+  void* d = nullptr;
+  const void* bias = nullptr;
+  void* aux = nullptr;  ///< aux output, or the aux input of drelu/dgelu
+  void* bias_gradient = nullptr;
+  const void* scale_a = nullptr;  ///< fp8: device f32 scale factors
+  const void* scale_b = nullptr;
+};
+
+/// Operand layouts as cuBLASLt takes them, for one device-resident problem (no copies needed).
+class LtPlan {
+ public:
+  /// Builds the descriptors. `c_layout` describes C when it is passed directly; when C was copied into D the plan
+  /// reads C from D's layout. NotSupported for combinations cuBLASLt cannot express (with the reason).
+  LtPlan(const Problem& problem, int device, std::complex<double> alpha, std::complex<double> beta, bool c_in_d,
+         const char* who);
+  ~LtPlan();
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+
+  /// alpha and beta of the next runs (host scalars of the scale type; not part of the plan).
+  void set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept;
+  /// Sets the epilog pointers (bias, aux, bias gradient, fp8 scales) when they differ from the last ones.
+  void bind(const LtPointers& p);
+  /// Asks the heuristic for candidates; InvalidArgument when memory_limit is too small for every algorithm,
+  /// NotSupported when cuBLASLt has none for this problem.
+  void find_algorithms(const MatmulPreferences& preferences, std::size_t memory_limit, bool limit_from_user,
+                       const LtPointers& pointers);
+  std::vector<AlgorithmInfo> algorithms() const;
+  std::size_t workspace_bytes() const noexcept { return candidates_.empty() ? 0 : candidates_[0].workspaceSize; }
+  std::size_t max_workspace_bytes() const noexcept;
+
+  /// Enqueues the product with candidate `index` (default: the chosen one).
+  void run(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size,
+           std::size_t index = 0) const;
+  /// Times every candidate with CUDA events on `stream` (optionally flushing L2 with `flush` of `flush_bytes`),
+  /// keeps those that ran, fastest first. Blocks until timing is done.
+  void autotune(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size, int iterations,
+                void* flush, std::size_t flush_bytes);
+
+ private:
+  void build(const Problem& problem, std::complex<double> alpha, std::complex<double> beta, bool c_in_d);
+  void release() noexcept;
+
+  int device_;
+  cublasLtHandle_t handle_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
+  std::array<unsigned char, 16> alpha_{}, beta_{};
+  cudaDataType_t scale_type_ = CUDA_R_32F;
+  bool swapped_ = false;
+  bool has_c_ = false;
+  LtPointers bound_{};
+  std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
+  std::vector<float> measured_ms_;
+  Epilog epilog_;
+  const char* who_;
+};
+
+}  // namespace cuplan::detail::mm

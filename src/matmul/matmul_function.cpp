@@ -1,0 +1,96 @@
+// Function forms: matmul and matmul_with_aux on the shared plan cache.
+#include <fmt/format.h>
+
+#include "cuplan/errors.hpp"
+#include "matmul/matmul_impl.hpp"
+
+namespace cuplan {
+namespace {
+
+/// Alignment (up to 16 bytes) the plan's algorithms were chosen for; a cached plan only serves operands as aligned.
+std::int64_t alignment_class(const void* p) {
+  const auto v = reinterpret_cast<std::uintptr_t>(p);
+  std::int64_t a = 1;
+  while (a < 16 && v % static_cast<std::uintptr_t>(a * 2) == 0) a *= 2;
+  return a;
+}
+
+void add_optional(detail::PlanKey& key, const std::optional<TensorRef>& ref) {
+  key.add(static_cast<std::int64_t>(ref.has_value()));
+  if (ref) key.add(ref->view()).add(alignment_class(ref->view().data()));
+}
+
+detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulOptions& o) {
+  detail::PlanKey key(detail::PlanKind::matmul);
+  key.add(a.view()).add(alignment_class(a.view().data())).add(b.view()).add(alignment_class(b.view().data()));
+  add_optional(key, o.c);
+  add_optional(key, o.bias);
+  add_optional(key, o.epilog_aux);
+  key.add(static_cast<std::int64_t>(o.epilog))
+      .add(static_cast<std::int64_t>(o.compute))
+      .add(static_cast<std::int64_t>(o.execution.kind()))
+      .add(static_cast<std::int64_t>(o.execution.device()))
+      .add(static_cast<std::int64_t>(o.execution.threads()))
+      .add(static_cast<std::int64_t>(o.blocking))
+      .add(static_cast<std::int64_t>(o.result_dtype ? static_cast<int>(o.result_dtype->code()) : -1))
+      .add(static_cast<std::int64_t>(o.conjugate_a) * 2 + static_cast<std::int64_t>(o.conjugate_b))
+      .add(static_cast<std::int64_t>(o.memory_limit));
+  // fp8 scales: host values are uploaded when planned, tensors are bound by address.
+  for (const ScaleFactor* s : {&o.scales.a, &o.scales.b, &o.scales.c, &o.scales.d}) {
+    key.add(static_cast<double>(s->value.value_or(-0.0f))).add(static_cast<std::int64_t>(s->value.has_value()));
+    add_optional(key, s->tensor);
+  }
+  return key;
+}
+
+MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
+  const detail::PlanKey key = matmul_key(a, b, options);
+  const std::complex<double> alpha = options.alpha, beta = options.beta;
+  MatmulOperands operands{a, b, options.c, options.bias, options.epilog_aux};
+  const std::optional<StreamRef> stream = options.stream;
+  const EventList after = options.after;
+  detail::PlanLease lease = detail::acquire_plan(key, [&] {
+    auto plan = std::make_unique<detail::MatmulImpl>(a, b, options, who);
+    MatmulPlanOptions plan_options;
+    plan_options.stream = stream;
+    plan_options.after = after;
+    plan->plan(plan_options);
+    return plan;
+  });
+  auto& impl = *static_cast<detail::MatmulImpl*>(lease.get());
+  try {
+    if (lease.hit()) {
+      impl.set_scalars(alpha, beta);
+      impl.reset_operands(operands, stream);
+    }
+    MatmulResult result;
+    MatmulExecuteOptions execute_options;
+    execute_options.stream = stream;
+    execute_options.after = after;
+    result.d = impl.execute(execute_options);
+    result.aux = impl.aux();
+    result.bias_gradient = impl.bias_gradient();
+    // The cache keeps plans, not the caller's operands.
+    impl.release_operands();
+    return result;
+  } catch (...) {
+    lease.discard();
+    throw;
+  }
+}
+
+}  // namespace
+
+Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options) {
+  const detail::mm::EpilogTraits t = detail::mm::epilog_traits(options.epilog);
+  if (t.aux_output || t.bias_gradient)
+    throw InvalidArgument(fmt::format("matmul: epilog {} produces {} besides D; call matmul_with_aux to receive it",
+                                      to_string(options.epilog), t.aux_output ? "an aux output" : "a bias gradient"));
+  return run(std::move(a), std::move(b), std::move(options), "matmul").d;
+}
+
+MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options) {
+  return run(std::move(a), std::move(b), std::move(options), "matmul_with_aux");
+}
+
+}  // namespace cuplan

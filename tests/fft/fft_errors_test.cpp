@@ -1,0 +1,237 @@
+// Bad input: every case throws the documented exception type with a message that names the operand, the expected
+// and the actual value; objects stay usable where that makes sense.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fft/fft_test_util.hpp"
+
+namespace cuplan::testing {
+namespace {
+
+template <class E, class F>
+std::string message_of(F&& call) {
+  try {
+    call();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "no exception";
+}
+
+#define EXPECT_ERROR(Type, call, ...)                                                                                  \
+  do {                                                                                                                 \
+    const std::string message = message_of<Type>([&] { call; });                                                       \
+    for (const char* part : {__VA_ARGS__}) EXPECT_NE(message.find(part), std::string::npos) << "message: " << message; \
+  } while (0)
+
+struct Data {
+  std::vector<std::complex<float>> c = random_vector<std::complex<float>>(4096);
+  std::vector<float> r = random_vector<float>(4096);
+  std::vector<std::int32_t> ints = std::vector<std::int32_t>(64, 1);
+};
+
+const FFTOptions kCpu{.execution = Execution::cpu()};
+
+TEST(FftErrors, ZeroDimensionalOperandHasNoAxes) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument, FFT(TensorView(d.c.data(), Shape{}), kCpu), "0-d", "empty axes");
+}
+
+TEST(FftErrors, RepeatedAxes) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument, FFT(TensorView(d.c.data(), {8, 8}), {.axes = {1, -1}, .execution = Execution::cpu()}),
+               "axes", "axis 1 twice");
+}
+
+TEST(FftErrors, AxisOutOfRange) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument, FFT(TensorView(d.c.data(), {8, 8}), {.axes = {2}, .execution = Execution::cpu()}),
+               "axis 2 is out of range", "rank 2", "-2 to 1");
+}
+
+TEST(FftErrors, MoreThanThreeAxes) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument,
+               FFT(TensorView(d.c.data(), {2, 2, 2, 2}), {.axes = {0, 1, 2, 3}, .execution = Execution::cpu()}),
+               "1 to 3 axes", "got 4");
+}
+
+TEST(FftErrors, C2RWithoutAValidParity) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument, irfft(TensorView(d.c.data(), {4, 1}), kCpu), "last_axis_parity", "length 1",
+               "Parity::odd");
+}
+
+TEST(FftErrors, RealDtypeForC2C) {
+  Data d;
+  FFTOptions o = kCpu;
+  o.fft_type = FFTType::c2c;
+  EXPECT_ERROR(InvalidArgument, FFT(TensorView(d.r.data(), {8, 8}), o), "C2C", "complex", "got f32");
+  EXPECT_ERROR(InvalidArgument, ifft(TensorView(d.r.data(), {8, 8}), kCpu), "C2C", "got f32");
+}
+
+TEST(FftErrors, ComplexDtypeForR2C) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument, rfft(TensorView(d.c.data(), {8, 8}), kCpu), "R2C", "real", "got c64");
+}
+
+TEST(FftErrors, IntegerDtype) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument, fft(TensorView(d.ints.data(), {8, 8}), kCpu), "dtype", "floating", "got i32");
+}
+
+TEST(FftErrors, ZeroSizeDimension) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument, FFT(TensorView(d.c.data(), {8, 0}), kCpu), "shape", "[8, 0]", "axis 1 is 0");
+}
+
+TEST(FftErrors, OutputOfTheWrongShape) {
+  Data d;
+  std::vector<std::complex<float>> out(64);
+  EXPECT_ERROR(InvalidArgument, fft(TensorView(d.c.data(), {8, 8}), TensorView(out.data(), {8, 7}), kCpu), "out",
+               "expected shape [8, 8]", "got [8, 7]");
+}
+
+TEST(FftErrors, OutputOfTheWrongDtype) {
+  Data d;
+  std::vector<std::complex<double>> out(64);
+  EXPECT_ERROR(InvalidArgument, fft(TensorView(d.c.data(), {8, 8}), TensorView(out.data(), {8, 8}), kCpu),
+               "expected dtype c64", "got c128");
+  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
+  f.plan();
+  EXPECT_ERROR(InvalidArgument, f.execute({.out = TensorView(out.data(), {8, 8})}), "expected dtype c64", "got c128");
+  EXPECT_NO_THROW(f.execute());  // still usable
+}
+
+TEST(FftErrors, OutputWithStridesOtherThanPlanned) {
+  Data d;
+  std::vector<std::complex<float>> out(128);
+  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
+  f.plan();
+  EXPECT_ERROR(InvalidArgument, f.execute({.out = TensorView(out.data(), {8, 8}, Strides{16, 2})}), "strides", "[8, 1]",
+               "[16, 2]");
+}
+
+TEST(FftErrors, InPlaceWithAnIncompatibleLayout) {
+  Data d;
+  EXPECT_ERROR(InvalidArgument,
+               FFT(TensorView(d.r.data(), {4, 14}), {.axes = {1}, .inplace = true, .execution = Execution::cpu()}),
+               "inplace", "R2C", "[14, 1]");
+  EXPECT_ERROR(InvalidArgument,
+               FFT(TensorView(d.c.data(), {4, 8}, Strides{1, 2}),
+                   {.axes = {0, 1}, .inplace = true, .execution = Execution::cpu()}),
+               "inplace", "[1, 2]");
+}
+
+TEST(FftErrors, ResetWithAnotherShapeDtypeOrStrides) {
+  Data d;
+  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
+  f.plan();
+  EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(d.c.data(), {8, 4})), "reset_operand", "shape",
+               "expected [8, 8]", "got [8, 4]");
+  EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(d.r.data(), {8, 8})), "dtype", "expected c64", "got f32");
+  EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(d.c.data(), {8, 8}, Strides{1, 8})), "strides",
+               "expected [8, 1]", "got [1, 8]");
+  EXPECT_NO_THROW(f.execute());  // the old operand is still in place
+}
+
+TEST(FftErrors, ExecuteBeforePlan) {
+  Data d;
+  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
+  EXPECT_ERROR(StateError, f.execute(), "execute");
+  f.plan();
+  EXPECT_NO_THROW(f.execute());
+}
+
+TEST(FftErrors, ExecuteWithNoOperand) {
+  Data d;
+  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
+  f.plan();
+  f.release_operand();
+  EXPECT_ERROR(StateError, f.execute(), "execute");
+}
+
+TEST(FftErrors, AnyCallAfterFree) {
+  Data d;
+  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
+  f.plan();
+  f.free();
+  EXPECT_ERROR(StateError, f.execute(), "execute");
+  EXPECT_ERROR(StateError, f.plan(), "plan");
+  EXPECT_ERROR(StateError, f.reset_operand(TensorView(d.c.data(), {8, 8})), "reset_operand");
+  EXPECT_ERROR(StateError, (void)f.result_shape(), "result_shape");
+}
+
+TEST(FftErrors, MisalignedPointer) {
+  Data d;
+  const auto* bytes = reinterpret_cast<const char*>(d.c.data()) + 4;  // half a c64 element off
+  EXPECT_ERROR(InvalidArgument, FFT(TensorView(bytes, c64, {8, 8}), kCpu), "operand", "align");
+  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
+  f.plan();
+  EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(bytes, c64, {8, 8})), "align");
+}
+
+TEST(FftErrors, WrongDirectionForRealTransforms) {
+  Data d;
+  FFT f(TensorView(d.r.data(), {8, 8}), kCpu);
+  f.plan();
+  EXPECT_ERROR(InvalidArgument, f.execute({.direction = Direction::inverse}), "R2C", "forward only");
+}
+
+TEST(FftErrors, HalfPrecisionOnTheCpuIsNotSupported) {
+  std::vector<__half2> h(64);
+  EXPECT_ERROR(NotSupported, FFT(TensorView(h.data(), {8, 8}), kCpu), "half precision", "c32");
+}
+
+TEST(FftErrors, FunctionTypeContradictsOptions) {
+  Data d;
+  FFTOptions o = kCpu;
+  o.fft_type = FFTType::c2c;
+  EXPECT_ERROR(InvalidArgument, rfft(TensorView(d.r.data(), {8, 8}), o), "rfft", "expected R2C", "got C2C");
+}
+
+// GPU-only bad input: device mismatch and memory-space mismatch.
+TEST(FftErrorsCuda, HostOutputForDeviceExecution) {
+  CUPLAN_REQUIRE_GPU();
+  Tensor x = Tensor::empty({8, 8}, c64, Device::cuda(0));
+  std::vector<std::complex<float>> host_out(64);
+  EXPECT_ERROR(InvalidArgument, fft(x, TensorView(host_out.data(), {8, 8})), "out", "expected memory of cuda:0",
+               "got host memory");
+}
+
+TEST(FftErrorsCuda, ResetWithOperandInAnotherMemorySpace) {
+  CUPLAN_REQUIRE_GPU();
+  Tensor x = Tensor::empty({8, 8}, c64, Device::cuda(0));
+  std::vector<std::complex<float>> host(64);
+  FFT f(x);
+  f.plan();
+  EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(host.data(), {8, 8})), "operand memory",
+               "expected memory of cuda:0", "got host memory");
+}
+
+TEST(FftErrorsCuda, HalfPrecisionNeedsPowerOfTwoLengths) {
+  CUPLAN_REQUIRE_GPU();
+  Tensor x = Tensor::empty({4, 100}, c32, Device::cuda(0));
+  EXPECT_ERROR(NotSupported, FFT(x, {.axes = {1}}), "power-of-two", "100");
+}
+
+}  // namespace
+}  // namespace cuplan::testing
+
+namespace cuplan::testing {
+namespace {
+
+TEST(FftErrorsCuda, DeviceRealDataMustBeAlignedToTheComplexTypeForCufft) {
+  CUPLAN_REQUIRE_GPU();
+  Tensor buffer = Tensor::empty({65}, f64, Device::cuda(0));
+  const TensorView shifted(static_cast<const double*>(buffer.data()) + 1, f64, {64}, Strides{1}, Device::cuda(0),
+                           MemorySpace::device);  // 8-byte aligned, cuFFT D2Z needs 16
+  EXPECT_ERROR(InvalidArgument, FFT(shifted, {.axes = {0}}), "operand", "align");
+}
+
+}  // namespace
+}  // namespace cuplan::testing

@@ -1,0 +1,134 @@
+// Class form lifecycle and the function form's plan cache.
+#include <gtest/gtest.h>
+
+#include "matmul/layout.hpp"
+#include "matmul/matmul_reference.hpp"
+
+namespace cuplan::testing {
+namespace {
+
+std::vector<cd> reference(const HostMatrix<double>& a, const HostMatrix<double>& b) {
+  std::vector<cd> r(static_cast<std::size_t>(a.rows * b.cols));
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t j = 0; j < b.cols; ++j)
+      for (std::int64_t k = 0; k < a.cols; ++k)
+        r[static_cast<std::size_t>(i * b.cols + j)] += a.at({}, 0, i, k) * b.at({}, 0, k, j);
+  return r;
+}
+
+class MatmulClass : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam()) CUPLAN_REQUIRE_GPU();
+  }
+  Execution execution() const { return GetParam() ? Execution::cuda(0) : Execution::cpu(); }
+};
+
+TEST_P(MatmulClass, ResetOperandsComputesWithTheNewOperands) {
+  HostMatrix<double> a({}, 12, 7), b({}, 7, 9), a2({}, 12, 7), b2({}, 7, 9);
+  Matmul mm(a.view(), b.view(), {.execution = execution()});
+  mm.plan();
+  ASSERT_FALSE(mm.algorithms().empty());
+  EXPECT_LT(relative_error(read_all(mm.execute()), reference(a, b)), 1e-12);
+  mm.reset_operands({.a = a2.view(), .b = b2.view()});
+  EXPECT_LT(relative_error(read_all(mm.execute()), reference(a2, b2)), 1e-12);
+  mm.autotune();  // CPU: nothing to choose; GPU: times the candidates on these operands
+  EXPECT_LT(relative_error(read_all(mm.execute()), reference(a2, b2)), 1e-12);
+  mm.release_operands();
+  mm.reset_operands({.a = a.view(), .b = b.view()});
+  EXPECT_LT(relative_error(read_all(mm.execute()), reference(a, b)), 1e-12);
+}
+
+TEST_P(MatmulClass, MovedFromObjectReportsStateError) {
+  HostMatrix<double> a({}, 4, 4), b({}, 4, 4);
+  Matmul mm(a.view(), b.view(), {.execution = execution()});
+  Matmul other = std::move(mm);
+  other.plan();
+  EXPECT_THROW(mm.plan(), StateError);  // NOLINT(bugprone-use-after-move): the moved-from state is the subject
+  EXPECT_LT(relative_error(read_all(other.execute()), reference(a, b)), 1e-12);
+}
+
+TEST_P(MatmulClass, PlanCanSwitchEpilog) {
+  HostMatrix<double> a({}, 6, 5), b({}, 5, 4);
+  std::vector<double> bias = random_vector<double>(6);
+  Matmul mm(a.view(), b.view(), {.execution = execution()});
+  mm.plan({.epilog = Epilog::relu_bias, .bias = TensorView(bias.data(), {6})});
+  auto ref = reference(a, b);
+  for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = std::max(0.0, ref[i].real() + bias[i / 4]);
+  EXPECT_LT(relative_error(read_all(mm.execute()), ref), 1e-12);
+}
+
+TEST_P(MatmulClass, FunctionFormReusesCachedPlans) {
+  plan_cache::clear();
+  plan_cache::reset_stats();
+  HostMatrix<double> a({}, 10, 6), b({}, 6, 8), c({}, 10, 8);
+  for (int round = 0; round < 3; ++round) {
+    HostMatrix<double> a2({}, 10, 6), b2({}, 6, 8);
+    const double alpha = 0.5 + round;
+    const Tensor d =
+        matmul(a2.view(), b2.view(), {.c = c.view(), .alpha = alpha, .beta = 2.0, .execution = execution()});
+    auto ref = reference(a2, b2);
+    for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = alpha * ref[i] + 2.0 * c.values[i];
+    EXPECT_LT(relative_error(read_all(d.view().on_host() ? d : d.to(Device::cpu())), ref), 1e-12) << round;
+  }
+  const PlanCacheStats s = plan_cache::stats();
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.hits, 2u);
+}
+
+TEST_P(MatmulClass, MatmulWithAuxReturnsTheBiasGradient) {
+  HostMatrix<double> a({}, 5, 3), b({}, 3, 4);
+  const MatmulResult r = matmul_with_aux(a.view(), b.view(), {.epilog = Epilog::bgrada, .execution = execution()});
+  std::vector<cd> ref(5);
+  for (int i = 0; i < 5; ++i)
+    for (int k = 0; k < 3; ++k) ref[static_cast<std::size_t>(i)] += a.at({}, 0, i, k);
+  const Tensor g = r.bias_gradient.view().on_host() ? r.bias_gradient : r.bias_gradient.to(Device::cpu());
+  EXPECT_LT(relative_error(read_all(g), ref), 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(Spaces, MatmulClass, ::testing::Values(false, true),
+                         [](const auto& info) { return std::string(info.param ? "cuda" : "cpu"); });
+
+TEST(MatmulLayout, DescribesStridesWithoutCopies) {
+  using detail::mm::describe_matrix;
+  // Row-major 3x4 with padding, column-major, broadcast batch, nested batch strides, and an uncopyable one.
+  auto rm = describe_matrix(3, 4, 6, 1, {}, {}, {});
+  EXPECT_TRUE(rm.row_major);
+  EXPECT_EQ(rm.ld, 6);
+  auto cm = describe_matrix(3, 4, 1, 5, {}, {}, {});
+  EXPECT_FALSE(cm.row_major);
+  EXPECT_EQ(cm.ld, 5);
+  auto bc = describe_matrix(3, 4, 4, 1, {1}, {12}, {7});
+  EXPECT_EQ(bc.batch_stride, 0);
+  EXPECT_FALSE(bc.needs_copy);
+  auto nested = describe_matrix(3, 4, 4, 1, {2, 5}, {60, 12}, {2, 5});
+  EXPECT_EQ(nested.batch_stride, 12);
+  EXPECT_FALSE(nested.needs_copy);
+  auto mixed = describe_matrix(3, 4, 4, 1, {2, 1}, {12, 12}, {2, 5});
+  EXPECT_TRUE(mixed.needs_copy);
+  auto strided = describe_matrix(3, 4, 8, 2, {}, {}, {});
+  EXPECT_TRUE(strided.needs_copy);
+}
+
+TEST(MatmulLayout, ResultShapeAndDtype) {
+  std::vector<__half> a(2 * 3 * 4), b(4 * 5);
+  detail::mm::ProblemSpec spec;
+  spec.a = TensorView(a.data(), {2, 3, 4});
+  spec.b = TensorView(b.data(), {4, 5});
+  auto p = detail::mm::plan_problem(spec, "test");
+  EXPECT_EQ(p.result_shape, Shape({2, 3, 5}));
+  EXPECT_EQ(p.result_dtype, f16);
+  EXPECT_EQ(p.compute, Compute::f32);
+  EXPECT_EQ(p.b.batch_stride, 0);
+  EXPECT_TRUE(p.swapped);
+  spec.result_dtype = f32;
+  spec.epilog = Epilog::relu_aux;
+  spec.cuda = true;
+  p = detail::mm::plan_problem(spec, "test");
+  EXPECT_EQ(p.result_dtype, f32);
+  EXPECT_FALSE(p.swapped);
+  EXPECT_EQ(p.aux_ld % 128, 0);
+}
+
+}  // namespace
+}  // namespace cuplan::testing

@@ -1,0 +1,217 @@
+// Bad input: each case throws a typed exception whose message names the operand and the expected value.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "matmul/matmul_reference.hpp"
+
+namespace cuplan::testing {
+namespace {
+
+template <class E, class F>
+void expect_error(F&& f, const std::vector<std::string>& words) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception";
+  } catch (const E& e) {
+    const std::string what = e.what();
+    for (const auto& w : words) EXPECT_NE(what.find(w), std::string::npos) << "message lacks '" << w << "': " << what;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
+struct Operands {
+  std::vector<float> a = random_vector<float>(4 * 3 * 5), b = random_vector<float>(4 * 5 * 6),
+                     c = random_vector<float>(4 * 3 * 6), bias = random_vector<float>(8);
+  TensorView av{a.data(), {4, 3, 5}}, bv{b.data(), {4, 5, 6}};
+};
+const MatmulOptions cpu{.execution = Execution::cpu()};
+
+TEST(MatmulErrors, InnerDimensionsDiffer) {
+  Operands o;
+  expect_error<InvalidArgument>(
+      [&] {
+        Matmul(o.av, TensorView(o.b.data(), {4, 6, 5}), cpu);
+      },
+      {"inner dimensions", "5", "6"});
+}
+TEST(MatmulErrors, BatchShapesCannotBroadcast) {
+  Operands o;
+  expect_error<InvalidArgument>(
+      [&] {
+        Matmul(o.av, TensorView(o.b.data(), {3, 5, 6}), cpu);
+      },
+      {"batch shapes", "(4,)", "(3,)"});
+}
+TEST(MatmulErrors, DtypesDoNotCombine) {
+  Operands o;
+  std::vector<double> bd(4 * 5 * 6);
+  expect_error<InvalidArgument>([&] { Matmul(o.av, TensorView(bd.data(), {4, 5, 6}), cpu); }, {"f32", "f64"});
+}
+TEST(MatmulErrors, UnsupportedDtype) {
+  std::vector<std::int32_t> x(6);
+  expect_error<InvalidArgument>(
+      [&] {
+        Matmul(TensorView(x.data(), {2, 3}), TensorView(x.data(), {3, 2}), cpu);
+      },
+      {"i32", "expected"});
+}
+TEST(MatmulErrors, BiasOfWrongLength) {
+  Operands o;
+  expect_error<InvalidArgument>(
+      [&] {
+        Matmul(o.av, o.bv,
+               {.epilog = Epilog::bias, .bias = TensorView(o.bias.data(), {6}), .execution = Execution::cpu()});
+      },
+      {"bias", "(6,)", "(3,)"});
+}
+TEST(MatmulErrors, BiasOfWrongDtype) {
+  Operands o;
+  std::vector<double> bias(3);
+  expect_error<InvalidArgument>(
+      [&] {
+        Matmul(o.av, o.bv,
+               {.epilog = Epilog::bias, .bias = TensorView(bias.data(), {3}), .execution = Execution::cpu()});
+      },
+      {"bias", "f64", "f32"});
+}
+TEST(MatmulErrors, COfWrongShape) {
+  Operands o;
+  expect_error<InvalidArgument>(
+      [&] {
+        Matmul(o.av, o.bv, {.c = TensorView(o.c.data(), {4, 6, 3}), .beta = 1.0, .execution = Execution::cpu()});
+      },
+      {"operand c", "(4, 6, 3)", "(4, 3, 6)"});
+}
+TEST(MatmulErrors, BetaWithoutC) {
+  Operands o;
+  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, {.beta = 1.0, .execution = Execution::cpu()}); },
+                                {"beta", "c"});
+}
+TEST(MatmulErrors, EpilogNeedsBias) {
+  Operands o;
+  expect_error<InvalidArgument>(
+      [&] { Matmul(o.av, o.bv, {.epilog = Epilog::gelu_bias, .execution = Execution::cpu()}); },
+      {"gelu_bias", "bias", "length M = 3"});
+}
+TEST(MatmulErrors, EpilogNeedsAux) {
+  Operands o;
+  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, {.epilog = Epilog::dgelu, .execution = Execution::cpu()}); },
+                                {"dgelu", "epilog_aux"});
+}
+TEST(MatmulErrors, BiasGivenWithoutBiasEpilog) {
+  Operands o;
+  expect_error<InvalidArgument>(
+      [&] { Matmul(o.av, o.bv, {.bias = TensorView(o.bias.data(), {3}), .execution = Execution::cpu()}); },
+      {"bias", "none"});
+}
+TEST(MatmulErrors, Fp8WithoutScales) {
+  std::vector<__nv_fp8_e4m3> x(16);
+  expect_error<InvalidArgument>(
+      [&] {
+        Matmul(TensorView(x.data(), {4, 4}), TensorView(x.data(), {4, 4}), cpu);
+      },
+      {"fp8", "scales.a"});
+}
+TEST(MatmulErrors, Fp8OnTheCpuIsNotSupported) {
+  std::vector<__nv_fp8_e4m3> x(16);
+  MatmulOptions o{.execution = Execution::cpu()};
+  o.scales.a.value = 1.0f;
+  o.scales.b.value = 1.0f;
+  expect_error<NotSupported>(
+      [&] {
+        Matmul(TensorView(x.data(), {4, 4}), TensorView(x.data(), {4, 4}), o);
+      },
+      {"fp8", "compute capability >= 8.9"});
+}
+TEST(MatmulErrors, ComplexAlphaForRealOperands) {
+  Operands o;
+  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, {.alpha = cd(1, 1), .execution = Execution::cpu()}); },
+                                {"alpha", "real", "f32"});
+}
+TEST(MatmulErrors, ComputeTypeDoesNotCombine) {
+  Operands o;
+  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, {.compute = Compute::f64, .execution = Execution::cpu()}); },
+                                {"compute f64", "f32"});
+}
+TEST(MatmulErrors, MisalignedPointerAtConstruction) {
+  std::vector<float> a(64), b(64);
+  const auto* shifted = reinterpret_cast<const float*>(reinterpret_cast<const char*>(a.data()) + 2);
+  expect_error<InvalidArgument>(
+      [&] {
+        Matmul(TensorView(shifted, f32, {4, 4}), TensorView(b.data(), {4, 4}), cpu);
+      },
+      {"a", "align"});
+}
+TEST(MatmulErrors, MisalignedPointerAtReset) {
+  alignas(64) static float a[64], b[64];
+  Matmul mm(TensorView(a, {4, 4}), TensorView(b, {4, 4}), cpu);
+  mm.plan();
+  const auto* shifted = reinterpret_cast<const float*>(reinterpret_cast<const char*>(a) + 4);  // 4-byte aligned
+  expect_error<InvalidArgument>([&] { mm.reset_operands({.a = TensorView(shifted, f32, {4, 4})}); }, {"a", "align"});
+  EXPECT_NO_THROW((void)mm.execute()) << "a rejected reset leaves the object usable";
+}
+TEST(MatmulErrors, ResetWithOtherShapes) {
+  Operands o;
+  Matmul mm(o.av, o.bv, cpu);
+  mm.plan();
+  expect_error<InvalidArgument>(
+      [&] {
+        mm.reset_operands({.b = TensorView(o.b.data(), {4, 6, 5})});
+      },
+      {"reset_operands", "b", "(4, 6, 5)", "(4, 5, 6)"});
+}
+TEST(MatmulErrors, ExecuteBeforePlan) {
+  Operands o;
+  Matmul mm(o.av, o.bv, cpu);
+  expect_error<StateError>([&] { (void)mm.execute(); }, {"execute"});
+}
+TEST(MatmulErrors, CallsAfterFree) {
+  Operands o;
+  Matmul mm(o.av, o.bv, cpu);
+  mm.plan();
+  mm.free();
+  expect_error<StateError>([&] { (void)mm.execute(); }, {"execute"});
+  expect_error<StateError>([&] { mm.plan(); }, {"plan"});
+  expect_error<StateError>([&] { mm.reset_operands({.a = o.av}); }, {"reset_operands"});
+  EXPECT_NO_THROW(mm.free());
+}
+TEST(MatmulErrors, ExecuteAfterReleaseOperands) {
+  Operands o;
+  Matmul mm(o.av, o.bv, cpu);
+  mm.plan();
+  mm.release_operands();
+  expect_error<StateError>([&] { (void)mm.execute(); }, {"execute"});
+}
+TEST(MatmulErrors, FunctionFormWithAuxEpilogPointsToMatmulWithAux) {
+  Operands o;
+  expect_error<InvalidArgument>(
+      [&] { (void)matmul(o.av, o.bv, {.epilog = Epilog::relu_aux, .execution = Execution::cpu()}); },
+      {"matmul_with_aux"});
+}
+TEST(MatmulErrors, EpilogOnComplexIsNotSupported) {
+  std::vector<std::complex<float>> x(16);
+  expect_error<NotSupported>(
+      [&] {
+        Matmul(TensorView(x.data(), {4, 4}), TensorView(x.data(), {4, 4}),
+               {.epilog = Epilog::relu, .execution = Execution::cpu()});
+      },
+      {"relu", "c64"});
+}
+TEST(MatmulErrors, MemoryLimitTooSmallForAnyAlgorithm) {
+  CUPLAN_REQUIRE_GPU();
+  // A large split-friendly product: every cuBLASLt algorithm for it wants some workspace... or none; either way the
+  // library must not pretend. With a 1-byte limit the result is either a plan that needs no workspace or the error.
+  Tensor a = Tensor::empty({64, 4096}, f32, Device::cuda(0)), b = Tensor::empty({4096, 64}, f32, Device::cuda(0));
+  Matmul mm(a, b, {.memory_limit = 1});
+  try {
+    mm.plan();
+    for (const auto& alg : mm.algorithms()) EXPECT_LE(alg.workspace_bytes, 1u) << alg.description;
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("memory_limit"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cuplan::testing
