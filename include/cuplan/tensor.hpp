@@ -22,6 +22,8 @@
 
 namespace cuplan {
 
+class TensorRef;
+
 namespace detail {
 class Storage;  // owned device or host memory with its stream-use record
 }
@@ -157,6 +159,9 @@ class Tensor {
   static Tensor empty_like(const TensorView& like, Device device, std::optional<StreamRef> stream = {});
   /// A Tensor that aliases memory owned elsewhere (e.g. an in-place result); it frees nothing.
   static Tensor wrap(const TensorView& view);
+  /// A Tensor for `view` that shares ownership with `owner` (e.g. the complex view of an in-place R2C result keeps
+  /// the real operand's memory alive). A wrap when `owner` owns nothing. `view` must lie inside the owner's memory.
+  static Tensor alias(const TensorRef& owner, const TensorView& view);
 
   const TensorView& view() const noexcept { return view_; }
   operator const TensorView&() const noexcept { return view_; }  // NOLINT(google-explicit-constructor)

@@ -79,6 +79,20 @@ Tensor Tensor::empty_like(const TensorView& like, Device device, std::optional<S
   return empty(like.shape(), like.dtype(), device, stream);
 }
 
+Tensor Tensor::alias(const TensorRef& owner, const TensorView& view) {
+  if (owner.storage()) {
+    const auto* begin = static_cast<const unsigned char*>(owner.storage()->data());
+    const auto* first = static_cast<const unsigned char*>(view.data());
+    if (view.numel() > 0 && (first < begin || first + view.span_bytes() > begin + owner.storage()->bytes())) {
+      throw InvalidArgument(
+          fmt::format("Tensor::alias: view: expected memory inside the owner's {} bytes, got a "
+                      "view of {} bytes at offset {}",
+                      owner.storage()->bytes(), view.span_bytes(), first - begin));
+    }
+  }
+  return Tensor(view, owner.storage());
+}
+
 Tensor Tensor::wrap(const TensorView& view) {
   return Tensor(view, nullptr);
 }

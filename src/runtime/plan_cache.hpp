@@ -38,7 +38,7 @@ class PlanKey {
   friend bool operator==(const PlanKey& a, const PlanKey& b) noexcept;
 
  private:
-  std::array<std::int64_t, capacity> words_{};
+  std::array<std::int64_t, capacity> words_;  // only the first size_ are set (no 1 KiB clear per call)
   std::size_t size_ = 0;
 };
 
