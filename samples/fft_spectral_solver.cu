@@ -5,11 +5,6 @@
 // The FFT objects are planned once; execute writes into preallocated buffers (`.out`), so the loop allocates
 // nothing and never blocks the host. Each field starts as a single Fourier mode, whose exact decay checks the result.
 
-// fmt's constexpr support is off under nvcc by default; C++20 format-string checks need it.
-#ifndef FMT_USE_CONSTEXPR
-#define FMT_USE_CONSTEXPR 1
-#endif
-
 #include <thrust/complex.h>
 #include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>

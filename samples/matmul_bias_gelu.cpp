@@ -23,6 +23,10 @@ int main() {
   cp::Tensor d = cp::matmul(cp::TensorView(a.data(), {batch, m, k}), cp::TensorView(w.data(), {k, n}),
                             {.epilog = cp::Epilog::gelu_bias, .bias = cp::TensorView(bias.data(), {m})});
   sample::check(d.shape() == cp::Shape({batch, m, n}), "result shape is (batch, m, n)");
+  // Epilogs with a bias give D in cuBLASLt's native column-major orientation on every backend: read it through
+  // its strides, (m * n, 1, m) here.
+  const cp::Strides& st = d.strides();
+  std::printf("D strides: (%lld, %lld, %lld)\n", (long long)st[0], (long long)st[1], (long long)st[2]);
 
   double err = 0, ref_norm = 0;
   for (std::int64_t b = 0; b < batch; ++b)
@@ -31,7 +35,7 @@ int main() {
         double x = bias[i];
         for (std::int64_t kk = 0; kk < k; ++kk) x += double(a[(b * m + i) * k + kk]) * w[kk * n + j];
         const double ref = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-        const double got = d.data<float>()[(b * m + i) * n + j];
+        const double got = d.data<float>()[b * st[0] + i * st[1] + j * st[2]];
         err += (got - ref) * (got - ref);
         ref_norm += ref * ref;
       }

@@ -24,8 +24,9 @@ enum class FFTType { c2c, r2c, c2r };
 enum class Direction { forward, inverse };
 /// Length of the last transformed axis of a C2R result: even gives 2(m-1), odd gives 2(m-1)+1 for m inputs.
 enum class Parity { even, odd };
-/// `natural`: the result is dense row-major over its logical shape. `optimized`: the library may pick the layout
-/// that avoids internal copies (today the same as natural; see docs/fft.md).
+/// `natural`: the result is dense row-major over its logical shape. `optimized`: the result takes the dense layout
+/// the transform computes into, which avoids the internal copy that rearranges a result whose natural layout does
+/// not nest like the operand (e.g. a column-major operand); where no such copy is needed it equals natural.
 enum class ResultLayout { natural, optimized };
 /// Scaling of the result. `none` never scales (like cuFFT); `inverse` scales the inverse transform by 1/N (NumPy
 /// "backward"); `forward` scales the forward transform by 1/N; `ortho` scales both ways by 1/sqrt(N).
@@ -58,8 +59,8 @@ struct ExecuteOptions {
   EventList after;
   /// Release the workspace at the end of this call (stream-ordered); it is allocated again by the next execute.
   bool release_workspace = false;
-  /// Write the result here instead of a new Tensor (same shape and dtype as result_shape()/result_dtype(), in the
-  /// memory space of the operand). The returned Tensor then aliases it.
+  /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
+  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it.
   std::optional<TensorView> out;
 };
 
@@ -83,7 +84,8 @@ class FFT {
   /// Creates the cuFFT or FFTW plan and the workspace (on `stream`, else the construction stream).
   void plan(std::optional<StreamRef> stream = {});
   /// Runs the transform. Device operands with CUDA execution: returns once enqueued (unless Blocking::always);
-  /// host operands: blocks and returns a host Tensor.
+  /// host operands: blocks and returns a host Tensor. In place, the result shares the operand's memory (and its
+  /// ownership, for an owning Tensor operand: the result keeps that memory alive).
   Tensor execute(ExecuteOptions options = {});
   /// Replaces the operand by one of the same shape, dtype, memory space class and strides; ordered after the
   /// object's last phase. InvalidArgument naming what differs otherwise.
@@ -97,6 +99,9 @@ class FFT {
   const std::vector<int>& axes() const;  ///< normalised (non-negative), in the order given
   Shape result_shape() const;
   DType result_dtype() const;
+  /// Strides of the result (row-major unless ResultLayout::optimized chose another layout, or in place); an `out`
+  /// given to execute must have them.
+  Strides result_strides() const;
   bool uses_cuda() const;
   /// Workspace bytes of the plan (0 before plan()).
   std::size_t workspace_size() const;

@@ -93,6 +93,11 @@ struct MatmulExecuteOptions {
   std::optional<StreamRef> stream;
   EventList after;
   bool release_workspace = false;  ///< release the workspace after this call (stream-ordered) instead of keeping it
+  /// Write D here instead of allocating it; execute then returns a Tensor that wraps `out`. It must have D's dtype,
+  /// shape and planned strides (row-major or column-major, see Matmul), live where D would (device memory of the
+  /// object's device for device operands, 16-byte aligned; host memory otherwise) and stay valid until the product
+  /// is done in stream order.
+  std::optional<TensorView> out;
 };
 
 /// Heuristic preferences (cuBLASLt's cublasLtMatmulPreference attributes).
@@ -142,8 +147,11 @@ namespace detail {
 class MatmulImpl;
 }
 
-/// A planned product bound to its operands. Move-only. The result of execute() has shape batch... x M x N,
-/// row-major, dtype of D; it lives with the operands (on the host for host operands).
+/// A planned product bound to its operands. Move-only. The result of execute() has shape batch... x M x N and the
+/// dtype of D; it lives with the operands (on the host for host operands). Its layout is planned, the same on every
+/// backend: row-major for the epilogs none, relu and gelu; column-major (batch axes outermost, last two axes strides
+/// (1, M)) for epilogs with a bias, an aux output or a gradient, cuBLASLt's native orientation. Complex products
+/// with conjugated row-major operands are column-major too. Read D through its strides.
 class Matmul {
  public:
   /// Validates operands and options and chooses the layout; no GPU work yet.

@@ -65,10 +65,17 @@ CufftPlan::CufftPlan(const LayoutDecision& d, int device)
       inembed[k] = l.inembed[k];
       onembed[k] = l.onembed[k];
     }
+    // A dense C2C batch is cuFFT's basic layout: null embeds then make the very plan of cufftPlanMany with defaults
+    // (strides 1, distance the product of the lengths), the library's most direct path.
+    std::int64_t dense_dist = 1;
+    for (int k = 0; k < l.rank; ++k) dense_dist *= l.n[k];
+    bool basic = d.type == FFTType::c2c && l.istride == 1 && l.ostride == 1 &&
+                 (l.batch == 1 || (l.idist == dense_dist && l.odist == dense_dist));
+    for (int k = 1; k < l.rank; ++k) basic = basic && l.inembed[k] == l.n[k] && l.onembed[k] == l.n[k];
     const cudaDataType execution_type = data_type(d.in_dtype.complex());
-    CUPLAN_CUFFT_CHECK(cufftXtMakePlanMany(handle_, l.rank, n, inembed, l.istride, l.idist, data_type(d.in_dtype),
-                                           onembed, l.ostride, l.odist, data_type(d.out_dtype), l.batch,
-                                           &workspace_size_, execution_type));
+    CUPLAN_CUFFT_CHECK(cufftXtMakePlanMany(handle_, l.rank, n, basic ? nullptr : inembed, l.istride, l.idist,
+                                           data_type(d.in_dtype), basic ? nullptr : onembed, l.ostride, l.odist,
+                                           data_type(d.out_dtype), l.batch, &workspace_size_, execution_type));
   } catch (...) {
     cufftDestroy(handle_);
     created_ = false;

@@ -60,6 +60,9 @@ Shape FFT::result_shape() const {
 DType FFT::result_dtype() const {
   return live(impl_, "result_dtype").decision().out_dtype;
 }
+Strides FFT::result_strides() const {
+  return live(impl_, "result_strides").decision().out_strides;
+}
 bool FFT::uses_cuda() const {
   return live(impl_, "uses_cuda").target().cuda;
 }

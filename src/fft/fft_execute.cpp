@@ -30,69 +30,85 @@ Tensor FftImpl::execute(const ExecuteOptions& options) {
     throw InvalidArgument("FFT.execute: direction: an R2C transform runs forward only, got Direction::inverse");
   if (decision_.type == FFTType::c2r && direction != Direction::inverse)
     throw InvalidArgument("FFT.execute: direction: a C2R transform runs inverse only, got Direction::forward");
-  if (options.out) {
-    const TensorView& out = *options.out;
+  const TensorView* out = options.out ? &*options.out : nullptr;
+  if (out != nullptr) {
     if (inplace_) throw InvalidArgument("FFT.execute: out: an output cannot be given for an in-place transform");
-    if (!(out.shape() == decision_.out_shape))
+    if (!(out->shape() == decision_.out_shape))
       throw InvalidArgument(
-          fmt::format("FFT.execute: out: expected shape {}, got {}", str(decision_.out_shape), str(out.shape())));
-    if (!(out.dtype() == decision_.out_dtype))
+          fmt::format("FFT.execute: out: expected shape {}, got {}", str(decision_.out_shape), str(out->shape())));
+    if (!(out->dtype() == decision_.out_dtype))
       throw InvalidArgument(
-          fmt::format("FFT.execute: out: expected dtype {}, got {}", decision_.out_dtype.name(), out.dtype().name()));
-    for (int a = 0; a < out.ndim(); ++a)
-      if (out.shape()[a] > 1 && out.strides()[a] != decision_.out_strides[a])
+          fmt::format("FFT.execute: out: expected dtype {}, got {}", decision_.out_dtype.name(), out->dtype().name()));
+    for (int a = 0; a < out->ndim(); ++a)
+      if (out->shape()[a] > 1 && out->strides()[a] != decision_.out_strides[a])
         throw InvalidArgument(fmt::format("FFT.execute: out: expected strides {} (the planned result layout), got {}",
-                                          str(decision_.out_strides), str(out.strides())));
-    check_out(out);
+                                          str(decision_.out_strides), str(out->strides())));
+    check_out(*out);
   }
-  return target_.cuda ? execute_cuda(options, direction) : execute_cpu(options, direction);
+  return execute_validated(direction, options.stream, options.after, out, options.release_workspace);
 }
 
-Tensor FftImpl::make_result(const ExecuteOptions& options, StreamRef stream) const {
-  if (options.out) return Tensor::wrap(*options.out);
+Tensor FftImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
+                                  const TensorView* out, bool release_workspace) {
+  return target_.cuda ? execute_cuda(direction, stream, after, out, release_workspace)
+                      : execute_cpu(direction, stream, after, out);
+}
+
+Tensor FftImpl::make_result(const TensorView* out, StreamRef stream) const {
+  if (out != nullptr) return Tensor::wrap(*out);
   const bool host = is_host(operand_space_);
   if (inplace_) {
     if (decision_.type == FFTType::c2c) return operand_.as_tensor();  // the result is the operand
-    // R2C/C2R in place: the same memory seen with the result's dtype, shape and strides.
-    return Tensor::wrap(TensorView(operand_.view().data(), decision_.out_dtype, decision_.out_shape,
-                                   decision_.out_strides, operand_device_, operand_space_));
+    // R2C/C2R in place: the operand's memory seen with the result's dtype, shape and strides, sharing its owner
+    // (if any) so that the result keeps that memory alive after the operand is dropped.
+    return Tensor::alias(operand_, TensorView(operand_.view().data(), decision_.out_dtype, decision_.out_shape,
+                                              decision_.out_strides, operand_device_, operand_space_));
   }
-  if (host) return Tensor::empty(decision_.out_shape, decision_.out_dtype, Device::cpu());
-  return Tensor::empty(decision_.out_shape, decision_.out_dtype, operand_device_, stream);
+  const Device device = host ? Device::cpu() : operand_device_;
+  const std::optional<StreamRef> alloc_stream = host ? std::nullopt : std::optional<StreamRef>(stream);
+  if (natural_result_) return Tensor::empty(decision_.out_shape, decision_.out_dtype, device, alloc_stream);
+  return Tensor::empty_strided(decision_.out_shape, decision_.out_strides, decision_.out_dtype, device, alloc_stream);
 }
 
 void FftImpl::record_operand_use(StreamRef stream) {
-  if (operand_recorded_ && operand_stream_ == stream.native()) return;
+  const std::shared_ptr<Storage>& owner = operand_.storage();
+  if (!owner) return;  // a borrowed view: its owner orders its own uses
+  // Same owner (control block) and same stream as the last record: nothing new to record.
+  const bool same_owner = !recorded_owner_.owner_before(owner) && !owner.owner_before(recorded_owner_);
+  if (same_owner && recorded_stream_ == stream.native()) return;
   operand_.record_stream(stream);
-  operand_stream_ = stream.native();
-  operand_recorded_ = true;
+  recorded_owner_ = owner;
+  recorded_stream_ = stream.native();
 }
 
-Tensor FftImpl::execute_cuda(const ExecuteOptions& options, Direction direction) {
+Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
+                             const TensorView* user_out, bool release_workspace) {
   const int device = target_.device;
-  const StreamRef s = resolve_stream(options.stream, device);
+  const StreamRef s = resolve_stream(stream, device);
   if (!stream_checked_ || s.native() != checked_stream_) {
     check_stream_device(s, device, "FFT.execute");
     checked_stream_ = s.native();
     stream_checked_ = true;
   }
-  int current = -1;
-  CUPLAN_CUDA_CHECK(cudaGetDevice(&current));
+  // With one device it is the current one; otherwise make the plan's device current for the call.
   std::optional<DeviceScope> scope;
-  if (current != device) scope.emplace(Device::cuda(device));
+  if (!single_device_) {
+    int current = -1;
+    CUPLAN_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device) scope.emplace(Device::cuda(device));
+  }
 
-  order_.begin(s, options.after, device);
+  order_.begin(s, after, device);
   if (!buffers_ready_ || s.native() != buffers_stream_) ensure_buffers(s);
   const TensorView& x = operand_.view();
-  Tensor result = make_result(options, s);
-  const Device exec_device = Device::cuda(device);
+  Tensor result = make_result(user_out, s);
 
   const void* in = x.data();
   void* out = result.data();
   if (decision_.input_copy) {
     copy(x,
-         TensorView(in_stage_ptr_, decision_.in_dtype, decision_.in_shape, decision_.compute_in_strides, exec_device,
-                    MemorySpace::device),
+         TensorView(in_stage_ptr_, decision_.in_dtype, decision_.in_shape, decision_.compute_in_strides,
+                    Device::cuda(device), MemorySpace::device),
          s);
     in = in_stage_ptr_;
   }
@@ -101,9 +117,9 @@ Tensor FftImpl::execute_cuda(const ExecuteOptions& options, Direction direction)
     cufft_->bind(s, workspace_ptr_);
     cufft_->execute(direction, in, out);
   } else if (in != out) {  // every transformed axis has length 1: the transform is the identity
-    copy(TensorView(in, decision_.in_dtype, decision_.in_shape, decision_.compute_in_strides, exec_device,
+    copy(TensorView(in, decision_.in_dtype, decision_.in_shape, decision_.compute_in_strides, Device::cuda(device),
                     MemorySpace::device),
-         TensorView(out, decision_.out_dtype, decision_.out_shape, decision_.compute_out_strides, exec_device,
+         TensorView(out, decision_.out_dtype, decision_.out_shape, decision_.compute_out_strides, Device::cuda(device),
                     MemorySpace::device),
          s);
   }
@@ -111,11 +127,11 @@ Tensor FftImpl::execute_cuda(const ExecuteOptions& options, Direction direction)
   if (scale != 1.0) scale_device(out, decision_.out_dtype, walk_, scale, s);
   if (decision_.output_copy)
     copy(TensorView(out_stage_ptr_, decision_.out_dtype, decision_.out_shape, decision_.compute_out_strides,
-                    exec_device, MemorySpace::device),
+                    Device::cuda(device), MemorySpace::device),
          result.view(), s);
   if (!target_.host_operands) record_operand_use(s);
   order_.end(s);
-  if (options.release_workspace) {
+  if (release_workspace) {
     workspace_.release();
     workspace_ptr_ = nullptr;
     buffers_ready_ = false;
@@ -124,17 +140,18 @@ Tensor FftImpl::execute_cuda(const ExecuteOptions& options, Direction direction)
   return result;
 }
 
-Tensor FftImpl::execute_cpu(const ExecuteOptions& options, Direction direction) {
+Tensor FftImpl::execute_cpu(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
+                            const TensorView* user_out) {
   const TensorView& x = operand_.view();
   const bool device_operand = !is_host(operand_space_);
   std::optional<StreamRef> s;
   if (device_operand) {
-    s = resolve_stream(options.stream, operand_device_.index());
-    for (const EventRef& e : options.after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s->native(), e.native(), 0));
+    s = resolve_stream(stream, operand_device_.index());
+    for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s->native(), e.native(), 0));
   } else {
-    for (const EventRef& e : options.after) CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
+    for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
   }
-  Tensor result = make_result(options, s.value_or(StreamRef{}));
+  Tensor result = make_result(user_out, s.value_or(StreamRef{}));
 
   void* in = x.data();
   void* out = result.data();

@@ -12,43 +12,72 @@ namespace {
 
 // Everything that defines an FftImpl: the operand view (dtype, shape, strides, device, memory space, alignment
 // class), the options that shape the plan, the execution target and, for host operands run on CUDA, the current
-// device (where Execution::automatic puts the work).
+// device (where Execution::automatic puts the work). Small options share words so that a lookup hashes and
+// compares as few words as it can; each packing keeps distinct options distinct.
 detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorView* out) {
   detail::PlanKey key(detail::PlanKind::fft);
   key.add(x);
-  key.add(static_cast<std::int64_t>(o.axes.size()));
-  for (int a : o.axes) key.add(static_cast<std::int64_t>(a));
-  key.add(static_cast<std::int64_t>(o.fft_type ? static_cast<int>(*o.fft_type) : -1));
-  key.add(static_cast<std::int64_t>(o.last_axis_parity));
-  key.add(static_cast<std::int64_t>(o.inplace));
-  key.add(static_cast<std::int64_t>(o.result_layout));
-  key.add(static_cast<std::int64_t>(o.normalization));
-  key.add(static_cast<std::int64_t>(o.blocking));
-  key.add(static_cast<std::int64_t>(o.execution.kind()));
-  key.add(static_cast<std::int64_t>(o.execution.device()));
-  key.add(static_cast<std::int64_t>(o.execution.threads()));
+  // Up to 3 axes of one byte each after the count; anything else (invalid, rejected when planned) word by word,
+  // after a count word with bit 62 set, which a packed word never has.
+  bool packable = o.axes.size() <= 3;
+  std::uint64_t axes_word = o.axes.size();
+  for (std::size_t i = 0; i < o.axes.size() && packable; ++i) {
+    const int a = o.axes[i];
+    packable = a >= -128 && a <= 127;
+    axes_word |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(a)) << (8 * (i + 1));
+  }
+  if (packable) {
+    key.add(axes_word);
+  } else {
+    key.add((std::uint64_t{1} << 62) | o.axes.size());
+    for (int a : o.axes) key.add(a);
+  }
+  // One byte per small option (each enum has fewer than 256 values).
+  const auto byte = [](auto value, int slot) {
+    return static_cast<std::uint64_t>(static_cast<std::uint8_t>(value)) << (8 * slot);
+  };
+  key.add(byte(o.fft_type ? static_cast<int>(*o.fft_type) + 1 : 0, 0) | byte(o.last_axis_parity, 1) |
+          byte(o.inplace, 2) | byte(o.result_layout, 3) | byte(o.normalization, 4) | byte(o.blocking, 5) |
+          byte(o.execution.kind(), 6));
+  key.add((static_cast<std::uint64_t>(static_cast<std::uint32_t>(o.execution.device())) << 32) |
+          static_cast<std::uint32_t>(o.execution.threads()));
   const bool host = x.memory_space() == MemorySpace::host_pageable || x.memory_space() == MemorySpace::host_pinned;
   if (host && o.execution.kind() != Execution::Kind::cpu && o.execution.device() < 0) {
     int current = -1;
     if (cuda_available() && cudaGetDevice(&current) != cudaSuccess) current = -1;
-    key.add(static_cast<std::int64_t>(current));
+    key.add(current);
   }
   if (out != nullptr) key.add(*out);
   return key;
 }
 
-Tensor run(TensorRef x, FFTOptions options, std::optional<FFTType> type, Direction direction, const TensorView* out) {
+const char* function_name(FFTType type, Direction direction) {
+  if (type == FFTType::r2c) return "rfft";
+  if (type == FFTType::c2r) return "irfft";
+  return direction == Direction::forward ? "fft" : "ifft";
+}
+
+// Plans (or finds the cached plan) and runs it. The operand is moved into the plan and dropped again after the
+// call, so the cache never keeps the caller's memory alive.
+Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Direction direction,
+           const TensorView* out) {
   if (type) {
     if (options.fft_type && *options.fft_type != *type)
       throw InvalidArgument(fmt::format("{}: fft_type: expected {} for this function, got {}",
-                                        *type == FFTType::c2c   ? "fft"
-                                        : *type == FFTType::r2c ? "rfft"
-                                                                : "irfft",
-                                        to_string(*type), to_string(*options.fft_type)));
+                                        function_name(*type, direction), to_string(*type),
+                                        to_string(*options.fft_type)));
     options.fft_type = type;
   }
   // The resolved type goes into the key, so fft() and ifft() of one operand share a plan.
-  options.fft_type = detail::resolve_fft_type(x.view().dtype(), options.fft_type);
+  const FFTType resolved = detail::resolve_fft_type(x.view().dtype(), options.fft_type);
+  options.fft_type = resolved;
+  // The direction is fixed by the function; execute_validated trusts it, so the type must allow it.
+  if ((resolved == FFTType::r2c && direction != Direction::forward) ||
+      (resolved == FFTType::c2r && direction != Direction::inverse))
+    throw InvalidArgument(fmt::format("{}: fft_type: a {} transform runs {} only; use {}",
+                                      function_name(FFTType::c2c, direction), to_string(resolved),
+                                      resolved == FFTType::r2c ? "forward" : "inverse",
+                                      resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
   const detail::PlanKey key = make_key(x.view(), options, out);
   detail::PlanLease lease = detail::acquire_plan(key, [&] {
     std::optional<TensorView> hint;
@@ -59,14 +88,11 @@ Tensor run(TensorRef x, FFTOptions options, std::optional<FFTType> type, Directi
   });
   auto* impl = static_cast<detail::FftImpl*>(lease.get());
   try {
-    if (lease.hit()) impl->swap_operand(x);
-    ExecuteOptions exec;
-    exec.direction = direction;
-    exec.stream = options.stream;
-    exec.after = options.after;
-    if (out != nullptr) exec.out = *out;
-    Tensor result = impl->execute(exec);
-    impl->release_operand();  // the cache must not keep the caller's memory alive
+    // A hit has the key's operand layout and out layout (shape, dtype, strides, space, alignment class): neither is
+    // checked again. A miss made the plan from this very operand and out.
+    if (lease.hit()) impl->adopt_operand(std::move(x));
+    Tensor result = impl->execute_validated(direction, options.stream, options.after, out, false);
+    impl->release_operand();
     return result;
   } catch (...) {
     lease.discard();
@@ -78,32 +104,31 @@ Tensor run(TensorRef x, FFTOptions options, std::optional<FFTType> type, Directi
 
 Tensor fft(TensorRef x, FFTOptions options) {
   // A real operand without fft_type gives an R2C transform, like the class form.
-  return run(std::move(x), std::move(options), std::nullopt, Direction::forward, nullptr);
+  return run(std::move(x), options, std::nullopt, Direction::forward, nullptr);
 }
 Tensor ifft(TensorRef x, FFTOptions options) {
   const bool c2r = options.fft_type == FFTType::c2r;
-  return run(std::move(x), std::move(options), c2r ? std::nullopt : std::optional(FFTType::c2c), Direction::inverse,
-             nullptr);
+  return run(std::move(x), options, c2r ? std::nullopt : std::optional(FFTType::c2c), Direction::inverse, nullptr);
 }
 Tensor rfft(TensorRef x, FFTOptions options) {
-  return run(std::move(x), std::move(options), FFTType::r2c, Direction::forward, nullptr);
+  return run(std::move(x), options, FFTType::r2c, Direction::forward, nullptr);
 }
 Tensor irfft(TensorRef x, FFTOptions options) {
-  return run(std::move(x), std::move(options), FFTType::c2r, Direction::inverse, nullptr);
+  return run(std::move(x), options, FFTType::c2r, Direction::inverse, nullptr);
 }
 
 void fft(TensorRef x, const TensorView& out, FFTOptions options) {
-  run(std::move(x), std::move(options), std::nullopt, Direction::forward, &out);
+  run(std::move(x), options, std::nullopt, Direction::forward, &out);
 }
 void ifft(TensorRef x, const TensorView& out, FFTOptions options) {
   const bool c2r = options.fft_type == FFTType::c2r;
-  run(std::move(x), std::move(options), c2r ? std::nullopt : std::optional(FFTType::c2c), Direction::inverse, &out);
+  run(std::move(x), options, c2r ? std::nullopt : std::optional(FFTType::c2c), Direction::inverse, &out);
 }
 void rfft(TensorRef x, const TensorView& out, FFTOptions options) {
-  run(std::move(x), std::move(options), FFTType::r2c, Direction::forward, &out);
+  run(std::move(x), options, FFTType::r2c, Direction::forward, &out);
 }
 void irfft(TensorRef x, const TensorView& out, FFTOptions options) {
-  run(std::move(x), std::move(options), FFTType::c2r, Direction::inverse, &out);
+  run(std::move(x), options, FFTType::c2r, Direction::inverse, &out);
 }
 
 }  // namespace cuplan

@@ -7,6 +7,7 @@
 
 #include "core/log.hpp"
 #include "cuplan/errors.hpp"
+#include "runtime/storage.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -63,8 +64,12 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   request.stage_input = staged;
   request.stage_output = staged;
   request.loop_is_costly = target_.cuda;
+  request.aligned_real_calls = target_.cuda;
   decision_ = plan_layout(request);
   check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
+  check_inplace_room(operand_, "FFT");
+  natural_result_ = decision_.out_strides == row_major_strides(decision_.out_shape);
+  single_device_ = target_.cuda && cuda_device_count() == 1;
 
   if (decision_.in_dtype.real() == f16) {
     if (!target_.cuda)
@@ -115,6 +120,22 @@ void FftImpl::check_out(const TensorView& out) const {
     throw InvalidArgument(fmt::format("FFT: out: expected {} like the operand, got {}",
                                       place(operand_device_, operand_space_), place(out.device(), out.memory_space())));
   check_alignment(out.data(), required_alignment(out.dtype()), "out", "FFT");
+}
+
+void FftImpl::check_inplace_room(const TensorRef& operand, const char* method) const {
+  if (!inplace_ || decision_.type == FFTType::c2c || !operand.storage()) return;
+  const TensorView& x = operand.view();
+  const TensorView result(x.data(), decision_.out_dtype, decision_.out_shape, decision_.out_strides, x.device(),
+                          x.memory_space());
+  const Storage& owner = *operand.storage();
+  const auto offset = static_cast<std::size_t>(static_cast<const char*>(x.data()) - static_cast<char*>(owner.data()));
+  if (offset + result.span_bytes() > owner.bytes())
+    throw InvalidArgument(fmt::format(
+        "{}: inplace: the {} result (shape {}, strides {}) needs {} bytes from the operand's start, but the "
+        "operand's memory holds {}; pad the real rows along axis {} to {} values",
+        method, decision_.out_dtype.name(), str(decision_.out_shape), str(decision_.out_strides), result.span_bytes(),
+        owner.bytes() - offset, decision_.axes.back(),
+        2 * (decision_.type == FFTType::r2c ? decision_.out_shape : decision_.in_shape)[decision_.axes.back()]));
 }
 
 void FftImpl::check_same_layout(const TensorView& x, const char* method) const {
@@ -178,6 +199,7 @@ void FftImpl::ensure_buffers(StreamRef s) {
 void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
   state_.require_alive("reset_operand");
   check_same_layout(operand.view(), "reset_operand");
+  check_inplace_room(operand, "FFT.reset_operand");
   if (target_.cuda && !target_.host_operands) {
     const StreamRef s = resolve_stream(stream, target_.device);
     check_stream_device(s, target_.device, "FFT.reset_operand");
@@ -185,21 +207,19 @@ void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) 
     order_.end(s);
   }
   operand_ = std::move(operand);
-  operand_recorded_ = false;
   state_.set_operand(true);
 }
 
-void FftImpl::swap_operand(TensorRef operand) {
-  check_same_layout(operand.view(), "reset_operand");
+void FftImpl::adopt_operand(TensorRef&& operand) {
+  // The plan key fixed the view; the owner's size is not in it, so in-place R2C/C2R still checks the room.
+  check_inplace_room(operand, "FFT");
   operand_ = std::move(operand);
-  operand_recorded_ = false;
   state_.set_operand(true);
 }
 
 void FftImpl::release_operand() {
   state_.require_alive("release_operand");
   operand_ = TensorRef{};
-  operand_recorded_ = false;
   state_.set_operand(false);
 }
 

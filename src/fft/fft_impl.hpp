@@ -22,14 +22,23 @@ class FftImpl final : public CachedPlan {
   ~FftImpl() override;
 
   void plan(std::optional<StreamRef> stream);
+  /// Validates the call (direction, `out`) and runs it.
   Tensor execute(const ExecuteOptions& options);
+  /// Runs a call already known to be valid: the object is planned and has an operand, `direction` fits the type
+  /// and `out` (if any) has the planned result shape, dtype, strides, memory space and alignment (the function
+  /// forms: the plan key holds all of them).
+  Tensor execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
+                           const TensorView* out, bool release_workspace);
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
-  /// reset_operand without its own phase: the next execute orders itself after the last phase (function forms).
-  void swap_operand(TensorRef operand);
+  /// reset_operand without its own phase and without the layout check, for an operand whose dtype, shape, strides,
+  /// memory space and alignment class equal the planned ones (a plan-cache hit): the next execute orders itself
+  /// after the last phase.
+  void adopt_operand(TensorRef&& operand);
   void release_operand();
   void free() noexcept;
 
   const LayoutDecision& decision() const noexcept { return decision_; }
+  Direction default_direction() const noexcept { return default_direction_; }
   const ExecutionTarget& target() const noexcept { return target_; }
   std::size_t workspace_size() const noexcept;
   std::string describe() const;
@@ -38,11 +47,16 @@ class FftImpl final : public CachedPlan {
  private:
   void check_same_layout(const TensorView& view, const char* method) const;
   void check_out(const TensorView& out) const;
+  /// In-place R2C/C2R on an owning Tensor: its memory must hold the result's span (padded real rows).
+  void check_inplace_room(const TensorRef& operand, const char* method) const;
   std::size_t required_alignment(DType dtype) const noexcept;
-  Tensor execute_cuda(const ExecuteOptions& options, Direction direction);
-  Tensor execute_cpu(const ExecuteOptions& options, Direction direction);
-  /// The result Tensor in the operand's memory space (a new one, the user's out, or the operand in place).
-  Tensor make_result(const ExecuteOptions& options, StreamRef stream) const;
+  Tensor execute_cuda(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
+                      const TensorView* out, bool release_workspace);
+  Tensor execute_cpu(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
+                     const TensorView* out);
+  /// The result Tensor in the operand's memory space: the user's out, the operand's memory in place (sharing its
+  /// ownership), or a new Tensor in the planned result layout.
+  Tensor make_result(const TensorView* out, StreamRef stream) const;
   double scale_for(Direction direction) const noexcept {
     return direction == Direction::forward ? forward_scale_ : inverse_scale_;
   }
@@ -58,6 +72,8 @@ class FftImpl final : public CachedPlan {
   MemorySpace operand_space_ = MemorySpace::host_pageable;
   Direction default_direction_ = Direction::forward;
   bool inplace_ = false;
+  bool natural_result_ = true;  // the planned result layout is row-major (Tensor::empty, else empty_strided)
+  bool single_device_ = false;  // one CUDA device: it is always the current one, no cudaGetDevice per call
   double forward_scale_ = 1.0;
   double inverse_scale_ = 1.0;
   Normalization normalization_ = Normalization::none;
@@ -75,8 +91,10 @@ class FftImpl final : public CachedPlan {
   void* out_stage_ptr_ = nullptr;
   cudaStream_t buffers_stream_ = nullptr;  // last stream the buffers' use was recorded for
   bool buffers_ready_ = false;             // false after plan() or release_workspace: ensure them again
-  cudaStream_t operand_stream_ = nullptr;  // last stream the operand's use was recorded for
-  bool operand_recorded_ = false;
+  // The last (operand memory, stream) use recorded: a repeated call with the same owner on the same stream records
+  // nothing. The weak reference keeps the owner's control block, so a new owner can never compare equal to it.
+  std::weak_ptr<Storage> recorded_owner_;
+  cudaStream_t recorded_stream_ = nullptr;
   cudaStream_t checked_stream_ = nullptr;  // last stream checked against the device
   bool stream_checked_ = false;
   void ensure_buffers(StreamRef stream);

@@ -146,6 +146,36 @@ AdvancedLayout build_layout(const LayoutDecision& d, const std::vector<int>& ord
   return layout;
 }
 
+// The real side's call offsets (R2C input, C2R output) in real elements are all even: each call's real pointer is
+// then aligned like the complex type whenever the base pointer is (checked against the operand and the output).
+bool real_calls_aligned(const LayoutDecision& d) {
+  if (d.type == FFTType::c2c) return true;
+  const auto& offsets = d.type == FFTType::r2c ? d.layout.loop_in_offsets : d.layout.loop_out_offsets;
+  return std::all_of(offsets.begin(), offsets.end(), [](std::int64_t offset) { return offset % 2 == 0; });
+}
+
+std::string odd_offsets(const LayoutDecision& d) {
+  const auto& offsets = d.type == FFTType::r2c ? d.layout.loop_in_offsets : d.layout.loop_out_offsets;
+  for (std::int64_t offset : offsets)
+    if (offset % 2 != 0)
+      return fmt::format(
+          "cuFFT needs each call's real pointer aligned to the complex type; the batch loop starts a call at an odd "
+          "real offset ({})",
+          offset);
+  return {};
+}
+
+// The axes not transformed in the memory order of `strides`, then the transform order: a dense layout over this
+// permutation keeps every transform nested as planned and puts the batches outermost, in the other side's order.
+std::vector<int> batch_outer_perm(const Shape& shape, const Strides& strides, const std::vector<int>& active,
+                                  const std::vector<int>& order) {
+  std::vector<int> perm;
+  for (int a : memory_order(shape, strides))
+    if (!contains(active, a)) perm.push_back(a);
+  perm.insert(perm.end(), order.begin(), order.end());
+  return perm;
+}
+
 std::int64_t loop_calls(const LayoutDecision& d, const std::vector<int>& active) {
   const auto dims = batch_dims(d.in_shape, d.compute_in_strides, d.compute_out_strides, active);
   std::int64_t calls = 1, largest = 1;
@@ -334,20 +364,56 @@ LayoutDecision plan_layout(const LayoutRequest& req) {
   if (d.output_copy) d.compute_out_strides = dense_strides(d.out_shape, memory_order(d.in_shape, d.compute_in_strides));
   d.inplace_compute = req.inplace && !d.input_copy && !d.output_copy;
 
-  // Many batch dimensions that do not merge would cost one cuFFT call each: use batch-outer dense copies instead.
-  if (req.loop_is_costly && !d.inplace_compute && loop_calls(d, active) > kMaxLoopCalls) {
-    std::vector<int> perm;
-    for (int a = 0; a < ndim; ++a)
-      if (!contains(active, a)) perm.push_back(a);
-    for (int a : order) perm.push_back(a);
-    if (!d.input_copy) d.input_copy_reason = "batch axes do not merge into one (count, distance) pair";
-    if (!d.output_copy) d.output_copy_reason = "batch axes do not merge into one (count, distance) pair";
+  // Both sides dense over one batch-outer permutation: every batch dimension merges into one (count, distance)
+  // pair, so the transform is a single library call.
+  const auto copy_both_batch_outer = [&](const std::string& reason) {
+    const std::vector<int> perm = batch_outer_perm(d.in_shape, d.compute_in_strides, active, order);
+    if (!d.input_copy) d.input_copy_reason = reason;
+    if (!d.output_copy) d.output_copy_reason = reason;
     d.input_copy = d.output_copy = true;
     d.compute_in_strides = dense_strides(d.in_shape, perm);
     d.compute_out_strides = dense_strides(d.out_shape, perm);
-  }
+  };
+
+  // Many batch dimensions that do not merge would cost one cuFFT call each: use batch-outer dense copies instead.
+  if (req.loop_is_costly && !d.inplace_compute && loop_calls(d, active) > kMaxLoopCalls)
+    copy_both_batch_outer("batch axes do not merge into one (count, distance) pair");
 
   d.layout = build_layout(d, order, active);
+
+  // cuFFT rejects (CUFFT_INVALID_VALUE) an R2C/C2R call whose real pointer is not aligned to the complex type, as
+  // when a loop over a batch axis of odd real stride starts calls at odd real offsets. In place, every real stride
+  // is even (checked above), so only out-of-place layouts get here. First copy the real side alone into a dense
+  // layout whose batches follow the complex side (they then usually merge into one call); else copy both sides.
+  if (req.aligned_real_calls && !d.inplace_compute && !real_calls_aligned(d)) {
+    const std::string reason = odd_offsets(d);
+    if (d.type == FFTType::r2c) {
+      if (!d.input_copy) d.input_copy_reason = reason;
+      d.input_copy = true;
+      d.compute_in_strides =
+          dense_strides(d.in_shape, batch_outer_perm(d.out_shape, d.compute_out_strides, active, order));
+    } else {
+      if (!d.output_copy) d.output_copy_reason = reason;
+      d.output_copy = true;
+      d.compute_out_strides =
+          dense_strides(d.out_shape, batch_outer_perm(d.in_shape, d.compute_in_strides, active, order));
+    }
+    d.layout = build_layout(d, order, active);
+    if (!real_calls_aligned(d)) {
+      copy_both_batch_outer(reason);
+      d.layout = build_layout(d, order, active);
+    }
+  }
+
+  // ResultLayout::optimized: the result takes the layout the library computes into, so no copy is made just to
+  // rearrange it (a copy back from another memory space stays, and is then a plain dense one).
+  if (req.result_layout == ResultLayout::optimized && !req.inplace && !req.out_strides && d.output_copy) {
+    d.out_strides = d.compute_out_strides;
+    if (!req.stage_output) {
+      d.output_copy = false;
+      d.output_copy_reason.clear();
+    }
+  }
   return d;
 }
 

@@ -65,6 +65,10 @@ struct LayoutRequest {
   bool stage_output = false;
   /// Batches that need a loop cost one library call each (cuFFT); past a limit a dense copy is preferred.
   bool loop_is_costly = false;
+  /// Every library call's real pointer (R2C input, C2R output) must be aligned like the complex type (cuFFT:
+  /// 8 bytes for f32, 16 for f64), i.e. the loop's offsets on the real side must be even. Where they are not, the
+  /// real side (or, failing that, both sides) is computed through a dense batch-outer internal copy.
+  bool aligned_real_calls = false;
 };
 
 /// The planner's answer.

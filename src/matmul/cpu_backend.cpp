@@ -153,7 +153,8 @@ void run(const Problem& p, const CpuOperands& in, std::complex<double> alpha, st
   const std::int64_t m = p.m, n = p.n, k = p.k, mn = m * n;
   GemmOperand<W> a = prepare<W>(in.a, p.a, p, p.conjugate_a, true);
   GemmOperand<W> b = prepare<W>(in.b, p.b, p, p.conjugate_b, false);
-  const bool direct_d = p.result_dtype == dtype_of<W>;
+  // gemm writes a dense row-major D; a column-major D (native form) or another dtype goes through a scratch copy.
+  const bool direct_d = p.result_dtype == dtype_of<W> && p.swapped;
   std::vector<W> scratch;
   if (!direct_d) scratch.resize(static_cast<std::size_t>(p.batch_count * mn));
   W* d = direct_d ? static_cast<W*>(out.d) : scratch.data();
@@ -225,7 +226,10 @@ void run(const Problem& p, const CpuOperands& in, std::complex<double> alpha, st
     }
   }
   if (!direct_d)
-    for (std::int64_t i = 0; i < p.batch_count * mn; ++i) store<W>(out.d, p.result_dtype, i, d[i]);
+    for (std::int64_t bi = 0; bi < p.batch_count; ++bi)
+      for (std::int64_t r = 0; r < m; ++r)
+        for (std::int64_t c = 0; c < n; ++c)
+          store<W>(out.d, p.result_dtype, offset_of(p.batch_shape, p.d_strides, bi, r, c), d[bi * mn + r * n + c]);
 }
 
 }  // namespace

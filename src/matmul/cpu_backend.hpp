@@ -14,7 +14,7 @@ struct CpuOperands {
   std::optional<TensorView> c, bias, epilog_aux;
 };
 
-/// Dense row-major host outputs: D (result_shape), aux (aux_shape) and bias gradient, as the Problem says.
+/// Host outputs as the Problem describes them: D with d_strides, dense row-major aux (aux_shape), bias gradient.
 struct CpuOutputs {
   void* d = nullptr;
   void* aux = nullptr;

@@ -166,7 +166,7 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
   scale_type_ = scale;
   set_scalars(alpha, beta);
   // Operand roles. Swapped: cuBLASLt computes D^T (N x M, column-major = D row-major) from slot A = op(B)^T and
-  // slot B = op(A)^T. Otherwise slot A = op(A), slot B = op(B) and D is written row-ordered.
+  // slot B = op(A)^T. Native: slot A = op(A), slot B = op(B), D column-major M x N.
   struct Slot {
     const MatrixLayout* layout;
     bool conj;
@@ -176,13 +176,15 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
   const Slot slot_b = swapped_ ? Slot{&p.a, p.conjugate_a, "a"} : Slot{&p.b, p.conjugate_b, "b"};
   auto op_of = [&](const Slot& s) {
     // Memory read column-major holds the matrix itself (column-major operand) or its transpose (row-major). The
-    // slot needs op(X) unswapped, op(X)^T swapped.
+    // slot needs op(X) native, op(X)^T swapped. The planning layer orients conjugated operands so that they are
+    // always consumed with a transpose (CUBLAS_OP_C); reaching the throw means that rule was broken.
     const bool stored_is_required = s.layout->row_major == swapped_;
     if (stored_is_required && s.conj)
-      throw NotSupported(fmt::format(
-          "{}: conjugate_{} needs operand {} {}; pass a {} view (cuBLASLt conjugates only "
-          "together with a transpose)",
-          who, s.name, s.name, swapped_ ? "column-major" : "row-major", swapped_ ? "column-major" : "row-major"));
+      throw NotSupported(
+          fmt::format("{}: conjugate_{}: operand {} is {} and the product writes a {} D; cuBLASLt conjugates only "
+                      "together with a transpose",
+                      who, s.name, s.name, s.layout->row_major ? "row-major" : "column-major",
+                      swapped_ ? "row-major" : "column-major"));
     return stored_is_required ? CUBLAS_OP_N : (s.conj ? CUBLAS_OP_C : CUBLAS_OP_T);
   };
   const cublasOperation_t op_a = op_of(slot_a), op_b = op_of(slot_b);
@@ -208,11 +210,10 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
   }
 
   auto make_layout = [&](cudaDataType_t type, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                         std::int64_t batch_stride, bool row_order) {
+                         std::int64_t batch_stride) {
     cublasLtMatrixLayout_t l = nullptr;
     CUPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, static_cast<std::uint64_t>(rows),
                                                    static_cast<std::uint64_t>(cols), std::max<std::int64_t>(ld, 1)));
-    if (row_order) set_layout(l, CUBLASLT_MATRIX_LAYOUT_ORDER, static_cast<std::int32_t>(CUBLASLT_ORDER_ROW));
     if (p.batch_count > 1) {
       set_layout(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<std::int32_t>(p.batch_count));
       set_layout(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, batch_stride);
@@ -222,25 +223,23 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
   auto operand_layout = [&](const Slot& s, DType t) {
     const MatrixLayout& m = *s.layout;
     // Read column-major: a row-major rows x cols matrix is its cols x rows transpose.
-    return m.row_major ? make_layout(cuda_type(t), m.cols, m.rows, m.ld, m.batch_stride, false)
-                       : make_layout(cuda_type(t), m.rows, m.cols, m.ld, m.batch_stride, false);
+    return m.row_major ? make_layout(cuda_type(t), m.cols, m.rows, m.ld, m.batch_stride)
+                       : make_layout(cuda_type(t), m.rows, m.cols, m.ld, m.batch_stride);
   };
   a_ = operand_layout(slot_a, swapped_ ? p.b_dtype : p.a_dtype);
   b_ = operand_layout(slot_b, swapped_ ? p.a_dtype : p.b_dtype);
+  // D (and C when it is read from D): column-major N x M (= D row-major) swapped, column-major M x N native; the
+  // planning layer's d_strides say the same.
   const cudaDataType_t d_type = cuda_type(p.result_dtype);
+  const std::int64_t d_rows = swapped_ ? p.n : p.m, d_cols = swapped_ ? p.m : p.n;
   const std::int64_t d_stride = p.m * p.n;
-  d_ = swapped_ ? make_layout(d_type, p.n, p.m, p.n, d_stride, false)
-                : make_layout(d_type, p.m, p.n, p.n, d_stride, true);
-  if (p.has_c && !c_in_d) {
-    c_ = swapped_ ? make_layout(d_type, p.n, p.m, p.c.ld, p.c.batch_stride, false)
-                  : make_layout(d_type, p.m, p.n, p.c.ld, p.c.batch_stride, true);
-  } else {
-    c_ = swapped_ ? make_layout(d_type, p.n, p.m, p.n, d_stride, false)
-                  : make_layout(d_type, p.m, p.n, p.n, d_stride, true);
-  }
+  d_ = make_layout(d_type, d_rows, d_cols, d_rows, d_stride);
+  c_ = (p.has_c && !c_in_d) ? make_layout(d_type, d_rows, d_cols, p.c.ld, p.c.batch_stride)
+                            : make_layout(d_type, d_rows, d_cols, d_rows, d_stride);
   log(LogLevel::info, "{}: cuBLASLt {} x {} x {} batch {} {}{} op_a={} op_b={} epilog={} compute={}", who, p.m, p.n,
-      p.k, p.batch_count, p.a_dtype.name(), swapped_ ? " as D^T = op(B)^T op(A)^T" : " with row-ordered D",
-      static_cast<int>(op_a), static_cast<int>(op_b), to_string(p.epilog), to_string(p.compute));
+      p.k, p.batch_count, p.a_dtype.name(),
+      swapped_ ? " as D^T = op(B)^T op(A)^T (D row-major)" : " native (D column-major)", static_cast<int>(op_a),
+      static_cast<int>(op_b), to_string(p.epilog), to_string(p.compute));
 }
 
 void LtPlan::set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept {
@@ -365,7 +364,7 @@ void LtPlan::find_algorithms(const MatmulPreferences& prefs, std::size_t memory_
   throw NotSupported(
       fmt::format("{}: cuBLASLt has no algorithm for this product (epilog {}, {} D); try another "
                   "epilog, layout or dtype",
-                  who_, to_string(epilog_), swapped_ ? "column-ordered" : "row-ordered"));
+                  who_, to_string(epilog_), swapped_ ? "row-major" : "column-major"));
 }
 
 std::size_t LtPlan::max_workspace_bytes() const noexcept {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/log.hpp"
 #include "cuplan/errors.hpp"
 
 namespace cuplan::detail::mm {
@@ -68,6 +69,21 @@ bool compute_fits(Compute compute, DType a) {
       return a == f64 || a == c128;
   }
   return false;
+}
+
+/// Describes `m` (rows x cols with the given strides) in orientation `row_major` when the strides allow it;
+/// a matrix with one row or one column fits both orientations.
+bool orient_matrix(MatrixLayout& m, bool row_major, std::int64_t row_stride, std::int64_t col_stride) {
+  const std::int64_t rows = m.rows, cols = m.cols;
+  if (row_major) {
+    if (!((cols <= 1 || col_stride == 1) && (rows <= 1 || row_stride >= std::max<std::int64_t>(cols, 1)))) return false;
+    m.ld = rows <= 1 ? std::max<std::int64_t>(cols, 1) : row_stride;
+  } else {
+    if (!((rows <= 1 || row_stride == 1) && (cols <= 1 || col_stride >= std::max<std::int64_t>(rows, 1)))) return false;
+    m.ld = cols <= 1 ? std::max<std::int64_t>(rows, 1) : col_stride;
+  }
+  m.row_major = row_major;
+  return true;
 }
 
 Compute natural_compute(DType a) {
@@ -185,6 +201,26 @@ Shape dense_copy_shape(const Shape& batch_shape, std::int64_t rows, std::int64_t
   return s;
 }
 
+Strides matrix_stack_strides(const Shape& shape, bool row_major) {
+  const int nd = shape.size();
+  if (nd < 2 || row_major) return row_major_strides(shape);
+  Strides out = Dims::filled(nd, 0);
+  const std::int64_t rows = shape[nd - 2], cols = shape[nd - 1];
+  out[nd - 2] = 1;
+  out[nd - 1] = std::max<std::int64_t>(rows, 1);
+  std::int64_t acc = std::max<std::int64_t>(rows * cols, 1);
+  for (int i = nd - 3; i >= 0; --i) {
+    out[i] = acc;
+    acc *= std::max<std::int64_t>(shape[i], 1);
+  }
+  return out;
+}
+
+void describe_dense_copy(MatrixLayout& m, bool full_batch, std::int64_t batch_count) {
+  m.ld = std::max<std::int64_t>(m.row_major ? m.cols : m.rows, 1);
+  m.batch_stride = (full_batch ? batch_count > 1 : m.batch_stride != 0) ? m.rows * m.cols : 0;
+}
+
 MatrixLayout describe_matrix(std::int64_t rows, std::int64_t cols, std::int64_t row_stride, std::int64_t col_stride,
                              const Shape& operand_batch, const Strides& operand_batch_strides,
                              const Shape& batch_shape) {
@@ -193,19 +229,8 @@ MatrixLayout describe_matrix(std::int64_t rows, std::int64_t cols, std::int64_t 
   m.rows = rows;
   m.cols = cols;
   // Unit stride along columns (row-major) or along rows (column-major); an axis of extent 1 has any stride.
-  const bool row_major_ok =
-      (cols <= 1 || col_stride == 1) && (rows <= 1 || row_stride >= std::max<std::int64_t>(cols, 1));
-  const bool col_major_ok =
-      (rows <= 1 || row_stride == 1) && (cols <= 1 || col_stride >= std::max<std::int64_t>(rows, 1));
-  if (row_major_ok) {
-    m.row_major = true;
-    m.ld = rows <= 1 ? std::max<std::int64_t>(cols, 1) : row_stride;
-  } else if (col_major_ok) {
-    m.row_major = false;
-    m.ld = cols <= 1 ? std::max<std::int64_t>(rows, 1) : col_stride;
-  } else {
+  if (!orient_matrix(m, true, row_stride, col_stride) && !orient_matrix(m, false, row_stride, col_stride))
     m.needs_copy = true;
-  }
   // One batch stride: either every batch axis with extent > 1 is broadcast (stride 0), or all are present and
   // nest like a dense array (stride[i] = stride[i + 1] * extent[i + 1] over those axes).
   bool all_broadcast = true, all_present = true;
@@ -233,6 +258,47 @@ MatrixLayout describe_matrix(std::int64_t rows, std::int64_t cols, std::int64_t 
   }
   return m;
 }
+
+namespace {
+
+/// Picks the form (swapped: D row-major; native: D column-major) and makes every conjugated operand consumable.
+/// cuBLASLt conjugates an operand only together with a transpose: the swapped form transposes column-major
+/// operands, the native form row-major ones. Conjugated operands read in place vote for the form that conjugates
+/// them (a vector-shaped matrix fits both and does not vote); an operand the chosen form cannot conjugate in place
+/// is copied in the orientation it can. Epilogs other than none/relu/gelu are real-only and always native.
+void choose_form(Problem& p, const ProblemSpec& spec, const Split& sa, const Split& sb, const char* who) {
+  p.swapped = epilog_allows_swap(spec.epilog);
+  struct Conjugated {
+    bool conj;
+    MatrixLayout* layout;
+    const Split* split;
+    const char* name;
+  };
+  const Conjugated operands[] = {{spec.conjugate_a, &p.a, &sa, "a"}, {spec.conjugate_b, &p.b, &sb, "b"}};
+  bool wants_native = false, wants_swapped = false;
+  for (const Conjugated& o : operands) {
+    if (!o.conj || o.layout->needs_copy || o.layout->rows <= 1 || o.layout->cols <= 1) continue;
+    (o.layout->row_major ? wants_native : wants_swapped) = true;
+  }
+  if (p.swapped && wants_native && !wants_swapped) p.swapped = false;
+  const bool conjugable_row_major = !p.swapped;
+  for (const Conjugated& o : operands) {
+    if (!o.conj) continue;
+    MatrixLayout& m = *o.layout;
+    if (!m.needs_copy && !orient_matrix(m, conjugable_row_major, o.split->row_stride, o.split->col_stride)) {
+      m.needs_copy = true;
+      log(LogLevel::info,
+          "{}: conjugate_{}: operand {} is {} but this product ({}) conjugates only {} operands; using a {} copy", who,
+          o.name, o.name, m.row_major ? "row-major" : "column-major", p.swapped ? "row-major D" : "column-major D",
+          conjugable_row_major ? "row-major" : "column-major", conjugable_row_major ? "row-major" : "column-major");
+    }
+    if (m.needs_copy) m.row_major = conjugable_row_major;
+  }
+  for (MatrixLayout* m : {&p.a, &p.b})
+    if (m->needs_copy) describe_dense_copy(*m, true, p.batch_count);
+}
+
+}  // namespace
 
 Problem plan_problem(const ProblemSpec& spec, const char* who) {
   const TensorView& a = spec.a;
@@ -327,7 +393,18 @@ Problem plan_problem(const ProblemSpec& spec, const char* who) {
 
   p.a = describe_matrix(sa.rows, sa.cols, sa.row_stride, sa.col_stride, sa.batch, sa.batch_strides, p.batch_shape);
   p.b = describe_matrix(sb.rows, sb.cols, sb.row_stride, sb.col_stride, sb.batch, sb.batch_strides, p.batch_shape);
-  p.swapped = epilog_allows_swap(spec.epilog);
+  choose_form(p, spec, sa, sb, who);
+
+  // D: row-major in the swapped form, column-major (batch axes outermost) in the native one; the returned tensor
+  // drops the M / N axis of a 1-D A / B.
+  p.d_strides = matrix_stack_strides(dense_copy_shape(p.batch_shape, p.m, p.n), p.swapped);
+  {
+    const int nb = p.batch_shape.size();
+    p.result_strides = Strides();
+    for (int i = 0; i < nb; ++i) p.result_strides.push_back(p.d_strides[i]);
+    if (a.ndim() >= 2) p.result_strides.push_back(p.d_strides[nb]);
+    if (b.ndim() >= 2) p.result_strides.push_back(p.d_strides[nb + 1]);
+  }
 
   // C: broadcastable to the result; kept as strides against the full (batch..., M, N) shape.
   if (spec.beta != std::complex<double>(0.0) && !spec.c)
@@ -360,7 +437,8 @@ Problem plan_problem(const ProblemSpec& spec, const char* who) {
     }
     const bool rows_broadcast = p.m > 1 && s[nb] == 0, cols_broadcast = p.n > 1 && s[nb + 1] == 0;
     p.c = describe_matrix(p.m, p.n, s[nb], s[nb + 1], c_batch, c_batch_strides, p.batch_shape);
-    if (rows_broadcast || cols_broadcast || !p.c.row_major) p.c.needs_copy = true;
+    // C is read in place only in D's orientation; otherwise it is copied into D first.
+    if (rows_broadcast || cols_broadcast || !orient_matrix(p.c, p.swapped, s[nb], s[nb + 1])) p.c.needs_copy = true;
   }
 
   // Bias: length M (per row of D), shared by the batch or one per batch entry.
@@ -403,11 +481,11 @@ Problem plan_problem(const ProblemSpec& spec, const char* who) {
     p.aux_dtype = relu ? i8 : p.result_dtype;
     p.aux_shape = p.batch_shape;
     if (spec.cuda) {
-      // Sized for either orientation of D so that the library's choice of aux order can never write past it.
-      const std::int64_t extent = std::max(p.m, p.n);
-      p.aux_ld = round_up(extent, relu ? 128 : 8);
-      p.aux_batch_stride = p.aux_ld * extent;
-      p.aux_shape.push_back(extent);
+      // In D's (native, column-major) orientation: N columns of aux_ld elements (bits for the relu mask), aux_ld a
+      // multiple of 128 (relu) or 8 (gelu) as cuBLASLt requires.
+      p.aux_ld = round_up(std::max<std::int64_t>(p.m, 1), relu ? 128 : 8);
+      p.aux_batch_stride = p.aux_ld * p.n;
+      p.aux_shape.push_back(p.n);
       p.aux_shape.push_back(relu ? p.aux_ld / 8 : p.aux_ld);
     } else {
       p.aux_ld = p.n;

@@ -21,16 +21,18 @@ struct EpilogTraits {
   bool bias_gradient = false;  ///< writes a bias gradient
 };
 EpilogTraits epilog_traits(Epilog epilog) noexcept;
-/// True when the epilog leaves D row-major in cuBLASLt's own column-major view (none, relu, gelu): such products
-/// run as D^T = op(B)^T op(A)^T, the fastest mapping. The others keep cuBLASLt's A/B roles and write D row-ordered,
-/// so that bias and bias gradient stay per row of D (length M) as cuBLASLt defines them.
+/// True when the epilog may run as D^T = op(B)^T op(A)^T in cuBLASLt's column-major convention, which leaves D
+/// row-major (none, relu, gelu). Epilogs with a bias, an aux buffer or a gradient run in cuBLASLt's native form
+/// (A and B in their roles, D column-major), the only form cuBLASLt offers algorithms for; bias and bias gradient
+/// then stay per row of D (length M) as cuBLASLt defines them.
 bool epilog_allows_swap(Epilog epilog) noexcept;
 
 /// One matrix operand as a BLAS routine sees it. The logical matrix is rows x cols (A: M x K, B: K x N).
 struct MatrixLayout {
   bool present = false;
-  /// The strides cannot be described by (unit-stride axis, ld, one batch stride): the backend makes a dense copy
-  /// of the operand, broadcast to the full batch, and describes that instead.
+  /// The operand is copied before the product: its strides cannot be described by (unit-stride axis, ld, one batch
+  /// stride), or it is conjugated in an orientation the chosen form cannot conjugate. The copy is dense, broadcast
+  /// to the full batch, in the orientation `row_major`, and `ld` / `batch_stride` describe the copy.
   bool needs_copy = false;
   bool row_major = true;  ///< unit stride along columns (else along rows)
   std::int64_t rows = 0, cols = 0;
@@ -60,7 +62,11 @@ struct Problem {
   DType a_dtype = f32, b_dtype = f32, result_dtype = f32;
   Compute compute = Compute::f32;  ///< resolved, never automatic
   Epilog epilog = Epilog::none;
-  bool swapped = false;  ///< cuBLASLt computes D^T = op(B)^T op(A)^T (see epilog_allows_swap)
+  /// cuBLASLt computes D^T = op(B)^T op(A)^T and D is row-major; else the native form and D is column-major
+  /// (batch axes outermost). Chosen from the epilog and, for conjugated operands, their layouts.
+  bool swapped = false;
+  Strides d_strides;       ///< D's strides against the full shape batch + (M, N)
+  Strides result_strides;  ///< D's strides against result_shape (the returned tensor's strides)
   bool conjugate_a = false, conjugate_b = false;
   MatrixLayout a, b;  ///< A as M x K, B as K x N
   /// C, described against D's full shape (batch..., M, N) with stride 0 on broadcast axes.
@@ -101,6 +107,14 @@ Strides matrix_operand_strides(const TensorView& view, const Shape& batch_shape,
 
 /// A dense row-major shape batch + (rows, cols) for the copy of an operand that needs one.
 Shape dense_copy_shape(const Shape& batch_shape, std::int64_t rows, std::int64_t cols);
+
+/// Dense strides of a matrix stack `shape` (batch axes outermost, nested): row-major matrices, or column-major
+/// ones (last two axes strides (1, rows)). Shapes of fewer than 2 axes are dense vectors.
+Strides matrix_stack_strides(const Shape& shape, bool row_major);
+
+/// Turns `layout` into the description of a dense copy of itself in its orientation `row_major` (ld = the unit
+/// axis extent; batch stride rows x cols when it had one or when `full_batch`, else 0).
+void describe_dense_copy(MatrixLayout& layout, bool full_batch, std::int64_t batch_count);
 
 /// "(2, 3, 4)" for messages.
 std::string shape_string(const Shape& shape);

@@ -29,9 +29,20 @@ bool same_layout(const TensorView& x, const TensorView& y) {
          x.device() == y.device();
 }
 
-/// A device view of `bytes` staged from `view` (dense row-major of `shape`).
+/// A device view of dense memory at `data` of `shape` with `strides`.
+TensorView device_view(void* data, DType dtype, const Shape& shape, const Strides& strides, int device) {
+  return TensorView(data, dtype, shape, strides, Device::cuda(device), MemorySpace::device);
+}
 TensorView dense_view(void* data, DType dtype, const Shape& shape, int device) {
-  return TensorView(data, dtype, shape, row_major_strides(shape), Device::cuda(device), MemorySpace::device);
+  return device_view(data, dtype, shape, row_major_strides(shape), device);
+}
+
+/// Strides equal on every axis of extent > 1 (the stride of an extent-1 axis is never used).
+bool same_strides(const Shape& shape, const Strides& x, const Strides& y) {
+  if (x.size() != shape.size() || y.size() != shape.size()) return false;
+  for (int i = 0; i < shape.size(); ++i)
+    if (shape[i] > 1 && x[i] != y[i]) return false;
+  return true;
 }
 
 std::size_t bytes_of(const Shape& shape, DType dtype) {
@@ -96,19 +107,12 @@ void MatmulImpl::validate_and_plan_problem() {
                                         who_, t.dtype().name(), mm::shape_string(t.shape()),
                                         t.on_host() ? "the host" : "the device"));
   }
-  // Operands cuBLASLt cannot read in place are staged: host memory, or strides with no single batch stride.
+  // Operands the planning layer marked needs_copy are copied as it describes them. Host operands are staged into
+  // dense device copies in their own orientation, so that the planned form (and D's layout) stays the same.
   if (target_.cuda) {
     c_in_d_ = problem_.has_c && (target_.host_operands || problem_.c.needs_copy);
-    auto dense = [&](mm::MatrixLayout& m) {
-      if (!target_.host_operands && !m.needs_copy) return;
-      const bool full = m.needs_copy;
-      m.row_major = true;
-      m.ld = std::max<std::int64_t>(m.cols, 1);
-      m.batch_stride = (full ? problem_.batch_count > 1 : m.batch_stride != 0) ? m.rows * m.cols : 0;
-      m.needs_copy = full;  // remembered: stage the broadcast copy
-    };
-    dense(problem_.a);
-    dense(problem_.b);
+    for (mm::MatrixLayout* m : {&problem_.a, &problem_.b})
+      if (target_.host_operands && !m->needs_copy) mm::describe_dense_copy(*m, false, problem_.batch_count);
   }
 }
 
@@ -211,6 +215,7 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
     const TensorView& v = operands_[slot].ref->view();
     if (!target_.host_operands && !layout.needs_copy) return v.data();
     // Dense copy: the operand as it is, or broadcast to the full batch when its strides need that.
+    // In the orientation the planning layer chose for it (layout.row_major).
     const Shape shape =
         layout.needs_copy ? mm::dense_copy_shape(problem_.batch_shape, layout.rows, layout.cols) : v.shape();
     const TensorView src =
@@ -219,7 +224,7 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
                          v.device(), v.memory_space())
             : v;
     void* buffer = staging_[slot].ensure(bytes_of(shape, v.dtype()), device, stream);
-    copy(src, dense_view(buffer, v.dtype(), shape, device), stream);
+    copy(src, device_view(buffer, v.dtype(), shape, mm::matrix_stack_strides(shape, layout.row_major), device), stream);
     return buffer;
   };
   auto vector = [&](int slot) -> const void* {
@@ -238,7 +243,7 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
       const TensorView& c = operands_[slot_c].ref->view();
       const Shape full = mm::dense_copy_shape(problem_.batch_shape, problem_.m, problem_.n);
       copy(TensorView(c.data(), c.dtype(), full, problem_.c_strides, c.device(), c.memory_space()),
-           dense_view(d, c.dtype(), full, device), stream);
+           device_view(d, c.dtype(), full, problem_.d_strides, device), stream);
     } else {
       p.c = operands_[slot_c].ref->view().data();
     }
@@ -257,10 +262,32 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
 
 Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
   require_ready("execute");
-  return target_.cuda ? execute_cuda(options) : execute_cpu();
+  if (options.out) check_output(*options.out);
+  return target_.cuda ? execute_cuda(options) : execute_cpu(options.out);
 }
 
-Tensor MatmulImpl::execute_cpu() {
+void MatmulImpl::check_output(const TensorView& out) const {
+  const mm::Problem& p = problem_;
+  if (!(out.dtype() == p.result_dtype) || !(out.shape() == p.result_shape))
+    throw InvalidArgument(fmt::format("{}.execute: out is {} {}; expected D's dtype and shape {} {}", who_,
+                                      out.dtype().name(), mm::shape_string(out.shape()), p.result_dtype.name(),
+                                      mm::shape_string(p.result_shape)));
+  if (!same_strides(p.result_shape, out.strides(), p.result_strides))
+    throw InvalidArgument(fmt::format("{}.execute: out has strides {}; expected {} (D is {} for epilog {}{})", who_,
+                                      mm::shape_string(out.strides()), mm::shape_string(p.result_strides),
+                                      p.swapped ? "row-major" : "column-major", to_string(p.epilog),
+                                      p.swapped ? "" : ", cuBLASLt's native orientation"));
+  const bool host_result = !target_.cuda || target_.host_operands;
+  if (host_result != out.on_host() || (!host_result && out.device() != Device::cuda(target_.device)))
+    throw InvalidArgument(fmt::format(
+        "{}.execute: out lives on {} ({}); expected {}", who_, out.device().to_string(),
+        out.on_host() ? "host memory" : "device memory",
+        host_result ? "host memory, as the operands" : Device::cuda(target_.device).to_string() + " device memory"));
+  // Device outputs are written by the planned algorithms, chosen for 16-byte aligned D.
+  check_alignment(out.data(), host_result ? out.dtype().alignment() : 16, "out", who_);
+}
+
+Tensor MatmulImpl::execute_cpu(const std::optional<TensorView>& out) {
   // Device operands with CPU execution are copied to the host first (blocking, design.md section 4).
   std::array<Tensor, slot_count> host_copies;
   auto host_view = [&](int slot) -> std::optional<TensorView> {
@@ -272,7 +299,9 @@ Tensor MatmulImpl::execute_cpu() {
   };
   mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), host_view(slot_c), host_view(slot_bias),
                      host_view(slot_aux)};
-  Tensor d = Tensor::empty(problem_.result_shape, problem_.result_dtype, Device::cpu());
+  Tensor d =
+      out ? Tensor::wrap(*out)
+          : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype, Device::cpu());
   const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
   aux_out_ = traits.aux_output ? Tensor::empty(problem_.aux_shape, problem_.aux_dtype, Device::cpu()) : Tensor();
   bias_gradient_out_ = traits.bias_gradient
@@ -303,7 +332,9 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
         bgrad_ptr = bias_gradient_staging_.ensure(bytes_of(problem_.bias_gradient_shape, problem_.result_dtype), device,
                                                   stream);
     } else {
-      d = Tensor::empty(problem_.result_shape, problem_.result_dtype, gpu, stream);
+      d = options.out ? Tensor::wrap(*options.out)
+                      : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype,
+                                              gpu, stream);
       d_ptr = d.data();
       if (traits.aux_output) {
         aux = Tensor::empty(problem_.aux_shape, problem_.aux_dtype, gpu, stream);
@@ -320,14 +351,24 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
     for (const Operand& o : operands_)
       if (o.ref) o.ref->record_stream(stream);
     if (target_.host_operands) {
-      auto back = [&](void* src, const Shape& shape, DType dtype) {
-        Tensor host = Tensor::empty(shape, dtype, Device::cpu());
-        copy(dense_view(src, dtype, shape, device), host.view(), stream);
+      // D comes back in its planned layout (the staging buffer holds it densely in that layout).
+      auto back = [&](void* src, const Shape& shape, const Strides& strides, DType dtype) {
+        Tensor host = Tensor::empty_strided(shape, strides, dtype, Device::cpu());
+        copy(device_view(src, dtype, shape, strides, device), host.view(), stream);
         return host;
       };
-      d = back(d_ptr, problem_.result_shape, problem_.result_dtype);
-      if (traits.aux_output) aux = back(aux_ptr, problem_.aux_shape, problem_.aux_dtype);
-      if (traits.bias_gradient) bgrad = back(bgrad_ptr, problem_.bias_gradient_shape, problem_.result_dtype);
+      if (options.out) {
+        copy(device_view(d_ptr, problem_.result_dtype, problem_.result_shape, problem_.result_strides, device),
+             *options.out, stream);
+        d = Tensor::wrap(*options.out);
+      } else {
+        d = back(d_ptr, problem_.result_shape, problem_.result_strides, problem_.result_dtype);
+      }
+      if (traits.aux_output)
+        aux = back(aux_ptr, problem_.aux_shape, row_major_strides(problem_.aux_shape), problem_.aux_dtype);
+      if (traits.bias_gradient)
+        bgrad = back(bgrad_ptr, problem_.bias_gradient_shape, row_major_strides(problem_.bias_gradient_shape),
+                     problem_.result_dtype);
     }
     aux_out_ = std::move(aux);
     bias_gradient_out_ = std::move(bgrad);

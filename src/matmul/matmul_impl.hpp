@@ -43,8 +43,10 @@ class MatmulImpl : public CachedPlan {
   /// Device pointers for one product on `stream`: staging copies of host or uncopyable operands, C copied into
   /// `d` when it cannot be read directly. `d`, `aux` and `bias_gradient` are the outputs.
   mm::LtPointers stage(StreamRef stream, void* d, void* aux, void* bias_gradient);
-  Tensor execute_cpu();
+  Tensor execute_cpu(const std::optional<TensorView>& out);
   Tensor execute_cuda(const MatmulExecuteOptions& options);
+  /// InvalidArgument unless `out` can hold D as planned (dtype, shape, strides, memory, alignment).
+  void check_output(const TensorView& out) const;
   void require_ready(const char* method) const;
 
   const char* who_;

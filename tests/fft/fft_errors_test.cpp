@@ -194,6 +194,32 @@ TEST(FftErrors, FunctionTypeContradictsOptions) {
   EXPECT_ERROR(InvalidArgument, rfft(TensorView(d.r.data(), {8, 8}), o), "rfft", "expected R2C", "got C2C");
 }
 
+TEST(FftErrors, FunctionFormDirectionContradictsTheType) {
+  Data d;
+  FFTOptions o = kCpu;
+  o.fft_type = FFTType::c2r;
+  EXPECT_ERROR(InvalidArgument, fft(TensorView(d.c.data(), {8, 5}), o), "fft", "C2R", "inverse only");
+  const std::uint64_t misses = plan_cache::stats().misses;
+  EXPECT_ERROR(InvalidArgument, fft(TensorView(d.c.data(), {8, 5}), o), "inverse only");
+  EXPECT_EQ(plan_cache::stats().misses, misses);  // rejected before any plan is made
+}
+
+// An owning operand whose memory ends with the last real row: the complex rows of an in-place R2C result would run
+// past it (the last row needs 2(n/2+1) = 12 reals, it has 10).
+TEST(FftErrors, InPlaceR2COnAnOwnerTooSmallForTheResult) {
+  const Tensor tight = Tensor::empty_strided({4, 10}, {12, 1}, f64, Device::cpu());
+  EXPECT_ERROR(InvalidArgument, FFT(tight, {.axes = {1}, .inplace = true, .execution = Execution::cpu()}), "inplace",
+               "384 bytes", "12 values");
+  // With the padding present it is accepted, and reset_operand checks the new owner the same way.
+  const Tensor padded = Tensor::empty({48}, f64, Device::cpu());
+  const Tensor fits = Tensor::alias(
+      padded, TensorView(padded.data(), f64, {4, 10}, Strides{12, 1}, Device::cpu(), MemorySpace::host_pageable));
+  FFT f(fits, {.axes = {1}, .inplace = true, .execution = Execution::cpu()});
+  EXPECT_ERROR(InvalidArgument, f.reset_operand(tight), "FFT.reset_operand", "inplace");
+  f.plan();
+  EXPECT_NO_THROW(f.execute());
+}
+
 // GPU-only bad input: device mismatch and memory-space mismatch.
 TEST(FftErrorsCuda, HostOutputForDeviceExecution) {
   CUPLAN_REQUIRE_GPU();

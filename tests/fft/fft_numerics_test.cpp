@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <complex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "fft/fft_test_util.hpp"
@@ -156,6 +158,63 @@ TEST_P(FftNumerics, R2CInPlaceWithPaddedRowsAndC2RInPlace) {
   ASSERT_EQ(z.shape(), (Shape{rows, n}));
   EXPECT_EQ(z.strides(), (Strides{padded, 1}));
   EXPECT_LT(relative_error(to_dense(z.view()), scaled(original, static_cast<double>(n))), 1e-12);
+}
+
+// In place on an owning Tensor, the result shares the operand's memory and ownership: it stays valid after the
+// operand, its owner and the FFT object are gone (a non-owning wrap would dangle).
+TEST_P(FftNumerics, R2CInPlaceResultKeepsTheOperandMemoryAlive) {
+  const std::int64_t rows = 4, n = 10, padded = 2 * (n / 2 + 1);
+  auto host = HostArray<double>::random({rows, n}, {padded, 1});
+  host.buffer.resize(static_cast<std::size_t>(rows * padded));
+  const auto original = host.dense();
+  const bool cuda = GetParam() == Space::cuda;
+  const Device device = cuda ? Device::cuda(0) : Device::cpu();
+  std::optional<Tensor> owner = Tensor::empty({rows * padded}, f64, device);
+  copy(TensorView(host.buffer.data(), {rows * padded}), owner->view());
+  const detail::Storage* memory = owner->storage().get();
+  std::optional<Tensor> operand =
+      Tensor::alias(*owner, TensorView(owner->data(), f64, {rows, n}, Strides{padded, 1}, device,
+                                       cuda ? MemorySpace::device : MemorySpace::host_pageable));
+  std::optional<FFT> f(std::in_place, *operand, FFTOptions{.axes = {1}, .inplace = true, .execution = exec()});
+  f->plan();
+  Tensor y = f->execute();
+  f.reset();
+  operand.reset();
+  owner.reset();
+  EXPECT_TRUE(y.owning());
+  EXPECT_EQ(y.storage().get(), memory);
+  ASSERT_EQ(y.shape(), (Shape{rows, n / 2 + 1}));
+  const auto full = reference_dft(original, {rows, n}, {1}, -1);
+  EXPECT_LT(relative_error(to_dense(y.view()), truncate_axis(full, {rows, n}, 1, n / 2 + 1)), 1e-12);
+}
+
+// A column-major operand: the natural (row-major) result needs a copy that rearranges it, the optimized one takes
+// the layout the transform computes into and needs none. Both give the same values.
+TEST_P(FftNumerics, ResultLayoutOptimizedAvoidsTheRearrangingCopy) {
+  const std::vector<std::int64_t> shape{12, 10};
+  auto host = HostArray<std::complex<double>>::random(shape, {1, 12});
+  Operand x = to_space(host, GetParam());
+  const auto expected = reference_dft(host.dense(), shape, {0, 1}, -1);
+  FFT natural(x.view, {.axes = {0, 1}, .execution = exec()});
+  FFT optimized(x.view, {.axes = {0, 1}, .result_layout = ResultLayout::optimized, .execution = exec()});
+  EXPECT_EQ(natural.result_strides(), (Strides{10, 1}));
+  EXPECT_EQ(optimized.result_strides(), (Strides{1, 12}));
+  EXPECT_NE(natural.describe().find("output copy"), std::string::npos) << natural.describe();
+  EXPECT_EQ(optimized.describe().find("output copy"), std::string::npos) << optimized.describe();
+  natural.plan();
+  optimized.plan();
+  EXPECT_LT(relative_error(to_dense(natural.execute().view()), expected), 1e-12);
+  Tensor y = optimized.execute();
+  EXPECT_EQ(y.strides(), (Strides{1, 12}));
+  EXPECT_LT(relative_error(to_dense(y.view()), expected), 1e-12);
+
+  // Into a poisoned output of the optimized layout.
+  const Device device = GetParam() == Space::cuda ? Device::cuda(0) : Device::cpu();
+  Tensor out = Tensor::empty_strided({12, 10}, {1, 12}, c128, device);
+  std::vector<std::complex<double>> nan(120, {std::nan(""), std::nan("")});
+  copy(TensorView(nan.data(), {120}), TensorView(out.data(), c128, {120}, std::nullopt, device));
+  optimized.execute({.out = out.view()});
+  EXPECT_LT(relative_error(to_dense(out.view()), expected), 1e-12);
 }
 
 TEST_P(FftNumerics, NormalizationsScaleAsDocumented) {

@@ -2,11 +2,6 @@
 // Each puts a ~50 ms spin kernel on the producing stream before the dependency, so a missing ordering edge would
 // let the consumer run first and read unwritten or recycled memory: the numerical check would then fail.
 
-// fmt's constexpr support is off under nvcc by default; C++20 format-string checks need it.
-#ifndef FMT_USE_CONSTEXPR
-#define FMT_USE_CONSTEXPR 1
-#endif
-
 #include <gtest/gtest.h>
 
 #include "fft/fft_test_util.hpp"

@@ -74,6 +74,77 @@ TEST(FftLayout, ManyUnmergeableBatchesOnCudaUseABatchOuterCopy) {
   EXPECT_FALSE(plan_layout(r).input_copy);
 }
 
+// cuFFT rejects an R2C call whose real input pointer is not aligned like the complex type (CUFFT_INVALID_VALUE).
+// A transform over the middle axis of {9, 8, 5} reals loops over the last axis (stride 1 real), so without a copy
+// the calls would start at real offsets 0, 1, 2, 3, 4.
+TEST(FftLayout, R2CWhoseBatchLoopStartsCallsAtOddRealOffsetsCopiesTheInputOnCuda) {
+  for (DType dtype : {f32, f64}) {
+    LayoutRequest r = request(dtype, {9, 8, 5}, {1});
+    const LayoutDecision fftw = plan_layout(r);  // FFTW takes any offset: no copy, the loop as it is
+    EXPECT_FALSE(fftw.input_copy || fftw.output_copy);
+    EXPECT_EQ(fftw.layout.loop_in_offsets, (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+
+    r.loop_is_costly = r.aligned_real_calls = true;
+    const LayoutDecision d = plan_layout(r);
+    EXPECT_TRUE(d.input_copy);
+    EXPECT_NE(d.input_copy_reason.find("odd real offset"), std::string::npos) << d.input_copy_reason;
+    EXPECT_FALSE(d.output_copy);  // the result keeps its natural layout
+    // The input is dense with its transform rows of 8 reals innermost and the batches in the output's order: the
+    // loop over the last axis now starts its calls 8 reals apart.
+    EXPECT_EQ(d.compute_in_strides, (Strides{40, 1, 8}));
+    EXPECT_EQ(d.compute_out_strides, (Strides{25, 5, 1}));
+    EXPECT_EQ(d.layout.loop_in_offsets, (std::vector<std::int64_t>{0, 8, 16, 24, 32}));
+    EXPECT_EQ(d.layout.loop_out_offsets, (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(d.layout.batch, 9);
+    EXPECT_EQ(d.layout.n[0], 8);
+    EXPECT_EQ(d.layout.istride, 1);
+    EXPECT_EQ(d.layout.idist, 40);
+    EXPECT_EQ(d.layout.ostride, 5);
+    EXPECT_EQ(d.layout.odist, 25);
+  }
+}
+
+// Odd transform lengths leave the real-side copy's offsets odd too ({9, 7, 5}: calls 7 reals apart); then both
+// sides go batch-outer, every batch merges and a single call remains.
+TEST(FftLayout, R2CWithOddOffsetsAfterARealSideCopyCopiesBothSides) {
+  LayoutRequest r = request(f64, {9, 7, 5}, {1});
+  r.loop_is_costly = r.aligned_real_calls = true;
+  const LayoutDecision d = plan_layout(r);
+  EXPECT_TRUE(d.input_copy && d.output_copy);
+  EXPECT_EQ(d.layout.loop_in_offsets, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(d.layout.batch, 45);
+  EXPECT_EQ(d.out_strides, (Strides{20, 5, 1}));  // the user still gets the natural result
+}
+
+// The inverse of the {9, 8, 5} R2C case: C2R from the natural {9, 5, 5} spectrum writes the real output of the loop's
+// calls at odd real offsets, so the output goes through an internal buffer on CUDA.
+TEST(FftLayout, C2RWhoseBatchLoopWritesAtOddRealOffsetsCopiesTheOutputOnCuda) {
+  LayoutRequest r = request(c64, {9, 5, 5}, {1});
+  r.type = FFTType::c2r;
+  EXPECT_FALSE(plan_layout(r).output_copy);
+  EXPECT_EQ(plan_layout(r).layout.loop_out_offsets.size(), 5u);
+
+  r.loop_is_costly = r.aligned_real_calls = true;
+  const LayoutDecision d = plan_layout(r);
+  EXPECT_TRUE(d.input_copy);  // C2R always preserves its operand
+  EXPECT_TRUE(d.output_copy);
+  EXPECT_EQ(d.out_strides, (Strides{40, 5, 1}));  // what the user sees is still natural
+  EXPECT_EQ(d.layout.loop_out_offsets, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(d.layout.batch, 45);
+  for (std::int64_t offset : d.layout.loop_out_offsets) EXPECT_EQ(offset % 2, 0);
+}
+
+// Even real offsets need nothing: the plan's batch is the larger batch axis (10, stride 1) and the loop runs over
+// the leading axis, whose real stride (80) is even.
+TEST(FftLayout, R2CWithEvenRealOffsetsKeepsItsLoopOnCuda) {
+  LayoutRequest r = request(f32, {4, 8, 10}, {1});
+  r.loop_is_costly = r.aligned_real_calls = true;
+  const LayoutDecision d = plan_layout(r);
+  EXPECT_FALSE(d.input_copy || d.output_copy);
+  EXPECT_EQ(d.layout.batch, 10);
+  EXPECT_EQ(d.layout.loop_in_offsets, (std::vector<std::int64_t>{0, 80, 160, 240}));
+}
+
 TEST(FftLayout, R2CHalvesTheLastGivenAxisAndC2RRestoresItFromTheParity) {
   const LayoutDecision r2c = plan_layout(request(f32, {8, 10, 9}, {0, 2}));
   EXPECT_EQ(r2c.type, FFTType::r2c);
@@ -112,6 +183,42 @@ TEST(FftLayout, TransposedOperandComputesInItsOrderAndCopiesToTheNaturalResult) 
   EXPECT_EQ(d.out_strides, (Strides{10, 1}));
   EXPECT_EQ(d.compute_out_strides, (Strides{1, 12}));
   EXPECT_FALSE(d.output_copy_reason.empty());
+}
+
+TEST(FftLayout, OptimizedResultLayoutTakesTheComputeLayoutInsteadOfACopy) {
+  LayoutRequest r = request(c128, {12, 10}, {0, 1}, Strides{1, 12});
+  r.result_layout = ResultLayout::optimized;
+  const LayoutDecision d = plan_layout(r);
+  EXPECT_FALSE(d.input_copy || d.output_copy);
+  EXPECT_TRUE(d.output_copy_reason.empty());
+  EXPECT_EQ(d.out_strides, (Strides{1, 12}));
+  EXPECT_EQ(d.compute_out_strides, d.out_strides);
+  // Where natural needs no copy, optimized is natural.
+  LayoutRequest plain = request(c64, {8, 16}, {1});
+  plain.result_layout = ResultLayout::optimized;
+  EXPECT_EQ(plan_layout(plain).out_strides, (Strides{16, 1}));
+  // A user output or in place fixes the layout: optimized changes nothing then.
+  r.out_shape = Shape{12, 10};
+  r.out_strides = Strides{10, 1};
+  EXPECT_TRUE(plan_layout(r).output_copy);
+  // Staged to another memory space, the copy back stays but is a plain dense one.
+  LayoutRequest staged = request(c128, {12, 10}, {0, 1}, Strides{1, 12});
+  staged.result_layout = ResultLayout::optimized;
+  staged.stage_input = staged.stage_output = true;
+  const LayoutDecision s = plan_layout(staged);
+  EXPECT_TRUE(s.output_copy);
+  EXPECT_EQ(s.out_strides, s.compute_out_strides);
+}
+
+TEST(FftLayout, OptimizedC2RWithOddRealOffsetsReturnsTheBatchOuterLayout) {
+  LayoutRequest r = request(c64, {9, 5, 5}, {1});
+  r.type = FFTType::c2r;
+  r.loop_is_costly = r.aligned_real_calls = true;
+  r.result_layout = ResultLayout::optimized;
+  const LayoutDecision d = plan_layout(r);
+  EXPECT_FALSE(d.output_copy);
+  EXPECT_EQ(d.out_strides, (Strides{40, 1, 8}));
+  EXPECT_EQ(d.layout.loop_out_offsets, (std::vector<std::int64_t>{0}));
 }
 
 TEST(FftLayout, StagedOperandsUseDenseBuffers) {

@@ -130,5 +130,73 @@ TEST(MatmulLayout, ResultShapeAndDtype) {
   EXPECT_EQ(p.aux_ld % 128, 0);
 }
 
+TEST(MatmulLayout, ResultLayoutFollowsTheEpilog) {
+  std::vector<float> a(2 * 3 * 4), b(2 * 4 * 5), bias(3);
+  detail::mm::ProblemSpec spec;
+  spec.a = TensorView(a.data(), {2, 3, 4});
+  spec.b = TensorView(b.data(), {2, 4, 5});
+  for (Epilog e : {Epilog::none, Epilog::relu, Epilog::gelu}) {
+    spec.epilog = e;
+    const auto p = detail::mm::plan_problem(spec, "test");
+    EXPECT_TRUE(p.swapped) << to_string(e);
+    EXPECT_EQ(p.result_strides, Strides({15, 5, 1})) << to_string(e);
+  }
+  spec.bias = TensorView(bias.data(), {3});
+  for (Epilog e : {Epilog::bias, Epilog::relu_bias, Epilog::gelu_bias}) {
+    spec.epilog = e;
+    const auto p = detail::mm::plan_problem(spec, "test");
+    EXPECT_FALSE(p.swapped) << to_string(e);
+    EXPECT_EQ(p.result_strides, Strides({15, 1, 3})) << to_string(e);  // {M*N, 1, M}
+    EXPECT_EQ(p.d_strides, Strides({15, 1, 3})) << to_string(e);
+  }
+  spec.bias.reset();
+  spec.epilog = Epilog::bgradb;
+  EXPECT_EQ(detail::mm::plan_problem(spec, "test").result_strides, Strides({15, 1, 3}));
+  // A 1-D B drops the N axis: D (2, 3) with M contiguous.
+  spec.b = TensorView(b.data(), {4});
+  spec.epilog = Epilog::bgrada;
+  EXPECT_EQ(detail::mm::plan_problem(spec, "test").result_strides, Strides({3, 1}));
+}
+
+TEST(MatmulLayout, ConjugatedOperandsChooseTheFormThatTransposesThem) {
+  using cf = std::complex<float>;
+  std::vector<cf> a(6 * 4), b(4 * 5);
+  const TensorView a_row(a.data(), {6, 4}), a_col(a.data(), c64, {6, 4}, Strides({1, 6}));
+  const TensorView b_row(b.data(), {4, 5}), b_col(b.data(), c64, {4, 5}, Strides({1, 4}));
+  detail::mm::ProblemSpec spec;
+  auto plan = [&](TensorView x, TensorView y, bool conj_a, bool conj_b) {
+    spec.a = x;
+    spec.b = y;
+    spec.conjugate_a = conj_a;
+    spec.conjugate_b = conj_b;
+    return detail::mm::plan_problem(spec, "test");
+  };
+  // Column-major conjugated operands: D row-major (swapped), no copies.
+  auto p = plan(a_col, b_row, true, false);
+  EXPECT_TRUE(p.swapped);
+  EXPECT_FALSE(p.a.needs_copy);
+  p = plan(a_row, b_col, false, true);
+  EXPECT_TRUE(p.swapped);
+  EXPECT_FALSE(p.b.needs_copy);
+  // Row-major conjugated operands: native form, D column-major, no copies.
+  p = plan(a_row, b_row, true, false);
+  EXPECT_FALSE(p.swapped);
+  EXPECT_FALSE(p.a.needs_copy);
+  EXPECT_EQ(p.result_strides, Strides({1, 6}));
+  p = plan(a_row, b_row, true, true);
+  EXPECT_FALSE(p.swapped);
+  EXPECT_FALSE(p.a.needs_copy || p.b.needs_copy);
+  // A split vote keeps D row-major and copies the row-major operand column-major.
+  p = plan(a_row, b_col, true, true);
+  EXPECT_TRUE(p.swapped);
+  EXPECT_TRUE(p.a.needs_copy);
+  EXPECT_FALSE(p.a.row_major);
+  EXPECT_EQ(p.a.ld, 6);
+  EXPECT_FALSE(p.b.needs_copy);
+  // Unconjugated operands never change the form.
+  p = plan(a_row, b_row, false, false);
+  EXPECT_TRUE(p.swapped);
+}
+
 }  // namespace
 }  // namespace cuplan::testing

@@ -199,6 +199,31 @@ TEST(MatmulErrors, EpilogOnComplexIsNotSupported) {
       },
       {"relu", "c64"});
 }
+TEST(MatmulErrors, OutputOfAnotherLayoutOrShape) {
+  Operands o;
+  // gelu_bias plans a column-major D (4, 3, 6): strides (18, 1, 3); a row-major output is refused.
+  Matmul mm(o.av, o.bv,
+            {.epilog = Epilog::gelu_bias, .bias = TensorView(o.bias.data(), {3}), .execution = Execution::cpu()});
+  mm.plan();
+  std::vector<float> d(4 * 3 * 6);
+  expect_error<InvalidArgument>(
+      [&] {
+        (void)mm.execute({.out = TensorView(d.data(), {4, 3, 6})});
+      },
+      {"out", "strides", "(18, 6, 1)", "(18, 1, 3)", "column-major"});
+  expect_error<InvalidArgument>(
+      [&] {
+        (void)mm.execute({.out = TensorView(d.data(), {4, 6, 3})});
+      },
+      {"out", "(4, 6, 3)", "(4, 3, 6)"});
+  std::vector<double> d64(4 * 3 * 6);
+  expect_error<InvalidArgument>(
+      [&] {
+        (void)mm.execute({.out = TensorView(d64.data(), f64, {4, 3, 6}, Strides({18, 1, 3}))});
+      },
+      {"out", "f64", "f32"});
+  EXPECT_NO_THROW((void)mm.execute({.out = TensorView(d.data(), f32, {4, 3, 6}, Strides({18, 1, 3}))}));
+}
 TEST(MatmulErrors, MemoryLimitTooSmallForAnyAlgorithm) {
   CUPLAN_REQUIRE_GPU();
   // A large split-friendly product: every cuBLASLt algorithm for it wants some workspace... or none; either way the

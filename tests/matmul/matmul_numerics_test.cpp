@@ -2,6 +2,7 @@
 // CUDA (host and device operands) where a GPU is present.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -19,11 +20,39 @@ struct Case {
   std::int64_t pad = 0;
   bool with_c = false;
   Shape batch_c;  ///< C's batch shape (broadcast to D's)
+  bool c_row_major = true;
   cd alpha{1.0}, beta{0.0};
   Epilog epilog = Epilog::none;
   bool conj_a = false, conj_b = false;
   Compute compute = Compute::automatic;
+  bool use_out = false;  ///< execute into a preallocated, poisoned output of the planned layout
 };
+
+/// The result layout rule of docs/matmul.md, restated: D is column-major for epilogs with a bias, an aux output or
+/// a gradient, and for products whose conjugated (non-vector) operands are all row-major; row-major otherwise.
+bool expect_column_major(const Case& c) {
+  const bool plain = c.epilog == Epilog::none || c.epilog == Epilog::relu || c.epilog == Epilog::gelu;
+  if (!plain) return true;
+  bool votes_native = false, votes_swapped = false;
+  if (c.conj_a && c.m > 1 && c.k > 1) (c.a_row_major ? votes_native : votes_swapped) = true;
+  if (c.conj_b && c.k > 1 && c.n > 1) (c.b_row_major ? votes_native : votes_swapped) = true;
+  return votes_native && !votes_swapped;
+}
+
+/// Strides of D (batch..., M, N) in the expected layout.
+Strides expected_strides(const Shape& shape, bool column_major) {
+  const int nd = shape.size();
+  Strides s = Dims::filled(nd, 1);
+  const std::int64_t m = shape[nd - 2], n = shape[nd - 1];
+  s[nd - 2] = column_major ? 1 : n;
+  s[nd - 1] = column_major ? m : 1;
+  std::int64_t acc = m * n;
+  for (int i = nd - 3; i >= 0; --i) {
+    s[i] = acc;
+    acc *= shape[i];
+  }
+  return s;
+}
 
 class MatmulNumerics : public ::testing::TestWithParam<Space> {
  protected:
@@ -43,6 +72,15 @@ class MatmulNumerics : public ::testing::TestWithParam<Space> {
     return strided;
   }
   static Tensor host(const Tensor& t) { return t.view().on_host() || t.numel() == 0 ? t : t.to(Device::cpu()); }
+  /// An output of the given layout filled with NaN (all bits set), where the space's results live.
+  Tensor poisoned_output(const Shape& shape, const Strides& strides, DType dtype) {
+    Tensor h = Tensor::empty_strided(shape, strides, dtype, Device::cpu());
+    std::memset(h.data(), 0xff, h.view().span_bytes());
+    if (GetParam() != Space::cuda_device) return h;
+    Tensor d = Tensor::empty_strided(shape, strides, dtype, Device::cuda(0));
+    copy(h, d);
+    return d;
+  }
 
   template <class T>
   void run(const Case& c, double tol) {
@@ -51,7 +89,7 @@ class MatmulNumerics : public ::testing::TestWithParam<Space> {
     std::int64_t count = 1;
     for (auto e : batch) count *= e;
     std::optional<HostMatrix<T>> cm;
-    if (c.with_c) cm.emplace(c.batch_c, c.m, c.n, true, 0);
+    if (c.with_c) cm.emplace(c.batch_c, c.m, c.n, c.c_row_major, 0);
     const auto traits = epilog_traits(c.epilog);
     std::vector<T> bias(static_cast<std::size_t>(c.m));
     std::vector<double> bias_v(bias.size());
@@ -67,12 +105,22 @@ class MatmulNumerics : public ::testing::TestWithParam<Space> {
     o.conjugate_b = c.conj_b;
     Matmul mm(place(a.view()), place(b.view()), o);
     mm.plan();
-    const Tensor d = host(mm.execute());
-    if (GetParam() == Space::cuda_device) cudaDeviceSynchronize();
     Shape expect_shape = batch;
     expect_shape.push_back(c.m);
     expect_shape.push_back(c.n);
-    ASSERT_EQ(d.shape(), expect_shape);
+    const bool column_major = expect_column_major(c);
+    std::optional<Tensor> out;
+    if (c.use_out) out = poisoned_output(expect_shape, expected_strides(expect_shape, column_major), dtype_of<T>);
+    const Tensor result = out ? mm.execute({.out = out->view()}) : mm.execute();
+    if (out) EXPECT_EQ(result.data(), out->data()) << "execute with `out` returns a tensor over `out`";
+    ASSERT_EQ(result.shape(), expect_shape);
+    // The planned layout, the same on every backend; values are read through the strides below.
+    if (column_major)
+      EXPECT_TRUE(is_column_major_stack(result.view())) << "strides " << ::testing::PrintToString(result.strides());
+    else
+      EXPECT_TRUE(result.view().is_contiguous()) << "strides " << ::testing::PrintToString(result.strides());
+    const Tensor d = host(result);
+    if (GetParam() == Space::cuda_device) cudaDeviceSynchronize();
     // Reference.
     std::vector<cd> ref(static_cast<std::size_t>(count * c.m * c.n)), pre(ref.size());
     std::vector<double> bgrad(static_cast<std::size_t>(count * (c.epilog == Epilog::bgradb ? c.n : c.m)), 0.0);
@@ -204,9 +252,35 @@ TEST_P(MatmulNumerics, Complex) {
   run<std::complex<double>>({.m = 21, .n = 14, .k = 9, .with_c = true, .alpha = cd(0.5, -1), .beta = cd(0, 1)}, 1e-12);
 }
 TEST_P(MatmulNumerics, ComplexConjugate) {
-  // Each conjugated operand is given in the layout both backends can conjugate without a copy.
-  run<std::complex<double>>({.m = 11, .n = 7, .k = 5, .a_row_major = false, .conj_a = true}, 1e-12);
-  run<std::complex<float>>({.m = 11, .n = 7, .k = 5, .b_row_major = false, .conj_b = true}, 1e-5);
+  // Every layout of each conjugated operand: column-major ones are conjugated in the row-major-D form, row-major
+  // ones in the native (column-major D) form, and a split (one of each) copies one operand.
+  for (bool ar : {true, false})
+    for (bool br : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "a_row_major " << ar << " b_row_major " << br);
+      run<std::complex<double>>({.m = 11, .n = 7, .k = 5, .a_row_major = ar, .b_row_major = br, .conj_a = true}, 1e-12);
+      run<std::complex<float>>({.m = 11, .n = 7, .k = 5, .a_row_major = ar, .b_row_major = br, .conj_b = true}, 1e-5);
+      run<std::complex<double>>(
+          {.m = 9, .n = 6, .k = 4, .a_row_major = ar, .b_row_major = br, .conj_a = true, .conj_b = true}, 1e-12);
+    }
+  // Batched, padded, with C: the conjugated operands decide D's layout, C is read in that layout or copied.
+  run<std::complex<float>>({.batch_a = {3},
+                            .batch_b = {3},
+                            .m = 8,
+                            .n = 5,
+                            .k = 6,
+                            .pad = 2,
+                            .with_c = true,
+                            .batch_c = {3},
+                            .alpha = cd(0.5, 1),
+                            .beta = cd(1, -0.5),
+                            .conj_a = true},
+                           1e-5);
+}
+TEST_P(MatmulNumerics, PreallocatedOutput) {
+  run<float>({.m = 33, .n = 17, .k = 29, .use_out = true}, 1e-5);
+  run<float>({.batch_a = {2}, .batch_b = {2}, .m = 16, .n = 8, .k = 32, .epilog = Epilog::gelu_bias, .use_out = true},
+             1e-5);
+  run<std::complex<double>>({.m = 11, .n = 7, .k = 5, .conj_a = true, .use_out = true}, 1e-12);
 }
 TEST_P(MatmulNumerics, EveryForwardEpilog) {
   for (Epilog e : {Epilog::relu, Epilog::gelu, Epilog::bias, Epilog::relu_bias, Epilog::gelu_bias, Epilog::relu_aux,
@@ -214,6 +288,18 @@ TEST_P(MatmulNumerics, EveryForwardEpilog) {
     SCOPED_TRACE(to_string(e));
     run<float>({.m = 40, .n = 24, .k = 16, .epilog = e}, 1e-5);
     run<float>({.batch_a = {2}, .batch_b = {2}, .m = 16, .n = 8, .k = 32, .with_c = true, .beta = 0.5, .epilog = e},
+               1e-5);
+    // A column-major C matches D's (column-major) layout for these epilogs and is read in place on the GPU.
+    run<float>({.batch_a = {2},
+                .batch_b = {2},
+                .m = 16,
+                .n = 8,
+                .k = 32,
+                .with_c = true,
+                .batch_c = {2},
+                .c_row_major = false,
+                .beta = -1.0,
+                .epilog = e},
                1e-5);
   }
 }

@@ -130,10 +130,34 @@ inline cd read(const Tensor& t, std::int64_t i) {
   }
 }
 
+/// Every element of a host tensor as float64, in logical row-major order, read through its strides (results may
+/// be column-major).
 inline std::vector<cd> read_all(const Tensor& t) {
   std::vector<cd> out(static_cast<std::size_t>(t.numel()));
-  for (std::int64_t i = 0; i < t.numel(); ++i) out[static_cast<std::size_t>(i)] = read(t, i);
+  const Shape& shape = t.shape();
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    std::int64_t rest = i, offset = 0;
+    for (int axis = shape.size() - 1; axis >= 0; --axis) {
+      offset += (rest % shape[axis]) * t.strides()[axis];
+      rest /= shape[axis];
+    }
+    out[static_cast<std::size_t>(i)] = read(t, offset);
+  }
   return out;
+}
+
+/// True when `t` (batch..., M, N) is column-major per matrix with batch axes outermost: strides (..., M*N, 1, M).
+inline bool is_column_major_stack(const TensorView& t) {
+  const int nd = t.ndim();
+  if (nd < 2) return false;
+  const std::int64_t m = t.shape()[nd - 2], n = t.shape()[nd - 1];
+  if ((m > 1 && t.strides()[nd - 2] != 1) || (n > 1 && t.strides()[nd - 1] != m)) return false;
+  std::int64_t expected = m * n;
+  for (int i = nd - 3; i >= 0; --i) {
+    if (t.shape()[i] > 1 && t.strides()[i] != expected) return false;
+    expected *= t.shape()[i];
+  }
+  return true;
 }
 
 inline bool all_finite(const std::vector<cd>& v) {
