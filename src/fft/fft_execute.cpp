@@ -7,6 +7,7 @@
 #include "core/check.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
+#include "runtime/nvtx.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -50,6 +51,7 @@ Tensor FftImpl::execute(const ExecuteOptions& options) {
 
 Tensor FftImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                                   const TensorView* out, bool release_workspace) {
+  NvtxRange range("cuplan::FFT::execute");
   return target_.cuda ? execute_cuda(direction, stream, after, out, release_workspace)
                       : execute_cpu(direction, stream, after, out);
 }

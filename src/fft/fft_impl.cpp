@@ -7,6 +7,7 @@
 
 #include "core/log.hpp"
 #include "cuplan/errors.hpp"
+#include "runtime/nvtx.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {
@@ -160,6 +161,7 @@ void FftImpl::check_same_layout(const TensorView& x, const char* method) const {
 }
 
 void FftImpl::plan(std::optional<StreamRef> stream) {
+  NvtxRange range("cuplan::FFT::plan");
   state_.require_alive("plan");
   if (!target_.cuda) {
     if (!fftw_) fftw_ = std::make_unique<FftwPlan>(decision_, target_.cpu_threads);
