@@ -4,6 +4,9 @@
 //  (c) fused matmul + bias + gelu vs matmul then a separate bias + gelu kernel (bf16 4096^2)
 //  (d) host cost per execute call (64^3), allocating or into a preallocated out, vs a bare cublasLtMatmul call
 //  (e) CPU execution vs a bare OpenBLAS sgemm
+// GPU times are per call, from batches of back-to-back calls between two events (one call per event pair would
+// count the host's launch cost as GPU time for small products); cuplan executes into a preallocated output like
+// the raw side, and the allocating variant is reported next to it.
 // Usage: matmul_bench [--quick]
 // Host code only (C++): the unfused bias + gelu baseline kernel lives in the library (matmul/bias_gelu.cu).
 #include <cblas.h>
@@ -47,27 +50,34 @@ cp::Tensor random_tensor(cp::Shape shape, cp::DType t, std::uint32_t seed) {
   return host.to(cp::Device::cuda(0));
 }
 
-/// Median milliseconds of `reps` runs of `f` on stream `s`, timed with CUDA events after warm-up.
+/// Milliseconds per call of `f` on stream `s`: the median over `reps` batches of `calls` back-to-back calls, each
+/// batch between two events (so that the host's launch cost overlaps GPU work, as in real use), after warm-up.
 template <class F>
-float time_ms(cudaStream_t s, F&& f) {
+float time_ms(cudaStream_t s, int calls, F&& f) {
   for (int i = 0; i < 3; ++i) f();
   cudaEvent_t a, b;
   CUPLAN_CUDA_CHECK(cudaEventCreate(&a));
   CUPLAN_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
+  for (int r = 0; r < reps; ++r) {
     CUPLAN_CUDA_CHECK(cudaEventRecord(a, s));
-    f();
+    for (int i = 0; i < calls; ++i) f();
     CUPLAN_CUDA_CHECK(cudaEventRecord(b, s));
     CUPLAN_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
     CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
+    t.push_back(ms / static_cast<float>(calls));
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
   return t[t.size() / 2];
+}
+
+/// Calls per timed batch for a product of about `ms_per_call`: enough for ~2 ms of GPU work per batch, at least 10,
+/// and at most 200 (well inside the launch queue, so the host never waits for it).
+int calls_for(float ms_per_call) {
+  return std::clamp(static_cast<int>(2.0f / std::max(ms_per_call, 1e-4f)) + 1, 10, 200);
 }
 
 cudaDataType_t lt_type(cp::DType t) {
@@ -109,6 +119,23 @@ struct RawLt {
     cublasLtMatmulDescDestroy(desc);
     cublasLtDestroy(handle);
   }
+  /// "algo/tile/stages/split-k" of candidate i, as AlgorithmInfo reports it for cuplan's candidates.
+  std::string config(std::size_t i) const {
+    std::int32_t id = 0, split_k = 1;
+    std::uint32_t tile = 0, stages = 0;
+    std::size_t written = 0;
+    const auto& algo = algos[i].algo;
+    CUPLAN_CUBLAS_CHECK(
+        cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &written));
+    CUPLAN_CUBLAS_CHECK(
+        cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &written));
+    CUPLAN_CUBLAS_CHECK(
+        cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof(stages), &written));
+    CUPLAN_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split_k,
+                                                             sizeof(split_k), &written));
+    return std::to_string(id) + "/" + std::to_string(tile) + "/" + std::to_string(stages) + "/" +
+           std::to_string(split_k);
+  }
   void run(const void* a, const void* b, void* d, cudaStream_t s, std::size_t i = 0) {
     CUPLAN_CUBLAS_CHECK(
         cublasLtMatmul(handle, desc, &alpha, b, la, a, lb, &beta, d, ld, d, ld, &algos[i].algo, workspace, ws, s));
@@ -132,10 +159,13 @@ void bench_products(bool quick) {
   std::vector<Kind> kinds = {
       {"bf16", cp::bf16, false}, {"f16", cp::f16, false}, {"tf32", cp::f32, true}, {"f32", cp::f32, false}};
   std::printf(
-      "\n(a)/(b) cuplan vs raw cuBLASLt (median of %d, ms; ratio = raw / cuplan, >= 1 means cuplan is as fast)\n",
+      "\n(a)/(b) cuplan vs raw cuBLASLt (ms per call: median of %d batches of back-to-back calls; ratio = raw / "
+      "cuplan, >= 1 means cuplan is as fast). cuplan executes into a preallocated out; 'alloc' is execute allocating "
+      "its result. Both sides run the same form: row-major D as column-major D^T = B^T A^T, no transposes. "
+      "1st: cuplan's first candidate is raw's first (algo/tile/stages/split-k)\n",
       reps);
-  std::printf("%-5s %-18s %9s %9s %9s %9s %8s %8s %8s\n", "type", "M x N x K", "cuplan", "raw1st", "rawbest8",
-              "autotuned", "a:1st", "a:best8", "b:best8");
+  std::printf("%-5s %-18s %5s %9s %9s %9s %9s %9s %8s %8s %8s %s\n", "type", "M x N x K", "calls", "cuplan", "alloc",
+              "raw1st", "rawbest8", "autotuned", "a:1st", "a:best8", "b:best8", "1st");
   cp::Stream stream;
   cudaStream_t s = stream.native();
   for (const auto& kind : kinds)
@@ -145,17 +175,30 @@ void bench_products(bool quick) {
       auto d = cp::Tensor::empty({sh.m, sh.n}, kind.t, cp::Device::cuda(0), stream);
       cp::Matmul mm(a, b, {.compute = kind.tf32 ? cp::Compute::tf32 : cp::Compute::automatic});
       mm.plan({.stream = stream});
-      const float ours = time_ms(s, [&] { (void)mm.execute({.stream = stream}); });
       RawLt raw(kind.t, kind.tf32, sh.m, sh.n, sh.k);
-      const float first = time_ms(s, [&] { raw.run(a.data(), b.data(), d.data(), s); });
+      const std::string ours_first = mm.algorithms()[0].description;
+      const std::string raw_first = raw.config(0);
+      // cuplan's D for epilog none is row-major M x N, exactly as `d`: both sides write the same memory layout.
+      const cp::Tensor ours_d = mm.execute({.stream = stream});
+      const cp::MatmulExecuteOptions into{.stream = stream, .out = ours_d.view()};
+      const int calls = calls_for(time_ms(s, 10, [&] { raw.run(a.data(), b.data(), d.data(), s); }));
+      const float ours = time_ms(s, calls, [&] { (void)mm.execute(into); });
+      const float alloc = time_ms(s, calls, [&] { (void)mm.execute({.stream = stream}); });
+      const float first = time_ms(s, calls, [&] { raw.run(a.data(), b.data(), d.data(), s); });
       float best = first;
       for (std::size_t i = 1; i < raw.algos.size(); ++i)
         if (raw.algos[i].workspaceSize <= raw.ws)
-          best = std::min(best, time_ms(s, [&] { raw.run(a.data(), b.data(), d.data(), s, i); }));
-      mm.autotune({.iterations = 5, .stream = stream});
-      const float tuned = time_ms(s, [&] { (void)mm.execute({.stream = stream}); });
-      std::printf("%-5s %5lld x %5lld x %5lld %9.4f %9.4f %9.4f %9.4f %8.3f %8.3f %8.3f\n", kind.name, (long long)sh.m,
-                  (long long)sh.n, (long long)sh.k, ours, first, best, tuned, first / ours, best / ours, best / tuned);
+          best = std::min(best, time_ms(s, calls, [&] { raw.run(a.data(), b.data(), d.data(), s, i); }));
+      mm.autotune({.iterations = 7, .stream = stream});
+      const float tuned = time_ms(s, calls, [&] { (void)mm.execute(into); });
+      // AlgorithmInfo::description begins "algo <id> tile <t> stages <s> split-k <k>".
+      unsigned id = 0, tile = 0, stages = 0, split = 0;
+      std::sscanf(ours_first.c_str(), "algo %u tile %u stages %u split-k %u", &id, &tile, &stages, &split);
+      const bool same_first = raw_first == std::to_string(id) + "/" + std::to_string(tile) + "/" +
+                                               std::to_string(stages) + "/" + std::to_string(split);
+      std::printf("%-5s %5lld x %5lld x %5lld %5d %9.4f %9.4f %9.4f %9.4f %9.4f %8.3f %8.3f %8.3f %s\n", kind.name,
+                  (long long)sh.m, (long long)sh.n, (long long)sh.k, calls, ours, alloc, first, best, tuned,
+                  first / ours, best / ours, best / tuned, same_first ? "same" : ("raw " + raw_first).c_str());
     }
 }
 
@@ -182,22 +225,23 @@ void bench_fused() {
   cp::Tensor raw_d = cp::Tensor::empty({n, n}, cp::bf16, cp::Device::cuda(0), stream);
   const cp::MatmulExecuteOptions fused_opts{.stream = stream, .out = fused_d.view()};
   const cp::MatmulExecuteOptions plain_opts{.stream = stream, .out = plain_d.view()};
-  const float t_fused = time_ms(s, [&] { (void)fused.execute(fused_opts); });
-  const float t_split_cuplan = time_ms(s, [&] {
+  const int calls = 20;  // ~0.2 ms per call: 4 ms batches
+  const float t_fused = time_ms(s, calls, [&] { (void)fused.execute(fused_opts); });
+  const float t_split_cuplan = time_ms(s, calls, [&] {
     (void)plain.execute(plain_opts);
     cp::detail::mm::launch_bias_gelu(plain_d.data(), bias.data(), cp::bf16, n, n, s);
   });
-  float t_raw_best = time_ms(s, [&] { raw.run(a.data(), b.data(), raw_d.data(), s); });
+  float t_raw_best = time_ms(s, calls, [&] { raw.run(a.data(), b.data(), raw_d.data(), s); });
   std::size_t raw_best = 0;
   for (std::size_t i = 1; i < raw.algos.size(); ++i) {
     if (raw.algos[i].workspaceSize > raw.ws) continue;
-    const float t = time_ms(s, [&] { raw.run(a.data(), b.data(), raw_d.data(), s, i); });
+    const float t = time_ms(s, calls, [&] { raw.run(a.data(), b.data(), raw_d.data(), s, i); });
     if (t < t_raw_best) {
       t_raw_best = t;
       raw_best = i;
     }
   }
-  const float t_split_raw = time_ms(s, [&] {
+  const float t_split_raw = time_ms(s, calls, [&] {
     raw.run(a.data(), b.data(), raw_d.data(), s, raw_best);
     cp::detail::mm::launch_bias_gelu(raw_d.data(), bias.data(), cp::bf16, n, n, s);
   });

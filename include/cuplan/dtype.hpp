@@ -40,33 +40,50 @@ class DType {
     switch (code_) {
       case DTypeCode::f8_e4m3:
       case DTypeCode::f8_e5m2:
-      case DTypeCode::i8: return 1;
+      case DTypeCode::i8:
+        return 1;
       case DTypeCode::f16:
-      case DTypeCode::bf16: return 2;
+      case DTypeCode::bf16:
+        return 2;
       case DTypeCode::f32:
       case DTypeCode::c32:
-      case DTypeCode::i32: return 4;
+      case DTypeCode::i32:
+        return 4;
       case DTypeCode::f64:
       case DTypeCode::c64:
-      case DTypeCode::i64: return 8;
-      case DTypeCode::c128: return 16;
+      case DTypeCode::i64:
+        return 8;
+      case DTypeCode::c128:
+        return 16;
     }
     return 0;
   }
   constexpr std::string_view name() const {
     switch (code_) {
-      case DTypeCode::f16: return "f16";
-      case DTypeCode::bf16: return "bf16";
-      case DTypeCode::f32: return "f32";
-      case DTypeCode::f64: return "f64";
-      case DTypeCode::c32: return "c32";
-      case DTypeCode::c64: return "c64";
-      case DTypeCode::c128: return "c128";
-      case DTypeCode::f8_e4m3: return "f8_e4m3";
-      case DTypeCode::f8_e5m2: return "f8_e5m2";
-      case DTypeCode::i8: return "i8";
-      case DTypeCode::i32: return "i32";
-      case DTypeCode::i64: return "i64";
+      case DTypeCode::f16:
+        return "f16";
+      case DTypeCode::bf16:
+        return "bf16";
+      case DTypeCode::f32:
+        return "f32";
+      case DTypeCode::f64:
+        return "f64";
+      case DTypeCode::c32:
+        return "c32";
+      case DTypeCode::c64:
+        return "c64";
+      case DTypeCode::c128:
+        return "c128";
+      case DTypeCode::f8_e4m3:
+        return "f8_e4m3";
+      case DTypeCode::f8_e5m2:
+        return "f8_e5m2";
+      case DTypeCode::i8:
+        return "i8";
+      case DTypeCode::i32:
+        return "i32";
+      case DTypeCode::i64:
+        return "i64";
     }
     return "?";
   }
@@ -81,19 +98,27 @@ class DType {
   /// The real type of a complex type (itself for a real type).
   constexpr DType real() const {
     switch (code_) {
-      case DTypeCode::c32: return DType(DTypeCode::f16);
-      case DTypeCode::c64: return DType(DTypeCode::f32);
-      case DTypeCode::c128: return DType(DTypeCode::f64);
-      default: return *this;
+      case DTypeCode::c32:
+        return DType(DTypeCode::f16);
+      case DTypeCode::c64:
+        return DType(DTypeCode::f32);
+      case DTypeCode::c128:
+        return DType(DTypeCode::f64);
+      default:
+        return *this;
     }
   }
   /// The complex type of matching precision (itself for a complex type); f16/f32/f64 only.
   constexpr DType complex() const {
     switch (code_) {
-      case DTypeCode::f16: return DType(DTypeCode::c32);
-      case DTypeCode::f32: return DType(DTypeCode::c64);
-      case DTypeCode::f64: return DType(DTypeCode::c128);
-      default: return *this;
+      case DTypeCode::f16:
+        return DType(DTypeCode::c32);
+      case DTypeCode::f32:
+        return DType(DTypeCode::c64);
+      case DTypeCode::f64:
+        return DType(DTypeCode::c128);
+      default:
+        return *this;
     }
   }
   /// Required alignment of a pointer to this type, in bytes (the element size, or the component size... for
@@ -122,18 +147,54 @@ inline constexpr DType i64{DTypeCode::i64};
 /// `dtype_of<T>` maps a C++ element type to its DType; unknown types do not compile.
 template <class T>
 struct dtype_traits;
-template <> struct dtype_traits<__half> { static constexpr DType value = f16; };
-template <> struct dtype_traits<__nv_bfloat16> { static constexpr DType value = bf16; };
-template <> struct dtype_traits<float> { static constexpr DType value = f32; };
-template <> struct dtype_traits<double> { static constexpr DType value = f64; };
-template <> struct dtype_traits<__half2> { static constexpr DType value = c32; };
-template <> struct dtype_traits<std::complex<float>> { static constexpr DType value = c64; };
-template <> struct dtype_traits<std::complex<double>> { static constexpr DType value = c128; };
-template <> struct dtype_traits<__nv_fp8_e4m3> { static constexpr DType value = f8_e4m3; };
-template <> struct dtype_traits<__nv_fp8_e5m2> { static constexpr DType value = f8_e5m2; };
-template <> struct dtype_traits<std::int8_t> { static constexpr DType value = i8; };
-template <> struct dtype_traits<std::int32_t> { static constexpr DType value = i32; };
-template <> struct dtype_traits<std::int64_t> { static constexpr DType value = i64; };
+template <>
+struct dtype_traits<__half> {
+  static constexpr DType value = f16;
+};
+template <>
+struct dtype_traits<__nv_bfloat16> {
+  static constexpr DType value = bf16;
+};
+template <>
+struct dtype_traits<float> {
+  static constexpr DType value = f32;
+};
+template <>
+struct dtype_traits<double> {
+  static constexpr DType value = f64;
+};
+template <>
+struct dtype_traits<__half2> {
+  static constexpr DType value = c32;
+};
+template <>
+struct dtype_traits<std::complex<float>> {
+  static constexpr DType value = c64;
+};
+template <>
+struct dtype_traits<std::complex<double>> {
+  static constexpr DType value = c128;
+};
+template <>
+struct dtype_traits<__nv_fp8_e4m3> {
+  static constexpr DType value = f8_e4m3;
+};
+template <>
+struct dtype_traits<__nv_fp8_e5m2> {
+  static constexpr DType value = f8_e5m2;
+};
+template <>
+struct dtype_traits<std::int8_t> {
+  static constexpr DType value = i8;
+};
+template <>
+struct dtype_traits<std::int32_t> {
+  static constexpr DType value = i32;
+};
+template <>
+struct dtype_traits<std::int64_t> {
+  static constexpr DType value = i64;
+};
 
 template <class T>
 inline constexpr DType dtype_of = dtype_traits<std::remove_cv_t<T>>::value;

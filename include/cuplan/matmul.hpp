@@ -169,7 +169,7 @@ class Matmul {
   /// Times every candidate on the real operands and keeps the fastest (the operands' D is overwritten).
   void autotune(AutotuneOptions options = {});
   /// Runs the product. Non-blocking for device operands with CUDA execution (design.md section 4).
-  Tensor execute(MatmulExecuteOptions options = {});
+  Tensor execute(const MatmulExecuteOptions& options = {});
   /// Replaces operands, ordered after the object's last work when `stream` differs from it.
   void reset_operands(MatmulOperands operands, std::optional<StreamRef> stream = {});
   /// Forgets the operands (execute needs reset_operands first).

@@ -7,8 +7,8 @@
 #include <memory>
 #include <optional>
 
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include "cuplan/device.hpp"
 
@@ -28,12 +28,12 @@ class StreamRef {
  public:
   /// The legacy default stream of the current device.
   StreamRef() = default;
-  StreamRef(const Stream& stream) noexcept;  // NOLINT(google-explicit-constructor)
-  StreamRef(cudaStream_t handle) noexcept : handle_(handle) {}  // NOLINT
+  StreamRef(const Stream& stream) noexcept;                         // NOLINT(google-explicit-constructor)
+  StreamRef(cudaStream_t handle) noexcept : handle_(handle) {}      // NOLINT
   StreamRef(cuda::stream_ref ref) noexcept : handle_(ref.get()) {}  // NOLINT
 
   cudaStream_t native() const noexcept { return handle_; }
-  operator cudaStream_t() const noexcept { return handle_; }  // NOLINT
+  operator cudaStream_t() const noexcept { return handle_; }                        // NOLINT
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
   /// The device the stream belongs to (cudaStreamGetDevice for streams made elsewhere).
   Device device() const;
@@ -78,7 +78,7 @@ class Stream {
   ~Stream();
 
   cudaStream_t native() const noexcept { return handle_; }
-  operator cudaStream_t() const noexcept { return handle_; }  // NOLINT
+  operator cudaStream_t() const noexcept { return handle_; }                        // NOLINT
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
   StreamRef ref() const noexcept { return StreamRef(*this); }
   Device device() const noexcept { return Device::cuda(device_); }

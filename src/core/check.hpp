@@ -6,7 +6,6 @@
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 
-
 #include <string>
 
 #include "cuplan/errors.hpp"
@@ -49,9 +48,9 @@ void report_in_noexcept(cudaError_t status, const char* call, SourceLocation whe
 #define CUPLAN_CUFFT_CHECK(expr) ::cuplan::detail::check_cufft((expr), #expr, {__FILE__, __LINE__})
 #define CUPLAN_CUBLAS_CHECK(expr) ::cuplan::detail::check_cublas((expr), #expr, {__FILE__, __LINE__})
 /// For destructors: a failure is reported through the logger instead of thrown.
-#define CUPLAN_CUDA_CHECK_NOEXCEPT(expr) \
-  do { \
-    cudaError_t cuplan_status_ = (expr); \
-    if (cuplan_status_ != cudaSuccess) \
+#define CUPLAN_CUDA_CHECK_NOEXCEPT(expr)                                                 \
+  do {                                                                                   \
+    cudaError_t cuplan_status_ = (expr);                                                 \
+    if (cuplan_status_ != cudaSuccess)                                                   \
       ::cuplan::detail::report_in_noexcept(cuplan_status_, #expr, {__FILE__, __LINE__}); \
   } while (0)

@@ -10,6 +10,7 @@
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "cuplan/errors.hpp"
+#include "matmul/autotune_order.hpp"
 
 namespace cuplan::detail::mm {
 namespace {
@@ -199,7 +200,8 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
   set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(op_b));
   set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<std::uint32_t>(lt_epilogue(p.epilog)));
   const EpilogTraits traits = epilog_traits(p.epilog);
-  if (p.has_bias || traits.bias_gradient) {
+  binds_bias_ = p.has_bias || traits.bias_gradient;
+  if (binds_bias_) {
     set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<std::int32_t>(cuda_type(p.result_dtype)));
     const std::int64_t stride = p.has_bias ? p.bias_batch_stride : p.bias_gradient_length;
     if (p.batch_count > 1) set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, stride);
@@ -283,13 +285,14 @@ void LtPlan::release() noexcept {
 }
 
 void LtPlan::bind(const LtPointers& p) {
-  const void* bias_pointer = p.bias != nullptr ? p.bias : p.bias_gradient;
-  const void* old_bias = bound_.bias != nullptr ? bound_.bias : bound_.bias_gradient;
-  if (bias_pointer != old_bias) set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_pointer);
+  // A plan without a bias epilog (the plain product behind a separate bias-gradient reduction) binds none.
+  const void* bias_pointer = !binds_bias_ ? nullptr : (p.bias != nullptr ? p.bias : p.bias_gradient);
+  if (bias_pointer != bound_bias_) set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_pointer);
   if (p.aux != bound_.aux) set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<const void*>(p.aux));
   if (p.scale_a != bound_.scale_a) set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, p.scale_a);
   if (p.scale_b != bound_.scale_b) set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, p.scale_b);
   bound_ = p;
+  bound_bias_ = bias_pointer;
 }
 
 void LtPlan::find_algorithms(const MatmulPreferences& prefs, std::size_t memory_limit, bool limit_from_user,
@@ -417,55 +420,69 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
                       int iterations, void* flush, std::size_t flush_bytes) {
   if (iterations < 1)
     throw InvalidArgument(fmt::format("{}: autotune iterations is {}; expected at least 1", who_, iterations));
-  cudaEvent_t start = nullptr, stop = nullptr;
-  CUPLAN_CUDA_CHECK(cudaEventCreate(&start));
-  CUPLAN_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<float> median(candidates_.size(), -1.0f);
+  const std::size_t count = candidates_.size();
+  auto enqueue = [&](std::size_t i) {
+    // Each candidate gets exactly the workspace size execute() will pass it.
+    return cublasLtMatmul(handle_, desc_, alpha_.data(), swapped_ ? p.b : p.a, a_, swapped_ ? p.a : p.b, b_,
+                          beta_.data(), has_c_ && p.c != nullptr ? p.c : p.d, c_, p.d, d_, &candidates_[i].algo,
+                          workspace, candidates_[i].workspaceSize, stream);
+  };
+  // Warm-up: one run each. A candidate the library rejects at run time is dropped, not fatal.
+  std::vector<bool> runs(count, false);
+  for (std::size_t i = 0; i < count; ++i)
+    runs[i] = candidates_[i].workspaceSize <= workspace_size && enqueue(i) == CUBLAS_STATUS_SUCCESS;
+  std::vector<cudaEvent_t> events(2 * count, nullptr);
+  std::vector<std::vector<float>> times(count);
   try {
-    for (std::size_t i = 0; i < candidates_.size(); ++i) {
-      if (candidates_[i].workspaceSize > workspace_size) continue;
-      // A candidate the library rejects at run time is dropped, not fatal.
-      if (cublasLtMatmul(handle_, desc_, alpha_.data(), swapped_ ? p.b : p.a, a_, swapped_ ? p.a : p.b, b_,
-                         beta_.data(), has_c_ && p.c != nullptr ? p.c : p.d, c_, p.d, d_, &candidates_[i].algo,
-                         workspace, workspace_size, stream) != CUBLAS_STATUS_SUCCESS)
-        continue;
-      std::vector<float> times;
-      for (int it = 0; it < iterations; ++it) {
-        if (flush != nullptr) CUPLAN_CUDA_CHECK(cudaMemsetAsync(flush, it & 0xff, flush_bytes, stream));
-        CUPLAN_CUDA_CHECK(cudaEventRecord(start, stream));
-        run(p, stream, workspace, workspace_size, i);
-        CUPLAN_CUDA_CHECK(cudaEventRecord(stop, stream));
-        CUPLAN_CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0;
-        CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        times.push_back(ms);
+    for (auto& e : events) CUPLAN_CUDA_CHECK(cudaEventCreate(&e));
+    // Rounds of one timed run per candidate, enqueued back to back so the GPU stays busy (clocks and power as in
+    // steady use), starting at a different candidate each round so none always follows the idle gap. The cache
+    // flush runs before the start event: it is never part of a measurement.
+    for (int round = 0; round < iterations; ++round) {
+      for (std::size_t j = 0; j < count; ++j) {
+        const std::size_t i = (j + static_cast<std::size_t>(round)) % count;
+        if (!runs[i]) continue;
+        if (flush != nullptr) CUPLAN_CUDA_CHECK(cudaMemsetAsync(flush, round & 0xff, flush_bytes, stream));
+        CUPLAN_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
+        CUPLAN_CUBLAS_CHECK(enqueue(i));
+        CUPLAN_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
       }
-      std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
-      median[i] = times[times.size() / 2];
+      CUPLAN_CUDA_CHECK(cudaStreamSynchronize(stream));
+      for (std::size_t i = 0; i < count; ++i) {
+        if (!runs[i]) continue;
+        float ms = 0;
+        CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
+        times[i].push_back(ms);
+      }
     }
   } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    for (cudaEvent_t e : events)
+      if (e != nullptr) cudaEventDestroy(e);
     throw;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < candidates_.size(); ++i)
-    if (median[i] >= 0) order.push_back(i);
+  for (cudaEvent_t e : events) cudaEventDestroy(e);
+  std::vector<float> median(count, -1.0f);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (times[i].empty()) continue;
+    auto mid = times[i].begin() + static_cast<std::ptrdiff_t>(times[i].size() / 2);
+    std::nth_element(times[i].begin(), mid, times[i].end());
+    median[i] = *mid;
+  }
+  const std::vector<std::size_t> order = autotune_order(median);
   if (order.empty())
     throw NotSupported(fmt::format("{}: autotune found no candidate that runs on these operands", who_));
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return median[x] < median[y]; });
   std::vector<cublasLtMatmulHeuristicResult_t> sorted;
-  std::vector<float> times;
+  std::vector<float> kept;
   for (std::size_t i : order) {
     sorted.push_back(candidates_[i]);
-    times.push_back(median[i]);
+    kept.push_back(median[i]);
   }
-  log(LogLevel::info, "{}: autotune kept {} of {} candidates; fastest {:.4f} ms (heuristic's first: {:.4f} ms)", who_,
-      sorted.size(), candidates_.size(), times.front(), median[0]);
+  log(LogLevel::info,
+      "{}: autotune kept {} of {} candidates; chose heuristic candidate {} at {:.4f} ms (heuristic's first: {:.4f} "
+      "ms)",
+      who_, sorted.size(), count, order.front(), kept.front(), median[0]);
   candidates_ = std::move(sorted);
-  measured_ms_ = std::move(times);
+  measured_ms_ = std::move(kept);
 }
 
 }  // namespace cuplan::detail::mm

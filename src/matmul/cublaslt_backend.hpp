@@ -56,8 +56,10 @@ class LtPlan {
   /// Enqueues the product with candidate `index` (default: the chosen one).
   void run(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size,
            std::size_t index = 0) const;
-  /// Times every candidate with CUDA events on `stream` (optionally flushing L2 with `flush` of `flush_bytes`),
-  /// keeps those that ran, fastest first. Blocks until timing is done.
+  /// Times every candidate `iterations` times with CUDA events on `stream` (flushing L2 with `flush` of
+  /// `flush_bytes` before each timed run when given, outside the timed region), keeps those that ran and reorders
+  /// them by median time (autotune_order: the heuristic's first stays first unless another is measurably faster).
+  /// Blocks until timing is done.
   void autotune(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size, int iterations,
                 void* flush, std::size_t flush_bytes);
 
@@ -73,7 +75,9 @@ class LtPlan {
   cudaDataType_t scale_type_ = CUDA_R_32F;
   bool swapped_ = false;
   bool has_c_ = false;
+  bool binds_bias_ = false;  ///< the epilog reads a bias or writes a bias gradient
   LtPointers bound_{};
+  const void* bound_bias_ = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
   std::vector<float> measured_ms_;
   Epilog epilog_;

@@ -12,6 +12,34 @@
 #include "runtime/stateful.hpp"
 
 namespace cuplan::detail {
+namespace mm {
+
+inline bool same_layout(const TensorView& x, const TensorView& y) {
+  return x.dtype() == y.dtype() && x.shape() == y.shape() && x.strides() == y.strides() && x.on_host() == y.on_host() &&
+         x.device() == y.device();
+}
+
+/// A device view of memory at `data` of `shape` with `strides`; dense row-major for dense_view.
+inline TensorView device_view(void* data, DType dtype, const Shape& shape, const Strides& strides, int device) {
+  return TensorView(data, dtype, shape, strides, Device::cuda(device), MemorySpace::device);
+}
+inline TensorView dense_view(void* data, DType dtype, const Shape& shape, int device) {
+  return device_view(data, dtype, shape, row_major_strides(shape), device);
+}
+
+/// Strides equal on every axis of extent > 1 (the stride of an extent-1 axis is never used).
+inline bool same_strides(const Shape& shape, const Strides& x, const Strides& y) {
+  if (x.size() != shape.size() || y.size() != shape.size()) return false;
+  for (int i = 0; i < shape.size(); ++i)
+    if (shape[i] > 1 && x[i] != y[i]) return false;
+  return true;
+}
+
+inline std::size_t bytes_of(const Shape& shape, DType dtype) {
+  return static_cast<std::size_t>(checked_numel(shape)) * dtype.size();
+}
+
+}  // namespace mm
 
 class MatmulImpl : public CachedPlan {
  public:
@@ -40,6 +68,13 @@ class MatmulImpl : public CachedPlan {
   enum Slot { slot_a, slot_b, slot_c, slot_bias, slot_aux, slot_count };
 
   void validate_and_plan_problem();
+  /// Builds lt_ and asks for candidates. bgrada / bgradb products cuBLASLt has no fused algorithm for fall back to
+  /// the plain product plus a separate bias-gradient reduction (bias_gradient_kernel_).
+  void plan_cuda_product(const MatmulPreferences& preferences, const mm::LtPointers& pointers);
+  /// The separate bias-gradient reduction of the fallback, on `stream` after the product.
+  void launch_bias_gradient(const mm::LtPointers& p, StreamRef stream) const;
+  /// Operand uses are recorded once per stream (and again after the operands change).
+  void record_operand_uses(StreamRef stream);
   /// Device pointers for one product on `stream`: staging copies of host or uncopyable operands, C copied into
   /// `d` when it cannot be read directly. `d`, `aux` and `bias_gradient` are the outputs.
   mm::LtPointers stage(StreamRef stream, void* d, void* aux, void* bias_gradient);
@@ -58,6 +93,11 @@ class MatmulImpl : public CachedPlan {
   ObjectState state_;
   PhaseOrder order_;
   std::unique_ptr<mm::LtPlan> lt_;
+  bool bias_gradient_kernel_ = false;       ///< bgrada / bgradb computed by launch_bias_gradient, not the epilog
+  bool multi_device_ = false;               ///< more than one CUDA device: execute must make the object's current
+  cudaStream_t recorded_stream_ = nullptr;  ///< operands' uses already recorded on this stream
+  TensorView checked_out_;                  ///< layout of the last `out` that passed check_output
+  bool out_checked_ = false;
   bool c_in_d_ = false;
   std::array<DeviceBuffer, slot_count> staging_;
   DeviceBuffer workspace_, result_staging_, aux_staging_, bias_gradient_staging_, scales_, flush_;

@@ -304,9 +304,23 @@ TEST_P(MatmulNumerics, EveryForwardEpilog) {
   }
 }
 TEST_P(MatmulNumerics, BiasGradientEpilogs) {
+  // Every layout, a broadcast batch and a padded one: on CUDA these run either as cuBLASLt's fused epilog or as the
+  // plain product plus cuplan's reduction kernel, whichever the library offers; the results must agree.
   for (Epilog e : {Epilog::bgrada, Epilog::bgradb}) {
     SCOPED_TRACE(to_string(e));
     run<float>({.m = 32, .n = 24, .k = 16, .epilog = e}, 1e-5);
+    run<float>({.m = 33, .n = 21, .k = 19, .a_row_major = false, .epilog = e}, 1e-5);
+    run<float>({.m = 17, .n = 40, .k = 9, .b_row_major = false, .epilog = e, .use_out = true}, 1e-5);
+    run<float>({.batch_a = {3}, .batch_b = {1}, .m = 12, .n = 20, .k = 24, .pad = 3, .epilog = e}, 1e-5);
+    run<double>({.batch_a = {2},
+                 .batch_b = {2},
+                 .m = 9,
+                 .n = 7,
+                 .k = 30,
+                 .a_row_major = false,
+                 .b_row_major = false,
+                 .epilog = e},
+                1e-12);
   }
 }
 TEST_P(MatmulNumerics, HalfPrecision) {

@@ -20,7 +20,9 @@ struct CountingPlan : CachedPlan {
   int id;
 };
 
-PlanKey key_for(int value) { return PlanKey(PlanKind::fft).add(value).add(Dims{4, 8}); }
+PlanKey key_for(int value) {
+  return PlanKey(PlanKind::fft).add(value).add(Dims{4, 8});
+}
 
 class PlanCacheTest : public ::testing::Test {
  protected:

@@ -12,9 +12,9 @@
 #include "cuplan/device.hpp"
 
 /// Skips the current test with the reason when no CUDA device is usable (never passes silently).
-#define CUPLAN_REQUIRE_GPU()                                                                  \
-  do {                                                                                        \
-    if (!::cuplan::cuda_available())                                                          \
+#define CUPLAN_REQUIRE_GPU()                                                                 \
+  do {                                                                                       \
+    if (!::cuplan::cuda_available())                                                         \
       GTEST_SKIP() << "no CUDA device: this test needs a GPU (the CUDA runtime found none)"; \
   } while (0)
 

@@ -1,0 +1,281 @@
+// Execution of a planned Matmul: staging, the CUDA and CPU execute paths, autotuning. The device execute path is
+// kept to one cublasLtMatmul call plus integer compares when nothing changed since the previous call.
+#include <fmt/format.h>
+
+#include "core/check.hpp"
+#include "core/log.hpp"
+#include "cuplan/errors.hpp"
+#include "matmul/bias_gradient.hpp"
+#include "matmul/cpu_backend.hpp"
+#include "matmul/matmul_impl.hpp"
+#include "runtime/current_stream.hpp"
+
+namespace cuplan::detail {
+
+using mm::bytes_of;
+using mm::dense_view;
+using mm::device_view;
+using mm::same_strides;
+
+mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bias_gradient) {
+  const int device = target_.device;
+  mm::LtPointers p;
+  auto matrix = [&](int slot, const mm::MatrixLayout& layout, bool vector_is_row) -> const void* {
+    const TensorView& v = operands_[slot].ref->view();
+    if (!target_.host_operands && !layout.needs_copy) return v.data();
+    // Dense copy: the operand as it is, or broadcast to the full batch when its strides need that.
+    // In the orientation the planning layer chose for it (layout.row_major).
+    const Shape shape =
+        layout.needs_copy ? mm::dense_copy_shape(problem_.batch_shape, layout.rows, layout.cols) : v.shape();
+    const TensorView src =
+        layout.needs_copy
+            ? TensorView(v.data(), v.dtype(), shape, mm::matrix_operand_strides(v, problem_.batch_shape, vector_is_row),
+                         v.device(), v.memory_space())
+            : v;
+    void* buffer = staging_[slot].ensure(bytes_of(shape, v.dtype()), device, stream);
+    copy(src, device_view(buffer, v.dtype(), shape, mm::matrix_stack_strides(shape, layout.row_major), device), stream);
+    return buffer;
+  };
+  auto vector = [&](int slot) -> const void* {
+    if (!operands_[slot].ref) return nullptr;
+    const TensorView& v = operands_[slot].ref->view();
+    if (!target_.host_operands) return v.data();
+    void* buffer = staging_[slot].ensure(bytes_of(v.shape(), v.dtype()), device, stream);
+    copy(v, dense_view(buffer, v.dtype(), v.shape(), device), stream);
+    return buffer;
+  };
+  p.a = matrix(slot_a, problem_.a, true);
+  p.b = matrix(slot_b, problem_.b, false);
+  p.d = d;
+  if (problem_.has_c) {
+    if (c_in_d_) {
+      const TensorView& c = operands_[slot_c].ref->view();
+      const Shape full = mm::dense_copy_shape(problem_.batch_shape, problem_.m, problem_.n);
+      copy(TensorView(c.data(), c.dtype(), full, problem_.c_strides, c.device(), c.memory_space()),
+           device_view(d, c.dtype(), full, problem_.d_strides, device), stream);
+    } else {
+      p.c = operands_[slot_c].ref->view().data();
+    }
+  }
+  p.bias = vector(slot_bias);
+  p.aux = aux != nullptr ? aux : const_cast<void*>(vector(slot_aux));
+  p.bias_gradient = bias_gradient;
+  p.scale_a = problem_.a_dtype.is_fp8()
+                  ? (options_.scales.a.tensor ? options_.scales.a.tensor->view().data() : scales_.data())
+                  : nullptr;
+  p.scale_b = problem_.a_dtype.is_fp8() ? (options_.scales.b.tensor ? options_.scales.b.tensor->view().data()
+                                                                    : static_cast<float*>(scales_.data()) + 1)
+                                        : nullptr;
+  return p;
+}
+
+Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
+  require_ready("execute");
+  if (options.out) {
+    // Repeated calls usually pass the same output, or one of the same layout: then only its alignment is new.
+    const TensorView& out = *options.out;
+    if (out_checked_ && mm::same_layout(out, checked_out_)) {
+      if (out.data() != checked_out_.data())
+        check_alignment(out.data(), out.on_host() ? out.dtype().alignment() : 16, "out", who_);
+    } else {
+      check_output(out);
+      checked_out_ = out;
+      out_checked_ = true;
+    }
+  }
+  return target_.cuda ? execute_cuda(options) : execute_cpu(options.out);
+}
+
+void MatmulImpl::record_operand_uses(StreamRef stream) {
+  if (stream.native() == recorded_stream_ && recorded_stream_ != nullptr) return;
+  for (const Operand& o : operands_)
+    if (o.ref) o.ref->record_stream(stream);
+  // Remembered only for handles that cannot be recycled while the operands live: cuplan streams (the operands'
+  // storage keeps them alive once recorded) and the default streams. A raw stream may be destroyed and its handle
+  // reused, so it is recorded on every call.
+  const bool lasting = stream.owner() != nullptr || is_default_stream_handle(stream.native());
+  recorded_stream_ = lasting ? stream.native() : nullptr;
+}
+
+void MatmulImpl::launch_bias_gradient(const mm::LtPointers& p, StreamRef stream) const {
+  const bool from_a = problem_.epilog == Epilog::bgrada;
+  const mm::MatrixLayout& x = from_a ? problem_.a : problem_.b;  // describes the memory at p.a / p.b
+  const std::int64_t row_stride = x.row_major ? x.ld : 1, col_stride = x.row_major ? 1 : x.ld;
+  mm::BiasGradientReduction r;
+  r.x = from_a ? p.a : p.b;
+  r.x_dtype = from_a ? problem_.a_dtype : problem_.b_dtype;
+  r.out = p.bias_gradient;
+  r.out_dtype = problem_.result_dtype;
+  r.batch_count = problem_.batch_count;
+  // bgrada sums op(A) (M x K) along its rows, bgradb sums op(B) (K x N) down its columns.
+  r.length = from_a ? problem_.m : problem_.n;
+  r.sum_length = problem_.k;
+  r.stride_l = from_a ? row_stride : col_stride;
+  r.stride_s = from_a ? col_stride : row_stride;
+  r.batch_stride = x.batch_stride;
+  mm::launch_bias_gradient(r, stream.native());
+}
+
+void MatmulImpl::check_output(const TensorView& out) const {
+  const mm::Problem& p = problem_;
+  if (!(out.dtype() == p.result_dtype) || !(out.shape() == p.result_shape))
+    throw InvalidArgument(fmt::format("{}.execute: out is {} {}; expected D's dtype and shape {} {}", who_,
+                                      out.dtype().name(), mm::shape_string(out.shape()), p.result_dtype.name(),
+                                      mm::shape_string(p.result_shape)));
+  if (!same_strides(p.result_shape, out.strides(), p.result_strides))
+    throw InvalidArgument(fmt::format("{}.execute: out has strides {}; expected {} (D is {} for epilog {}{})", who_,
+                                      mm::shape_string(out.strides()), mm::shape_string(p.result_strides),
+                                      p.swapped ? "row-major" : "column-major", to_string(p.epilog),
+                                      p.swapped ? "" : ", cuBLASLt's native orientation"));
+  const bool host_result = !target_.cuda || target_.host_operands;
+  if (host_result != out.on_host() || (!host_result && out.device() != Device::cuda(target_.device)))
+    throw InvalidArgument(fmt::format(
+        "{}.execute: out lives on {} ({}); expected {}", who_, out.device().to_string(),
+        out.on_host() ? "host memory" : "device memory",
+        host_result ? "host memory, as the operands" : Device::cuda(target_.device).to_string() + " device memory"));
+  // Device outputs are written by the planned algorithms, chosen for 16-byte aligned D.
+  check_alignment(out.data(), host_result ? out.dtype().alignment() : 16, "out", who_);
+}
+
+Tensor MatmulImpl::execute_cpu(const std::optional<TensorView>& out) {
+  // Device operands with CPU execution are copied to the host first (blocking, design.md section 4).
+  std::array<Tensor, slot_count> host_copies;
+  auto host_view = [&](int slot) -> std::optional<TensorView> {
+    if (!operands_[slot].ref) return std::nullopt;
+    const TensorView& v = operands_[slot].ref->view();
+    if (v.on_host()) return v;
+    host_copies[slot] = Tensor::wrap(v).to(Device::cpu());
+    return host_copies[slot].view();
+  };
+  mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), host_view(slot_c), host_view(slot_bias),
+                     host_view(slot_aux)};
+  Tensor d =
+      out ? Tensor::wrap(*out)
+          : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype, Device::cpu());
+  const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
+  aux_out_ = traits.aux_output ? Tensor::empty(problem_.aux_shape, problem_.aux_dtype, Device::cpu()) : Tensor();
+  bias_gradient_out_ = traits.bias_gradient
+                           ? Tensor::empty(problem_.bias_gradient_shape, problem_.result_dtype, Device::cpu())
+                           : Tensor();
+  mm::cpu_matmul(problem_, in, options_.alpha, options_.beta, {d.data(), aux_out_.data(), bias_gradient_out_.data()},
+                 target_.cpu_threads);
+  return d;
+}
+
+Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
+  const int device = target_.device;
+  // cuBLASLt runs on the current device; with one device it is always the object's.
+  std::optional<DeviceScope> scope;
+  if (multi_device_) scope.emplace(Device::cuda(device));
+  const StreamRef stream = resolve_stream(options.stream, device);
+  order_.begin(stream, options.after, device);
+  Tensor d;
+  try {
+    const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
+    const Device gpu = Device::cuda(device);
+    void* workspace = workspace_.ensure(lt_->workspace_bytes(), device, stream);
+    Tensor aux, bgrad;
+    void *d_ptr, *aux_ptr = nullptr, *bgrad_ptr = nullptr;
+    if (target_.host_operands) {
+      d_ptr = result_staging_.ensure(bytes_of(problem_.result_shape, problem_.result_dtype), device, stream);
+      if (traits.aux_output)
+        aux_ptr = aux_staging_.ensure(bytes_of(problem_.aux_shape, problem_.aux_dtype), device, stream);
+      if (traits.bias_gradient)
+        bgrad_ptr = bias_gradient_staging_.ensure(bytes_of(problem_.bias_gradient_shape, problem_.result_dtype), device,
+                                                  stream);
+    } else {
+      d = options.out ? Tensor::wrap(*options.out)
+                      : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype,
+                                              gpu, stream);
+      d_ptr = d.data();
+      if (traits.aux_output) {
+        aux = Tensor::empty(problem_.aux_shape, problem_.aux_dtype, gpu, stream);
+        aux_ptr = aux.data();
+      }
+      if (traits.bias_gradient) {
+        bgrad = Tensor::empty(problem_.bias_gradient_shape, problem_.result_dtype, gpu, stream);
+        bgrad_ptr = bgrad.data();
+      }
+    }
+    const mm::LtPointers p = stage(stream, d_ptr, aux_ptr, bgrad_ptr);
+    lt_->bind(p);
+    lt_->run(p, stream, workspace, workspace == nullptr ? 0 : lt_->workspace_bytes());
+    if (bias_gradient_kernel_) launch_bias_gradient(p, stream);
+    record_operand_uses(stream);
+    if (target_.host_operands) {
+      // D comes back in its planned layout (the staging buffer holds it densely in that layout).
+      auto back = [&](void* src, const Shape& shape, const Strides& strides, DType dtype) {
+        Tensor host = Tensor::empty_strided(shape, strides, dtype, Device::cpu());
+        copy(device_view(src, dtype, shape, strides, device), host.view(), stream);
+        return host;
+      };
+      if (options.out) {
+        copy(device_view(d_ptr, problem_.result_dtype, problem_.result_shape, problem_.result_strides, device),
+             *options.out, stream);
+        d = Tensor::wrap(*options.out);
+      } else {
+        d = back(d_ptr, problem_.result_shape, problem_.result_strides, problem_.result_dtype);
+      }
+      if (traits.aux_output)
+        aux = back(aux_ptr, problem_.aux_shape, row_major_strides(problem_.aux_shape), problem_.aux_dtype);
+      if (traits.bias_gradient)
+        bgrad = back(bgrad_ptr, problem_.bias_gradient_shape, row_major_strides(problem_.bias_gradient_shape),
+                     problem_.result_dtype);
+    }
+    aux_out_ = std::move(aux);
+    bias_gradient_out_ = std::move(bgrad);
+    if (options.release_workspace) workspace_.release();
+  } catch (...) {
+    order_.end(stream);
+    throw;
+  }
+  order_.end(stream);
+  if (target_.blocking) finish_call(target_, stream);
+  return d;
+}
+
+void MatmulImpl::autotune(const AutotuneOptions& options) {
+  require_ready("autotune");
+  if (!lt_) {
+    log(LogLevel::info, "{}: autotune on the CPU: one algorithm, nothing to choose", who_);
+    return;
+  }
+  const int device = target_.device;
+  DeviceScope scope(Device::cuda(device));
+  const StreamRef stream = resolve_stream(options.stream, device);
+  check_stream_device(stream, device, who_);
+  order_.begin(stream, {}, device);
+  try {
+    const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
+    // Scratch outputs: the timed runs must not touch tensors the caller may hold.
+    void* d = result_staging_.ensure(bytes_of(problem_.result_shape, problem_.result_dtype), device, stream);
+    void* aux = traits.aux_output
+                    ? aux_staging_.ensure(bytes_of(problem_.aux_shape, problem_.aux_dtype), device, stream)
+                    : nullptr;
+    void* bgrad = traits.bias_gradient
+                      ? bias_gradient_staging_.ensure(bytes_of(problem_.bias_gradient_shape, problem_.result_dtype),
+                                                      device, stream)
+                      : nullptr;
+    const mm::LtPointers p = stage(stream, d, aux, bgrad);
+    lt_->bind(p);
+    const std::size_t ws_bytes = lt_->max_workspace_bytes();
+    void* workspace = workspace_.ensure(ws_bytes, device, stream);
+    void* flush = nullptr;
+    std::size_t flush_bytes = 0;
+    if (options.flush_cache) {
+      int l2 = 0;
+      CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+      flush_bytes = static_cast<std::size_t>(l2) * 2;
+      flush = flush_.ensure(flush_bytes, device, stream);
+    }
+    lt_->autotune(p, stream, workspace, workspace == nullptr ? 0 : ws_bytes, options.iterations, flush, flush_bytes);
+    record_operand_uses(stream);
+    flush_.release();
+  } catch (...) {
+    order_.end(stream);
+    throw;
+  }
+  order_.end(stream);
+}
+
+}  // namespace cuplan::detail
