@@ -184,16 +184,25 @@ std::optional<StreamRef> PhaseOrder::last_stream() const noexcept {
 void* DeviceBuffer::ensure(std::size_t bytes, int device, StreamRef stream) {
   if (bytes == 0) return storage_ ? storage_->data() : nullptr;
   if (storage_ && storage_->bytes() >= bytes) {
-    storage_->record_use(stream);
+    // A stream once recorded stays recorded (and a cuplan-made one alive), so repeats skip the lock. A raw handle
+    // could be destroyed and its value reused by a new stream: those are recorded every time.
+    if (!recorded_ || last_stream_ != stream.native()) {
+      storage_->record_use(stream);
+      last_stream_ = stream.native();
+      recorded_ = stream.owner() != nullptr || is_default_stream(stream.native());
+    }
     return storage_->data();
   }
   storage_.reset();  // stream-ordered release after every recorded use
   storage_ = Storage::allocate(bytes, Device::cuda(device), MemorySpace::device, stream);
+  last_stream_ = stream.native();
+  recorded_ = stream.owner() != nullptr || is_default_stream(stream.native());
   return storage_->data();
 }
 
 void DeviceBuffer::release() noexcept {
   storage_.reset();
+  recorded_ = false;
 }
 
 void* DeviceBuffer::data() const noexcept {

@@ -92,6 +92,8 @@ class DeviceBuffer {
 
  private:
   std::shared_ptr<Storage> storage_;
+  cudaStream_t last_stream_ = nullptr;  // already recorded on storage_: the common repeat costs no lock
+  bool recorded_ = false;
 };
 
 /// Lifecycle of a stateful object with uniform StateError messages ("FFT.execute: called after free()").
