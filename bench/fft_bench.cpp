@@ -80,20 +80,28 @@ void hold_stream(cudaStream_t stream, int ms) {
       stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms)); }, nullptr));
 }
 
-// Median host microseconds per call of `call`, in `rounds` rounds of `calls` back-to-back calls each.
-double host_us_per_call(cudaStream_t stream, int rounds, int calls, const std::function<void()>& call) {
-  for (int i = 0; i < 100; ++i) call();  // warm-up: plans, pools, caches
+// Median host microseconds per call of each of `calls_of`, in `rounds` rounds; each round times `calls` back-to-back
+// calls of every variant in a rotating order, so that drift of the host's clock during the run affects all alike.
+std::vector<double> host_us_per_call(cudaStream_t stream, int rounds, int calls,
+                                     const std::vector<std::function<void()>>& variants) {
+  for (const auto& call : variants)
+    for (int i = 0; i < 100; ++i) call();  // warm-up: plans, pools, caches
   BENCH_CUDA(cudaStreamSynchronize(stream));
-  std::vector<double> per_call;
+  std::vector<std::vector<double>> per_call(variants.size());
   for (int r = 0; r < rounds; ++r) {
-    if (stream != nullptr) hold_stream(stream, 30);
-    const auto t0 = Clock::now();
-    for (int i = 0; i < calls; ++i) call();
-    const auto t1 = Clock::now();
-    per_call.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
-    if (stream != nullptr) BENCH_CUDA(cudaStreamSynchronize(stream));
+    for (std::size_t j = 0; j < variants.size(); ++j) {
+      const std::size_t k = (j + static_cast<std::size_t>(r)) % variants.size();
+      hold_stream(stream, 30);
+      const auto t0 = Clock::now();
+      for (int i = 0; i < calls; ++i) variants[k]();
+      const auto t1 = Clock::now();
+      per_call[k].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+      BENCH_CUDA(cudaStreamSynchronize(stream));
+    }
   }
-  return median(per_call);
+  std::vector<double> medians;
+  for (auto& v : per_call) medians.push_back(median(v));
+  return medians;
 }
 
 void ratio_line(const char* what, double cuplan, double raw, const char* unit) {
@@ -148,24 +156,22 @@ void host_cost(bool quick, cp::StreamRef s) {
   cufftHandle raw;
   BENCH_CUDA(cufftPlan1d(&raw, static_cast<int>(n), CUFFT_C2C, 1));
   BENCH_CUDA(cufftSetStream(raw, s.native()));
-  const double raw_us = host_us_per_call(s.native(), rounds, calls, [&] {
-    BENCH_CUDA(cufftExecC2C(raw, x.data<cufftComplex>(), y.data<cufftComplex>(), CUFFT_FORWARD));
-  });
-  BENCH_CUDA(cufftDestroy(raw));
-
   cp::FFT f(x, {.stream = s});
   f.plan(s);
-  const double out_us = host_us_per_call(s.native(), rounds, calls, [&] { f.execute({.stream = s, .out = y.view()}); });
-  const double new_us = host_us_per_call(s.native(), rounds, calls, [&] { (void)f.execute({.stream = s}); });
-  std::printf("(b) host cost per call, C2C c64 n=256 batch 1, %d rounds x %d calls\n", rounds, calls);
-  ratio_line("FFT::execute into out", out_us, raw_us, "us");
-  ratio_line("FFT::execute with a new result", new_us, raw_us, "us");
-
-  const double fn_out_us = host_us_per_call(s.native(), rounds, calls, [&] { cp::fft(x, y.view(), {.stream = s}); });
-  const double fn_new_us = host_us_per_call(s.native(), rounds, calls, [&] { (void)cp::fft(x, {.stream = s}); });
+  const std::vector<double> us = host_us_per_call(
+      s.native(), rounds, calls,
+      {[&] { BENCH_CUDA(cufftExecC2C(raw, x.data<cufftComplex>(), y.data<cufftComplex>(), CUFFT_FORWARD)); },
+       [&] { f.execute({.stream = s, .out = y.view()}); }, [&] { (void)f.execute({.stream = s}); },
+       [&] { cp::fft(x, y.view(), {.stream = s}); }, [&] { (void)cp::fft(x, {.stream = s}); }});
+  BENCH_CUDA(cufftDestroy(raw));
+  const double raw_us = us[0];
+  std::printf("(b) host cost per call, C2C c64 n=256 batch 1, %d rounds x %d calls per variant, interleaved\n", rounds,
+              calls);
+  ratio_line("FFT::execute into out", us[1], raw_us, "us");
+  ratio_line("FFT::execute with a new result", us[2], raw_us, "us");
   std::printf("(c) function form, same transform\n");
-  ratio_line("fft(x, out)", fn_out_us, raw_us, "us");
-  ratio_line("fft(x) with a new result", fn_new_us, raw_us, "us");
+  ratio_line("fft(x, out)", us[3], raw_us, "us");
+  ratio_line("fft(x) with a new result", us[4], raw_us, "us");
 }
 
 void cpu_case(bool quick) {

@@ -80,6 +80,38 @@ int calls_for(float ms_per_call) {
   return std::clamp(static_cast<int>(2.0f / std::max(ms_per_call, 1e-4f)) + 1, 10, 200);
 }
 
+/// Milliseconds per call of each of `fs`, measured interleaved: every round times one batch of `calls` calls of each
+/// function, in a rotating order, so that clock and temperature drift during the run affects all of them alike.
+/// Returns the median per function over `reps` rounds.
+std::vector<float> time_ms_interleaved(cudaStream_t s, int calls, const std::vector<std::function<void()>>& fs) {
+  for (const auto& f : fs)
+    for (int i = 0; i < 3; ++i) f();
+  cudaEvent_t a, b;
+  CUPLAN_CUDA_CHECK(cudaEventCreate(&a));
+  CUPLAN_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<std::vector<float>> t(fs.size());
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t j = 0; j < fs.size(); ++j) {
+      const std::size_t k = (j + static_cast<std::size_t>(r)) % fs.size();
+      CUPLAN_CUDA_CHECK(cudaEventRecord(a, s));
+      for (int i = 0; i < calls; ++i) fs[k]();
+      CUPLAN_CUDA_CHECK(cudaEventRecord(b, s));
+      CUPLAN_CUDA_CHECK(cudaEventSynchronize(b));
+      float ms = 0;
+      CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+      t[k].push_back(ms / static_cast<float>(calls));
+    }
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::vector<float> medians;
+  for (auto& v : t) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    medians.push_back(v[v.size() / 2]);
+  }
+  return medians;
+}
+
 cudaDataType_t lt_type(cp::DType t) {
   return t == cp::bf16 ? CUDA_R_16BF : (t == cp::f16 ? CUDA_R_16F : CUDA_R_32F);
 }
@@ -191,15 +223,26 @@ void bench_products(bool quick) {
       const cp::Tensor ours_d = mm.execute({.stream = stream});
       const cp::MatmulExecuteOptions into{.stream = stream, .out = ours_d.view()};
       const int calls = calls_for(time_ms(s, 10, [&] { raw.run(a.data(), b.data(), d.data(), s); }));
-      const float ours = time_ms(s, calls, [&] { (void)mm.execute(into); });
-      const float alloc = time_ms(s, calls, [&] { (void)mm.execute({.stream = stream}); });
-      const float first = time_ms(s, calls, [&] { raw.run(a.data(), b.data(), d.data(), s); });
-      float best = first;
-      for (std::size_t i = 1; i < raw.algos.size(); ++i)
-        if (raw.algos[i].workspaceSize <= raw.ws)
-          best = std::min(best, time_ms(s, calls, [&] { raw.run(a.data(), b.data(), d.data(), s, i); }));
+      // cuplan, cuplan allocating, and every raw candidate, timed interleaved (see time_ms_interleaved).
+      std::vector<std::function<void()>> runs = {[&] { (void)mm.execute(into); },
+                                                 [&] { (void)mm.execute({.stream = stream}); }};
+      std::vector<std::size_t> raw_index;
+      for (std::size_t i = 0; i < raw.algos.size(); ++i) {
+        if (raw.algos[i].workspaceSize > raw.ws) continue;
+        raw_index.push_back(i);
+        runs.push_back([&, i] { raw.run(a.data(), b.data(), d.data(), s, i); });
+      }
+      const std::vector<float> times = time_ms_interleaved(s, calls, runs);
+      const float ours = times[0], alloc = times[1], first = times[2];
+      std::size_t best_at = 0;
+      for (std::size_t j = 1; j < raw_index.size(); ++j)
+        if (times[2 + j] < times[2 + best_at]) best_at = j;
       mm.autotune({.iterations = 7, .stream = stream});
-      const float tuned = time_ms(s, calls, [&] { (void)mm.execute(into); });
+      // After autotune: cuplan against raw's best of 8, interleaved again.
+      const std::size_t best_raw = raw_index[best_at];
+      const std::vector<float> after = time_ms_interleaved(
+          s, calls, {[&] { (void)mm.execute(into); }, [&] { raw.run(a.data(), b.data(), d.data(), s, best_raw); }});
+      const float tuned = after[0], best = after[1];
       // AlgorithmInfo::description begins "algo <id> tile <t> stages <s> split-k <k>".
       unsigned id = 0, tile = 0, stages = 0, split = 0;
       std::sscanf(ours_first.c_str(), "algo %u tile %u stages %u split-k %u", &id, &tile, &stages, &split);
@@ -275,25 +318,31 @@ void bench_host_cost() {
   cp::Matmul mm(a, b);
   mm.plan({.stream = stream});
   RawLt raw(cp::f32, false, n, n, n);
-  auto per_call_us = [&](auto&& f) {
-    for (int i = 0; i < calls; ++i) f();  // warm-up
-    std::vector<double> t;
-    for (int r = 0; r < batches; ++r) {
-      CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < calls; ++i) f();
-      const auto t1 = std::chrono::steady_clock::now();
-      t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
-    }
-    CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
-    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-    return t[t.size() / 2];
-  };
+  // Rounds of one batch of each variant, in rotating order, so that drift of the host's clock affects all alike.
   const cp::MatmulExecuteOptions opts{.stream = stream};
   const cp::MatmulExecuteOptions into_d{.stream = stream, .out = d.view()};
-  const double bare = per_call_us([&] { raw.run(a.data(), b.data(), d.data(), s); });
-  const double ours_out = per_call_us([&] { (void)mm.execute(into_d); });
-  const double ours = per_call_us([&] { (void)mm.execute(opts); });
+  const std::vector<std::function<void()>> variants = {[&] { raw.run(a.data(), b.data(), d.data(), s); },
+                                                       [&] { (void)mm.execute(into_d); },
+                                                       [&] { (void)mm.execute(opts); }};
+  std::vector<std::vector<double>> samples(variants.size());
+  for (const auto& f : variants)
+    for (int i = 0; i < calls; ++i) f();  // warm-up
+  for (int r = 0; r < batches; ++r) {
+    for (std::size_t j = 0; j < variants.size(); ++j) {
+      const std::size_t k = (j + static_cast<std::size_t>(r)) % variants.size();
+      CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) variants[k]();
+      const auto t1 = std::chrono::steady_clock::now();
+      samples[k].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+    }
+  }
+  CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const double bare = median(samples[0]), ours_out = median(samples[1]), ours = median(samples[2]);
   std::printf(
       "\n(d) host cost per call, 64^3 f32 (median of %d batches of %d calls): bare cublasLtMatmul %.3f us; execute "
       "into a preallocated out %.3f us (+%.3f us); execute allocating its result %.3f us (+%.3f us)\n",
