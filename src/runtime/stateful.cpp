@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/check.hpp"
+#include "core/layout.hpp"
 #include "cuplan/errors.hpp"
 #include "runtime/storage.hpp"
 #include "runtime/stream_handle.hpp"
@@ -124,15 +125,6 @@ PhaseOrder& PhaseOrder::operator=(PhaseOrder&& other) noexcept {
   return *this;
 }
 
-namespace {
-
-// Streams that live as long as the device: the null stream and the two named default-stream handles.
-bool is_default_stream(cudaStream_t stream) noexcept {
-  return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
-}
-
-}  // namespace
-
 void PhaseOrder::record_pending() {
   CUPLAN_CUDA_CHECK(cudaEventRecord(event_, last_));
   pending_ = false;
@@ -155,7 +147,7 @@ void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
 
 void PhaseOrder::end(StreamRef stream) {
   const cudaStream_t native = stream.native();
-  if (stream.owner() != nullptr || is_default_stream(native)) {
+  if (stream.owner() != nullptr || is_default_stream_handle(native)) {
     if (native != last_ || !pending_) {
       // Only on a change of stream: keep a cuplan-made stream alive until its lazy record is made.
       last_owner_ = stream.owner() != nullptr ? stream.owner()->shared_from_this() : nullptr;
@@ -189,14 +181,14 @@ void* DeviceBuffer::ensure(std::size_t bytes, int device, StreamRef stream) {
     if (!recorded_ || last_stream_ != stream.native()) {
       storage_->record_use(stream);
       last_stream_ = stream.native();
-      recorded_ = stream.owner() != nullptr || is_default_stream(stream.native());
+      recorded_ = stream.owner() != nullptr || is_default_stream_handle(stream.native());
     }
     return storage_->data();
   }
   storage_.reset();  // stream-ordered release after every recorded use
   storage_ = Storage::allocate(bytes, Device::cuda(device), MemorySpace::device, stream);
   last_stream_ = stream.native();
-  recorded_ = stream.owner() != nullptr || is_default_stream(stream.native());
+  recorded_ = stream.owner() != nullptr || is_default_stream_handle(stream.native());
   return storage_->data();
 }
 
