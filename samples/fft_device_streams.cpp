@@ -1,4 +1,4 @@
-// FFT of device data: non-blocking calls, ordered between two streams with an event (design.md section 5).
+// FFT of device data: non-blocking calls, ordered between two streams with an event (docs/streams.md).
 //
 // fft() on s1 returns as soon as the work is enqueued. Before s2 consumes the result, it waits for an event
 // recorded on s1 (passed as `.after`, or with s2.wait(event)). The host synchronises s2 only at the end.

@@ -1,4 +1,4 @@
-// FFT of host data: the blocking case (design.md section 4).
+// FFT of host data: the blocking case (the blocking rule, docs/getting-started.md).
 //
 //   1. Stateless: cuplan::fft(host_view) stages the data to the GPU, transforms, copies back and synchronises, so
 //      the result is a host Tensor usable at once, whatever stream is passed. Without a GPU the same call runs on

@@ -1,4 +1,4 @@
-// An operand allocated on one stream and released while another stream still reads it (design.md section 3).
+// An operand allocated on one stream and released while another stream still reads it (docs/getting-started.md).
 //
 // In CuPy or PyTorch the user must make the allocation stream wait for the consumer before dropping the last
 // reference. A cuplan Tensor records every stream that used it through cuplan, and its memory returns to the pool

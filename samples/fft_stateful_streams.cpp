@@ -1,8 +1,8 @@
-// A stateful FFT over device data used on two streams (design.md section 5).
+// A stateful FFT over device data used on two streams (docs/streams.md).
 //
-//   1. plan() and execute() on s1, then reset_operand(x2, s2) and execute() on s2. The object records an event
-//      after each phase and makes the next phase's stream wait for it, so s2 never overtakes f's work on s1 (its
-//      plan, workspace and the operand it read) without any user ordering.
+//   1. plan() and execute() on s1, then reset_operand(x2, s2) and execute() on s2. When a phase arrives on a new
+//      stream, the object makes that stream wait for its last phase on the old one, so s2 never overtakes f's work
+//      on s1 (its plan, workspace and the operand it read) without any user ordering.
 //   2. The current stream: execute() without a stream runs on the current stream of the calling thread, here the
 //      one of a StreamScope (like CuPy's `with s:`).
 // Results are checked by transforming back on the host side.

@@ -3,13 +3,13 @@
 # Logs go to $1 (default: build-gpu/logs). Usage: scripts/gpu_suite.sh [LOG_DIR] [--bench] [--quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-logs=${1:-build-gpu/logs}
-shift || true
+logs=build-gpu/logs
 bench=0; quick=""
 for arg in "$@"; do
   case "$arg" in
     --bench) bench=1 ;;
     --quick) quick="--quick" ;;
+    *) logs="$arg" ;;
   esac
 done
 mkdir -p "$logs"

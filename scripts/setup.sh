@@ -31,7 +31,7 @@ warn() { printf 'warning: %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # ---- 1. Debian packages: install only the missing ones -------------------------------------------------------
-required_packages=(cmake ninja-build g++ pkg-config libfmt-dev libgtest-dev libbenchmark-dev libfftw3-dev
+required_packages=(cmake ninja-build g++ pkg-config libfmt-dev libgtest-dev libfftw3-dev
                    libopenblas-dev)
 optional_packages=(libdlpack-dev)  # TensorView(DLTensor) is compiled only when the header is present
 
@@ -39,7 +39,7 @@ is_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "instal
 
 install_missing_packages() {
   if ! command -v dpkg-query >/dev/null 2>&1; then
-    warn "not a Debian/Ubuntu system: install cmake, ninja, g++, fmt, GoogleTest, Google Benchmark, FFTW and OpenBLAS yourself"
+    warn "not a Debian/Ubuntu system: install cmake, ninja, g++, fmt, GoogleTest, FFTW and OpenBLAS yourself"
     return 0
   fi
   local missing_required=() missing_optional=() p

@@ -1,5 +1,5 @@
 #pragma once
-// Devices and memory spaces (design.md section 2).
+// Devices and memory spaces (docs/streams.md).
 
 #include <cstdint>
 #include <string>

@@ -1,5 +1,6 @@
 #pragma once
-// The cuplan error hierarchy (design.md section 8). Every exception cuplan throws derives from cuplan::Error.
+// The cuplan error hierarchy (see the error types in docs/getting-started.md and docs/fft.md, docs/matmul.md). Every
+// exception cuplan throws derives from cuplan::Error.
 
 #include <stdexcept>
 #include <string>

@@ -1,5 +1,6 @@
 #pragma once
-// Where work runs and when calls return (design.md section 4), the logger hook, and the shared plan cache.
+// Where work runs and when calls return (the blocking rule, docs/getting-started.md), the logger hook, and the shared
+// plan cache.
 
 #include <cstddef>
 #include <cstdint>

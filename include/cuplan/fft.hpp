@@ -1,5 +1,5 @@
 #pragma once
-// Fast Fourier transforms (design.md section 6): the class form FFT (plan once, execute many times, with the stream
+// Fast Fourier transforms (docs/fft.md): the class form FFT (plan once, execute many times, with the stream
 // contract of section 5) and the function forms fft, ifft, rfft, irfft backed by the shared plan cache.
 // CUDA execution uses cuFFT; CPU execution uses FFTW.
 

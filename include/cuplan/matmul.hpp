@@ -1,5 +1,5 @@
 #pragma once
-// Matrix multiplication (design.md section 7): D = epilog(alpha * op(A) @ op(B) + beta * C), on cuBLASLt or on the
+// Matrix multiplication (docs/matmul.md): D = epilog(alpha * op(A) @ op(B) + beta * C), on cuBLASLt or on the
 // CPU (OpenBLAS), as a stateful class (Matmul) or a function (matmul, matmul_with_aux) with a shared plan cache.
 
 #include <complex>
@@ -62,7 +62,7 @@ struct Fp8Scales {
   ScaleFactor d;
 };
 
-/// Options of a product. The leading fields and their order are part of the API (design.md section 3).
+/// Options of a product. The leading fields and their order are part of the API (docs/getting-started.md).
 struct MatmulOptions {
   std::optional<TensorRef> c;  ///< addend, broadcastable to D's shape; used with beta
   std::complex<double> alpha{1.0};
@@ -168,7 +168,8 @@ class Matmul {
   std::vector<AlgorithmInfo> algorithms() const;
   /// Times every candidate on the real operands and keeps the fastest (the operands' D is overwritten).
   void autotune(AutotuneOptions options = {});
-  /// Runs the product. Non-blocking for device operands with CUDA execution (design.md section 4).
+  /// Runs the product. Non-blocking for device operands with CUDA execution (the blocking rule,
+  /// docs/getting-started.md).
   Tensor execute(const MatmulExecuteOptions& options = {});
   /// Replaces operands, ordered after the object's last work when `stream` differs from it.
   void reset_operands(MatmulOperands operands, std::optional<StreamRef> stream = {});

@@ -1,5 +1,5 @@
 #pragma once
-// Streams, events and the current stream (design.md section 2): the CuPy model in C++.
+// Streams, events and the current stream (docs/streams.md): the CuPy model in C++.
 
 #include <array>
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// Operands: shapes and strides, the non-owning TensorView and the owning Tensor (design.md section 3).
+// Operands: shapes and strides, the non-owning TensorView and the owning Tensor (docs/getting-started.md).
 
 #include <array>
 #include <cstddef>
@@ -181,7 +181,8 @@ class Tensor {
   /// True when this Tensor owns its memory (false for Tensor::wrap).
   bool owning() const noexcept { return storage_ != nullptr; }
 
-  /// A copy on `device` (stream-ordered; blocking when host memory is involved, design.md section 4).
+  /// A copy on `device` (stream-ordered; blocking when host memory is involved, the blocking rule,
+  /// docs/getting-started.md).
   Tensor to(Device device, std::optional<StreamRef> stream = {}) const;
   /// Record that `stream` uses this tensor: its memory is not reused before that stream's work enqueued so far
   /// is done. cuplan calls this itself for every stream it runs work on; call it for your own kernels.

@@ -1,4 +1,5 @@
-// cuplan::copy: any two memory spaces and layouts, stream-ordered, with the blocking rule of design.md section 4.
+// cuplan::copy: any two memory spaces and layouts, stream-ordered, with the blocking rule of the blocking rule,
+// docs/getting-started.md.
 //
 // Order of preference once a GPU is involved: one cudaMemcpyAsync when the reduced copy is one contiguous block,
 // one cudaMemcpy2DAsync when it is pitched rows, otherwise the strided copy kernel on the device (directly for

@@ -253,7 +253,19 @@ void check_cpu_support(const Problem& p, const char* who) {
 
 void cpu_matmul(const Problem& p, const CpuOperands& in, std::complex<double> alpha, std::complex<double> beta,
                 const CpuOutputs& out, int threads) {
-  if (threads > 0) openblas_set_num_threads(threads);
+  // OpenBLAS's thread count is process-wide: set it for this call only and restore it afterwards.
+  struct ThreadCount {
+    int previous = 0;
+    explicit ThreadCount(int threads) {
+      if (threads > 0) {
+        previous = openblas_get_num_threads();
+        openblas_set_num_threads(threads);
+      }
+    }
+    ~ThreadCount() {
+      if (previous > 0) openblas_set_num_threads(previous);
+    }
+  } thread_count(threads);
   switch (p.a_dtype.code()) {
     case DTypeCode::f16:
     case DTypeCode::bf16:

@@ -141,9 +141,11 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) {
   }
   const int device = target_.device;
   DeviceScope scope(Device::cuda(device));
-  const StreamRef stream = resolve_stream(options.stream, device);
+  // Phase options fall back to the object's options (MatmulOptions::stream and ::after, the latter once).
+  const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
   check_stream_device(stream, device, who_);
-  order_.begin(stream, options.after, device);
+  order_.begin(stream, construct_after_pending_ && options.after.empty() ? options_.after : options.after, device);
+  construct_after_pending_ = false;
   try {
     // Host fp8 scale values live in a small device buffer for the object's life.
     mm::LtPointers p;

@@ -83,7 +83,7 @@ Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
       out_checked_ = true;
     }
   }
-  return target_.cuda ? execute_cuda(options) : execute_cpu(options.out);
+  return target_.cuda ? execute_cuda(options) : execute_cpu(options);
 }
 
 void MatmulImpl::record_operand_uses(StreamRef stream) {
@@ -137,14 +137,29 @@ void MatmulImpl::check_output(const TensorView& out) const {
   check_alignment(out.data(), host_result ? out.dtype().alignment() : 16, "out", who_);
 }
 
-Tensor MatmulImpl::execute_cpu(const std::optional<TensorView>& out) {
-  // Device operands with CPU execution are copied to the host first (blocking, design.md section 4).
+Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
+  const std::optional<TensorView>& out = options.out;
+  // The caller's `after` events order their producers before this read: device operands are copied to the host
+  // (blocking) on a stream that waits for them; host operands wait on the host.
+  std::optional<StreamRef> copy_stream;
+  for (const Operand& o : operands_) {
+    if (o.ref && !o.ref->view().on_host()) {
+      copy_stream = resolve_stream(options.stream ? options.stream : options_.stream, o.ref->view().device().index());
+      break;
+    }
+  }
+  for (const EventRef& e : options.after) {
+    if (copy_stream)
+      CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(copy_stream->native(), e.native(), 0));
+    else
+      CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
+  }
   std::array<Tensor, slot_count> host_copies;
   auto host_view = [&](int slot) -> std::optional<TensorView> {
     if (!operands_[slot].ref) return std::nullopt;
     const TensorView& v = operands_[slot].ref->view();
     if (v.on_host()) return v;
-    host_copies[slot] = Tensor::wrap(v).to(Device::cpu());
+    host_copies[slot] = Tensor::wrap(v).to(Device::cpu(), copy_stream);
     return host_copies[slot].view();
   };
   mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), host_view(slot_c), host_view(slot_bias),
@@ -167,7 +182,7 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
   // cuBLASLt runs on the current device; with one device it is always the object's.
   std::optional<DeviceScope> scope;
   if (multi_device_) scope.emplace(Device::cuda(device));
-  const StreamRef stream = resolve_stream(options.stream, device);
+  const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
   order_.begin(stream, options.after, device);
   Tensor d;
   try {
@@ -242,7 +257,7 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
   }
   const int device = target_.device;
   DeviceScope scope(Device::cuda(device));
-  const StreamRef stream = resolve_stream(options.stream, device);
+  const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
   check_stream_device(stream, device, who_);
   order_.begin(stream, {}, device);
   try {

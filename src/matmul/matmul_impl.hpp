@@ -78,7 +78,7 @@ class MatmulImpl : public CachedPlan {
   /// Device pointers for one product on `stream`: staging copies of host or uncopyable operands, C copied into
   /// `d` when it cannot be read directly. `d`, `aux` and `bias_gradient` are the outputs.
   mm::LtPointers stage(StreamRef stream, void* d, void* aux, void* bias_gradient);
-  Tensor execute_cpu(const std::optional<TensorView>& out);
+  Tensor execute_cpu(const MatmulExecuteOptions& options);
   Tensor execute_cuda(const MatmulExecuteOptions& options);
   /// InvalidArgument unless `out` can hold D as planned (dtype, shape, strides, memory, alignment).
   void check_output(const TensorView& out) const;
@@ -98,6 +98,7 @@ class MatmulImpl : public CachedPlan {
   cudaStream_t recorded_stream_ = nullptr;  ///< operands' uses already recorded on this stream
   TensorView checked_out_;                  ///< layout of the last `out` that passed check_output
   bool out_checked_ = false;
+  bool construct_after_pending_ = true;  ///< MatmulOptions::after not yet waited for (the first plan does)
   bool c_in_d_ = false;
   std::array<DeviceBuffer, slot_count> staging_;
   DeviceBuffer workspace_, result_staging_, aux_staging_, bias_gradient_staging_, scales_, flush_;

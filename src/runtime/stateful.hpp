@@ -1,5 +1,6 @@
 #pragma once
-// The one mechanism that FFT and Matmul share for the stream contract (design.md sections 4 and 5):
+// The one mechanism that FFT and Matmul share for the stream contract (docs/getting-started.md, blocking rule;
+// docs/streams.md):
 //  - ExecutionTarget / resolve_execution: where a call runs and whether it blocks;
 //  - PhaseOrder: orders the phases of one stateful object across streams with an event;
 //  - DeviceBuffer: workspace and staging memory, stream-ordered, kept or released per call;
@@ -29,10 +30,10 @@ struct ExecutionTarget {
   bool blocking = false;       ///< the call synchronises before returning
 };
 
-/// Applies design.md section 4. All operands must live in one memory space class: all host, or all on one device
-/// (managed counts as device). `who` names the caller in messages ("fft", "Matmul"); `names` name the operands.
-/// InvalidArgument for mixed spaces or devices, or a CUDA device out of range; Execution::cuda without a GPU gives
-/// NotSupported("no CUDA device: ...").
+/// Applies the blocking rule, docs/getting-started.md. All operands must live in one memory space class: all host, or
+/// all on one device (managed counts as device). `who` names the caller in messages ("fft", "Matmul"); `names` name the
+/// operands. InvalidArgument for mixed spaces or devices, or a CUDA device out of range; Execution::cuda without a GPU
+/// gives NotSupported("no CUDA device: ...").
 ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::span<const TensorView> operands,
                                   std::span<const char* const> names, const char* who);
 

@@ -1,5 +1,5 @@
 #pragma once
-// Owned memory with stream-ordered release (design.md section 3).
+// Owned memory with stream-ordered release (docs/getting-started.md).
 //
 // Device memory comes from a per-device cuplan memory pool through cudaMallocFromPoolAsync on the allocation
 // stream. Every other stream that uses the memory is recorded (record_use); the destructor makes the allocation

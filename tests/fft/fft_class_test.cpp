@@ -115,7 +115,7 @@ TEST_P(FftClass, HostOperandResultIsOnTheHostAndDeviceOperandResultOnTheDevice) 
 
 INSTANTIATE_TEST_SUITE_P(Spaces, FftClass, ::testing::Values(Space::cpu, Space::cuda), space_name);
 
-// CUDA execution of host operands: blocking, result on the host (design.md section 4).
+// CUDA execution of host operands: blocking, result on the host (the blocking rule, docs/getting-started.md).
 TEST(FftClassCuda, HostOperandWithCudaExecutionBlocksAndReturnsAHostTensor) {
   CUPLAN_REQUIRE_GPU();
   auto a = HostArray<std::complex<double>>::random({8, 30}, {64, 2});

@@ -56,6 +56,24 @@ TEST(MatmulStream, AfterEventsOrderTheProducer) {
   for (float v : to_host(d)) ASSERT_EQ(v, 2.0f * n);
 }
 
+TEST(MatmulStream, ObjectOptionsGiveTheDefaultStreamAndTheFirstPlanWaitsForTheirEvents) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s1, s2;
+  Tensor a = Tensor::empty({n, n}, f32, Device::cuda(0), s1), b = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
+  launch_fill(b.data<float>(), n * n, 1.0f, s1);
+  // Longer than usual: plan() below may create the library handle and query heuristics before execute is enqueued.
+  spin<<<1, 1, 0, s1>>>(10 * long_spin);
+  launch_fill(a.data<float>(), n * n, 4.0f, s1);
+  Event produced;
+  produced.record(s1);
+  // No stream on plan or execute: both run on s2 (the object's stream), after `produced`.
+  Matmul mm(a, b, {.stream = s2, .after = {produced}});
+  mm.plan();
+  Tensor d = mm.execute();
+  s2.synchronize();
+  for (float v : to_host(d)) ASSERT_EQ(v, 4.0f * n);
+}
+
 TEST(MatmulStream, ResetOnAnotherStreamIsOrderedAfterTheLastExecute) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
