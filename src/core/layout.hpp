@@ -15,6 +15,15 @@ inline bool is_default_stream_handle(cudaStream_t handle) noexcept {
   return handle == nullptr || handle == cudaStreamLegacy || handle == cudaStreamPerThread;
 }
 
+/// Largest power of two, up to 16 (the widest access any library kernel makes), that divides the address: the
+/// alignment a plan may assume for this pointer (16 for null).
+inline std::uint32_t alignment_class(const void* pointer) noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  std::uint32_t alignment = 1;
+  while (alignment < 16 && address % (alignment * 2) == 0) alignment *= 2;
+  return alignment;
+}
+
 /// `axis` in [-ndim, ndim) as a non-negative index; InvalidArgument naming `who`, the range and the value.
 int normalize_axis(int axis, int ndim, const char* who);
 

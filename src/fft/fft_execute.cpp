@@ -92,13 +92,7 @@ Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>
     checked_stream_ = s.native();
     stream_checked_ = true;
   }
-  // With one device it is the current one; otherwise make the plan's device current for the call.
-  std::optional<DeviceScope> scope;
-  if (!single_device_) {
-    int current = -1;
-    CUPLAN_CUDA_CHECK(cudaGetDevice(&current));
-    if (current != device) scope.emplace(Device::cuda(device));
-  }
+  const TargetDeviceScope scope(target_);
 
   order_.begin(s, after, device);
   if (!buffers_ready_ || s.native() != buffers_stream_) ensure_buffers(s);

@@ -70,7 +70,6 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
   check_inplace_room(operand_, "FFT");
   natural_result_ = decision_.out_strides == row_major_strides(decision_.out_shape);
-  single_device_ = target_.cuda && cuda_device_count() == 1;
 
   if (decision_.in_dtype.real() == f16) {
     if (!target_.cuda)

@@ -73,7 +73,6 @@ class FftImpl final : public CachedPlan {
   Direction default_direction_ = Direction::forward;
   bool inplace_ = false;
   bool natural_result_ = true;  // the planned result layout is row-major (Tensor::empty, else empty_strided)
-  bool single_device_ = false;  // one CUDA device: it is always the current one, no cudaGetDevice per call
   double forward_scale_ = 1.0;
   double inverse_scale_ = 1.0;
   Normalization normalization_ = Normalization::none;

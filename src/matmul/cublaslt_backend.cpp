@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/check.hpp"
+#include "core/layout.hpp"
 #include "core/log.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/autotune_order.hpp"
@@ -85,16 +86,6 @@ void set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, co
 template <class T>
 void set_layout(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attr, const T& value) {
   CUPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, attr, &value, sizeof(value)));
-}
-
-/// Largest power of two (up to 16, the widest access any kernel makes) dividing the address: the alignment the
-/// heuristic may assume. reset_operands accepts exactly the pointers at least this aligned.
-std::uint32_t alignment_of(const void* p) {
-  const auto v = reinterpret_cast<std::uintptr_t>(p);
-  if (v == 0) return 16;
-  std::uint32_t a = 1;
-  while (a < 16 && v % (a * 2) == 0) a *= 2;
-  return a;
 }
 
 template <class T>
@@ -319,9 +310,9 @@ void LtPlan::find_algorithms(const MatmulPreferences& prefs, std::size_t memory_
             cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WAVES_COUNT, &waves, sizeof(waves)));
       }
       // Algorithms must work for every operand alignment reset_operands accepts (at least the planned ones).
-      const std::uint32_t align_a = alignment_of(pointers.a), align_b = alignment_of(pointers.b),
-                          align_c = alignment_of(pointers.c != nullptr ? pointers.c : pointers.d),
-                          align_d = alignment_of(pointers.d);
+      const std::uint32_t align_a = alignment_class(pointers.a), align_b = alignment_class(pointers.b),
+                          align_c = alignment_class(pointers.c != nullptr ? pointers.c : pointers.d),
+                          align_d = alignment_class(pointers.d);
       CUPLAN_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                                                                swapped_ ? &align_b : &align_a, sizeof(align_a)));
       CUPLAN_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,

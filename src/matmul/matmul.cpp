@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/check.hpp"
+#include "core/layout.hpp"
 #include "core/log.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/bias_gradient.hpp"
@@ -17,13 +18,6 @@ constexpr std::size_t default_memory_limit = std::size_t{32} << 20;
 /// Heuristics only read the alignment of epilog output pointers, which are allocated per execute from the pool
 /// (256-byte aligned); this stands in for them at plan time and is never dereferenced.
 void* const planning_placeholder = reinterpret_cast<void*>(std::uintptr_t{1} << 20);
-
-std::uint32_t alignment_class(const void* p) {
-  const auto v = reinterpret_cast<std::uintptr_t>(p);
-  std::uint32_t a = 1;
-  while (a < 16 && v % (a * 2) == 0) a *= 2;
-  return a;
-}
 
 }  // namespace
 
@@ -46,7 +40,6 @@ MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const ch
     names.push_back(slot_names[i]);
   }
   target_ = resolve_execution(options_.execution, options_.blocking, views, names, who_);
-  multi_device_ = target_.cuda && cuda_device_count() > 1;
   validate_and_plan_problem();
   state_.set_operand(true);
 }

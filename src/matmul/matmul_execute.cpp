@@ -179,9 +179,8 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
 
 Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
   const int device = target_.device;
-  // cuBLASLt runs on the current device; with one device it is always the object's.
-  std::optional<DeviceScope> scope;
-  if (multi_device_) scope.emplace(Device::cuda(device));
+  // cuBLASLt runs on the current device.
+  const TargetDeviceScope scope(target_);
   const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
   order_.begin(stream, options.after, device);
   Tensor d;

@@ -94,7 +94,6 @@ class MatmulImpl : public CachedPlan {
   PhaseOrder order_;
   std::unique_ptr<mm::LtPlan> lt_;
   bool bias_gradient_kernel_ = false;       ///< bgrada / bgradb computed by launch_bias_gradient, not the epilog
-  bool multi_device_ = false;               ///< more than one CUDA device: execute must make the object's current
   cudaStream_t recorded_stream_ = nullptr;  ///< operands' uses already recorded on this stream
   TensorView checked_out_;                  ///< layout of the last `out` that passed check_output
   bool out_checked_ = false;

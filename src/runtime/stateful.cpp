@@ -78,6 +78,7 @@ ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::s
       target.device = target.host_operands ? Device::current().index() : operand_device;
     }
     target.blocking = target.host_operands || blocking == Blocking::always;
+    target.multi_device = cuda_device_count() > 1;
   } else {
     target.cpu_threads = execution.threads();
     target.blocking = true;  // CPU work is synchronous; device operands are copied to the host first

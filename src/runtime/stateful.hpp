@@ -28,6 +28,19 @@ struct ExecutionTarget {
   int cpu_threads = 0;         ///< CPU threads when !cuda (0: library default)
   bool host_operands = false;  ///< operands live in host memory (pageable or pinned)
   bool blocking = false;       ///< the call synchronises before returning
+  bool multi_device = false;   ///< CUDA execution in a process that sees several devices
+};
+
+/// Makes the target's device current for one call. With a single device it is always current: then nothing is
+/// done, not even a cudaGetDevice, which keeps it off the hot path of execute.
+class TargetDeviceScope {
+ public:
+  explicit TargetDeviceScope(const ExecutionTarget& target) {
+    if (target.multi_device) scope_.emplace(Device::cuda(target.device));
+  }
+
+ private:
+  std::optional<DeviceScope> scope_;
 };
 
 /// Applies the blocking rule, docs/getting-started.md. All operands must live in one memory space class: all host, or
