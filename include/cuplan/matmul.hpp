@@ -80,6 +80,10 @@ struct MatmulOptions {
   bool conjugate_b = false;
   Fp8Scales scales;
   std::size_t memory_limit = 0;  ///< most workspace bytes an algorithm may use; 0 = 32 MiB
+  /// CUDA execution: an execute that repeats the previous one's pointers is captured once as a CUDA graph and then
+  /// replayed, which costs the host about a microsecond instead of a cuBLASLt call's several. Same work, same stream
+  /// order; false enqueues every call directly (docs/matmul.md, "Graph replay").
+  bool graph_replay = true;
 };
 
 /// New operands for Matmul::reset_operands; unset ones keep their current value. Shapes, dtypes, layouts and

@@ -236,6 +236,7 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
 }
 
 void LtPlan::set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept {
+  const auto previous_alpha = alpha_, previous_beta = beta_;
   switch (scale_type_) {
     case CUDA_R_16F:
       put_scalar(alpha_, __float2half(static_cast<float>(alpha.real())));
@@ -258,6 +259,7 @@ void LtPlan::set_scalars(std::complex<double> alpha, std::complex<double> beta) 
       put_scalar(beta_, beta);
       break;
   }
+  if (alpha_ != previous_alpha || beta_ != previous_beta) generation_ = next_replay_generation();
 }
 
 LtPlan::~LtPlan() {
@@ -523,6 +525,7 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
       "ms)",
       who_, sorted.size(), count, order.front(), kept.front(), median[0]);
   candidates_ = std::move(sorted);
+  generation_ = next_replay_generation();
   measured_ms_ = std::move(kept);
 }
 

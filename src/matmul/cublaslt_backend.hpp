@@ -7,10 +7,12 @@
 #include <array>
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "cuplan/matmul.hpp"
 #include "matmul/layout.hpp"
+#include "runtime/graph_replay.hpp"
 
 namespace cuplan::detail::mm {
 
@@ -43,6 +45,9 @@ class LtPlan {
 
   /// alpha and beta of the next runs (host scalars of the scale type; not part of the plan).
   void set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept;
+  /// Changes whenever a run with the same pointers would enqueue different work (scalars, algorithm order): part of
+  /// the key under which a run is replayed as a graph.
+  std::uint64_t generation() const noexcept { return generation_; }
   /// Sets the epilog pointers (bias, aux, bias gradient, fp8 scales) when they differ from the last ones.
   void bind(const LtPointers& p);
   /// Asks the heuristic for candidates; InvalidArgument when memory_limit is too small for every algorithm,
@@ -72,6 +77,7 @@ class LtPlan {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
   std::array<unsigned char, 16> alpha_{}, beta_{};
+  std::uint64_t generation_ = next_replay_generation();
   cudaDataType_t scale_type_ = CUDA_R_32F;
   bool swapped_ = false;
   bool has_c_ = false;

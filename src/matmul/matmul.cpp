@@ -40,6 +40,7 @@ MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const ch
     names.push_back(slot_names[i]);
   }
   target_ = resolve_execution(options_.execution, options_.blocking, views, names, who_);
+  replay_.set_enabled(options_.graph_replay);
   validate_and_plan_problem();
   state_.set_operand(true);
 }
@@ -258,6 +259,7 @@ void MatmulImpl::free() noexcept {
   bias_gradient_staging_.release();
   scales_.release();
   flush_.release();
+  replay_.reset();
   aux_out_ = Tensor();
   bias_gradient_out_ = Tensor();
   state_.set_freed();

@@ -86,6 +86,22 @@ Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
   return target_.cuda ? execute_cuda(options) : execute_cpu(options);
 }
 
+ReplayKey MatmulImpl::replay_key(const mm::LtPointers& p, const void* workspace, std::size_t workspace_bytes) const {
+  auto word = [](const void* pointer) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(pointer)); };
+  return {word(p.a),
+          word(p.b),
+          word(p.c),
+          word(p.d),
+          word(p.bias),
+          word(p.aux),
+          word(p.bias_gradient),
+          word(p.scale_a),
+          word(p.scale_b),
+          word(workspace),
+          workspace_bytes,
+          lt_->generation()};
+}
+
 void MatmulImpl::record_operand_uses(StreamRef stream) {
   if (stream.native() == recorded_stream_ && recorded_stream_ != nullptr) return;
   for (const Operand& o : operands_)
@@ -213,8 +229,11 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
     }
     const mm::LtPointers p = stage(stream, d_ptr, aux_ptr, bgrad_ptr);
     lt_->bind(p);
-    lt_->run(p, stream, workspace, workspace == nullptr ? 0 : lt_->workspace_bytes());
-    if (bias_gradient_kernel_) launch_bias_gradient(p, stream);
+    const std::size_t workspace_bytes = workspace == nullptr ? 0 : lt_->workspace_bytes();
+    replay_.run(replay_key(p, workspace, workspace_bytes), device, stream.native(), [&](cudaStream_t s) {
+      lt_->run(p, s, workspace, workspace_bytes);
+      if (bias_gradient_kernel_) launch_bias_gradient(p, StreamRef(s));
+    });
     record_operand_uses(stream);
     if (target_.host_operands) {
       // D comes back in its planned layout (the staging buffer holds it densely in that layout).

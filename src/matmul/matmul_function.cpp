@@ -27,7 +27,8 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
       .add(static_cast<std::int64_t>(o.blocking))
       .add(static_cast<std::int64_t>(o.result_dtype ? static_cast<int>(o.result_dtype->code()) : -1))
       .add(static_cast<std::int64_t>(o.conjugate_a) * 2 + static_cast<std::int64_t>(o.conjugate_b))
-      .add(static_cast<std::int64_t>(o.memory_limit));
+      .add(static_cast<std::int64_t>(o.memory_limit))
+      .add(static_cast<std::int64_t>(o.graph_replay));
   // fp8 scales: host values are uploaded when planned, tensors are bound by address.
   for (const ScaleFactor* s : {&o.scales.a, &o.scales.b, &o.scales.c, &o.scales.d}) {
     key.add(static_cast<double>(s->value.value_or(-0.0f))).add(static_cast<std::int64_t>(s->value.has_value()));

@@ -8,6 +8,7 @@
 #include "cuplan/matmul.hpp"
 #include "matmul/cublaslt_backend.hpp"
 #include "matmul/layout.hpp"
+#include "runtime/graph_replay.hpp"
 #include "runtime/plan_cache.hpp"
 #include "runtime/stateful.hpp"
 
@@ -73,6 +74,8 @@ class MatmulImpl : public CachedPlan {
   void plan_cuda_product(const MatmulPreferences& preferences, const mm::LtPointers& pointers);
   /// The separate bias-gradient reduction of the fallback, on `stream` after the product.
   void launch_bias_gradient(const mm::LtPointers& p, StreamRef stream) const;
+  /// What one cuBLASLt run depends on besides the plan's descriptors: the graph replay key.
+  ReplayKey replay_key(const mm::LtPointers& p, const void* workspace, std::size_t workspace_bytes) const;
   /// Operand uses are recorded once per stream (and again after the operands change).
   void record_operand_uses(StreamRef stream);
   /// Device pointers for one product on `stream`: staging copies of host or uncopyable operands, C copied into
@@ -102,6 +105,7 @@ class MatmulImpl : public CachedPlan {
   std::array<DeviceBuffer, slot_count> staging_;
   DeviceBuffer workspace_, result_staging_, aux_staging_, bias_gradient_staging_, scales_, flush_;
   Tensor aux_out_, bias_gradient_out_;
+  GraphReplay replay_;  ///< repeated identical executes replayed as one graph launch
 };
 
 }  // namespace cuplan::detail

@@ -6,26 +6,11 @@
 
 #include "core/check.hpp"
 #include "cuplan/cuplan.hpp"
+#include "matmul/matmul_test_kernels.cuh"
 #include "support/test_support.hpp"
 
 namespace cuplan::testing {
 namespace {
-
-__global__ void spin(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
-}
-__global__ void fill(float* p, std::int64_t n, float value) {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i < n) p[i] = value;
-}
-constexpr long long long_spin = 200'000'000;  // ~0.1 s at GPU clocks
-
-void launch_fill(float* p, std::int64_t n, float v, cudaStream_t s) {
-  fill<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(p, n, v);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-}
 
 std::vector<float> to_host(const Tensor& t) {
   std::vector<float> h(static_cast<std::size_t>(t.numel()));
