@@ -225,49 +225,64 @@ int main() {
     std::printf("  %-58s %7.3f  %+7.3f\n", variants[i].name, m, m - base);
   }
 
-  // GPU-side: bf16 1024^3 back to back, direct calls against replays of the captured call (batches of 200 calls
-  // between two events; the host enqueues faster than the GPU runs only if its per-call cost is the lower).
+  // GPU-side: bf16 1024^3 back to back (batches of 200 calls between two events, variants interleaved): direct raw
+  // calls, replays of the raw call captured with the 32 MiB workspace and with the algorithm's exact workspace,
+  // and cuplan's execute with and without graph replay. Where a variant's host cost per call is below the GPU time,
+  // its figure is GPU time.
   {
     const std::int64_t big = 1024;
     const RawVariant lt({.size = big, .type = CUDA_R_16BF});
+    const RawVariant lt_exact({.exact_workspace = true, .size = big, .type = CUDA_R_16BF});
     auto x = random_tensor({big, big}, 3, cp::bf16), y = random_tensor({big, big}, 4, cp::bf16);
     auto z = cp::Tensor::empty({big, big}, cp::bf16, cp::Device::cuda(0), stream);
-    cudaGraph_t g = nullptr;
-    cudaGraphExec_t ge = nullptr;
-    CUPLAN_CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
-    lt.run(x.data(), y.data(), z.data(), capture_stream);
-    CUPLAN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &g));
-    CUPLAN_CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+    auto capture = [&](const RawVariant& v) {
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t ge = nullptr;
+      CUPLAN_CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
+      v.run(x.data(), y.data(), z.data(), capture_stream);
+      CUPLAN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &g));
+      CUPLAN_CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+      CUPLAN_CUDA_CHECK(cudaGraphDestroy(g));
+      return ge;
+    };
+    const cudaGraphExec_t graph_32mib = capture(lt), graph_exact = capture(lt_exact);
+    cp::Matmul replayed(x, y), direct(x, y, {.graph_replay = false});
+    replayed.plan({.stream = stream});
+    direct.plan({.stream = stream});
+    const cp::MatmulExecuteOptions into_z{.stream = stream, .out = z.view()};
+    const std::vector<Variant> gpu_variants = {
+        {"raw cublasLtMatmul, direct", [&] { lt.run(x.data(), y.data(), z.data(), s); }},
+        {"raw call in a graph, 32 MiB workspace", [&] { CUPLAN_CUDA_CHECK(cudaGraphLaunch(graph_32mib, s)); }},
+        {"raw call in a graph, the algorithm's workspace", [&] { CUPLAN_CUDA_CHECK(cudaGraphLaunch(graph_exact, s)); }},
+        {"cuplan execute (graph replay)", [&] { (void)replayed.execute(into_z); }},
+        {"cuplan execute, graph_replay = false", [&] { (void)direct.execute(into_z); }},
+    };
     cudaEvent_t e0, e1;
     CUPLAN_CUDA_CHECK(cudaEventCreate(&e0));
     CUPLAN_CUDA_CHECK(cudaEventCreate(&e1));
-    std::vector<float> direct, replay;
-    for (int r = 0; r < 40; ++r) {
-      for (int v = 0; v < 2; ++v) {
-        const bool use_graph = (v + r) % 2 == 1;
+    std::vector<std::vector<double>> gpu(gpu_variants.size());
+    for (const auto& v : gpu_variants)
+      for (int i = 0; i < 10; ++i) v.call();
+    for (int r = 0; r < batches; ++r) {
+      for (std::size_t j = 0; j < gpu_variants.size(); ++j) {
+        const std::size_t k = (j + static_cast<std::size_t>(r)) % gpu_variants.size();
         CUPLAN_CUDA_CHECK(cudaEventRecord(e0, s));
-        for (int i = 0; i < calls; ++i) {
-          if (use_graph)
-            CUPLAN_CUDA_CHECK(cudaGraphLaunch(ge, s));
-          else
-            lt.run(x.data(), y.data(), z.data(), s);
-        }
+        for (int i = 0; i < calls; ++i) gpu_variants[k].call();
         CUPLAN_CUDA_CHECK(cudaEventRecord(e1, s));
         CUPLAN_CUDA_CHECK(cudaEventSynchronize(e1));
         float ms = 0;
         CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        (use_graph ? replay : direct).push_back(ms * 1000.0f / calls);
+        gpu[k].push_back(ms * 1000.0 / calls);
       }
     }
-    auto med = [](std::vector<float> v) {
-      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-      return v[v.size() / 2];
-    };
-    std::printf("bf16 1024^3 back to back, us per call: direct %.3f, graph replay %.3f\n", med(direct), med(replay));
+    std::printf("bf16 1024^3 back to back, us per call (median of %d interleaved batches of %d calls)\n", batches,
+                calls);
+    for (std::size_t i = 0; i < gpu_variants.size(); ++i)
+      std::printf("  %-58s %7.3f\n", gpu_variants[i].name, median(gpu[i]));
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
+    cudaGraphExecDestroy(graph_32mib);
+    cudaGraphExecDestroy(graph_exact);
   }
   cudaStreamDestroy(capture_stream);
   return 0;

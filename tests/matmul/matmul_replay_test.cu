@@ -2,6 +2,7 @@
 // and anything that changes the work (other operands, scalars, algorithm order, a caller's own capture) is honoured.
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <vector>
 
 #include "core/check.hpp"
@@ -45,6 +46,21 @@ TEST(MatmulReplay, RepeatedExecutesReadTheOperandsCurrentValues) {
   for (int i = 1; i <= 5; ++i) {  // the second and later executes are replays
     fill_tensor(a, static_cast<float>(i), s.native());
     fill_tensor(d, -1.0f, s.native());  // poison
+    (void)mm.execute({.stream = s, .out = d.view()});
+    expect_all(d, static_cast<float>(i * n), s);
+  }
+}
+
+TEST(MatmulReplay, PingPongOutputsEachGetTheirProduct) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  Tensor a = constant(1.0f, s), b = constant(1.0f, s), d0 = constant(0.0f, s), d1 = constant(0.0f, s);
+  Matmul mm(a, b);
+  mm.plan({.stream = s});
+  for (int i = 1; i <= 8; ++i) {  // from the third call on, both outputs have a graph
+    const Tensor& d = i % 2 == 0 ? d0 : d1;
+    fill_tensor(a, static_cast<float>(i), s.native());
+    fill_tensor(d, -1.0f, s.native());
     (void)mm.execute({.stream = s, .out = d.view()});
     expect_all(d, static_cast<float>(i * n), s);
   }
@@ -152,6 +168,33 @@ TEST(MatmulReplay, ACallersOwnGraphCaptureRecordsTheProduct) {
   fill_tensor(a, 2.0f, s.native());
   (void)mm.execute({.stream = s, .out = d.view()});
   expect_all(d, 2.0f * n, s);
+}
+
+TEST(MatmulReplay, ObjectsOnSeveralThreadsCaptureAndReplayIndependently) {
+  CUPLAN_REQUIRE_GPU();
+  constexpr int threads = 4;
+  std::vector<int> failures(threads, 0);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([t, &failures] {
+      try {
+        Stream s;
+        Tensor a = constant(1.0f, s), b = constant(static_cast<float>(t + 1), s), d = constant(0.0f, s);
+        Matmul mm(a, b);
+        mm.plan({.stream = s});
+        for (int i = 1; i <= 6; ++i) {
+          fill_tensor(a, static_cast<float>(i), s.native());
+          (void)mm.execute({.stream = s, .out = d.view()});
+          for (float v : to_host(d, s))
+            if (v != static_cast<float>(i * (t + 1) * n)) ++failures[static_cast<std::size_t>(t)];
+        }
+      } catch (...) {
+        failures[static_cast<std::size_t>(t)] = -1;
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(failures[static_cast<std::size_t>(t)], 0) << "thread " << t;
 }
 
 TEST(MatmulReplay, ReplayOffGivesTheSameResults) {

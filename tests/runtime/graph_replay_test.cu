@@ -78,15 +78,62 @@ TEST(GraphReplay, AnotherKeyRunsDirectlyAndTheCapturedKeyStillReplays) {
   f.run(replay, 9);
   EXPECT_EQ(f.enqueued, 3);
   EXPECT_TRUE(f.all_equal(9));
-  f.run(replay, 3);
+  f.run(replay, 3);  // the graph for 3 is still held
   EXPECT_EQ(f.enqueued, 3);
   EXPECT_TRUE(f.all_equal(3));
-  // Alternating keys never capture the second one: only keys that repeat back to back do.
+  // Ping-pong: 9 came before, so its second appearance is captured; from then on both keys replay.
   f.run(replay, 9);
-  f.run(replay, 3);
-  f.run(replay, 9);
-  EXPECT_EQ(f.enqueued, 5);
-  EXPECT_TRUE(f.all_equal(9));
+  EXPECT_EQ(f.enqueued, 4);
+  EXPECT_EQ(replay.graph_count(), 2);
+  for (int i = 0; i < 4; ++i) {
+    f.run(replay, i % 2 == 0 ? 3 : 9);
+    EXPECT_TRUE(f.all_equal(i % 2 == 0 ? 3 : 9));
+  }
+  EXPECT_EQ(f.enqueued, 4);
+}
+
+TEST(GraphReplay, KeepsTheMostRecentlyUsedGraphs) {
+  CUPLAN_REQUIRE_GPU();
+  Fixture f;
+  detail::GraphReplay replay;
+  const int keys = detail::GraphReplay::max_graphs + 1;
+  for (int k = 1; k <= keys; ++k) {
+    f.run(replay, k);
+    f.run(replay, k);  // captured
+  }
+  EXPECT_EQ(f.enqueued, 2 * keys);
+  EXPECT_EQ(replay.graph_count(), detail::GraphReplay::max_graphs);
+  for (int k = 2; k <= keys; ++k) {  // key 1 was used least recently and is gone; the others replay
+    f.run(replay, k);
+    EXPECT_TRUE(f.all_equal(k));
+  }
+  EXPECT_EQ(f.enqueued, 2 * keys);
+  f.run(replay, 1);  // still in the recent-key history: captured again, evicting the least recent (key 2)
+  EXPECT_EQ(f.enqueued, 2 * keys + 1);
+  EXPECT_TRUE(f.all_equal(1));
+  EXPECT_EQ(replay.graph_count(), detail::GraphReplay::max_graphs);
+}
+
+TEST(GraphReplay, KeysThatKeepEvictingEachOtherStopBeingCaptured) {
+  CUPLAN_REQUIRE_GPU();
+  Fixture f;
+  detail::GraphReplay replay;
+  // More keys in rotation than graphs, fewer than the history: each capture would evict the next key's graph.
+  const int keys = detail::GraphReplay::max_graphs + 2, rounds = 20;
+  int captured = 0;
+  for (int r = 0; r < rounds; ++r)
+    for (int k = 1; k <= keys; ++k) {
+      const detail::ReplayKey key{static_cast<std::uint64_t>(k)};
+      replay.run(key, 0, f.stream, [&](cudaStream_t s) {
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        CUPLAN_TEST_CUDA(cudaStreamIsCapturing(s, &status));
+        captured += status != cudaStreamCaptureStatusNone ? 1 : 0;
+        CUPLAN_TEST_CUDA(cudaMemsetAsync(f.buffer, k, bytes, s));
+      });
+      ASSERT_TRUE(f.all_equal(k)) << "round " << r << " key " << k;
+    }
+  EXPECT_LE(captured, 8 + rounds * keys / 16);
+  EXPECT_GE(captured, 1);
 }
 
 TEST(GraphReplay, AReplayWaitsForEarlierWorkOnTheCallersStream) {
