@@ -214,10 +214,11 @@ void bench_products(bool quick) {
       "CUDA graph and replayed, as cuplan replays repeated executes; vsgraph = rawgraph / cuplan) are timed "
       "together; rawbest8 (the fastest of raw's top 8), cuplan as planned (a:best8) and a second object after "
       "autotune (b:best8) are timed together. 1st: cuplan's first candidate is raw's first "
-      "(algo/tile/stages/split-k)\n",
+      "(algo/tile/stages/split-k); tuned: the autotuned object's first is raw's best of 8\n",
       2 * reps);
-  std::printf("%-5s %-18s %5s %9s %9s %9s %9s %9s %9s %8s %8s %8s %8s %s\n", "type", "M x N x K", "calls", "cuplan",
-              "alloc", "raw1st", "rawgraph", "rawbest8", "autotuned", "a:1st", "a:best8", "b:best8", "vsgraph", "1st");
+  std::printf("%-5s %-18s %5s %9s %9s %9s %9s %9s %9s %8s %8s %8s %8s %-9s %s\n", "type", "M x N x K", "calls",
+              "cuplan", "alloc", "raw1st", "rawgraph", "rawbest8", "autotuned", "a:1st", "a:best8", "b:best8",
+              "vsgraph", "1st", "tuned");
   cp::Stream stream;
   cudaStream_t s = stream.native();
   {
@@ -274,15 +275,22 @@ void bench_products(bool quick) {
                                [&] { raw.run(a.data(), b.data(), d.data(), s, best_raw); }},
                               2 * reps);
       const float planned = after[0], tuned = after[1], best = after[2];
-      // AlgorithmInfo::description begins "algo <id> tile <t> stages <s> split-k <k>".
-      unsigned id = 0, tile = 0, stages = 0, split = 0;
-      std::sscanf(ours_first.c_str(), "algo %u tile %u stages %u split-k %u", &id, &tile, &stages, &split);
-      const bool same_first = raw_first == std::to_string(id) + "/" + std::to_string(tile) + "/" +
-                                               std::to_string(stages) + "/" + std::to_string(split);
-      std::printf("%-5s %5lld x %5lld x %5lld %5d %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %8.3f %8.3f %8.3f %8.3f %s\n",
-                  kind.name, (long long)sh.m, (long long)sh.n, (long long)sh.k, calls, ours, alloc, first, graph, best,
-                  tuned, first / ours, best / planned, best / tuned, graph / ours,
-                  same_first ? "same" : ("raw " + raw_first).c_str());
+      // AlgorithmInfo::description begins "algo <id> tile <t> stages <s> split-k <k>", RawLt::config gives
+      // "id/tile/stages/split-k".
+      auto config_of = [](const std::string& description) {
+        unsigned id = 0, tile = 0, stages = 0, split = 0;
+        std::sscanf(description.c_str(), "algo %u tile %u stages %u split-k %u", &id, &tile, &stages, &split);
+        return std::to_string(id) + "/" + std::to_string(tile) + "/" + std::to_string(stages) + "/" +
+               std::to_string(split);
+      };
+      const std::string tuned_first = config_of(tuned_mm.algorithms()[0].description);
+      const std::string raw_best = raw.config(best_raw);
+      std::printf(
+          "%-5s %5lld x %5lld x %5lld %5d %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %8.3f %8.3f %8.3f %8.3f %-9s %s\n",
+          kind.name, (long long)sh.m, (long long)sh.n, (long long)sh.k, calls, ours, alloc, first, graph, best, tuned,
+          first / ours, best / planned, best / tuned, graph / ours,
+          config_of(ours_first) == raw_first ? "same" : ("raw " + raw_first).c_str(),
+          tuned_first == raw_best ? "same" : ("ours " + tuned_first + " raw " + raw_best).c_str());
     }
 }
 
