@@ -278,8 +278,8 @@ void bench_products(bool quick) {
       // AlgorithmInfo::description begins "algo <id> tile <t> stages <s> split-k <k>", RawLt::config gives
       // "id/tile/stages/split-k".
       auto config_of = [](const std::string& description) {
-        unsigned id = 0, tile = 0, stages = 0, split = 0;
-        std::sscanf(description.c_str(), "algo %u tile %u stages %u split-k %u", &id, &tile, &stages, &split);
+        int id = 0, tile = 0, stages = 0, split = 0;  // split-k -1: cuBLASLt chooses it (as RawLt::config prints)
+        std::sscanf(description.c_str(), "algo %d tile %d stages %d split-k %d", &id, &tile, &stages, &split);
         return std::to_string(id) + "/" + std::to_string(tile) + "/" + std::to_string(stages) + "/" +
                std::to_string(split);
       };
