@@ -156,18 +156,21 @@ void host_cost(bool quick, cp::StreamRef s) {
   cufftHandle raw;
   BENCH_CUDA(cufftPlan1d(&raw, static_cast<int>(n), CUFFT_C2C, 1));
   BENCH_CUDA(cufftSetStream(raw, s.native()));
-  cp::FFT f(x, {.stream = s});
+  cp::FFT f(x, {.stream = s}), direct(x, {.stream = s, .graph_replay = false});
   f.plan(s);
+  direct.plan(s);
   const std::vector<double> us = host_us_per_call(
       s.native(), rounds, calls,
       {[&] { BENCH_CUDA(cufftExecC2C(raw, x.data<cufftComplex>(), y.data<cufftComplex>(), CUFFT_FORWARD)); },
        [&] { f.execute({.stream = s, .out = y.view()}); }, [&] { (void)f.execute({.stream = s}); },
-       [&] { cp::fft(x, y.view(), {.stream = s}); }, [&] { (void)cp::fft(x, {.stream = s}); }});
+       [&] { cp::fft(x, y.view(), {.stream = s}); }, [&] { (void)cp::fft(x, {.stream = s}); },
+       [&] { direct.execute({.stream = s, .out = y.view()}); }});
   BENCH_CUDA(cufftDestroy(raw));
   const double raw_us = us[0];
   std::printf("(b) host cost per call, C2C c64 n=256 batch 1, %d rounds x %d calls per variant, interleaved\n", rounds,
               calls);
-  ratio_line("FFT::execute into out", us[1], raw_us, "us");
+  ratio_line("FFT::execute into out (graph replay)", us[1], raw_us, "us");
+  ratio_line("FFT::execute into out, graph_replay = false", us[5], raw_us, "us");
   ratio_line("FFT::execute with a new result", us[2], raw_us, "us");
   std::printf("(c) function form, same transform\n");
   ratio_line("fft(x, out)", us[3], raw_us, "us");

@@ -50,6 +50,10 @@ struct FFTOptions {
   EventList after;
   /// Transform type; empty: C2C for a complex operand, R2C for a real one.
   std::optional<FFTType> fft_type;
+  /// CUDA execution: an execute whose pointers and direction came among the last few calls is captured once as a
+  /// CUDA graph and then replayed (one launch instead of the cuFFT calls and the scaling kernel). Same work, same
+  /// stream order; false enqueues every call directly (docs/fft.md, "Graph replay").
+  bool graph_replay = true;
 };
 
 struct ExecuteOptions {

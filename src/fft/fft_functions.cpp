@@ -38,7 +38,7 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorV
   };
   key.add(byte(o.fft_type ? static_cast<int>(*o.fft_type) + 1 : 0, 0) | byte(o.last_axis_parity, 1) |
           byte(o.inplace, 2) | byte(o.result_layout, 3) | byte(o.normalization, 4) | byte(o.blocking, 5) |
-          byte(o.execution.kind(), 6));
+          byte(o.execution.kind(), 6) | byte(o.graph_replay, 7));
   key.add((static_cast<std::uint64_t>(static_cast<std::uint32_t>(o.execution.device())) << 32) |
           static_cast<std::uint32_t>(o.execution.threads()));
   const bool host = x.memory_space() == MemorySpace::host_pageable || x.memory_space() == MemorySpace::host_pinned;

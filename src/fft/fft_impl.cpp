@@ -43,6 +43,7 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   planned_strides_ = x.strides();
   static constexpr const char* kNames[] = {"operand"};
   target_ = resolve_execution(options.execution, options.blocking, std::span<const TensorView>(&x, 1), kNames, "FFT");
+  replay_.set_enabled(options.graph_replay);
   const bool staged = target_.cuda == target_.host_operands;  // operand memory is not the execution's memory
 
   LayoutRequest request;
@@ -178,7 +179,10 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   check_stream_device(s, target_.device, "FFT.plan");
   order_.begin(s, pending_after_, target_.device);
   pending_after_ = EventList{};
-  if (!cufft_ && decision_.layout.rank > 0) cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
+  if (!cufft_ && decision_.layout.rank > 0) {
+    cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
+    cufft_generation_ = next_replay_generation();
+  }
   buffers_ready_ = false;
   ensure_buffers(s);
   order_.end(s);
@@ -226,6 +230,7 @@ void FftImpl::release_operand() {
 
 void FftImpl::free() noexcept {
   if (state_.freed()) return;
+  replay_.reset();
   cufft_.reset();
   fftw_.reset();
   workspace_.release();

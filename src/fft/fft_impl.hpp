@@ -10,6 +10,7 @@
 #include "fft/cufft_backend.hpp"
 #include "fft/fftw_backend.hpp"
 #include "fft/layout.hpp"
+#include "runtime/graph_replay.hpp"
 #include "runtime/plan_cache.hpp"
 #include "runtime/stateful.hpp"
 
@@ -82,6 +83,8 @@ class FftImpl final : public CachedPlan {
 
   // CUDA execution.
   std::unique_ptr<CufftPlan> cufft_;
+  std::uint64_t cufft_generation_ = 0;  // changes with every new cuFFT plan (part of the replay key)
+  GraphReplay replay_;                  // repeated transforms replayed as one graph launch
   DeviceBuffer workspace_;
   DeviceBuffer in_stage_;
   DeviceBuffer out_stage_;
