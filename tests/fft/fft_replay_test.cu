@@ -27,8 +27,8 @@ void poison(const Tensor& y, StreamRef s) {
   CUPLAN_TEST_CUDA(cudaMemsetAsync(y.data(), 0xff, static_cast<std::size_t>(y.numel()) * y.dtype().size(), s.native()));
 }
 
-Tensor device_c64(Stream& s) {
-  return Tensor::empty(Shape(std::span<const std::int64_t>(kShape)), c64, Device::cuda(0), s);
+Tensor device_c64(Stream& s, int device = 0) {
+  return Tensor::empty(Shape(std::span<const std::int64_t>(kShape)), c64, Device::cuda(device), s);
 }
 
 TEST(FftReplay, RepeatedExecutesTransformTheOperandsCurrentValues) {
@@ -108,6 +108,29 @@ TEST(FftReplay, ACallersOwnGraphCaptureRecordsTheTransform) {
   EXPECT_LT(relative_error(to_dense(y.view()), reference_dft(values, kShape, kAxis, -1)), kTol);
   CUPLAN_TEST_CUDA(cudaGraphExecDestroy(exec));
   CUPLAN_TEST_CUDA(cudaGraphDestroy(graph));
+}
+
+TEST(FftReplay, AnObjectOnTheSecondDeviceReplaysThereWhileTheFirstIsCurrent) {
+  CUPLAN_REQUIRE_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two GPUs; this machine has " << cuda_device_count();
+  DeviceScope on_second(Device::cuda(1));
+  Stream s;  // of device 1
+  Tensor x = device_c64(s, 1), y = device_c64(s, 1);
+  FFT plan(x, {.axes = kAxis});
+  plan.plan(s);
+  for (int i = 0; i < 4; ++i) {
+    const auto values = refill(x, s);
+    poison(y, s);
+    {
+      DeviceScope caller(Device::cuda(0));  // execute makes device 1 current for its work, capture included
+      (void)plan.execute({.stream = s, .out = y.view()});
+      int current = -1;
+      CUPLAN_TEST_CUDA(cudaGetDevice(&current));
+      EXPECT_EQ(current, 0);
+    }
+    s.synchronize();
+    EXPECT_LT(relative_error(to_dense(y.view()), reference_dft(values, kShape, kAxis, -1)), kTol) << "call " << i;
+  }
 }
 
 TEST(FftReplay, FunctionFormAndReplayOffGiveTheSameResults) {

@@ -31,8 +31,8 @@ void expect_all(const Tensor& d, float value, StreamRef s) {
   for (float v : to_host(d, s)) ASSERT_EQ(v, value);
 }
 
-Tensor constant(float value, Stream& s) {
-  Tensor t = Tensor::empty({n, n}, f32, Device::cuda(0), s);
+Tensor constant(float value, Stream& s, int device = 0) {
+  Tensor t = Tensor::empty({n, n}, f32, Device::cuda(device), s);
   fill_tensor(t, value, s.native());
   return t;
 }
@@ -195,6 +195,32 @@ TEST(MatmulReplay, ObjectsOnSeveralThreadsCaptureAndReplayIndependently) {
   }
   for (auto& w : workers) w.join();
   for (int t = 0; t < threads; ++t) EXPECT_EQ(failures[static_cast<std::size_t>(t)], 0) << "thread " << t;
+}
+
+TEST(MatmulReplay, AnObjectOnTheSecondDeviceReplaysThereWhileTheFirstIsCurrent) {
+  CUPLAN_REQUIRE_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two GPUs; this machine has " << cuda_device_count();
+  DeviceScope on_second(Device::cuda(1));
+  Stream s;  // of device 1
+  Tensor a = constant(1.0f, s, 1), b = constant(1.0f, s, 1), d = constant(0.0f, s, 1);
+  Matmul mm(a, b);
+  mm.plan({.stream = s});
+  {
+    DeviceScope on_first(Device::cuda(0));  // execute makes device 1 current for its work, capture included
+    for (int i = 1; i <= 4; ++i) {
+      DeviceScope producer(Device::cuda(1));
+      fill_tensor(a, static_cast<float>(i), s.native());
+      fill_tensor(d, -1.0f, s.native());
+      {
+        DeviceScope caller(Device::cuda(0));
+        (void)mm.execute({.stream = s, .out = d.view()});
+      }
+      expect_all(d, static_cast<float>(i * n), s);
+    }
+    int current = -1;
+    CUPLAN_CUDA_CHECK(cudaGetDevice(&current));
+    EXPECT_EQ(current, 0);
+  }
 }
 
 TEST(MatmulReplay, ReplayOffGivesTheSameResults) {
