@@ -1,5 +1,5 @@
 // Execution of a planned Matmul: staging, the CUDA and CPU execute paths, autotuning. The device execute path is
-// kept to one cublasLtMatmul call plus integer compares when nothing changed since the previous call.
+// kept to one cublasLtMatmul call (or one graph launch replaying it) plus integer compares when nothing changed.
 #include <fmt/format.h>
 
 #include "core/check.hpp"
