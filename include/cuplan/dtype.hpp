@@ -121,8 +121,8 @@ class DType {
         return *this;
     }
   }
-  /// Required alignment of a pointer to this type, in bytes (the element size, or the component size... for
-  /// complex types the full element size, as cuFFT and cuBLASLt expect).
+  /// Required alignment of a pointer to this type, in bytes: the element size (for complex types the full element
+  /// size, as cuFFT and cuBLASLt expect).
   constexpr std::size_t alignment() const { return size(); }
 
   friend constexpr bool operator==(DType a, DType b) { return a.code_ == b.code_; }

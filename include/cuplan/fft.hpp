@@ -118,7 +118,7 @@ class FFT {
 
 /// Forward transform (C2C for a complex operand, R2C for a real one unless options.fft_type says otherwise).
 Tensor fft(TensorRef x, FFTOptions options = {});
-/// Inverse C2C transform.
+/// Inverse transform: C2C, or C2R when options.fft_type is FFTType::c2r.
 Tensor ifft(TensorRef x, FFTOptions options = {});
 /// Forward real-to-complex transform.
 Tensor rfft(TensorRef x, FFTOptions options = {});

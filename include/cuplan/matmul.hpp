@@ -80,9 +80,9 @@ struct MatmulOptions {
   bool conjugate_b = false;
   Fp8Scales scales;
   std::size_t memory_limit = 0;  ///< most workspace bytes an algorithm may use; 0 = 32 MiB
-  /// CUDA execution: an execute that repeats the previous one's pointers is captured once as a CUDA graph and then
-  /// replayed, which costs the host about a microsecond instead of a cuBLASLt call's several. Same work, same stream
-  /// order; false enqueues every call directly (docs/matmul.md, "Graph replay").
+  /// CUDA execution: an execute whose pointers, scalars and algorithm came among the last few calls is captured once
+  /// as a CUDA graph and then replayed, which costs the host about a microsecond instead of a cuBLASLt call's
+  /// several. Same work, same stream order; false enqueues every call directly (docs/matmul.md, "Graph replay").
   bool graph_replay = true;
 };
 
@@ -168,9 +168,10 @@ class Matmul {
 
   /// Asks the heuristic for candidates (cuBLASLt) or prepares the CPU product; execute uses the first.
   void plan(MatmulPlanOptions options = {});
-  /// The candidates found by plan(), in the order they will be tried (fastest first after autotune()).
+  /// The candidates found by plan(), in heuristic order (after autotune(): measured order); execute runs the first.
   std::vector<AlgorithmInfo> algorithms() const;
-  /// Times every candidate on the real operands and keeps the fastest (the operands' D is overwritten).
+  /// Times every candidate on the real operands (writing into scratch outputs, never the caller's) and reorders
+  /// them; the heuristic's first stays first unless another is more than 1 % faster (docs/matmul.md).
   void autotune(AutotuneOptions options = {});
   /// Runs the product. Non-blocking for device operands with CUDA execution (the blocking rule,
   /// docs/getting-started.md).

@@ -19,7 +19,6 @@ class Event;
 
 namespace detail {
 class StreamHandle;  // shared owner of a cudaStream_t made by cuplan (see Stream)
-class EventHandle;
 }  // namespace detail
 
 /// A non-owning reference to a CUDA stream: what options and calls take. Implicit from Stream, cudaStream_t and

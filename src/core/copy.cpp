@@ -1,4 +1,4 @@
-// cuplan::copy: any two memory spaces and layouts, stream-ordered, with the blocking rule of the blocking rule,
+// cuplan::copy: any two memory spaces and layouts, stream-ordered, following the blocking rule of
 // docs/getting-started.md.
 //
 // Order of preference once a GPU is involved: one cudaMemcpyAsync when the reduced copy is one contiguous block,
@@ -15,6 +15,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan {

@@ -9,12 +9,6 @@
 
 namespace cuplan::detail {
 
-/// True for the handles that name "the default stream of the current device" rather than one stream: they belong
-/// to whichever device is made current for the call.
-inline bool is_default_stream_handle(cudaStream_t handle) noexcept {
-  return handle == nullptr || handle == cudaStreamLegacy || handle == cudaStreamPerThread;
-}
-
 /// Largest power of two, up to 16 (the widest access any library kernel makes), that divides the address: the
 /// alignment a plan may assume for this pointer (16 for null).
 inline std::uint32_t alignment_class(const void* pointer) noexcept {

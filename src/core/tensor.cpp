@@ -9,6 +9,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan {

@@ -26,8 +26,7 @@ std::string str(const Dims& dims) {
 }  // namespace
 
 Tensor FftImpl::execute(const ExecuteOptions& options) {
-  state_.require_alive("execute");
-  state_.require_planned("execute");
+  state_.require_planned("execute");  // planned and operand both check alive first
   state_.require_operand("execute");
   const Direction direction = options.direction.value_or(default_direction_);
   if (decision_.type == FFTType::r2c && direction != Direction::forward)
@@ -71,7 +70,6 @@ Tensor FftImpl::make_result(const TensorView* out, StreamRef stream) const {
   }
   const Device device = host ? Device::cpu() : operand_device_;
   const std::optional<StreamRef> alloc_stream = host ? std::nullopt : std::optional<StreamRef>(stream);
-  if (natural_result_) return Tensor::empty(decision_.out_shape, decision_.out_dtype, device, alloc_stream);
   return Tensor::empty_strided(decision_.out_shape, decision_.out_strides, decision_.out_dtype, device, alloc_stream);
 }
 
@@ -97,7 +95,7 @@ Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>
   }
   const TargetDeviceScope scope(target_);
 
-  order_.begin(s, after, device);
+  ScopedPhase phase(order_, s, after, device);
   if (!buffers_ready_ || s.native() != buffers_stream_) ensure_buffers(s);
   const TensorView& x = operand_.view();
   Tensor result = make_result(user_out, s);
@@ -141,7 +139,7 @@ Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>
                     Device::cuda(device), MemorySpace::device),
          result.view(), s);
   if (!target_.host_operands) record_operand_use(s);
-  order_.end(s);
+  phase.close();
   if (release_workspace) {
     workspace_.release();
     workspace_ptr_ = nullptr;

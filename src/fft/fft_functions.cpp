@@ -1,4 +1,5 @@
-// Function forms fft, ifft, rfft, irfft: a cached FftImpl per plan key, reused through swap_operand + execute.
+// Function forms fft, ifft, rfft, irfft: a cached FftImpl per plan key, reused through adopt_operand and
+// execute_validated.
 
 #include <cuda_runtime_api.h>
 
@@ -41,12 +42,7 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorV
           byte(o.execution.kind(), 6) | byte(o.graph_replay, 7));
   key.add((static_cast<std::uint64_t>(static_cast<std::uint32_t>(o.execution.device())) << 32) |
           static_cast<std::uint32_t>(o.execution.threads()));
-  const bool host = x.memory_space() == MemorySpace::host_pageable || x.memory_space() == MemorySpace::host_pinned;
-  if (host && o.execution.kind() != Execution::Kind::cpu && o.execution.device() < 0) {
-    int current = -1;
-    if (cuda_available() && cudaGetDevice(&current) != cudaSuccess) current = -1;
-    key.add(current);
-  }
+  key.add_host_execution_device(x, o.execution);
   if (out != nullptr) key.add(*out);
   return key;
 }

@@ -70,7 +70,6 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   decision_ = plan_layout(request);
   check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
   check_inplace_room(operand_, "FFT");
-  natural_result_ = decision_.out_strides == row_major_strides(decision_.out_shape);
 
   if (decision_.in_dtype.real() == f16) {
     if (!target_.cuda)
@@ -177,7 +176,7 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   }
   const StreamRef s = resolve_stream(stream ? stream : construct_stream_, target_.device);
   check_stream_device(s, target_.device, "FFT.plan");
-  order_.begin(s, pending_after_, target_.device);
+  ScopedPhase phase(order_, s, pending_after_, target_.device);
   pending_after_ = EventList{};
   if (!cufft_ && decision_.layout.rank > 0) {
     cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
@@ -185,7 +184,7 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   }
   buffers_ready_ = false;
   ensure_buffers(s);
-  order_.end(s);
+  phase.close();
   state_.set_planned(true);
   log(LogLevel::info, "FFT: planned {}", describe());
 }

@@ -39,7 +39,6 @@ class FftImpl final : public CachedPlan {
   void free() noexcept;
 
   const LayoutDecision& decision() const noexcept { return decision_; }
-  Direction default_direction() const noexcept { return default_direction_; }
   const ExecutionTarget& target() const noexcept { return target_; }
   std::size_t workspace_size() const noexcept;
   std::string describe() const;
@@ -73,7 +72,6 @@ class FftImpl final : public CachedPlan {
   MemorySpace operand_space_ = MemorySpace::host_pageable;
   Direction default_direction_ = Direction::forward;
   bool inplace_ = false;
-  bool natural_result_ = true;  // the planned result layout is row-major (Tensor::empty, else empty_strided)
   double forward_scale_ = 1.0;
   double inverse_scale_ = 1.0;
   Normalization normalization_ = Normalization::none;

@@ -12,11 +12,10 @@
 #include "core/log.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/autotune_order.hpp"
+#include "runtime/current_stream.hpp"
 
 namespace cuplan::detail::mm {
 namespace {
-
-constexpr int max_devices = 64;
 
 cudaDataType_t cuda_type(DType t) {
   switch (t.code()) {

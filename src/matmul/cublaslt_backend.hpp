@@ -32,11 +32,12 @@ struct LtPointers {
   const void* scale_b = nullptr;
 };
 
-/// Operand layouts as cuBLASLt takes them, for one device-resident problem (no copies needed).
+/// Descriptors, scalars and candidate algorithms of one planned product, as cuBLASLt takes them (operands that need
+/// a copy are described as their dense staging copies).
 class LtPlan {
  public:
-  /// Builds the descriptors. `c_layout` describes C when it is passed directly; when C was copied into D the plan
-  /// reads C from D's layout. NotSupported for combinations cuBLASLt cannot express (with the reason).
+  /// Builds the descriptors. With `c_in_d` C was copied into D and the plan reads C from D's layout; otherwise C is
+  /// read directly in its own layout. NotSupported for combinations cuBLASLt cannot express (with the reason).
   LtPlan(const Problem& problem, int device, std::complex<double> alpha, std::complex<double> beta, bool c_in_d,
          const char* who);
   ~LtPlan();

@@ -225,7 +225,6 @@ MatrixLayout describe_matrix(std::int64_t rows, std::int64_t cols, std::int64_t 
                              const Shape& operand_batch, const Strides& operand_batch_strides,
                              const Shape& batch_shape) {
   MatrixLayout m;
-  m.present = true;
   m.rows = rows;
   m.cols = cols;
   // Unit stride along columns (row-major) or along rows (column-major); an axis of extent 1 has any stride.

@@ -29,7 +29,6 @@ bool epilog_allows_swap(Epilog epilog) noexcept;
 
 /// One matrix operand as a BLAS routine sees it. The logical matrix is rows x cols (A: M x K, B: K x N).
 struct MatrixLayout {
-  bool present = false;
   /// The operand is copied before the product: its strides cannot be described by (unit-stride axis, ld, one batch
   /// stride), or it is conjugated in an orientation the chosen form cannot conjugate. The copy is dense, broadcast
   /// to the full batch, in the orientation `row_major`, and `ld` / `batch_stride` describe the copy.

@@ -88,8 +88,7 @@ void MatmulImpl::validate_and_plan_problem() {
 }
 
 void MatmulImpl::require_ready(const char* method) const {
-  state_.require_alive(method);
-  state_.require_planned(method);
+  state_.require_planned(method);  // planned and operand both check alive first
   state_.require_operand(method);
 }
 
@@ -138,7 +137,8 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) {
   // Phase options fall back to the object's options (MatmulOptions::stream and ::after, the latter once).
   const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
   check_stream_device(stream, device, who_);
-  order_.begin(stream, construct_after_pending_ && options.after.empty() ? options_.after : options.after, device);
+  ScopedPhase phase(order_, stream, construct_after_pending_ && options.after.empty() ? options_.after : options.after,
+                    device);
   construct_after_pending_ = false;
   try {
     // Host fp8 scale values live in a small device buffer for the object's life.
@@ -166,10 +166,9 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) {
     plan_cuda_product(options.preferences, p);
   } catch (...) {
     lt_.reset();
-    order_.end(stream);
     throw;
   }
-  order_.end(stream);
+  phase.close();
   state_.set_planned(true);
 }
 
@@ -198,7 +197,6 @@ void MatmulImpl::plan_cuda_product(const MatmulPreferences& preferences, const m
 }
 
 std::vector<AlgorithmInfo> MatmulImpl::algorithms() const {
-  state_.require_alive("algorithms");
   state_.require_planned("algorithms");
   if (lt_) return lt_->algorithms();
   AlgorithmInfo cpu;
@@ -237,6 +235,15 @@ void MatmulImpl::reset_operands(const MatmulOperands& operands, std::optional<St
     if (*given[i]) operands_[i].ref = **given[i];
   recorded_stream_ = nullptr;
   if (operands_[slot_a].ref && operands_[slot_b].ref) state_.set_operand(true);
+}
+
+void MatmulImpl::adopt_operands(MatmulOperands&& operands) noexcept {
+  std::optional<TensorRef>* given[slot_count] = {&operands.a, &operands.b, &operands.c, &operands.bias,
+                                                 &operands.epilog_aux};
+  for (int i = 0; i < slot_count; ++i)
+    if (*given[i]) operands_[i].ref = std::move(*given[i]);
+  recorded_stream_ = nullptr;
+  state_.set_operand(operands_[slot_a].ref && operands_[slot_b].ref);
 }
 
 void MatmulImpl::release_operands() noexcept {

@@ -198,9 +198,9 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
   // cuBLASLt runs on the current device.
   const TargetDeviceScope scope(target_);
   const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
-  order_.begin(stream, options.after, device);
+  ScopedPhase phase(order_, stream, options.after, device);
   Tensor d;
-  try {
+  {
     const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
     const Device gpu = Device::cuda(device);
     void* workspace = workspace_.ensure(lt_->workspace_bytes(), device, stream);
@@ -234,7 +234,7 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
       lt_->run(p, s, workspace, workspace_bytes);
       if (bias_gradient_kernel_) launch_bias_gradient(p, StreamRef(s));
     });
-    record_operand_uses(stream);
+    if (!target_.host_operands) record_operand_uses(stream);  // host operands: the call blocks
     if (target_.host_operands) {
       // D comes back in its planned layout (the staging buffer holds it densely in that layout).
       auto back = [&](void* src, const Shape& shape, const Strides& strides, DType dtype) {
@@ -258,11 +258,8 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
     aux_out_ = std::move(aux);
     bias_gradient_out_ = std::move(bgrad);
     if (options.release_workspace) workspace_.release();
-  } catch (...) {
-    order_.end(stream);
-    throw;
   }
-  order_.end(stream);
+  phase.close();
   if (target_.blocking) finish_call(target_, stream);
   return d;
 }
@@ -277,8 +274,8 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
   DeviceScope scope(Device::cuda(device));
   const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
   check_stream_device(stream, device, who_);
-  order_.begin(stream, {}, device);
-  try {
+  ScopedPhase phase(order_, stream, {}, device);
+  {
     const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
     // Scratch outputs: the timed runs must not touch tensors the caller may hold.
     void* d = result_staging_.ensure(bytes_of(problem_.result_shape, problem_.result_dtype), device, stream);
@@ -302,13 +299,10 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
       flush = flush_.ensure(flush_bytes, device, stream);
     }
     lt_->autotune(p, stream, workspace, workspace == nullptr ? 0 : ws_bytes, options.iterations, flush, flush_bytes);
-    record_operand_uses(stream);
+    if (!target_.host_operands) record_operand_uses(stream);
     flush_.release();
-  } catch (...) {
-    order_.end(stream);
-    throw;
   }
-  order_.end(stream);
+  phase.close();
 }
 
 }  // namespace cuplan::detail

@@ -28,7 +28,8 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
       .add(static_cast<std::int64_t>(o.result_dtype ? static_cast<int>(o.result_dtype->code()) : -1))
       .add(static_cast<std::int64_t>(o.conjugate_a) * 2 + static_cast<std::int64_t>(o.conjugate_b))
       .add(static_cast<std::int64_t>(o.memory_limit))
-      .add(static_cast<std::int64_t>(o.graph_replay));
+      .add(static_cast<std::int64_t>(o.graph_replay))
+      .add_host_execution_device(a.view(), o.execution);
   // fp8 scales: host values are uploaded when planned, tensors are bound by address.
   for (const ScaleFactor* s : {&o.scales.a, &o.scales.b, &o.scales.c, &o.scales.d}) {
     key.add(static_cast<double>(s->value.value_or(-0.0f))).add(static_cast<std::int64_t>(s->value.has_value()));
@@ -40,9 +41,8 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
 MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
   const detail::PlanKey key = matmul_key(a, b, options);
   const std::complex<double> alpha = options.alpha, beta = options.beta;
-  MatmulOperands operands{a, b, options.c, options.bias, options.epilog_aux};
-  const std::optional<StreamRef> stream = options.stream;
-  const EventList after = options.after;
+  const std::optional<StreamRef>& stream = options.stream;
+  const EventList& after = options.after;
   detail::PlanLease lease = detail::acquire_plan(key, [&] {
     auto plan = std::make_unique<detail::MatmulImpl>(a, b, options, who);
     MatmulPlanOptions plan_options;
@@ -55,7 +55,7 @@ MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* wh
   try {
     if (lease.hit()) {
       impl.set_scalars(alpha, beta);
-      impl.reset_operands(operands, stream);
+      impl.adopt_operands({std::move(a), std::move(b), options.c, options.bias, options.epilog_aux});
     }
     MatmulResult result;
     MatmulExecuteOptions execute_options;

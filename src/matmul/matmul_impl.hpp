@@ -52,12 +52,14 @@ class MatmulImpl : public CachedPlan {
   void autotune(const AutotuneOptions& options);
   Tensor execute(const MatmulExecuteOptions& options);
   void reset_operands(const MatmulOperands& operands, std::optional<StreamRef> stream);
+  /// The function form's cache hit: takes the operands without the checks of reset_operands, because the plan key
+  /// already fixed every operand's layout, memory and alignment class (and the call's execute orders its stream).
+  void adopt_operands(MatmulOperands&& operands) noexcept;
   void release_operands() noexcept;
   void free() noexcept;
   /// alpha / beta of later executes (the function form passes them per call).
   void set_scalars(std::complex<double> alpha, std::complex<double> beta);
 
-  const mm::Problem& problem() const noexcept { return problem_; }
   const Tensor& aux() const noexcept { return aux_out_; }
   const Tensor& bias_gradient() const noexcept { return bias_gradient_out_; }
 

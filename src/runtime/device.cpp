@@ -75,6 +75,7 @@ std::string Device::to_string() const {
 DeviceScope::DeviceScope(Device device) {
   if (device.is_cpu()) return;
   device.check_valid("DeviceScope");
+  if (cuda_device_count() == 1) return;  // the only device is always current: no runtime call on the hot path
   int current = 0;
   CUPLAN_CUDA_CHECK(cudaGetDevice(&current));
   if (current == device.index()) return;  // nothing to change, nothing to restore

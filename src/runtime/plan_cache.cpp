@@ -4,6 +4,7 @@
 
 #include "runtime/plan_cache.hpp"
 
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <bit>
@@ -14,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/layout.hpp"
 #include "core/log.hpp"
+#include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/execution.hpp"
 
@@ -44,8 +47,19 @@ PlanKey& PlanKey::add(const TensorView& view) {
   add(view.strides());
   add(static_cast<std::int64_t>(view.device().index()));
   add(static_cast<std::int64_t>(view.memory_space()));
-  // Libraries pick kernels by pointer alignment: plans made for 16-byte aligned data are not reused otherwise.
-  add(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(view.data()) % 16));
+  // Libraries pick kernels by pointer alignment: a plan serves only data of the alignment class it was made for.
+  add(static_cast<std::int64_t>(alignment_class(view.data())));
+  return *this;
+}
+
+PlanKey& PlanKey::add_host_execution_device(const TensorView& operand, Execution execution) {
+  const bool host =
+      operand.memory_space() == MemorySpace::host_pageable || operand.memory_space() == MemorySpace::host_pinned;
+  if (host && execution.kind() != Execution::Kind::cpu && execution.device() < 0) {
+    int current = -1;
+    if (cuda_available() && cudaGetDevice(&current) != cudaSuccess) current = -1;
+    add(current);
+  }
   return *this;
 }
 

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cuplan/execution.hpp"
 #include "cuplan/tensor.hpp"
 
 namespace cuplan::detail {
@@ -33,7 +34,9 @@ class PlanKey {
   }
   PlanKey& add(const Dims& dims);
   PlanKey& add(double value);
-  PlanKey& add(const TensorView& view);  ///< dtype, shape, strides, device, memory space, 16-byte alignment class
+  PlanKey& add(const TensorView& view);  ///< dtype, shape, strides, device, memory space, alignment class
+  /// For operands in host memory whose execution names no device: the current device, which such a plan runs on.
+  PlanKey& add_host_execution_device(const TensorView& operand, Execution execution);
   std::size_t hash() const noexcept;
   friend bool operator==(const PlanKey& a, const PlanKey& b) noexcept;
 

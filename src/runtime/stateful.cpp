@@ -8,7 +8,9 @@
 
 #include "core/check.hpp"
 #include "core/layout.hpp"
+#include "core/log.hpp"
 #include "cuplan/errors.hpp"
+#include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
 #include "runtime/stream_handle.hpp"
 
@@ -107,7 +109,6 @@ PhaseOrder::~PhaseOrder() {
 
 PhaseOrder::PhaseOrder(PhaseOrder&& other) noexcept
     : event_(std::exchange(other.event_, nullptr)),
-      device_(other.device_),
       last_(other.last_),
       last_owner_(std::move(other.last_owner_)),
       any_(std::exchange(other.any_, false)),
@@ -117,7 +118,6 @@ PhaseOrder& PhaseOrder::operator=(PhaseOrder&& other) noexcept {
   if (this != &other) {
     if (event_ != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(event_));
     event_ = std::exchange(other.event_, nullptr);
-    device_ = other.device_;
     last_ = other.last_;
     last_owner_ = std::move(other.last_owner_);
     any_ = std::exchange(other.any_, false);
@@ -138,7 +138,6 @@ void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
     // Created once, on the object's device, without timing (the cheapest event to record).
     DeviceScope scope(Device::cuda(device));
     CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
-    device_ = device;
   }
   if (any_ && last_ != stream.native()) {
     if (pending_) record_pending();
@@ -161,6 +160,15 @@ void PhaseOrder::end(StreamRef stream) {
   }
   last_ = native;
   any_ = true;
+}
+
+ScopedPhase::~ScopedPhase() {
+  if (closed_) return;
+  try {
+    order_.end(stream_);
+  } catch (const std::exception& e) {
+    log(LogLevel::warning, "ending a phase left by an exception failed: {}", e.what());
+  }
 }
 
 void PhaseOrder::synchronize() {

@@ -84,11 +84,33 @@ class PhaseOrder {
  private:
   void record_pending();
   cudaEvent_t event_ = nullptr;
-  int device_ = -1;
   cudaStream_t last_ = nullptr;
   std::shared_ptr<StreamHandle> last_owner_;  // keeps a cuplan-made last stream alive for a lazy record
   bool any_ = false;
   bool pending_ = false;  // the last phase's event is not recorded yet
+};
+
+/// One phase of a stateful object on `stream`: PhaseOrder::begin at construction, PhaseOrder::end at close(). When
+/// an exception leaves the phase before close(), the destructor ends it anyway (work may already be enqueued on
+/// `stream`, and the next phase must order after it); an error there is logged, the first exception goes on.
+class ScopedPhase {
+ public:
+  ScopedPhase(PhaseOrder& order, StreamRef stream, const EventList& after, int device)
+      : order_(order), stream_(stream) {
+    order_.begin(stream, after, device);
+  }
+  ~ScopedPhase();
+  ScopedPhase(const ScopedPhase&) = delete;
+  ScopedPhase& operator=(const ScopedPhase&) = delete;
+  void close() {
+    closed_ = true;
+    order_.end(stream_);
+  }
+
+ private:
+  PhaseOrder& order_;
+  StreamRef stream_;
+  bool closed_ = false;
 };
 
 /// Stream-ordered device memory owned by an object (workspace, staging, internal copies). Built on Storage, so a
@@ -125,8 +147,6 @@ class ObjectState {
     operand_ = false;
   }
   bool freed() const noexcept { return freed_; }
-  bool planned() const noexcept { return planned_; }
-  bool has_operand() const noexcept { return operand_; }
 
  private:
   const char* type_name_;

@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <new>
 
 #include "core/check.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
+#include "runtime/current_stream.hpp"
 #include "runtime/stream_handle.hpp"
 
 namespace cuplan::detail {
@@ -27,16 +29,17 @@ struct DeviceResources {
   std::mutex event_mutex;
 };
 
+// Made once per device under the mutex, then read without it: every device allocation looks its pool up here.
 std::mutex g_resources_mutex;
-constexpr int max_devices = 256;
-DeviceResources* g_resources[max_devices] = {};
+std::atomic<DeviceResources*> g_resources[max_devices] = {};
 
 DeviceResources& device_resources(int device) {
   if (device < 0 || device >= max_devices) {
     throw InvalidArgument(fmt::format("Storage: device index {} out of range", device));
   }
+  if (DeviceResources* existing = g_resources[device].load(std::memory_order_acquire)) return *existing;
   std::lock_guard lock(g_resources_mutex);
-  if (DeviceResources* existing = g_resources[device]) return *existing;
+  if (DeviceResources* existing = g_resources[device].load(std::memory_order_relaxed)) return *existing;
   auto resources = std::make_unique<DeviceResources>();
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
@@ -47,15 +50,17 @@ DeviceResources& device_resources(int device) {
   std::uint64_t keep_all = UINT64_MAX;
   CUPLAN_CUDA_CHECK(cudaMemPoolSetAttribute(resources->pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
   CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&resources->order_event, cudaEventDisableTiming));
-  g_resources[device] = resources.release();  // intentionally never destroyed: frees may run at process exit
-  return *g_resources[device];
+  // Intentionally never destroyed: frees may run at process exit.
+  DeviceResources* made = resources.release();
+  g_resources[device].store(made, std::memory_order_release);
+  return *made;
 }
 
 // Makes `device` current for a destructor's calls, restoring the previous device; never throws.
 class NoexceptDeviceScope {
  public:
   explicit NoexceptDeviceScope(int device) noexcept {
-    if (cudaGetDevice(&previous_) != cudaSuccess || previous_ == device) {
+    if (cuda_device_count() == 1 || cudaGetDevice(&previous_) != cudaSuccess || previous_ == device) {
       previous_ = -1;
       return;
     }
@@ -80,7 +85,7 @@ void order_free_after(int device, cudaStream_t alloc_stream, cudaStream_t use) n
   int use_device = device;
   CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamGetDevice(use, &use_device));
   if (use_device == device) {
-    DeviceResources* resources = g_resources[device];
+    DeviceResources* resources = g_resources[device].load(std::memory_order_acquire);
     std::lock_guard lock(resources->event_mutex);
     CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventRecord(resources->order_event, use));
     CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamWaitEvent(alloc_stream, resources->order_event, 0));

@@ -111,14 +111,17 @@ class MatmulNumerics : public ::testing::TestWithParam<Space> {
     const bool column_major = expect_column_major(c);
     std::optional<Tensor> out;
     if (c.use_out) out = poisoned_output(expect_shape, expected_strides(expect_shape, column_major), dtype_of<T>);
-    // On CUDA the product runs three times with the same operands: the later calls are graph replays (and with
-    // `out`, replays into an output poisoned again in between), so every case checks a replayed result too.
+    // On CUDA the product runs three times with the same operands: the later calls are graph replays, so every
+    // device-operand case checks a replayed result too. The previous output is poisoned before each further call
+    // (a new result may reuse its memory). Host operands go through staging buffers that keep the last D, so their
+    // replays are checked by MatmulReplay.HostOperandsReplayWithTheirNewValues instead.
     const int executes = GetParam() == Space::cpu ? 1 : 3;
     Tensor result;
     for (int i = 0; i < executes; ++i) {
-      if (out && i > 0) {
-        const Tensor poison = poisoned_output(out->shape(), out->strides(), out->dtype());
-        copy(poison, *out);
+      if (i > 0) {
+        const Tensor& previous = out ? *out : result;
+        const Tensor poison = poisoned_output(previous.shape(), previous.strides(), previous.dtype());
+        copy(poison, previous);
       }
       result = out ? mm.execute({.out = out->view()}) : mm.execute();
     }
