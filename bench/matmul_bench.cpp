@@ -8,7 +8,7 @@
 // count the host's launch cost as GPU time for small products); cuplan executes into a preallocated output like
 // the raw side, and the allocating variant is reported next to it.
 // Usage: matmul_bench [--quick]
-// Host code only (C++): the unfused bias + gelu baseline kernel lives in the library (matmul/bias_gelu.cu).
+// Host code only (C++): the unfused bias + gelu baseline kernel is bench/support/bias_gelu.cu.
 #include <cblas.h>
 #include <cublasLt.h>
 
@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "core/check.hpp"
+#include "support/bench_check.hpp"
 #include "cuplan/cuplan.hpp"
-#include "matmul/bias_gelu.hpp"
+#include "support/bias_gelu.hpp"
 
 namespace cp = cuplan;
 
@@ -56,16 +56,16 @@ template <class F>
 float time_ms(cudaStream_t s, int calls, F&& f) {
   for (int i = 0; i < 3; ++i) f();
   cudaEvent_t a, b;
-  CUPLAN_CUDA_CHECK(cudaEventCreate(&a));
-  CUPLAN_CUDA_CHECK(cudaEventCreate(&b));
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<float> t;
   for (int r = 0; r < reps; ++r) {
-    CUPLAN_CUDA_CHECK(cudaEventRecord(a, s));
+    BENCH_CUDA_CHECK(cudaEventRecord(a, s));
     for (int i = 0; i < calls; ++i) f();
-    CUPLAN_CUDA_CHECK(cudaEventRecord(b, s));
-    CUPLAN_CUDA_CHECK(cudaEventSynchronize(b));
+    BENCH_CUDA_CHECK(cudaEventRecord(b, s));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     t.push_back(ms / static_cast<float>(calls));
   }
   cudaEventDestroy(a);
@@ -89,18 +89,18 @@ std::vector<float> time_ms_interleaved(cudaStream_t s, int calls, const std::vec
   for (const auto& f : fs)
     for (int i = 0; i < 3; ++i) f();
   cudaEvent_t a, b;
-  CUPLAN_CUDA_CHECK(cudaEventCreate(&a));
-  CUPLAN_CUDA_CHECK(cudaEventCreate(&b));
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<std::vector<float>> t(fs.size());
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t j = 0; j < fs.size(); ++j) {
       const std::size_t k = (j + static_cast<std::size_t>(r)) % fs.size();
-      CUPLAN_CUDA_CHECK(cudaEventRecord(a, s));
+      BENCH_CUDA_CHECK(cudaEventRecord(a, s));
       for (int i = 0; i < calls; ++i) fs[k]();
-      CUPLAN_CUDA_CHECK(cudaEventRecord(b, s));
-      CUPLAN_CUDA_CHECK(cudaEventSynchronize(b));
+      BENCH_CUDA_CHECK(cudaEventRecord(b, s));
+      BENCH_CUDA_CHECK(cudaEventSynchronize(b));
       float ms = 0;
-      CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
       t[k].push_back(ms / static_cast<float>(calls));
     }
   }
@@ -128,22 +128,22 @@ struct RawLt {
   std::size_t ws = 32u << 20;
   float alpha = 1, beta = 0;
   RawLt(cp::DType t, bool tf32, std::int64_t m, std::int64_t n, std::int64_t k) {
-    CUPLAN_CUBLAS_CHECK(cublasLtCreate(&handle));
-    CUPLAN_CUBLAS_CHECK(
+    BENCH_CUBLAS_CHECK(cublasLtCreate(&handle));
+    BENCH_CUBLAS_CHECK(
         cublasLtMatmulDescCreate(&desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    CUPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, lt_type(t), n, k, n));  // B row-major = B^T col-major
-    CUPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, lt_type(t), k, m, k));  // A row-major = A^T col-major
-    CUPLAN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ld, lt_type(t), n, m, n));
+    BENCH_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, lt_type(t), n, k, n));  // B row-major = B^T col-major
+    BENCH_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, lt_type(t), k, m, k));  // A row-major = A^T col-major
+    BENCH_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ld, lt_type(t), n, m, n));
     cublasLtMatmulPreference_t pref;
-    CUPLAN_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    CUPLAN_CUBLAS_CHECK(
+    BENCH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    BENCH_CUBLAS_CHECK(
         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
     algos.resize(8);
     int found = 0;
-    CUPLAN_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, ld, ld, pref, 8, algos.data(), &found));
+    BENCH_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, ld, ld, pref, 8, algos.data(), &found));
     algos.resize(static_cast<std::size_t>(found));
     cublasLtMatmulPreferenceDestroy(pref);
-    CUPLAN_CUDA_CHECK(cudaMalloc(&workspace, ws));
+    BENCH_CUDA_CHECK(cudaMalloc(&workspace, ws));
   }
   ~RawLt() {
     cudaFree(workspace);
@@ -159,19 +159,19 @@ struct RawLt {
     std::uint32_t tile = 0, stages = 0;
     std::size_t written = 0;
     const auto& algo = algos[i].algo;
-    CUPLAN_CUBLAS_CHECK(
+    BENCH_CUBLAS_CHECK(
         cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &written));
-    CUPLAN_CUBLAS_CHECK(
+    BENCH_CUBLAS_CHECK(
         cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &written));
-    CUPLAN_CUBLAS_CHECK(
+    BENCH_CUBLAS_CHECK(
         cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof(stages), &written));
-    CUPLAN_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split_k,
+    BENCH_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split_k,
                                                              sizeof(split_k), &written));
     return std::to_string(id) + "/" + std::to_string(tile) + "/" + std::to_string(stages) + "/" +
            std::to_string(split_k);
   }
   void run(const void* a, const void* b, void* d, cudaStream_t s, std::size_t i = 0) {
-    CUPLAN_CUBLAS_CHECK(
+    BENCH_CUBLAS_CHECK(
         cublasLtMatmul(handle, desc, &alpha, b, la, a, lb, &beta, d, ld, d, ld, &algos[i].algo, workspace, ws, s));
   }
   /// The first candidate's call captured once into a CUDA graph, as a user replaying it by hand would.
@@ -179,13 +179,13 @@ struct RawLt {
     cudaStream_t s = nullptr;
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
-    CUPLAN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CUPLAN_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    BENCH_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     run(a, b, d, s);
-    CUPLAN_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
-    CUPLAN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    CUPLAN_CUDA_CHECK(cudaGraphDestroy(graph));
-    CUPLAN_CUDA_CHECK(cudaStreamDestroy(s));
+    BENCH_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    BENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    BENCH_CUDA_CHECK(cudaGraphDestroy(graph));
+    BENCH_CUDA_CHECK(cudaStreamDestroy(s));
     return exec;
   }
 };
@@ -251,10 +251,10 @@ void bench_products(bool quick) {
       const std::vector<float> head =
           time_ms_interleaved(s, calls,
                               {[&] { (void)mm.execute(into); }, [&] { (void)mm.execute({.stream = stream}); },
-                               [&] { CUPLAN_CUDA_CHECK(cudaGraphLaunch(raw_graph, s)); },
+                               [&] { BENCH_CUDA_CHECK(cudaGraphLaunch(raw_graph, s)); },
                                [&] { raw.run(a.data(), b.data(), d.data(), s); }},
                               2 * reps);
-      CUPLAN_CUDA_CHECK(cudaGraphExecDestroy(raw_graph));
+      BENCH_CUDA_CHECK(cudaGraphExecDestroy(raw_graph));
       const float ours = head[0], alloc = head[1], graph = head[2], first = head[3];
       // Raw's best of its top 8 (interleaved among themselves).
       std::vector<std::function<void()>> candidates;
@@ -334,11 +334,11 @@ void bench_fused() {
                           {[&] { (void)fused.execute(fused_opts); },
                            [&] {
                              (void)plain.execute(plain_opts);
-                             cp::detail::mm::launch_bias_gelu(plain_d.data(), bias.data(), cp::bf16, n, n, s);
+                             bench::launch_bias_gelu(plain_d.data(), bias.data(), cp::bf16, n, n, s);
                            },
                            [&] {
                              raw.run(a.data(), b.data(), raw_d.data(), s, raw_best);
-                             cp::detail::mm::launch_bias_gelu(raw_d.data(), bias.data(), cp::bf16, n, n, s);
+                             bench::launch_bias_gelu(raw_d.data(), bias.data(), cp::bf16, n, n, s);
                            }},
                           2 * reps);
   const float t_fused = t[0], t_split_cuplan = t[1], t_split_raw = t[2];
@@ -376,14 +376,14 @@ void bench_host_cost() {
   for (int r = 0; r < batches; ++r) {
     for (std::size_t j = 0; j < variants.size(); ++j) {
       const std::size_t k = (j + static_cast<std::size_t>(r)) % variants.size();
-      CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
+      BENCH_CUDA_CHECK(cudaStreamSynchronize(s));
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < calls; ++i) variants[k]();
       const auto t1 = std::chrono::steady_clock::now();
       samples[k].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
     }
   }
-  CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(s));
   auto median = [](std::vector<double> v) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
     return v[v.size() / 2];

@@ -10,7 +10,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/check.hpp"
+#include "support/bench_check.hpp"
 #include "cuplan/cuplan.hpp"
 
 namespace {
@@ -31,7 +31,7 @@ double us_per_call(cudaStream_t busy, const std::function<void()>& call, int cal
     for (int i = 0; i < calls; ++i) call();
     const auto stop = std::chrono::steady_clock::now();
     samples.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / calls);
-    CUPLAN_CUDA_CHECK(cudaDeviceSynchronize());
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
   }
   std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
   return samples[samples.size() / 2];
@@ -46,23 +46,23 @@ int main() {
   }
   cuplan::Stream s1, s2;
   cudaEvent_t event;
-  CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  BENCH_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   cufftHandle plan;
-  CUPLAN_CUFFT_CHECK(cufftPlan1d(&plan, 256, CUFFT_C2C, 1));
-  CUPLAN_CUFFT_CHECK(cufftSetStream(plan, s1.native()));
+  BENCH_CUFFT_CHECK(cufftPlan1d(&plan, 256, CUFFT_C2C, 1));
+  BENCH_CUFFT_CHECK(cufftSetStream(plan, s1.native()));
   cufftComplex* data;
-  CUPLAN_CUDA_CHECK(cudaMalloc(&data, 256 * sizeof(cufftComplex)));
+  BENCH_CUDA_CHECK(cudaMalloc(&data, 256 * sizeof(cufftComplex)));
 
-  const double exec = us_per_call(s1, [&] { CUPLAN_CUFFT_CHECK(cufftExecC2C(plan, data, data, CUFFT_FORWARD)); });
-  const double record = us_per_call(s1, [&] { CUPLAN_CUDA_CHECK(cudaEventRecord(event, s1.native())); });
-  const double wait = us_per_call(s1, [&] { CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s2.native(), event, 0)); });
-  const double set_stream = us_per_call(s1, [&] { CUPLAN_CUFFT_CHECK(cufftSetStream(plan, s1.native())); });
+  const double exec = us_per_call(s1, [&] { BENCH_CUFFT_CHECK(cufftExecC2C(plan, data, data, CUFFT_FORWARD)); });
+  const double record = us_per_call(s1, [&] { BENCH_CUDA_CHECK(cudaEventRecord(event, s1.native())); });
+  const double wait = us_per_call(s1, [&] { BENCH_CUDA_CHECK(cudaStreamWaitEvent(s2.native(), event, 0)); });
+  const double set_stream = us_per_call(s1, [&] { BENCH_CUFFT_CHECK(cufftSetStream(plan, s1.native())); });
   const double current = us_per_call(s1, [&] { (void)cuplan::current_stream(); });
   int device = 0;
-  const double get_device = us_per_call(s1, [&] { CUPLAN_CUDA_CHECK(cudaGetDevice(&device)); });
+  const double get_device = us_per_call(s1, [&] { BENCH_CUDA_CHECK(cudaGetDevice(&device)); });
   const double exec_record = us_per_call(s1, [&] {
-    CUPLAN_CUFFT_CHECK(cufftExecC2C(plan, data, data, CUFFT_FORWARD));
-    CUPLAN_CUDA_CHECK(cudaEventRecord(event, s1.native()));
+    BENCH_CUFFT_CHECK(cufftExecC2C(plan, data, data, CUFFT_FORWARD));
+    BENCH_CUDA_CHECK(cudaEventRecord(event, s1.native()));
   });
 
   std::printf("%-40s %8s\n", "call", "us/call");
@@ -74,8 +74,8 @@ int main() {
   std::printf("%-40s %8.3f\n", "cuplan::current_stream()", current);
   std::printf("%-40s %8.3f\n", "cudaGetDevice", get_device);
 
-  CUPLAN_CUFFT_CHECK(cufftDestroy(plan));
-  CUPLAN_CUDA_CHECK(cudaFree(data));
-  CUPLAN_CUDA_CHECK(cudaEventDestroy(event));
+  BENCH_CUFFT_CHECK(cufftDestroy(plan));
+  BENCH_CUDA_CHECK(cudaFree(data));
+  BENCH_CUDA_CHECK(cudaEventDestroy(event));
   return 0;
 }

@@ -4,19 +4,21 @@
 #include <cstdint>
 #include <string>
 
+#include "cuplan/export.hpp"
+
 namespace cuplan {
 
 /// True when the CUDA runtime finds at least one usable device. False (never an exception) on a machine with
 /// no driver or no GPU, where cuplan runs everything on the CPU.
-bool cuda_available() noexcept;
+CUPLAN_API bool cuda_available() noexcept;
 /// Number of CUDA devices; 0 where cuda_available() is false.
-int cuda_device_count() noexcept;
+CUPLAN_API int cuda_device_count() noexcept;
 
 /// Where memory lives, as found from a pointer (cudaPointerGetAttributes) or stated by the user.
 enum class MemorySpace : std::uint8_t { host_pageable, host_pinned, device, managed };
 
 /// A place that runs work or holds memory: the CPU, or CUDA device i.
-class Device {
+class CUPLAN_API Device {
  public:
   enum class Kind : std::uint8_t { cpu, cuda };
 
@@ -52,7 +54,7 @@ class Device {
 };
 
 /// Makes `device` current for the calling thread until the scope ends (restored even on exception).
-class DeviceScope {
+class CUPLAN_API DeviceScope {
  public:
   explicit DeviceScope(Device device);
   ~DeviceScope();

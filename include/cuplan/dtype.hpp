@@ -11,6 +11,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "cuplan/export.hpp"
+
 namespace cuplan {
 
 enum class DTypeCode : std::uint8_t {
@@ -29,7 +31,7 @@ enum class DTypeCode : std::uint8_t {
 };
 
 /// An element type. Cheap to copy and compare; `c64.real()` is `f32`, `f32.complex()` is `c64`.
-class DType {
+class CUPLAN_API DType {
  public:
   constexpr DType() = default;
   constexpr explicit DType(DTypeCode code) : code_(code) {}

@@ -5,48 +5,50 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuplan/export.hpp"
+
 namespace cuplan {
 
 /// Base of every exception thrown by cuplan.
-class Error : public std::runtime_error {
+class CUPLAN_API Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 /// A shape, dtype, stride, axis, alignment or device that does not fit. The message names the operand,
 /// the expected and the actual value.
-class InvalidArgument : public Error {
+class CUPLAN_API InvalidArgument : public Error {
  public:
   using Error::Error;
 };
 
 /// A valid request that this build, backend or device cannot do (e.g. fp8 without Hopper, c32 FFT of odd size).
-class NotSupported : public Error {
+class CUPLAN_API NotSupported : public Error {
  public:
   using Error::Error;
 };
 
 /// A call in the wrong state: execute before plan, any call after free, no operand, an event never recorded.
-class StateError : public Error {
+class CUPLAN_API StateError : public Error {
  public:
   using Error::Error;
 };
 
 /// An allocation that failed, host or device.
-class OutOfMemory : public Error {
+class CUPLAN_API OutOfMemory : public Error {
  public:
   using Error::Error;
 };
 
 /// Checking mode found work on a tracked tensor that is not ordered after an earlier use on another stream.
-class OrderingError : public Error {
+class CUPLAN_API OrderingError : public Error {
  public:
   using Error::Error;
 };
 
 /// A library call that returned an error status. `call()` is the failing expression, `status()` its numeric
 /// status, `status_name()` the symbolic name (e.g. "CUFFT_INVALID_SIZE").
-class LibraryError : public Error {
+class CUPLAN_API LibraryError : public Error {
  public:
   LibraryError(std::string library, std::string call, int status, std::string status_name, std::string message);
   const std::string& library() const noexcept { return library_; }
@@ -62,7 +64,7 @@ class LibraryError : public Error {
 };
 
 /// A CUDA runtime call that failed (library() == "CUDA runtime").
-class CudaError : public LibraryError {
+class CUPLAN_API CudaError : public LibraryError {
  public:
   using LibraryError::LibraryError;
 };

@@ -7,10 +7,12 @@
 #include <functional>
 #include <string_view>
 
+#include "cuplan/export.hpp"
+
 namespace cuplan {
 
 /// Execution space. `automatic` uses CUDA when a device is present, otherwise the CPU.
-class Execution {
+class CUPLAN_API Execution {
  public:
   enum class Kind : std::uint8_t { automatic, cuda, cpu };
   constexpr Execution() = default;
@@ -43,7 +45,7 @@ enum class LogLevel : std::uint8_t { debug, info, warning };
 using Logger = std::function<void(LogLevel, std::string_view)>;
 /// Install a logger (an empty function turns logging off). It receives what was planned and why, workspace sizes,
 /// internal copies made. Setting CUPLAN_LOG=1 (or =debug) in the environment logs to stderr when none is set.
-void set_logger(Logger logger);
+CUPLAN_API void set_logger(Logger logger);
 
 /// Counters of the plan cache shared by the function forms (fft, ifft, rfft, irfft, matmul).
 struct PlanCacheStats {
@@ -58,10 +60,10 @@ struct PlanCacheStats {
 /// shapes, strides, dtypes, options, device). A plan is used by one thread at a time; a call that finds its plan
 /// busy makes another.
 namespace plan_cache {
-PlanCacheStats stats();
-void set_capacity(std::size_t capacity);  ///< default 64
-void clear();                             ///< destroys idle plans; plans in use go when their call ends
-void reset_stats();
+CUPLAN_API PlanCacheStats stats();
+CUPLAN_API void set_capacity(std::size_t capacity);  ///< default 64
+CUPLAN_API void clear();                             ///< destroys idle plans; plans in use go when their call ends
+CUPLAN_API void reset_stats();
 }  // namespace plan_cache
 
 }  // namespace cuplan

@@ -13,6 +13,7 @@
 
 #include "cuplan/dtype.hpp"
 #include "cuplan/execution.hpp"
+#include "cuplan/export.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -74,7 +75,7 @@ class FftImpl;
 
 /// A planned FFT over one operand layout. Move-only. Phases (plan, execute, reset_operand) may run on different
 /// streams: each waits for the object's previous phase with an event, so the object's own state never races.
-class FFT {
+class CUPLAN_API FFT {
  public:
   /// Validates the operand and options and chooses the layout; no GPU work.
   explicit FFT(TensorRef operand, FFTOptions options = {});
@@ -117,23 +118,23 @@ class FFT {
 };
 
 /// Forward transform (C2C for a complex operand, R2C for a real one unless options.fft_type says otherwise).
-Tensor fft(TensorRef x, FFTOptions options = {});
+CUPLAN_API Tensor fft(TensorRef x, FFTOptions options = {});
 /// Inverse transform: C2C, or C2R when options.fft_type is FFTType::c2r.
-Tensor ifft(TensorRef x, FFTOptions options = {});
+CUPLAN_API Tensor ifft(TensorRef x, FFTOptions options = {});
 /// Forward real-to-complex transform.
-Tensor rfft(TensorRef x, FFTOptions options = {});
+CUPLAN_API Tensor rfft(TensorRef x, FFTOptions options = {});
 /// Inverse complex-to-real transform (length of the last axis from options.last_axis_parity).
-Tensor irfft(TensorRef x, FFTOptions options = {});
+CUPLAN_API Tensor irfft(TensorRef x, FFTOptions options = {});
 
 /// The same, writing into `out` (shape and dtype of the result, memory space of `x`).
-void fft(TensorRef x, const TensorView& out, FFTOptions options = {});
-void ifft(TensorRef x, const TensorView& out, FFTOptions options = {});
-void rfft(TensorRef x, const TensorView& out, FFTOptions options = {});
-void irfft(TensorRef x, const TensorView& out, FFTOptions options = {});
+CUPLAN_API void fft(TensorRef x, const TensorView& out, FFTOptions options = {});
+CUPLAN_API void ifft(TensorRef x, const TensorView& out, FFTOptions options = {});
+CUPLAN_API void rfft(TensorRef x, const TensorView& out, FFTOptions options = {});
+CUPLAN_API void irfft(TensorRef x, const TensorView& out, FFTOptions options = {});
 
-std::string_view to_string(FFTType type);
-std::string_view to_string(Direction direction);
-std::string_view to_string(Normalization normalization);
+CUPLAN_API std::string_view to_string(FFTType type);
+CUPLAN_API std::string_view to_string(Direction direction);
+CUPLAN_API std::string_view to_string(Normalization normalization);
 
 }  // namespace cuplan
 

@@ -12,6 +12,7 @@
 
 #include "cuplan/dtype.hpp"
 #include "cuplan/execution.hpp"
+#include "cuplan/export.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -156,7 +157,7 @@ class MatmulImpl;
 /// backend: row-major for the epilogs none, relu and gelu; column-major (batch axes outermost, last two axes strides
 /// (1, M)) for epilogs with a bias, an aux output or a gradient, cuBLASLt's native orientation. Complex products
 /// with conjugated row-major operands are column-major too. Read D through its strides.
-class Matmul {
+class CUPLAN_API Matmul {
  public:
   /// Validates operands and options and chooses the layout; no GPU work yet.
   Matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
@@ -194,12 +195,12 @@ class Matmul {
 
 /// D = epilog(alpha op(A) @ op(B) + beta C), planned once per distinct problem through the shared plan cache.
 /// Epilogs with extra outputs (*_aux, *_bgrad, bgrada, bgradb) need matmul_with_aux (InvalidArgument here).
-Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
+CUPLAN_API Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
 /// As matmul, also returning the epilog's aux output and bias gradient.
-MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options = {});
+CUPLAN_API MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options = {});
 
 /// Names for messages and logs.
-const char* to_string(Epilog epilog) noexcept;
-const char* to_string(Compute compute) noexcept;
+CUPLAN_API const char* to_string(Epilog epilog) noexcept;
+CUPLAN_API const char* to_string(Compute compute) noexcept;
 
 }  // namespace cuplan

@@ -11,6 +11,7 @@
 #include <cuda/stream_ref>
 
 #include "cuplan/device.hpp"
+#include "cuplan/export.hpp"
 
 namespace cuplan {
 
@@ -23,7 +24,7 @@ class StreamHandle;  // shared owner of a cudaStream_t made by cuplan (see Strea
 
 /// A non-owning reference to a CUDA stream: what options and calls take. Implicit from Stream, cudaStream_t and
 /// cuda::stream_ref. Comparing two refs compares the underlying streams.
-class StreamRef {
+class CUPLAN_API StreamRef {
  public:
   /// The legacy default stream of the current device.
   StreamRef() = default;
@@ -57,7 +58,7 @@ class StreamRef {
 /// A CUDA stream: owning (created and destroyed by cuplan) or wrapping one made elsewhere. Movable, not copyable.
 /// An owning stream is destroyed when the Stream and every Tensor that used it are gone, so stream-ordered frees
 /// of those tensors never run on a destroyed stream.
-class Stream {
+class CUPLAN_API Stream {
  public:
   /// A new non-blocking stream on the current device, default priority.
   Stream();
@@ -106,7 +107,7 @@ class Stream {
 };
 
 /// A non-owning reference to a recorded event, for `after` lists.
-class EventRef {
+class CUPLAN_API EventRef {
  public:
   EventRef() = default;
   EventRef(const Event& event);  // NOLINT(google-explicit-constructor); StateError if never recorded
@@ -118,7 +119,7 @@ class EventRef {
 };
 
 /// A CUDA event. Movable, not copyable. Without timing (cheaper) unless asked.
-class Event {
+class CUPLAN_API Event {
  public:
   /// An event on the current device. `timing` enables elapsed_ms.
   explicit Event(bool timing = false);
@@ -148,7 +149,7 @@ class Event {
 };
 
 /// Events a call must wait for before its work starts (`.after = {e1, e2}`); holds up to 8 without allocating.
-class EventList {
+class CUPLAN_API EventList {
  public:
   static constexpr std::size_t capacity = 8;
   EventList() = default;
@@ -166,11 +167,11 @@ class EventList {
 /// The calling thread's current stream for `device` (current device if omitted): the innermost StreamScope,
 /// else the last Stream::use(), else the legacy default stream (the per-thread default stream when the
 /// environment variable CUPLAN_PER_THREAD_DEFAULT_STREAM=1).
-StreamRef current_stream(std::optional<Device> device = {});
+CUPLAN_API StreamRef current_stream(std::optional<Device> device = {});
 
 /// While alive, `stream` is the current stream of this thread for the stream's device (like CuPy's `with s:`).
 /// Scopes nest; the previous stream is restored when the scope ends, also by exception.
-class StreamScope {
+class CUPLAN_API StreamScope {
  public:
   explicit StreamScope(StreamRef stream);
   ~StreamScope();

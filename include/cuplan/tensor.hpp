@@ -11,6 +11,7 @@
 
 #include "cuplan/device.hpp"
 #include "cuplan/dtype.hpp"
+#include "cuplan/export.hpp"
 #include "cuplan/stream.hpp"
 
 #if __has_include(<dlpack/dlpack.h>)
@@ -29,7 +30,7 @@ class Storage;  // owned device or host memory with its stream-use record
 }
 
 /// Up to `max_rank` extents or strides, stored inline (no allocation). Shapes and strides count elements.
-class Dims {
+class CUPLAN_API Dims {
  public:
   static constexpr int max_rank = 8;
   Dims() = default;
@@ -54,15 +55,16 @@ class Dims {
   std::array<std::int64_t, max_rank> values_{};
   int rank_ = 0;
 };
+CUPLAN_API bool operator==(const Dims& a, const Dims& b) noexcept;
 using Shape = Dims;
 using Strides = Dims;
 
 /// Product of extents with overflow check (InvalidArgument naming `what` on overflow or a negative extent).
-std::int64_t checked_numel(const Shape& shape, const char* what = "shape");
+CUPLAN_API std::int64_t checked_numel(const Shape& shape, const char* what = "shape");
 /// Row-major (C order) strides for `shape`.
-Strides row_major_strides(const Shape& shape);
+CUPLAN_API Strides row_major_strides(const Shape& shape);
 /// Column-major (Fortran order) strides for `shape`.
-Strides column_major_strides(const Shape& shape);
+CUPLAN_API Strides column_major_strides(const Shape& shape);
 
 /// Find the memory space and device of a pointer (cudaPointerGetAttributes). Where no driver or no GPU exists,
 /// every pointer is pageable host memory.
@@ -70,11 +72,11 @@ struct PointerInfo {
   MemorySpace space = MemorySpace::host_pageable;
   Device device = Device::cpu();
 };
-PointerInfo pointer_info(const void* pointer) noexcept;
+CUPLAN_API PointerInfo pointer_info(const void* pointer) noexcept;
 
 /// A non-owning view of memory: {data pointer, dtype, shape, strides in elements, device, memory space}.
 /// Strides default to row-major. Device and memory space are found from the pointer unless stated.
-class TensorView {
+class CUPLAN_API TensorView {
  public:
   TensorView() = default;
   TensorView(const void* data, DType dtype, Shape shape, std::optional<Strides> strides = {},
@@ -145,7 +147,7 @@ enum class HostMemory : std::uint8_t { pageable, pinned };
 /// the last copy is gone. Device memory is allocated stream-ordered from a per-device pool on the stream given at
 /// creation; every stream that uses the tensor through cuplan is recorded, and the release is ordered after all of
 /// that work, so "allocated on s1, used on s2, dropped" is safe. Host memory is 64-byte aligned.
-class Tensor {
+class CUPLAN_API Tensor {
  public:
   Tensor() = default;
   /// Uninitialised tensor of `shape` and `dtype` on `device`, allocated on `stream` (current stream if omitted).
@@ -201,7 +203,7 @@ class Tensor {
 
 /// What cuplan calls take as an operand: a Tensor (kept alive, its stream uses recorded) or a TensorView
 /// (borrowed: the caller keeps the memory alive and orders its own producers and consumers).
-class TensorRef {
+class CUPLAN_API TensorRef {
  public:
   TensorRef() = default;
   TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage()) {}  // NOLINT
@@ -220,12 +222,12 @@ class TensorRef {
 
 /// Copy `src` into `dst` (same shape and dtype; any memory spaces and strides) in stream order on `stream`
 /// (current stream if omitted). Blocking when either side is host memory and a GPU is involved, or both are host.
-void copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream = {});
+CUPLAN_API void copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream = {});
 /// The same for operands that may be owning Tensors: their use by `stream` is recorded (Tensor::record_stream), so
 /// dropping them right after the call is safe. Overloads for Tensor arguments keep calls unambiguous.
-void copy(const TensorRef& src, const TensorRef& dst, std::optional<StreamRef> stream = {});
-void copy(const Tensor& src, const Tensor& dst, std::optional<StreamRef> stream = {});
-void copy(const Tensor& src, const TensorView& dst, std::optional<StreamRef> stream = {});
-void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> stream = {});
+CUPLAN_API void copy(const TensorRef& src, const TensorRef& dst, std::optional<StreamRef> stream = {});
+CUPLAN_API void copy(const Tensor& src, const Tensor& dst, std::optional<StreamRef> stream = {});
+CUPLAN_API void copy(const Tensor& src, const TensorView& dst, std::optional<StreamRef> stream = {});
+CUPLAN_API void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> stream = {});
 
 }  // namespace cuplan

@@ -7,10 +7,10 @@
 #include <bit>
 #include <cstdint>
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
-#include "runtime/nvtx.hpp"
+#include "base/nvtx.hpp"
 
 namespace cuplan::detail {
 namespace {

@@ -6,7 +6,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/fft.hpp"
 #include "fft/fft_impl.hpp"
-#include "runtime/plan_cache.hpp"
+#include "plan/plan_cache.hpp"
 
 namespace cuplan {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "runtime/nvtx.hpp"
+#include "base/nvtx.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {

@@ -7,12 +7,12 @@
 #include <string>
 
 #include "cuplan/fft.hpp"
-#include "fft/cufft_backend.hpp"
-#include "fft/fftw_backend.hpp"
-#include "fft/layout.hpp"
-#include "runtime/graph_replay.hpp"
-#include "runtime/plan_cache.hpp"
-#include "runtime/stateful.hpp"
+#include "fft/cufft/cufft_backend.hpp"
+#include "fft/fftw/fftw_backend.hpp"
+#include "fft/planner.hpp"
+#include "plan/graph_replay.hpp"
+#include "plan/plan_cache.hpp"
+#include "plan/stateful.hpp"
 
 namespace cuplan::detail {
 

@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
-#include "core/check.hpp"
-#include "core/layout.hpp"
-#include "core/log.hpp"
+#include "base/cuda_check.hpp"
+#include "base/geometry.hpp"
+#include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "matmul/bias_gradient.hpp"
-#include "matmul/cpu_backend.hpp"
+#include "matmul/cublaslt/bias_gradient.hpp"
+#include "matmul/cpu/cpu_backend.hpp"
 
 namespace cuplan::detail {
 namespace {

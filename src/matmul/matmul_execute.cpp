@@ -2,11 +2,11 @@
 // kept to one cublasLtMatmul call (or one graph launch replaying it) plus integer compares when nothing changed.
 #include <fmt/format.h>
 
-#include "core/check.hpp"
-#include "core/log.hpp"
+#include "base/cuda_check.hpp"
+#include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "matmul/bias_gradient.hpp"
-#include "matmul/cpu_backend.hpp"
+#include "matmul/cublaslt/bias_gradient.hpp"
+#include "matmul/cpu/cpu_backend.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "runtime/current_stream.hpp"
 

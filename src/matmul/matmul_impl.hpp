@@ -6,11 +6,11 @@
 #include <optional>
 
 #include "cuplan/matmul.hpp"
-#include "matmul/cublaslt_backend.hpp"
-#include "matmul/layout.hpp"
-#include "runtime/graph_replay.hpp"
-#include "runtime/plan_cache.hpp"
-#include "runtime/stateful.hpp"
+#include "matmul/cublaslt/cublaslt_backend.hpp"
+#include "matmul/planner.hpp"
+#include "plan/graph_replay.hpp"
+#include "plan/plan_cache.hpp"
+#include "plan/stateful.hpp"
 
 namespace cuplan::detail {
 namespace mm {

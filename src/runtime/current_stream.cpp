@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
 #include "runtime/current_stream.hpp"

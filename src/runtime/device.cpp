@@ -7,7 +7,7 @@
 
 #include <mutex>
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 
 namespace cuplan {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <new>
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "runtime/current_stream.hpp"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <utility>
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
 #include "runtime/current_stream.hpp"

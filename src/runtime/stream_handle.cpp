@@ -2,7 +2,7 @@
 
 #include "runtime/stream_handle.hpp"
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 
 namespace cuplan::detail {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "matmul/autotune_order.hpp"
+#include "matmul/cublaslt/autotune_order.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Class form lifecycle and the function form's plan cache.
 #include <gtest/gtest.h>
 
-#include "matmul/layout.hpp"
+#include "matmul/planner.hpp"
 #include "matmul/matmul_reference.hpp"
 
 namespace cuplan::testing {

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 #include "cuplan/cuplan.hpp"
 #include "matmul/matmul_test_kernels.cuh"
 #include "support/test_support.hpp"

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 #include "cuplan/cuplan.hpp"
 #include "matmul/matmul_test_kernels.cuh"
 #include "support/test_support.hpp"

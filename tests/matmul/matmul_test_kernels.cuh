@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/check.hpp"
+#include "base/cuda_check.hpp"
 
 namespace cuplan::testing {
 

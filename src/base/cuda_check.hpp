@@ -1,0 +1,46 @@
+#pragma once
+// CUDA runtime status codes to exceptions. The checks are plain function calls, never assert(): they stay in
+// release builds. Each math library's checks live with its backend (fft/cufft/cufft_check.hpp,
+// matmul/cublaslt/cublaslt_check.hpp) and build their messages with describe_failure.
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "cuplan/errors.hpp"
+
+namespace cuplan::detail {
+
+struct SourceLocation {
+  const char* file;
+  int line;
+};
+
+[[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, SourceLocation where);
+
+/// "<library> call failed: <call> returned <name> (<status>): <text> [at file:line]", the one message format of
+/// every status check.
+std::string describe_failure(const char* library, const char* call, int status, const char* name, const char* text,
+                             SourceLocation where);
+
+inline void check_cuda(cudaError_t status, const char* call, SourceLocation where) {
+  if (status != cudaSuccess) [[unlikely]]
+    throw_cuda_error(status, call, where);
+}
+
+/// Throws NotSupported("no CUDA device: <what> ...") when cuda_available() is false.
+void require_cuda(const char* what);
+
+/// Logs (never throws) a failing status from a call made in a destructor or other noexcept path.
+void report_in_noexcept(cudaError_t status, const char* call, SourceLocation where) noexcept;
+
+}  // namespace cuplan::detail
+
+#define CUPLAN_CUDA_CHECK(expr) ::cuplan::detail::check_cuda((expr), #expr, {__FILE__, __LINE__})
+/// For destructors: a failure is reported through the logger instead of thrown.
+#define CUPLAN_CUDA_CHECK_NOEXCEPT(expr)                                                 \
+  do {                                                                                   \
+    cudaError_t cuplan_status_ = (expr);                                                 \
+    if (cuplan_status_ != cudaSuccess)                                                   \
+      ::cuplan::detail::report_in_noexcept(cuplan_status_, #expr, {__FILE__, __LINE__}); \
+  } while (0)

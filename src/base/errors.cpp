@@ -1,0 +1,64 @@
+// CUDA runtime status codes to exceptions. The math libraries keep their own status tables in their backend
+// folders (fft/cufft, matmul/cublaslt) and format through describe_failure.
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "base/cuda_check.hpp"
+#include "base/log.hpp"
+#include "cuplan/device.hpp"
+#include "cuplan/errors.hpp"
+
+namespace cuplan {
+
+LibraryError::LibraryError(std::string library, std::string call, int status, std::string status_name,
+                           std::string message)
+    : Error(std::move(message)),
+      library_(std::move(library)),
+      call_(std::move(call)),
+      status_(status),
+      status_name_(std::move(status_name)) {}
+
+namespace detail {
+
+std::string describe_failure(const char* library, const char* call, int status, const char* name, const char* text,
+                             SourceLocation where) {
+  return fmt::format("{} call failed: {} returned {} ({}): {} [at {}:{}]", library, call, name, status, text,
+                     where.file, where.line);
+}
+
+void throw_cuda_error(cudaError_t status, const char* call, SourceLocation where) {
+  const char* name = cudaGetErrorName(status);
+  const char* text = cudaGetErrorString(status);
+  // Clear a non-sticky error so that the next call does not report it again.
+  (void)cudaGetLastError();
+  std::string message = describe_failure("CUDA runtime", call, static_cast<int>(status), name, text, where);
+  if (status == cudaErrorMemoryAllocation) throw OutOfMemory(message);
+  throw CudaError("CUDA runtime", call, static_cast<int>(status), name, std::move(message));
+}
+
+void require_cuda(const char* what) {
+  if (!cuda_available()) [[unlikely]] {
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    (void)cudaGetLastError();
+    throw NotSupported(fmt::format("no CUDA device: {} needs a GPU, and the CUDA runtime reports {} ({})", what,
+                                   status == cudaSuccess ? "no devices" : cudaGetErrorName(status),
+                                   status == cudaSuccess ? "device count 0" : cudaGetErrorString(status)));
+  }
+}
+
+void report_in_noexcept(cudaError_t status, const char* call, SourceLocation where) noexcept {
+  (void)cudaGetLastError();
+  try {
+    log(LogLevel::warning, "ignored in a destructor: {}",
+        describe_failure("CUDA runtime", call, static_cast<int>(status), cudaGetErrorName(status),
+                         cudaGetErrorString(status), where));
+  } catch (...) {
+    // Logging must never turn a destructor into a terminate().
+  }
+}
+
+}  // namespace detail
+}  // namespace cuplan

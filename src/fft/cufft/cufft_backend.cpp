@@ -1,0 +1,152 @@
+#include "fft/cufft/cufft_backend.hpp"
+
+#include <cufftXt.h>
+#include <fmt/ranges.h>
+
+#include <fmt/format.h>
+#include <span>
+
+#include "base/cuda_types.hpp"
+#include "base/log.hpp"
+#include "cuplan/device.hpp"
+#include "cuplan/errors.hpp"
+#include "fft/cufft/cufft_check.hpp"
+#include "fft/cufft/scale_kernel.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+cudaDataType data_type(DType dtype) {
+  const auto type = cuda_data_type(dtype);
+  // cuFFT transforms f16/f32/f64 real and complex data; bf16 and fp8 have CUDA types but no cuFFT transforms.
+  if (!type || dtype.code() == DTypeCode::bf16 || dtype.is_fp8())
+    throw NotSupported(fmt::format("FFT: cuFFT does not transform {} data", dtype.name()));
+  return *type;
+}
+
+bool power_of_two(std::int64_t n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+}  // namespace
+
+CufftPlan::CufftPlan(const LayoutDecision& d, int device)
+    : type_(d.type),
+      precision_(d.in_dtype.real()),
+      in_element_(d.in_dtype.size()),
+      out_element_(d.out_dtype.size()),
+      in_offsets_(d.layout.loop_in_offsets),
+      out_offsets_(d.layout.loop_out_offsets) {
+  const AdvancedLayout& l = d.layout;
+  if (precision_ == f16)
+    for (int k = 0; k < l.rank; ++k)
+      if (!power_of_two(l.n[k]))
+        throw NotSupported(
+            fmt::format("FFT: half precision ({}) needs power-of-two lengths in cuFFT, got length {} (lengths [{}])",
+                        d.in_dtype.name(), l.n[k], fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", ")));
+  DeviceScope scope(Device::cuda(device));
+  CUPLAN_CUFFT_CHECK(cufftCreate(&handle_));
+  created_ = true;
+  try {
+    CUPLAN_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
+    long long n[3], inembed[3], onembed[3];
+    for (int k = 0; k < 3; ++k) {
+      n[k] = l.n[k];
+      inembed[k] = l.inembed[k];
+      onembed[k] = l.onembed[k];
+    }
+    // A dense C2C batch is cuFFT's basic layout: null embeds then make the very plan of cufftPlanMany with defaults
+    // (strides 1, distance the product of the lengths), the library's most direct path.
+    std::int64_t dense_dist = 1;
+    for (int k = 0; k < l.rank; ++k) dense_dist *= l.n[k];
+    bool basic = d.type == FFTType::c2c && l.istride == 1 && l.ostride == 1 &&
+                 (l.batch == 1 || (l.idist == dense_dist && l.odist == dense_dist));
+    for (int k = 1; k < l.rank; ++k) basic = basic && l.inembed[k] == l.n[k] && l.onembed[k] == l.n[k];
+    const cudaDataType execution_type = data_type(d.in_dtype.complex());
+    CUPLAN_CUFFT_CHECK(cufftXtMakePlanMany(handle_, l.rank, n, basic ? nullptr : inembed, l.istride, l.idist,
+                                           data_type(d.in_dtype), basic ? nullptr : onembed, l.ostride, l.odist,
+                                           data_type(d.out_dtype), l.batch, &workspace_size_, execution_type));
+  } catch (...) {
+    cufftDestroy(handle_);
+    created_ = false;
+    throw;
+  }
+  log(LogLevel::info,
+      "FFT: cuFFT planned {} {} rank {} n [{}] batch {} x {} call(s), istride {} idist {} ostride {} odist {}, "
+      "workspace {} bytes on device {}",
+      d.in_dtype.name(), to_string(d.type), l.rank, fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", "),
+      l.batch, in_offsets_.size(), l.istride, l.idist, l.ostride, l.odist, workspace_size_, device);
+}
+
+CufftPlan::~CufftPlan() {
+  if (created_) {
+    const cufftResult status = cufftDestroy(handle_);
+    if (status != CUFFT_SUCCESS)
+      log(LogLevel::warning, "FFT: cufftDestroy failed with {} (ignored in a destructor)", cufft_status_name(status));
+  }
+}
+
+void CufftPlan::bind(cudaStream_t stream, void* workspace) {
+  if (!stream_set_ || stream != stream_) {
+    CUPLAN_CUFFT_CHECK(cufftSetStream(handle_, stream));
+    stream_ = stream;
+    stream_set_ = true;
+  }
+  // A plan without workspace needs no work area (and none is set while the pointer is null).
+  if (workspace_size_ > 0 && (!workspace_set_ || workspace != workspace_)) {
+    CUPLAN_CUFFT_CHECK(cufftSetWorkArea(handle_, workspace));
+    workspace_ = workspace;
+    workspace_set_ = true;
+  }
+}
+
+void CufftPlan::execute(Direction direction, const void* in, void* out) {
+  const int sign = direction == Direction::forward ? CUFFT_FORWARD : CUFFT_INVERSE;
+  auto* in_bytes = static_cast<char*>(const_cast<void*>(in));
+  auto* out_bytes = static_cast<char*>(out);
+  for (std::size_t i = 0; i < in_offsets_.size(); ++i) {
+    void* src = in_bytes + in_offsets_[i] * static_cast<std::int64_t>(in_element_);
+    void* dst = out_bytes + out_offsets_[i] * static_cast<std::int64_t>(out_element_);
+    if (precision_ == f32) {
+      if (type_ == FFTType::c2c)
+        CUPLAN_CUFFT_CHECK(
+            cufftExecC2C(handle_, static_cast<cufftComplex*>(src), static_cast<cufftComplex*>(dst), sign));
+      else if (type_ == FFTType::r2c)
+        CUPLAN_CUFFT_CHECK(cufftExecR2C(handle_, static_cast<cufftReal*>(src), static_cast<cufftComplex*>(dst)));
+      else
+        CUPLAN_CUFFT_CHECK(cufftExecC2R(handle_, static_cast<cufftComplex*>(src), static_cast<cufftReal*>(dst)));
+    } else if (precision_ == f64) {
+      if (type_ == FFTType::c2c)
+        CUPLAN_CUFFT_CHECK(
+            cufftExecZ2Z(handle_, static_cast<cufftDoubleComplex*>(src), static_cast<cufftDoubleComplex*>(dst), sign));
+      else if (type_ == FFTType::r2c)
+        CUPLAN_CUFFT_CHECK(
+            cufftExecD2Z(handle_, static_cast<cufftDoubleReal*>(src), static_cast<cufftDoubleComplex*>(dst)));
+      else
+        CUPLAN_CUFFT_CHECK(
+            cufftExecZ2D(handle_, static_cast<cufftDoubleComplex*>(src), static_cast<cufftDoubleReal*>(dst)));
+    } else {
+      CUPLAN_CUFFT_CHECK(cufftXtExec(handle_, src, dst, sign));
+    }
+  }
+}
+
+}  // namespace cuplan::detail
+
+namespace cuplan::detail {
+
+void scale_device(void* data, DType dtype, const OutputWalk& walk, double scale, cudaStream_t stream) {
+  static_assert(OutputWalk::max_rank == 11, "keep in step with the kernel's walk rank");
+  const ScalePrecision precision = dtype.real() == f32   ? ScalePrecision::f32
+                                   : dtype.real() == f64 ? ScalePrecision::f64
+                                                         : ScalePrecision::f16;
+  long long extent[OutputWalk::max_rank], stride[OutputWalk::max_rank];
+  for (int d = 0; d < walk.rank; ++d) {
+    extent[d] = walk.extent[d];
+    stride[d] = walk.stride[d];
+  }
+  CUPLAN_CUDA_CHECK(
+      launch_scale(data, precision, dtype.is_complex() ? 2 : 1, walk.rank, extent, stride, scale, stream));
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,50 @@
+#pragma once
+// CUDA backend: one cuFFT plan (cufftXtMakePlanMany, 64-bit layout, auto-allocation off) over the planning
+// layer's layout, with the workspace owned by the caller. Execution loops over the batch dimensions that did not
+// become the plan's batch; everything it needs is computed at plan time.
+
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cuplan/fft.hpp"
+#include "fft/planner.hpp"
+
+namespace cuplan::detail {
+
+class CufftPlan {
+ public:
+  /// Plans on `device` (made current for the call). NotSupported for half precision with a length that is not a
+  /// power of two.
+  CufftPlan(const LayoutDecision& decision, int device);
+  ~CufftPlan();
+  CufftPlan(const CufftPlan&) = delete;
+  CufftPlan& operator=(const CufftPlan&) = delete;
+
+  std::size_t workspace_size() const noexcept { return workspace_size_; }
+  /// Binds `stream` and `workspace` when they differ from the last ones (no library call otherwise).
+  void bind(cudaStream_t stream, void* workspace);
+  /// Enqueues the transform of `in` into `out` on the bound stream.
+  void execute(Direction direction, const void* in, void* out);
+
+ private:
+  cufftHandle handle_ = 0;
+  bool created_ = false;
+  std::size_t workspace_size_ = 0;
+  FFTType type_;
+  DType precision_;
+  std::size_t in_element_ = 0, out_element_ = 0;
+  std::vector<std::int64_t> in_offsets_, out_offsets_;
+  cudaStream_t stream_ = nullptr;
+  bool stream_set_ = false;
+  void* workspace_ = nullptr;
+  bool workspace_set_ = false;
+};
+
+/// Multiplies every element of the compute output by `scale` on `stream` (one kernel).
+void scale_device(void* data, DType dtype, const OutputWalk& walk, double scale, cudaStream_t stream);
+
+}  // namespace cuplan::detail

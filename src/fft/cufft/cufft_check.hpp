@@ -1,0 +1,20 @@
+#pragma once
+// cuFFT status codes to cuplan exceptions (LibraryError, OutOfMemory for CUFFT_ALLOC_FAILED).
+
+#include <cufft.h>
+
+#include "base/cuda_check.hpp"
+
+namespace cuplan::detail {
+
+[[noreturn]] void throw_cufft_error(cufftResult status, const char* call, SourceLocation where);
+const char* cufft_status_name(cufftResult status) noexcept;
+
+inline void check_cufft(cufftResult status, const char* call, SourceLocation where) {
+  if (status != CUFFT_SUCCESS) [[unlikely]]
+    throw_cufft_error(status, call, where);
+}
+
+}  // namespace cuplan::detail
+
+#define CUPLAN_CUFFT_CHECK(expr) ::cuplan::detail::check_cufft((expr), #expr, {__FILE__, __LINE__})

@@ -1,0 +1,44 @@
+#pragma once
+// CPU backend: FFTW guru64 plans (float and double) over the planning layer's layout.
+
+#include <cstddef>
+
+#include "cuplan/fft.hpp"
+#include "fft/planner.hpp"
+
+namespace cuplan::detail {
+
+/// One FFTW plan per direction needed (C2C: both, planned on first use). Planning takes FFTW's global planner
+/// lock (FFTW's planner is not thread-safe); execution does not. Uses FFTW_ESTIMATE, which never touches the
+/// arrays, so plans are made for the arrays' alignment only and reused with FFTW's new-array execute functions.
+class FftwPlan {
+ public:
+  /// NotSupported for half precision. `threads` 0 means all hardware threads.
+  FftwPlan(const LayoutDecision& decision, int threads);
+  ~FftwPlan();
+  FftwPlan(const FftwPlan&) = delete;
+  FftwPlan& operator=(const FftwPlan&) = delete;
+
+  /// Transforms `in` into `out` (the compute buffers of the decision) and scales the result by `scale` (1: none).
+  /// Re-plans when the arrays' alignment differs from the one planned for.
+  void execute(Direction direction, void* in, void* out, double scale);
+
+ private:
+  void* make_plan(Direction direction, int in_alignment, int out_alignment) const;
+  void destroy(void* plan) const noexcept;
+
+  LayoutDecision decision_;
+  bool double_precision_;
+  int threads_;
+  struct Slot {
+    void* plan = nullptr;
+    int in_alignment = -1;
+    int out_alignment = -1;
+  };
+  Slot slots_[2];  // forward, inverse
+};
+
+/// Multiplies every element of the compute output by `scale` on the host.
+void scale_host(void* data, DType dtype, const OutputWalk& walk, double scale);
+
+}  // namespace cuplan::detail

@@ -1,0 +1,94 @@
+#pragma once
+// cuBLASLt execution of a planned product: descriptors made once at plan time, heuristic candidates, autotuning,
+// and an execute path that is one cublasLtMatmul call plus pointer updates when operands changed.
+
+#include <cublasLt.h>
+
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cuplan/matmul.hpp"
+#include "matmul/planner.hpp"
+#include "plan/graph_replay.hpp"
+
+namespace cuplan::detail::mm {
+
+/// The cuBLASLt handle of `device`, created once per device (thread-safe) and kept for the process.
+cublasLtHandle_t lt_handle(int device);
+
+/// Device pointers of one product; null where the problem has no such operand.
+struct LtPointers {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;
+  void* d = nullptr;
+  const void* bias = nullptr;
+  void* aux = nullptr;  ///< aux output, or the aux input of drelu/dgelu
+  void* bias_gradient = nullptr;
+  const void* scale_a = nullptr;  ///< fp8: device f32 scale factors
+  const void* scale_b = nullptr;
+};
+
+/// Descriptors, scalars and candidate algorithms of one planned product, as cuBLASLt takes them (operands that need
+/// a copy are described as their dense staging copies).
+class LtPlan {
+ public:
+  /// Builds the descriptors. With `c_in_d` C was copied into D and the plan reads C from D's layout; otherwise C is
+  /// read directly in its own layout. NotSupported for combinations cuBLASLt cannot express (with the reason).
+  LtPlan(const Problem& problem, int device, std::complex<double> alpha, std::complex<double> beta, bool c_in_d,
+         const char* who);
+  ~LtPlan();
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+
+  /// alpha and beta of the next runs (host scalars of the scale type; not part of the plan).
+  void set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept;
+  /// Changes whenever a run with the same pointers would enqueue different work (scalars, algorithm order): part of
+  /// the key under which a run is replayed as a graph.
+  std::uint64_t generation() const noexcept { return generation_; }
+  /// Sets the epilog pointers (bias, aux, bias gradient, fp8 scales) when they differ from the last ones.
+  void bind(const LtPointers& p);
+  /// Asks the heuristic for candidates; InvalidArgument when memory_limit is too small for every algorithm,
+  /// NotSupported when cuBLASLt has none for this problem.
+  void find_algorithms(const MatmulPreferences& preferences, std::size_t memory_limit, bool limit_from_user,
+                       const LtPointers& pointers);
+  std::vector<AlgorithmInfo> algorithms() const;
+  std::size_t workspace_bytes() const noexcept { return candidates_.empty() ? 0 : candidates_[0].workspaceSize; }
+  std::size_t max_workspace_bytes() const noexcept;
+
+  /// Enqueues the product with candidate `index` (default: the chosen one).
+  void run(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size,
+           std::size_t index = 0) const;
+  /// Times every candidate `iterations` times with CUDA events on `stream` (flushing L2 with `flush` of
+  /// `flush_bytes` before each timed run when given, outside the timed region), keeps those that ran and reorders
+  /// them by median time (autotune_order: the heuristic's first stays first unless another is measurably faster).
+  /// Blocks until timing is done.
+  void autotune(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size, int iterations,
+                void* flush, std::size_t flush_bytes);
+
+ private:
+  void build(const Problem& problem, std::complex<double> alpha, std::complex<double> beta, bool c_in_d);
+  void release() noexcept;
+
+  int device_;
+  cublasLtHandle_t handle_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
+  std::array<unsigned char, 16> alpha_{}, beta_{};
+  std::uint64_t generation_ = next_replay_generation();
+  cudaDataType_t scale_type_ = CUDA_R_32F;
+  bool swapped_ = false;
+  bool has_c_ = false;
+  bool binds_bias_ = false;  ///< the epilog reads a bias or writes a bias gradient
+  LtPointers bound_{};
+  const void* bound_bias_ = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
+  std::vector<float> measured_ms_;
+  Epilog epilog_;
+  const char* who_;
+};
+
+}  // namespace cuplan::detail::mm

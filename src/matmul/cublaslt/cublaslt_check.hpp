@@ -1,0 +1,19 @@
+#pragma once
+// cuBLASLt status codes to cuplan exceptions (LibraryError, OutOfMemory for CUBLAS_STATUS_ALLOC_FAILED).
+
+#include <cublasLt.h>
+
+#include "base/cuda_check.hpp"
+
+namespace cuplan::detail {
+
+[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, SourceLocation where);
+
+inline void check_cublas(cublasStatus_t status, const char* call, SourceLocation where) {
+  if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]]
+    throw_cublas_error(status, call, where);
+}
+
+}  // namespace cuplan::detail
+
+#define CUPLAN_CUBLAS_CHECK(expr) ::cuplan::detail::check_cublas((expr), #expr, {__FILE__, __LINE__})

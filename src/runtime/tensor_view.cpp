@@ -1,0 +1,224 @@
+// TensorView: validation of a described layout, memory-space detection from a pointer, and DLPack import.
+
+#include <fmt/format.h>
+
+#include "base/geometry.hpp"
+#include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
+#include "cuplan/tensor.hpp"
+
+namespace cuplan {
+
+PointerInfo pointer_info(const void* pointer) noexcept {
+  PointerInfo info;
+  // Without a usable device every pointer is host memory; do not touch the CUDA runtime at all.
+  if (pointer == nullptr || !cuda_available()) return info;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the error so it does not surface in an unrelated later call
+    return info;
+  }
+  switch (attributes.type) {
+    case cudaMemoryTypeHost:
+      info.space = MemorySpace::host_pinned;
+      break;
+    case cudaMemoryTypeDevice:
+      info.space = MemorySpace::device;
+      info.device = Device::cuda(attributes.device);
+      break;
+    case cudaMemoryTypeManaged:
+      info.space = MemorySpace::managed;
+      info.device = Device::cuda(attributes.device);
+      break;
+    default:
+      break;  // unregistered: pageable host memory
+  }
+  return info;
+}
+
+namespace {
+
+// Validates the layout and returns the element count; the byte span must be addressable in 64 bits.
+std::int64_t validate_layout(const void* data, DType dtype, const Shape& shape, const Strides& strides) {
+  if (strides.size() != shape.size()) {
+    throw InvalidArgument(fmt::format("TensorView: strides {} have rank {}, expected rank {} (the rank of shape {})",
+                                      strides, strides.size(), shape.size(), shape));
+  }
+  const std::int64_t numel = checked_numel(shape, "TensorView: shape");
+  if (numel == 0) return 0;
+  if (data == nullptr) {
+    throw InvalidArgument(
+        fmt::format("TensorView: data is null, expected a non-null pointer for shape {} ({} elements)", shape, numel));
+  }
+  const detail::OffsetRange range = detail::offset_range(shape, strides, "TensorView");
+  std::int64_t elements = 0, bytes = 0;
+  if (__builtin_sub_overflow(range.highest, range.lowest, &elements) ||
+      __builtin_add_overflow(elements, 1, &elements) ||
+      __builtin_mul_overflow(elements, static_cast<std::int64_t>(dtype.size()), &bytes)) {
+    throw InvalidArgument(
+        fmt::format("TensorView: shape {} with strides {} of {} spans more than 2^63 bytes", shape, strides, dtype));
+  }
+  return numel;
+}
+
+// The memory space for a stated device: checked against what the runtime knows about the pointer.
+MemorySpace stated_space(const void* data, Device device) {
+  const PointerInfo found = pointer_info(data);
+  const bool on_device = found.space == MemorySpace::device || found.space == MemorySpace::managed;
+  if (device.is_cpu()) {
+    if (found.space == MemorySpace::device) {
+      throw InvalidArgument(
+          fmt::format("TensorView: device stated as cpu, but the pointer is device memory of {}: expected host memory",
+                      found.device));
+    }
+    // Managed memory stated as cpu is used as the host memory it also is.
+    return found.space == MemorySpace::managed ? MemorySpace::host_pageable : found.space;
+  }
+  if (on_device && found.device != device) {
+    throw InvalidArgument(fmt::format("TensorView: device stated as {}, but the pointer is {} memory of {}", device,
+                                      found.space, found.device));
+  }
+  if (on_device) return found.space;
+  // Stated CUDA device for memory the runtime does not know as device memory. Without a GPU the runtime cannot
+  // tell, so the statement is taken as given; with one, host memory here is a mistake worth naming.
+  if (cuda_available() && data != nullptr) {
+    throw InvalidArgument(
+        fmt::format("TensorView: device stated as {}, but the pointer is {} memory: expected device or managed memory",
+                    device, found.space));
+  }
+  return MemorySpace::device;
+}
+
+}  // namespace
+
+TensorView::TensorView(const void* data, DType dtype, Shape shape, std::optional<Strides> strides,
+                       std::optional<Device> device)
+    : data_(const_cast<void*>(data)),
+      dtype_(dtype),
+      shape_(shape),
+      strides_(strides ? *strides : row_major_strides(shape)) {
+  numel_ = validate_layout(data, dtype_, shape_, strides_);
+  if (device) {
+    space_ = stated_space(data, *device);
+    device_ = (space_ == MemorySpace::host_pageable || space_ == MemorySpace::host_pinned) ? Device::cpu() : *device;
+  } else {
+    const PointerInfo found = pointer_info(data);
+    space_ = found.space;
+    device_ = found.device;
+  }
+}
+
+TensorView::TensorView(const void* data, DType dtype, Shape shape, Strides strides, Device device, MemorySpace space)
+    : data_(const_cast<void*>(data)), dtype_(dtype), shape_(shape), strides_(strides), device_(device), space_(space) {
+  numel_ = validate_layout(data, dtype_, shape_, strides_);
+  const bool host = space == MemorySpace::host_pageable || space == MemorySpace::host_pinned;
+  if (host != device.is_cpu()) {
+    throw InvalidArgument(fmt::format("TensorView: memory space {} does not fit device {}: expected {}", space, device,
+                                      host ? "cpu" : "a CUDA device"));
+  }
+}
+
+std::int64_t TensorView::size(int axis) const {
+  return shape_[detail::normalize_axis(axis, ndim(), "TensorView::size")];
+}
+
+std::int64_t TensorView::stride(int axis) const {
+  return strides_[detail::normalize_axis(axis, ndim(), "TensorView::stride")];
+}
+
+bool TensorView::is_contiguous() const noexcept {
+  return detail::is_row_major(shape_, strides_);
+}
+
+std::size_t TensorView::span_bytes() const noexcept {
+  if (numel_ == 0) return 0;
+  std::int64_t lowest = 0, highest = 0;  // fits: the constructor checked the span for overflow
+  for (int axis = 0; axis < shape_.size(); ++axis) {
+    const std::int64_t reach = (shape_[axis] - 1) * strides_[axis];
+    (reach < 0 ? lowest : highest) += reach;
+  }
+  return static_cast<std::size_t>(highest - lowest + 1) * dtype_.size();
+}
+
+#if CUPLAN_HAS_DLPACK
+
+namespace {
+
+DType dlpack_dtype(DLDataType type) {
+  if (type.lanes == 1) {
+    switch (type.code) {
+      case kDLFloat:
+        if (type.bits == 16) return f16;
+        if (type.bits == 32) return f32;
+        if (type.bits == 64) return f64;
+        break;
+      case kDLBfloat:
+        if (type.bits == 16) return bf16;
+        break;
+      case kDLComplex:
+        if (type.bits == 32) return c32;
+        if (type.bits == 64) return c64;
+        if (type.bits == 128) return c128;
+        break;
+      case kDLInt:
+        if (type.bits == 8) return i8;
+        if (type.bits == 32) return i32;
+        if (type.bits == 64) return i64;
+        break;
+      default:
+        break;
+    }
+  }
+  throw NotSupported(
+      fmt::format("TensorView(DLTensor): dtype (code {}, bits {}, lanes {}) is not supported: expected float 16/32/64, "
+                  "bfloat 16, complex 32/64/128 or int 8/32/64 with 1 lane",
+                  static_cast<int>(type.code), static_cast<int>(type.bits), static_cast<int>(type.lanes)));
+}
+
+}  // namespace
+
+TensorView::TensorView(const DLTensor& tensor) {
+  if (tensor.ndim < 0 || tensor.ndim > Dims::max_rank) {
+    throw InvalidArgument(
+        fmt::format("TensorView(DLTensor): ndim must be in [0, {}], got {}", Dims::max_rank, tensor.ndim));
+  }
+  const DType dtype = dlpack_dtype(tensor.dtype);
+  const auto rank = static_cast<std::size_t>(tensor.ndim);
+  const Shape shape(std::span<const std::int64_t>(tensor.shape, rank));
+  const Strides strides =
+      tensor.strides ? Strides(std::span<const std::int64_t>(tensor.strides, rank)) : row_major_strides(shape);
+  const void* data =
+      tensor.data ? static_cast<const void*>(static_cast<const std::byte*>(tensor.data) + tensor.byte_offset) : nullptr;
+  Device device = Device::cpu();
+  MemorySpace space = MemorySpace::host_pageable;
+  switch (tensor.device.device_type) {
+    case kDLCPU:
+      space =
+          pointer_info(data).space == MemorySpace::host_pinned ? MemorySpace::host_pinned : MemorySpace::host_pageable;
+      break;
+    case kDLCUDAHost:
+      space = MemorySpace::host_pinned;
+      break;
+    case kDLCUDA:
+      space = MemorySpace::device;
+      device = Device::cuda(tensor.device.device_id);
+      break;
+    case kDLCUDAManaged: {
+      // DLPack gives managed memory device id 0; the runtime knows the device it was allocated for.
+      const PointerInfo found = pointer_info(data);
+      space = MemorySpace::managed;
+      device = found.space == MemorySpace::managed ? found.device : Device::cuda(tensor.device.device_id);
+      break;
+    }
+    default:
+      throw NotSupported(
+          fmt::format("TensorView(DLTensor): device type {} is not supported: expected kDLCPU, kDLCUDA, kDLCUDAHost or "
+                      "kDLCUDAManaged",
+                      static_cast<int>(tensor.device.device_type)));
+  }
+  *this = TensorView(data, dtype, shape, strides, device, space);
+}
+
+#endif  // CUPLAN_HAS_DLPACK
+
+}  // namespace cuplan

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The layering rule of src/ (docs/architecture.md), checked from the include lines of every source file:
+#
+#   base  <  runtime  <  plan  <  operations (fft, matmul)
+#
+#  - a file includes public headers (cuplan/...) and headers of its own layer or of a lower one, never a higher one;
+#  - operations do not include each other;
+#  - a backend folder (fft/cufft, fft/fftw, matmul/cublaslt, matmul/cpu) does not include another backend, and
+#    only a backend includes its math library's headers (cufft, cuBLASLt, FFTW, CBLAS).
+#
+#   check_layers.sh SRC_DIR     exit 1 and one line per violation
+#   check_layers.sh --self-test builds a small tree with one violation of each kind and expects each to be found
+set -uo pipefail
+
+rank() {
+  case "$1" in
+    base) echo 1 ;; runtime) echo 2 ;; plan) echo 3 ;; fft | matmul) echo 4 ;; *) echo 0 ;;
+  esac
+}
+
+check_tree() {
+  local src="$1" violations=0 file rel layer header target hl
+  while IFS= read -r file; do
+    rel="${file#"$src"/}"
+    layer="${rel%%/*}"
+    [[ "$rel" == */* ]] || continue
+    local sub="" ; local rest="${rel#*/}"
+    [[ "$rest" == */* ]] && sub="${rest%%/*}"
+    while IFS= read -r header; do
+      target="${header%%/*}"
+      [[ "$target" == cuplan ]] && continue
+      [[ -e "$src/$header" ]] || continue  # not a library header (e.g. a system header spelled with quotes)
+      hl=$(rank "$target")
+      if ((hl > $(rank "$layer"))); then
+        echo "$rel: includes $header, a higher layer ($target above $layer)"; violations=$((violations + 1))
+      elif ((hl == 4)) && [[ "$target" != "$layer" ]]; then
+        echo "$rel: includes $header from another operation ($target)"; violations=$((violations + 1))
+      elif [[ -n "$sub" && "$header" == "$layer"/*/* ]]; then
+        local hsub="${header#*/}"; hsub="${hsub%%/*}"
+        if [[ "$hsub" != "$sub" ]]; then
+          echo "$rel: backend $layer/$sub includes $header of backend $layer/$hsub"; violations=$((violations + 1))
+        fi
+      fi
+    done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
+    if [[ -z "$sub" ]] && grep -qE '^#include <(cufft|cufftXt|cublasLt|cublas_v2|fftw3|cblas)\.h>' "$file"; then
+      echo "$rel: includes a math library header outside a backend folder"; violations=$((violations + 1))
+    fi
+  done < <(find "$src" -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' \) | sort)
+  return $((violations > 0))
+}
+
+self_test() {
+  local tmp; tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' RETURN
+  mkdir -p "$tmp"/{base,runtime,plan,fft/cufft,fft/fftw,matmul}
+  touch "$tmp"/runtime/storage.hpp "$tmp"/plan/stateful.hpp "$tmp"/fft/planner.hpp "$tmp"/fft/fftw/fftw_backend.hpp
+  touch "$tmp"/matmul/planner.hpp
+  printf '#include "runtime/storage.hpp"\n' >"$tmp"/base/geometry.hpp            # base -> runtime
+  printf '#include "plan/stateful.hpp"\n' >"$tmp"/runtime/tensor.cpp            # runtime -> plan
+  printf '#include "matmul/planner.hpp"\n' >"$tmp"/fft/fft_impl.hpp             # fft -> matmul
+  printf '#include "fft/fftw/fftw_backend.hpp"\n' >"$tmp"/fft/cufft/plan.cpp    # backend -> other backend
+  printf '#include <cufft.h>\n' >"$tmp"/plan/graph_replay.hpp                    # math library outside a backend
+  printf '#include "plan/stateful.hpp"\n#include "fft/planner.hpp"\n' >"$tmp"/fft/fft.cpp  # allowed
+  local out; out="$(check_tree "$tmp")"; local status=$?
+  echo "$out"
+  local expected=5 found; found=$(printf '%s\n' "$out" | grep -c .)
+  if ((status == 0 || found != expected)); then
+    echo "self-test FAILED: expected $expected violations, found $found"; return 1
+  fi
+  echo "self-test passed: all $expected planted violations found"
+}
+
+if [[ "${1:-}" == --self-test ]]; then self_test; exit $?; fi
+src="${1:?usage: check_layers.sh SRC_DIR | --self-test}"
+if check_tree "$src"; then echo "layering ok: no upward include in $src"; else exit 1; fi

@@ -1,0 +1,155 @@
+// PhaseOrder and DeviceBuffer on the GPU: a phase on another stream must wait for the previous phase, and the
+// caller's `after` events are honoured. Each test puts a long spin kernel before the dependency, so it would read
+// the unwritten value if the edge were missing.
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include "base/cuda_check.hpp"
+#include "plan/stateful.hpp"
+#include "support/test_support.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+__global__ void spin_then_store(int* target, int value, long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  *target = value;
+}
+
+__global__ void load(const int* source, int* destination) {
+  *destination = *source;
+}
+
+constexpr long long kSpinCycles = 100'000'000;  // ~50 ms at 2 GHz
+
+class PhaseOrderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CUPLAN_REQUIRE_GPU();
+    CUPLAN_CUDA_CHECK(cudaMalloc(&values_, 2 * sizeof(int)));
+    CUPLAN_CUDA_CHECK(cudaMemset(values_, 0, 2 * sizeof(int)));
+  }
+  void TearDown() override {
+    if (values_ != nullptr) cudaFree(values_);
+  }
+  int read_result() {
+    int host = -1;
+    CUPLAN_CUDA_CHECK(cudaMemcpy(&host, values_ + 1, sizeof(int), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  int* values_ = nullptr;
+};
+
+TEST_F(PhaseOrderTest, PhaseOnAnotherStreamWaitsForThePreviousPhase) {
+  Stream s1, s2;
+  PhaseOrder order;
+  order.begin(s1, {}, 0);
+  spin_then_store<<<1, 1, 0, s1.native()>>>(values_, 42, kSpinCycles);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(s1);
+
+  order.begin(s2, {}, 0);
+  load<<<1, 1, 0, s2.native()>>>(values_, values_ + 1);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(s2);
+  s2.synchronize();
+  EXPECT_EQ(read_result(), 42);
+  ASSERT_TRUE(order.last_stream().has_value());
+  EXPECT_EQ(order.last_stream()->native(), s2.native());
+}
+
+TEST_F(PhaseOrderTest, RawStreamDestroyedAfterItsPhaseStillOrdersTheNext) {
+  // A stream made elsewhere may be destroyed right after the phase: its event must already be recorded.
+  cudaStream_t raw = nullptr;
+  CUPLAN_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
+  PhaseOrder order;
+  order.begin(raw, {}, 0);
+  spin_then_store<<<1, 1, 0, raw>>>(values_, 11, kSpinCycles);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(raw);
+  CUPLAN_CUDA_CHECK(cudaStreamDestroy(raw));  // legal with work pending; the work still completes
+
+  Stream s2;
+  order.begin(s2, {}, 0);
+  load<<<1, 1, 0, s2.native()>>>(values_, values_ + 1);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(s2);
+  s2.synchronize();
+  EXPECT_EQ(read_result(), 11);
+}
+
+TEST_F(PhaseOrderTest, CuplanStreamDroppedAfterItsPhaseIsKeptAliveForTheLazyRecord) {
+  PhaseOrder order;
+  {
+    Stream s1;
+    order.begin(s1, {}, 0);
+    spin_then_store<<<1, 1, 0, s1.native()>>>(values_, 13, kSpinCycles);
+    CUPLAN_CUDA_CHECK(cudaGetLastError());
+    order.end(s1);
+  }  // the Stream object is gone; the order keeps the stream until it records on it
+  Stream s2;
+  order.begin(s2, {}, 0);
+  load<<<1, 1, 0, s2.native()>>>(values_, values_ + 1);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(s2);
+  s2.synchronize();
+  EXPECT_EQ(read_result(), 13);
+}
+
+TEST_F(PhaseOrderTest, AfterEventsAreWaitedFor) {
+  Stream producer, consumer;
+  spin_then_store<<<1, 1, 0, producer.native()>>>(values_, 7, kSpinCycles);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  Event produced = producer.record();
+  PhaseOrder order;
+  order.begin(consumer, {produced}, 0);
+  load<<<1, 1, 0, consumer.native()>>>(values_, values_ + 1);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(consumer);
+  order.synchronize();
+  EXPECT_EQ(read_result(), 7);
+}
+
+TEST_F(PhaseOrderTest, SynchronizeWaitsForTheLastPhase) {
+  Stream s1;
+  PhaseOrder order;
+  order.synchronize();  // no phase yet: returns at once
+  order.begin(s1, {}, 0);
+  spin_then_store<<<1, 1, 0, s1.native()>>>(values_, 5, kSpinCycles);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(s1);
+  order.synchronize();
+  int host = -1;
+  CUPLAN_CUDA_CHECK(cudaMemcpyAsync(&host, values_, sizeof(int), cudaMemcpyDeviceToHost, Stream().native()));
+  CUPLAN_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(host, 5);
+}
+
+TEST_F(PhaseOrderTest, DeviceBufferGrowsAndKeepsItsBlockWhenLargeEnough) {
+  Stream s1, s2;
+  DeviceBuffer buffer;
+  EXPECT_TRUE(buffer.empty());
+  void* first = buffer.ensure(1024, 0, s1);
+  ASSERT_NE(first, nullptr);
+  EXPECT_GE(buffer.size(), 1024u);
+  EXPECT_EQ(buffer.ensure(512, 0, s2), first);  // reused on another stream: recorded, not reallocated
+  void* grown = buffer.ensure(1 << 20, 0, s2);
+  ASSERT_NE(grown, nullptr);
+  EXPECT_GE(buffer.size(), std::size_t{1} << 20);
+  buffer.release();
+  EXPECT_TRUE(buffer.empty());
+  CUPLAN_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+TEST_F(PhaseOrderTest, StreamOfAnotherDeviceIsRejected) {
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two CUDA devices; this machine has " << cuda_device_count();
+  Stream other(Device::cuda(1));
+  EXPECT_THROW(check_stream_device(other, 0, "fft"), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace cuplan::detail

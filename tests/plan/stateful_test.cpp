@@ -1,0 +1,124 @@
+// The shared stream-contract mechanism: execution/blocking resolution, lifecycle states, alignment checks.
+// The parts that enqueue GPU work (PhaseOrder, DeviceBuffer) are exercised on the GPU below and by the FFT and
+// Matmul stream tests.
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "cuplan/errors.hpp"
+#include "plan/stateful.hpp"
+#include "support/test_support.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+TEST(ResolveExecution, HostOperandsOnTheCpuBlock) {
+  std::vector<float> a(16), b(16);
+  TensorView va(a.data(), {4, 4}), vb(b.data(), {4, 4});
+  const TensorView ops[] = {va, vb};
+  const char* names[] = {"a", "b"};
+  auto target = resolve_execution(Execution::cpu(3), Blocking::automatic, ops, names, "matmul");
+  EXPECT_FALSE(target.cuda);
+  EXPECT_TRUE(target.host_operands);
+  EXPECT_TRUE(target.blocking);
+  EXPECT_EQ(target.cpu_threads, 3);
+}
+
+TEST(ResolveExecution, AutomaticUsesTheCpuWithoutAGpu) {
+  if (cuda_available()) GTEST_SKIP() << "this machine has a GPU: automatic picks CUDA (covered by the GPU test)";
+  std::vector<float> a(4);
+  const TensorView ops[] = {TensorView(a.data(), {4})};
+  auto target = resolve_execution(Execution::automatic(), Blocking::automatic, ops, {}, "fft");
+  EXPECT_FALSE(target.cuda);
+  EXPECT_TRUE(target.blocking);
+}
+
+TEST(ResolveExecution, AutomaticUsesCudaWithAGpuAndHostOperandsBlock) {
+  CUPLAN_REQUIRE_GPU();
+  std::vector<float> a(4);
+  const TensorView ops[] = {TensorView(a.data(), {4})};
+  auto target = resolve_execution(Execution::automatic(), Blocking::automatic, ops, {}, "fft");
+  EXPECT_TRUE(target.cuda);
+  EXPECT_TRUE(target.host_operands);
+  EXPECT_TRUE(target.blocking);
+}
+
+TEST(ResolveExecution, CudaWithoutAGpuIsNotSupported) {
+  if (cuda_available()) GTEST_SKIP() << "this machine has a GPU";
+  std::vector<float> a(4);
+  const TensorView ops[] = {TensorView(a.data(), {4})};
+  try {
+    resolve_execution(Execution::cuda(), Blocking::automatic, ops, {}, "fft");
+    FAIL() << "expected NotSupported";
+  } catch (const NotSupported& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ResolveExecution, DeviceOperandsDoNotBlockUnlessAsked) {
+  CUPLAN_REQUIRE_GPU();
+  auto t = Tensor::empty({8}, f32, Device::cuda(0));
+  const TensorView ops[] = {t.view()};
+  auto target = resolve_execution(Execution::automatic(), Blocking::automatic, ops, {}, "fft");
+  EXPECT_TRUE(target.cuda);
+  EXPECT_FALSE(target.blocking);
+  EXPECT_EQ(target.device, 0);
+  target = resolve_execution(Execution::automatic(), Blocking::always, ops, {}, "fft");
+  EXPECT_TRUE(target.blocking);
+}
+
+TEST(ResolveExecution, MixedHostAndDeviceOperandsAreRejectedByName) {
+  CUPLAN_REQUIRE_GPU();
+  auto device = Tensor::empty({8}, f32, Device::cuda(0));
+  std::vector<float> host(8);
+  const TensorView ops[] = {TensorView(host.data(), {8}), device.view()};
+  const char* names[] = {"a", "b"};
+  try {
+    resolve_execution(Execution::automatic(), Blocking::automatic, ops, names, "matmul");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("a is in host memory"), std::string::npos) << message;
+    EXPECT_NE(message.find("b is on cuda:0"), std::string::npos) << message;
+  }
+}
+
+TEST(ObjectState, MessagesNameTheTypeTheMethodAndWhatWasExpected) {
+  ObjectState state("FFT");
+  try {
+    state.require_planned("execute");
+    FAIL();
+  } catch (const StateError& e) {
+    EXPECT_NE(std::string(e.what()).find("FFT.execute"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("call plan() first"), std::string::npos);
+  }
+  state.set_planned(true);
+  state.set_operand(true);
+  EXPECT_NO_THROW(state.require_planned("execute"));
+  EXPECT_NO_THROW(state.require_operand("execute"));
+  state.set_freed();
+  EXPECT_THROW(state.require_alive("plan"), StateError);
+  EXPECT_THROW(state.require_operand("execute"), StateError);
+  try {
+    state.require_planned("execute");
+  } catch (const StateError& e) {
+    EXPECT_NE(std::string(e.what()).find("free() was called"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CheckAlignment, RejectsMisalignedPointersWithTheOffset) {
+  alignas(16) unsigned char buffer[64] = {};
+  EXPECT_NO_THROW(check_alignment(buffer, 16, "x", "fft"));
+  try {
+    check_alignment(buffer + 4, 8, "x", "fft");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("operand x must be aligned to 8 bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find("4 bytes past"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace cuplan::detail
