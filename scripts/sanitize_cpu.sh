@@ -8,7 +8,8 @@
 #   bash scripts/sanitize_cpu.sh tsan       # TSan only
 #
 # Environment: CUPLAN_SANITIZE_JOBS (build jobs, default 2), CUPLAN_CUDA_ARCHITECTURES (default 90-real),
-# CUDA_HOME (default /usr/local/cuda).
+# CUDA_HOME (default /usr/local/cuda), CUPLAN_SANITIZE_TARGETS (space-separated test targets to run instead of all
+# of them, e.g. "fft_fft_misuse_test runtime_copy_test").
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +28,9 @@ while IFS= read -r file; do
   rel="${file#tests/}"
   cpu_targets+=("$(dirname "$rel" | tr / _)_$(basename "$rel" .cpp)")
 done < <(git ls-files 'tests/*_test.cpp' | sort)
+if [[ -n "${CUPLAN_SANITIZE_TARGETS:-}" ]]; then
+  read -ra cpu_targets <<<"$CUPLAN_SANITIZE_TARGETS"
+fi
 threaded_targets=(plan_plan_cache_test fft_fft_function_test runtime_stream_scope_test fft_fft_misuse_test
                   matmul_matmul_misuse_test)
 
