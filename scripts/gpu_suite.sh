@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Build for Hopper and run the whole test suite on a machine with a GPU, then (with --bench) the benchmarks.
-# Logs go to $1 (default: build-gpu/logs). Usage: scripts/gpu_suite.sh [LOG_DIR] [--bench] [--quick]
+# Logs go to $1 (default: build-gpu/logs). Usage: scripts/gpu_suite.sh [LOG_DIR] [--bench] [--quick] [--sanitize]
+# --sanitize: afterwards, compute-sanitizer over the tests and samples (scripts/sanitize_gpu.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=build-gpu/logs
-bench=0; quick=""
+bench=0; quick=""; sanitize=0
 for arg in "$@"; do
   case "$arg" in
     --bench) bench=1 ;;
     --quick) quick="--quick" ;;
+    --sanitize) sanitize=1 ;;
     *) logs="$arg" ;;
   esac
 done
@@ -27,5 +29,9 @@ if [ "$bench" = 1 ]; then
     echo "== $name"
     "$exe" $quick 2>&1 | tee "$logs/$name.txt" | tail -40
   done
+fi
+if [ "$sanitize" = 1 ]; then
+  bash scripts/sanitize_gpu.sh --build-dir build-gpu 2>&1 | tee "$logs/sanitize.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 exit $status

@@ -32,7 +32,8 @@ OffsetRange offset_range(const Shape& shape, const Strides& strides, const char*
 /// True when no two index tuples reach the same element (axes of extent 1 are ignored; empty layouts qualify).
 /// Conservative: sorts axes by |stride| and requires each stride to exceed the span of the smaller ones.
 bool is_non_overlapping(const Shape& shape, const Strides& strides) noexcept;
-/// InvalidArgument ("<who>: <operand> ... overlaps itself") when `view` is an output whose elements alias.
+/// InvalidArgument ("<who>: <operand> overlaps itself") when `view` is an output whose elements alias (exact for
+/// the common layouts: base/overlap.hpp).
 void check_non_overlapping(const TensorView& view, const char* operand, const char* who);
 
 /// Dense row-major (C order) layout; axes of extent 1 may have any stride.

@@ -8,9 +8,11 @@
 #include <cstdint>
 
 #include "base/cuda_check.hpp"
+#include "base/nvtx.hpp"
+#include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
-#include "base/nvtx.hpp"
+#include "fft/fft_validate.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -28,6 +30,7 @@ std::string str(const Dims& dims) {
 Tensor FftImpl::execute(const ExecuteOptions& options) {
   state_.require_planned("execute");  // planned and operand both check alive first
   state_.require_operand("execute");
+  if (options.direction) check_direction(*options.direction, "FFT.execute");
   const Direction direction = options.direction.value_or(default_direction_);
   if (decision_.type == FFTType::r2c && direction != Direction::forward)
     throw InvalidArgument("FFT.execute: direction: an R2C transform runs forward only, got Direction::inverse");
@@ -54,6 +57,9 @@ Tensor FftImpl::execute(const ExecuteOptions& options) {
 Tensor FftImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                                   const TensorView* out, bool release_workspace) {
   NvtxRange range("cuplan::FFT::execute");
+  // Not part of any plan key: where out lies relative to this call's operand (out of place only; the constructor
+  // rejects out with inplace).
+  if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "FFT");
   return target_.cuda ? execute_cuda(direction, stream, after, out, release_workspace)
                       : execute_cpu(direction, stream, after, out);
 }

@@ -6,6 +6,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/fft.hpp"
 #include "fft/fft_impl.hpp"
+#include "fft/fft_validate.hpp"
 #include "plan/plan_cache.hpp"
 
 namespace cuplan {
@@ -57,6 +58,8 @@ const char* function_name(FFTType type, Direction direction) {
 // call, so the cache never keeps the caller's memory alive.
 Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Direction direction,
            const TensorView* out) {
+  // Every call, before the plan key: a hit must reject what a miss rejects.
+  detail::validate_fft_options(options, function_name(type.value_or(FFTType::c2c), direction));
   if (type) {
     if (options.fft_type && *options.fft_type != *type)
       throw InvalidArgument(fmt::format("{}: fft_type: expected {} for this function, got {}",

@@ -6,8 +6,10 @@
 #include <cmath>
 
 #include "base/log.hpp"
-#include "cuplan/errors.hpp"
 #include "base/nvtx.hpp"
+#include "base/overlap.hpp"
+#include "cuplan/errors.hpp"
+#include "fft/fft_validate.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {
@@ -39,6 +41,7 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
       normalization_(options.normalization),
       construct_stream_(options.stream),
       pending_after_(options.after) {
+  validate_fft_options(options, "FFT");
   const TensorView& x = operand_.view();
   planned_strides_ = x.strides();
   static constexpr const char* kNames[] = {"operand"};
@@ -47,6 +50,8 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   const bool staged = target_.cuda == target_.host_operands;  // operand memory is not the execution's memory
 
   LayoutRequest request;
+  // An in-place transform writes the operand: no element may be reached twice (before any layout message).
+  if (options.inplace) check_no_self_overlap(x, "operand", "FFT (inplace)");
   request.dtype = x.dtype();
   request.shape = x.shape();
   request.strides = x.strides();
@@ -70,6 +75,12 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   decision_ = plan_layout(request);
   check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
   check_inplace_room(operand_, "FFT");
+  if (options.inplace) {
+    // Written in place: the result seen over the operand's memory may not reach an element twice either.
+    check_no_self_overlap(TensorView(x.data(), decision_.out_dtype, decision_.out_shape, decision_.out_strides,
+                                     x.device(), x.memory_space()),
+                          "result", "FFT (inplace)");
+  }
 
   if (decision_.in_dtype.real() == f16) {
     if (!target_.cuda)
@@ -120,6 +131,7 @@ void FftImpl::check_out(const TensorView& out) const {
     throw InvalidArgument(fmt::format("FFT: out: expected {} like the operand, got {}",
                                       place(operand_device_, operand_space_), place(out.device(), out.memory_space())));
   check_alignment(out.data(), required_alignment(out.dtype()), "out", "FFT");
+  check_no_self_overlap(out, "out", "FFT");
 }
 
 void FftImpl::check_inplace_room(const TensorRef& operand, const char* method) const {

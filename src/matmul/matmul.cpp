@@ -7,8 +7,9 @@
 #include "base/geometry.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
+#include "matmul/cublaslt/bias_gradient.hpp"
+#include "matmul/matmul_validate.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -23,6 +24,7 @@ void* const planning_placeholder = reinterpret_cast<void*>(std::uintptr_t{1} << 
 
 MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const char* who)
     : who_(who), options_(std::move(options)), state_("Matmul") {
+  mm::validate_matmul_options(options_, who_);
   operands_[slot_a].ref = std::move(a);
   operands_[slot_b].ref = std::move(b);
   operands_[slot_c].ref = options_.c;
@@ -96,6 +98,7 @@ void MatmulImpl::set_scalars(std::complex<double> alpha, std::complex<double> be
   if (!problem_.a_dtype.is_complex() && (alpha.imag() != 0 || beta.imag() != 0))
     throw InvalidArgument(
         fmt::format("{}: alpha and beta must be real for {} operands", who_, problem_.a_dtype.name()));
+  mm::check_beta_needs_c(beta, problem_.has_c, who_);
   options_.alpha = alpha;
   options_.beta = beta;
   if (lt_) lt_->set_scalars(alpha, beta);
@@ -104,6 +107,7 @@ void MatmulImpl::set_scalars(std::complex<double> alpha, std::complex<double> be
 void MatmulImpl::plan(const MatmulPlanOptions& options) {
   state_.require_alive("plan");
   if (options.epilog) {
+    mm::check_epilog(*options.epilog, who_);
     options_.epilog = *options.epilog;
     operands_[slot_bias].ref = options.bias;
     operands_[slot_aux].ref = options.epilog_aux;
@@ -305,16 +309,19 @@ void Matmul::reset_operands(MatmulOperands operands, std::optional<StreamRef> st
   alive(impl_, "reset_operands").reset_operands(operands, stream);
 }
 void Matmul::release_operands() {
-  alive(impl_, "release_operands").release_operands();
+  alive(impl_, "release_operands").require_alive("release_operands");
+  impl_->release_operands();
 }
 void Matmul::free() {
   if (impl_) impl_->free();
 }
 Tensor Matmul::aux() const {
-  return alive(impl_, "aux").aux();
+  alive(impl_, "aux").require_alive("aux");
+  return impl_->aux();
 }
 Tensor Matmul::bias_gradient() const {
-  return alive(impl_, "bias_gradient").bias_gradient();
+  alive(impl_, "bias_gradient").require_alive("bias_gradient");
+  return impl_->bias_gradient();
 }
 
 const char* to_string(Epilog e) noexcept {

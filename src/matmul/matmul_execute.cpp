@@ -5,9 +5,10 @@
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
+#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/matmul_impl.hpp"
+#include "matmul/matmul_validate.hpp"
 #include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
@@ -51,8 +52,10 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
     if (c_in_d_) {
       const TensorView& c = operands_[slot_c].ref->view();
       const Shape full = mm::dense_copy_shape(problem_.batch_shape, problem_.m, problem_.n);
-      copy(TensorView(c.data(), c.dtype(), full, problem_.c_strides, c.device(), c.memory_space()),
-           device_view(d, c.dtype(), full, problem_.d_strides, device), stream);
+      // D given over C itself (same elements, checked by execute): C is already where D goes.
+      if (c.data() != d)
+        copy(TensorView(c.data(), c.dtype(), full, problem_.c_strides, c.device(), c.memory_space()),
+             device_view(d, c.dtype(), full, problem_.d_strides, device), stream);
     } else {
       p.c = operands_[slot_c].ref->view().data();
     }
@@ -72,6 +75,11 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
 Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
   require_ready("execute");
   if (options.out) {
+    // Every call: the operands may have changed since the layout below was checked.
+    const TensorView* inputs[slot_count] = {};
+    for (int i = 0; i < slot_count; ++i)
+      if (operands_[i].ref) inputs[i] = &operands_[i].ref->view();
+    mm::check_output_aliasing(*options.out, inputs, who_);
     // Repeated calls usually pass the same output, or one of the same layout: then only its alignment is new.
     const TensorView& out = *options.out;
     if (out_checked_ && mm::same_layout(out, checked_out_)) {
@@ -178,8 +186,14 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
     host_copies[slot] = Tensor::wrap(v).to(Device::cpu(), copy_stream);
     return host_copies[slot].view();
   };
-  mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), host_view(slot_c), host_view(slot_bias),
-                     host_view(slot_aux)};
+  std::optional<TensorView> c_view = host_view(slot_c);
+  if (c_view && out && c_view->data() == out->data()) {
+    // D written over C (checked to be the very same elements): gemm writes D before C is read, so read a copy.
+    host_copies[slot_c] = Tensor::empty(c_view->shape(), c_view->dtype(), Device::cpu());
+    copy(*c_view, host_copies[slot_c].view());
+    c_view = host_copies[slot_c].view();
+  }
+  mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), c_view, host_view(slot_bias), host_view(slot_aux)};
   Tensor d =
       out ? Tensor::wrap(*out)
           : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype, Device::cpu());

@@ -3,6 +3,7 @@
 
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
+#include "matmul/matmul_validate.hpp"
 
 namespace cuplan {
 namespace {
@@ -39,6 +40,8 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
 }
 
 MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
+  // Every call, before the plan key (hit or miss): enum values could otherwise alias valid ones in the key.
+  detail::mm::validate_matmul_options(options, who);
   const detail::PlanKey key = matmul_key(a, b, options);
   const std::complex<double> alpha = options.alpha, beta = options.beta;
   const std::optional<StreamRef>& stream = options.stream;

@@ -60,6 +60,7 @@ class MatmulImpl : public CachedPlan {
   /// alpha / beta of later executes (the function form passes them per call).
   void set_scalars(std::complex<double> alpha, std::complex<double> beta);
 
+  void require_alive(const char* method) const { state_.require_alive(method); }
   const Tensor& aux() const noexcept { return aux_out_; }
   const Tensor& bias_gradient() const noexcept { return bias_gradient_out_; }
 

@@ -26,7 +26,10 @@ namespace detail {
 
 PlanKey& PlanKey::add_word(std::int64_t value) {
   if (size_ == capacity) [[unlikely]]
-    throw InvalidArgument(fmt::format("plan key: expected at most {} words, got more", capacity));
+    throw InvalidArgument(fmt::format(
+        "{} plan key: expected at most {} words describing the call, got more (too many dimensions or axes for one "
+        "plan; the operation's own checks should have named the option)",
+        words_[0] == static_cast<std::int64_t>(PlanKind::fft) ? "FFT" : "Matmul", capacity));
   words_[size_++] = value;
   return *this;
 }

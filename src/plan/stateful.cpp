@@ -2,6 +2,8 @@
 
 #include "plan/stateful.hpp"
 
+#include "plan/option_checks.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -26,6 +28,8 @@ const char* name_at(std::span<const char* const> names, std::size_t i) {
 
 ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::span<const TensorView> operands,
                                   std::span<const char* const> names, const char* who) {
+  check_execution(execution, who);
+  check_blocking(blocking, who);
   ExecutionTarget target;
   int operand_device = -1;
   std::size_t first_host = operands.size(), first_device = operands.size();
@@ -66,6 +70,11 @@ ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::s
       break;
   }
 
+  if (target.cuda && !target.host_operands && !cuda_available()) [[unlikely]]
+    throw NotSupported(fmt::format(
+        "{}: {} is in memory of cuda:{}, which needs a CUDA device, but the CUDA runtime reports none on this "
+        "machine; expected a host operand (or Execution::cpu() with host memory)",
+        who, name_at(names, first_device), operand_device));
   if (target.cuda) {
     if (execution.device() >= 0) {
       target.device = execution.device();
@@ -82,7 +91,7 @@ ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::s
     target.blocking = target.host_operands || blocking == Blocking::always;
     target.multi_device = cuda_device_count() > 1;
   } else {
-    target.cpu_threads = execution.threads();
+    target.cpu_threads = cpu_threads(execution.threads(), who);
     target.blocking = true;  // CPU work is synchronous; device operands are copied to the host first
   }
   return target;
@@ -242,7 +251,7 @@ void check_alignment(const void* pointer, std::size_t alignment, const char* ope
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   if (alignment > 1 && address % alignment != 0) [[unlikely]] {
     throw InvalidArgument(
-        fmt::format("{}: operand {} must be aligned to {} bytes, got address {:#x} ({} bytes past "
+        fmt::format("{}: {} must be aligned to {} bytes, got address {:#x} ({} bytes past "
                     "an aligned address)",
                     who, operand, alignment, address, address % alignment));
   }

@@ -11,10 +11,11 @@
 #include <cstdint>
 
 #include "base/cuda_check.hpp"
-#include "runtime/copy_kernels.hpp"
+#include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/copy_kernels.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
 
@@ -142,7 +143,16 @@ void staged_device_to_host(const TensorView& src, const TensorView& dst, StreamR
 void copy_between(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
                   const TensorRef* src_owner, const TensorRef* dst_owner) {
   check_operands(src, dst);
-  if (src.numel() == 0) return;
+  if (src.numel() == 0 || detail::same_elements(src, dst)) return;  // nothing to move
+  if (detail::views_overlap(src, dst)) {
+    // Like memmove: the source is read completely (into a dense temporary) before any element of dst is written.
+    const Device where = device_side(src) ? src.device() : Device::cpu();
+    const Tensor temporary = Tensor::empty(src.shape(), src.dtype(), where, device_side(src) ? stream : std::nullopt);
+    const TensorRef temporary_ref(temporary);
+    copy_between(src, temporary.view(), stream, src_owner, &temporary_ref);
+    copy_between(temporary.view(), dst, stream, &temporary_ref, dst_owner);
+    return;
+  }
   const std::size_t element_size = src.dtype().size();
   const bool src_on_device = device_side(src);
   const bool dst_on_device = device_side(dst);
