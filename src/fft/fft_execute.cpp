@@ -8,9 +8,10 @@
 #include <cstdint>
 
 #include "base/cuda_check.hpp"
+#include "base/nvtx.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
-#include "base/nvtx.hpp"
+#include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -158,7 +159,7 @@ Tensor FftImpl::execute_cpu(Direction direction, const std::optional<StreamRef>&
     s = resolve_stream(stream, operand_device_.index());
     for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s->native(), e.native(), 0));
   } else {
-    for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
+    wait_on_host(after);
   }
   Tensor result = make_result(user_out, s.value_or(StreamRef{}));
 

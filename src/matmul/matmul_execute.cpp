@@ -5,8 +5,8 @@
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
+#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "runtime/current_stream.hpp"
 
@@ -164,11 +164,11 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
       break;
     }
   }
-  for (const EventRef& e : options.after) {
-    if (copy_stream)
+  if (copy_stream) {
+    for (const EventRef& e : options.after)
       CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(copy_stream->native(), e.native(), 0));
-    else
-      CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
+  } else {
+    wait_on_host(options.after);
   }
   std::array<Tensor, slot_count> host_copies;
   auto host_view = [&](int slot) -> std::optional<TensorView> {
