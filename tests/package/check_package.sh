@@ -61,6 +61,11 @@ for program in "${programs[@]}"; do
 done
 
 if [[ "$mode" == cxx ]]; then
+  # FFTW and OpenBLAS are private to the shared library: the package must not ask a consumer for them.
+  if grep -riE "fftw|openblas|cblas" "$prefix"/lib*/cmake/cuplan; then
+    echo "FAILED: the installed CMake package refers to FFTW or OpenBLAS" >&2
+    exit 1
+  fi
   library="$(ls "$prefix"/lib*/libcuplan.so.*.*.* | head -n1)"
   soname="$(objdump -p "$library" | awk '/SONAME/ {print $2}')"
   echo "== SONAME of $(basename "$library"): $soname"
@@ -73,5 +78,14 @@ if [[ "$mode" == cxx ]]; then
   g++ -std=c++20 -Wall -Wextra -Wpedantic -Wshadow -Werror "$here/main.cpp" -o "$work/pc_consumer" $flags \
     -Wl,-rpath,"$prefix/lib" -Wl,-rpath,"$(dirname "$(ls "$prefix"/lib*/libcuplan.so | head -n1)")"
   "$work/pc_consumer"
+fi
+if [[ "$mode" == cuda && -x /usr/local/cuda/bin/nvcc ]]; then
+  # Plain nvcc without CMake, from the pkg-config flags: C++20 and fmt's constexpr setting must be all it needs.
+  echo "== plain nvcc with pkg-config flags"
+  pc_dir="$(dirname "$(ls "$prefix"/lib*/pkgconfig/cuplan.pc)")"
+  flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs cuplan)"
+  /usr/local/cuda/bin/nvcc -std=c++20 -arch=sm_"$(a="${arch:-90-real}"; echo "${a%%[-;]*}")" -Xcompiler=-Wall,-Wextra,-Wshadow,-Werror \
+    "$here/cuda_main.cu" -o "$work/nvcc_consumer" $flags -Xlinker -rpath -Xlinker "$(dirname "$(ls "$prefix"/lib*/libcuplan.so)")"
+  "$work/nvcc_consumer"
 fi
 echo "== $mode consumer: ok"
