@@ -17,7 +17,7 @@ done
 mkdir -p "$logs"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES=${CUPLAN_CUDA_ARCHITECTURES:-90-real} \
-  -DCUPLAN_BUILD_BENCHMARKS=ON -DCUPLAN_BUILD_TESTS=ON >"$logs/configure.log" 2>&1 || { tail -50 "$logs/configure.log"; exit 1; }
+  -DCUPLAN_BUILD_BENCHMARKS=ON -DCUPLAN_BUILD_TESTS=ON -DCUPLAN_STRICT_WARNINGS=ON >"$logs/configure.log" 2>&1 || { tail -50 "$logs/configure.log"; exit 1; }
 cmake --build build-gpu -j"$(nproc)" -- -k 0 >"$logs/build.log" 2>&1 || { echo "BUILD FAILED (continuing with what built):"; grep -E "error" "$logs/build.log" | head -40; }
 ctest --test-dir build-gpu --output-on-failure -j4 --timeout 600 >"$logs/ctest.log" 2>&1
 status=$?

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -23,7 +24,9 @@ class StreamHandle;  // shared owner of a cudaStream_t made by cuplan (see Strea
 }  // namespace detail
 
 /// A non-owning reference to a CUDA stream: what options and calls take. Implicit from Stream, cudaStream_t and
-/// cuda::stream_ref. Comparing two refs compares the underlying streams.
+/// cuda::stream_ref. Comparing two refs compares the underlying streams. Without a GPU every stream is a host stream
+/// (docs/streams.md, "Without a GPU"): its device is the CPU, work on it runs at the call, synchronize() returns at
+/// once and done() is true.
 class CUPLAN_API StreamRef {
  public:
   /// The legacy default stream of the current device.
@@ -57,7 +60,8 @@ class CUPLAN_API StreamRef {
 
 /// A CUDA stream: owning (created and destroyed by cuplan) or wrapping one made elsewhere. Movable, not copyable.
 /// An owning stream is destroyed when the Stream and every Tensor that used it are gone, so stream-ordered frees
-/// of those tensors never run on a destroyed stream.
+/// of those tensors never run on a destroyed stream. Without a GPU, Stream() and the two defaults are host streams
+/// on Device::cpu(); external() and a stream on a named CUDA device are NotSupported there.
 class CUPLAN_API Stream {
  public:
   /// A new non-blocking stream on the current device, default priority.
@@ -81,7 +85,7 @@ class CUPLAN_API Stream {
   operator cudaStream_t() const noexcept { return handle_; }                        // NOLINT
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
   StreamRef ref() const noexcept { return StreamRef(*this); }
-  Device device() const noexcept { return Device::cuda(device_); }
+  Device device() const noexcept { return host_ ? Device::cpu() : Device::cuda(device_); }
   int priority() const;
   bool owning() const noexcept { return owner_ != nullptr; }
 
@@ -101,9 +105,11 @@ class CUPLAN_API Stream {
  private:
   friend class StreamRef;
   Stream(cudaStream_t handle, int device, std::shared_ptr<detail::StreamHandle> owner);
+  static Stream host_default(cudaStream_t handle);
   cudaStream_t handle_ = nullptr;
   int device_ = 0;
   std::shared_ptr<detail::StreamHandle> owner_;
+  bool host_ = false;  // a host stream (no GPU): no CUDA stream behind the handle
 };
 
 /// A non-owning reference to a recorded event, for `after` lists.
@@ -118,7 +124,8 @@ class CUPLAN_API EventRef {
   cudaEvent_t handle_ = nullptr;
 };
 
-/// A CUDA event. Movable, not copyable. Without timing (cheaper) unless asked.
+/// A CUDA event. Movable, not copyable. Without timing (cheaper) unless asked. Without a GPU it is a host event:
+/// record() takes a host timestamp, the event is complete at once, and elapsed_ms() subtracts the timestamps.
 class CUPLAN_API Event {
  public:
   /// An event on the current device. `timing` enables elapsed_ms.
@@ -146,6 +153,8 @@ class CUPLAN_API Event {
   cudaEvent_t handle_ = nullptr;
   bool timing_ = false;
   bool recorded_ = false;
+  bool host_ = false;              // a host event (no GPU): handle_ is a unique token, never given to CUDA
+  std::int64_t host_time_ns_ = 0;  // steady-clock time of the last record() of a host event
 };
 
 /// Events a call must wait for before its work starts (`.after = {e1, e2}`); holds up to 8 without allocating.

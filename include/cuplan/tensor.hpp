@@ -84,6 +84,13 @@ class CUPLAN_API TensorView {
   template <class T>
   TensorView(T* data, Shape shape, std::optional<Strides> strides = {}, std::optional<Device> device = {})
       : TensorView(static_cast<const void*>(data), dtype_of<T>, shape, strides, device) {}
+  /// Strides as a braced list, `{1, 64}`, which cannot become a std::optional<Strides>; `{}` means row-major.
+  TensorView(const void* data, DType dtype, Shape shape, std::initializer_list<std::int64_t> strides,
+             std::optional<Device> device = {})
+      : TensorView(data, dtype, shape, braced_strides(strides), device) {}
+  template <class T>
+  TensorView(T* data, Shape shape, std::initializer_list<std::int64_t> strides, std::optional<Device> device = {})
+      : TensorView(static_cast<const void*>(data), dtype_of<T>, shape, braced_strides(strides), device) {}
   /// Full description with the memory space stated: no pointer query (used where the space is known).
   TensorView(const void* data, DType dtype, Shape shape, Strides strides, Device device, MemorySpace space);
 #if CUPLAN_HAS_DLPACK
@@ -131,6 +138,10 @@ class CUPLAN_API TensorView {
   std::size_t span_bytes() const noexcept;
 
  private:
+  static std::optional<Strides> braced_strides(std::initializer_list<std::int64_t> strides) {
+    if (strides.size() == 0) return std::nullopt;
+    return Strides(strides);
+  }
   void* data_ = nullptr;
   DType dtype_ = f32;
   Shape shape_;

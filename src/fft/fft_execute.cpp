@@ -13,6 +13,7 @@
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
+#include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -164,7 +165,7 @@ Tensor FftImpl::execute_cpu(Direction direction, const std::optional<StreamRef>&
     s = resolve_stream(stream, operand_device_.index());
     for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s->native(), e.native(), 0));
   } else {
-    for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
+    wait_on_host(after);
   }
   Tensor result = make_result(user_out, s.value_or(StreamRef{}));
 

@@ -172,11 +172,11 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
       break;
     }
   }
-  for (const EventRef& e : options.after) {
-    if (copy_stream)
+  if (copy_stream) {
+    for (const EventRef& e : options.after)
       CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(copy_stream->native(), e.native(), 0));
-    else
-      CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
+  } else {
+    wait_on_host(options.after);
   }
   std::array<Tensor, slot_count> host_copies;
   auto host_view = [&](int slot) -> std::optional<TensorView> {

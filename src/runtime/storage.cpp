@@ -181,7 +181,9 @@ Storage::~Storage() {
       CUPLAN_CUDA_CHECK_NOEXCEPT(cudaFreeHost(data_));
       break;
     case MemorySpace::host_pageable:
-      for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
+      // Host streams (no GPU) ran their work at the call: nothing to wait for.
+      if (!host_streams())
+        for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
       ::operator delete (data_, std::align_val_t{host_alignment});
       break;
     case MemorySpace::managed:

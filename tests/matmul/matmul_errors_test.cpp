@@ -42,7 +42,7 @@ TEST(MatmulErrors, BatchShapesCannotBroadcast) {
       [&] {
         Matmul(o.av, TensorView(o.b.data(), {3, 5, 6}), cpu);
       },
-      {"batch shapes", "(4,)", "(3,)"});
+      {"batch shapes", "[4]", "[3]"});
 }
 TEST(MatmulErrors, DtypesDoNotCombine) {
   Operands o;
@@ -64,7 +64,7 @@ TEST(MatmulErrors, BiasOfWrongLength) {
         Matmul(o.av, o.bv,
                {.epilog = Epilog::bias, .bias = TensorView(o.bias.data(), {6}), .execution = Execution::cpu()});
       },
-      {"bias", "(6,)", "(3,)"});
+      {"bias", "[6]", "[3]"});
 }
 TEST(MatmulErrors, BiasOfWrongDtype) {
   Operands o;
@@ -82,7 +82,7 @@ TEST(MatmulErrors, COfWrongShape) {
       [&] {
         Matmul(o.av, o.bv, {.c = TensorView(o.c.data(), {4, 6, 3}), .beta = 1.0, .execution = Execution::cpu()});
       },
-      {"operand c", "(4, 6, 3)", "(4, 3, 6)"});
+      {"operand c", "[4, 6, 3]", "[4, 3, 6]"});
 }
 TEST(MatmulErrors, BetaWithoutC) {
   Operands o;
@@ -160,7 +160,7 @@ TEST(MatmulErrors, ResetWithOtherShapes) {
       [&] {
         mm.reset_operands({.b = TensorView(o.b.data(), {4, 6, 5})});
       },
-      {"reset_operands", "b", "(4, 6, 5)", "(4, 5, 6)"});
+      {"reset_operands", "b", "[4, 6, 5]", "[4, 5, 6]"});
 }
 TEST(MatmulErrors, ExecuteBeforePlan) {
   Operands o;
@@ -210,12 +210,12 @@ TEST(MatmulErrors, OutputOfAnotherLayoutOrShape) {
       [&] {
         (void)mm.execute({.out = TensorView(d.data(), {4, 3, 6})});
       },
-      {"out", "strides", "(18, 6, 1)", "(18, 1, 3)", "column-major"});
+      {"out", "strides", "[18, 6, 1]", "[18, 1, 3]", "column-major"});
   expect_error<InvalidArgument>(
       [&] {
         (void)mm.execute({.out = TensorView(d.data(), {4, 6, 3})});
       },
-      {"out", "(4, 6, 3)", "(4, 3, 6)"});
+      {"out", "[4, 6, 3]", "[4, 3, 6]"});
   std::vector<double> d64(4 * 3 * 6);
   expect_error<InvalidArgument>(
       [&] {

@@ -40,12 +40,16 @@ TEST(CurrentStream, CpuDeviceIsRejected) {
   }
 }
 
-TEST(CurrentStream, WithoutGpuIsTheDefaultHandleAndScopesThrow) {
+TEST(CurrentStream, WithoutGpuIsTheDefaultHandleUntilAScope) {
   if (cuda_available()) GTEST_SKIP() << "a CUDA device is present: this test covers machines without a usable GPU";
   EXPECT_EQ(current_stream().native(), expected_default_handle());
   EXPECT_EQ(current_stream(Device::cuda(0)).native(), expected_default_handle());
   EXPECT_EQ(current_stream().owner(), nullptr);
-  EXPECT_THROW(StreamScope scope(StreamRef(cudaStreamLegacy)), NotSupported);
+  {
+    StreamScope scope(StreamRef(cudaStreamLegacy));
+    EXPECT_EQ(current_stream().native(), cudaStreamLegacy);
+  }
+  EXPECT_EQ(current_stream().native(), expected_default_handle());
 }
 
 // The environment is read once per process, so each case runs in a fresh child process.
