@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "base/log.hpp"
-#include "cuplan/errors.hpp"
 #include "base/nvtx.hpp"
+#include "cuplan/errors.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {
@@ -38,7 +38,9 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
       inplace_(options.inplace),
       normalization_(options.normalization),
       construct_stream_(options.stream),
-      pending_after_(options.after) {
+      pending_after_(options.after),
+      parity_(options.last_axis_parity),
+      device_memory_limit_(options.device_memory_limit) {
   const TensorView& x = operand_.view();
   planned_strides_ = x.strides();
   static constexpr const char* kNames[] = {"operand"};
@@ -178,12 +180,19 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   check_stream_device(s, target_.device, "FFT.plan");
   ScopedPhase phase(order_, s, pending_after_, target_.device);
   pending_after_ = EventList{};
-  if (!cufft_ && decision_.layout.rank > 0) {
-    cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
-    cufft_generation_ = next_replay_generation();
+  if (target_.host_operands) {
+    // Chunk by chunk within the device memory limit: no buffer holds the whole operand on the device.
+    if (!staged_)
+      staged_ = std::make_unique<StagedFft>(
+          StagedFftRequest{&decision_, planned_strides_, parity_, target_.device, device_memory_limit_});
+  } else {
+    if (!cufft_ && decision_.layout.rank > 0) {
+      cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
+      cufft_generation_ = next_replay_generation();
+    }
+    buffers_ready_ = false;
+    ensure_buffers(s);
   }
-  buffers_ready_ = false;
-  ensure_buffers(s);
   phase.close();
   state_.set_planned(true);
   log(LogLevel::info, "FFT: planned {}", describe());
@@ -230,6 +239,7 @@ void FftImpl::release_operand() {
 void FftImpl::free() noexcept {
   if (state_.freed()) return;
   replay_.reset();
+  staged_.reset();
   cufft_.reset();
   fftw_.reset();
   workspace_.release();
