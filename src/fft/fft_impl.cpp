@@ -5,9 +5,12 @@
 
 #include <cmath>
 
+#include "base/cuda_check.hpp"
 #include "base/log.hpp"
 #include "base/nvtx.hpp"
 #include "cuplan/errors.hpp"
+#include "fft/cufft/scale_kernel.hpp"
+#include "runtime/copy_kernels.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {
@@ -180,6 +183,14 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   check_stream_device(s, target_.device, "FFT.plan");
   ScopedPhase phase(order_, s, pending_after_, target_.device);
   pending_after_ = EventList{};
+  {
+    // cuplan's own kernels that execute may launch are loaded here: under lazy module loading a first launch loads
+    // the module, which can wait for work already running on the device and so block a planned execute.
+    const TargetDeviceScope device_scope(target_);
+    if (normalization_ != Normalization::none) CUPLAN_CUDA_CHECK(load_scale_kernels());
+    if (decision_.input_copy || decision_.output_copy || decision_.layout.rank == 0)
+      CUPLAN_CUDA_CHECK(load_strided_copy_kernels());
+  }
   if (target_.host_operands) {
     // Chunk by chunk within the device memory limit: no buffer holds the whole operand on the device.
     if (!staged_)
