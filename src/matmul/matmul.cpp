@@ -7,8 +7,8 @@
 #include "base/geometry.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
+#include "matmul/cublaslt/bias_gradient.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -257,6 +257,7 @@ void MatmulImpl::release_operands() noexcept {
 
 void MatmulImpl::free() noexcept {
   if (state_.freed()) return;
+  staged_.reset();
   release_operands();
   lt_.reset();
   for (auto& s : staging_) s.release();
