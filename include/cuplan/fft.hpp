@@ -55,6 +55,10 @@ struct FFTOptions {
   /// CUDA graph and then replayed (one launch instead of the cuFFT calls and the scaling kernel). Same work, same
   /// stream order; false enqueues every call directly (docs/fft.md, "Graph replay").
   bool graph_replay = true;
+  /// CUDA execution of a host operand: the most device memory (bytes) one call may hold for it; the operand is
+  /// transformed chunk by chunk along its batch axes within this limit (docs/staging.md). 0: half the device memory
+  /// free when the object plans.
+  std::size_t device_memory_limit = 0;
 };
 
 struct ExecuteOptions {

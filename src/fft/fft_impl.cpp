@@ -5,11 +5,14 @@
 
 #include <cmath>
 
+#include "base/cuda_check.hpp"
 #include "base/log.hpp"
 #include "base/nvtx.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
+#include "fft/cufft/scale_kernel.hpp"
 #include "fft/fft_validate.hpp"
+#include "runtime/copy_kernels.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {
@@ -40,7 +43,9 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
       inplace_(options.inplace),
       normalization_(options.normalization),
       construct_stream_(options.stream),
-      pending_after_(options.after) {
+      pending_after_(options.after),
+      parity_(options.last_axis_parity),
+      device_memory_limit_(options.device_memory_limit) {
   validate_fft_options(options, "FFT");
   const TensorView& x = operand_.view();
   planned_strides_ = x.strides();
@@ -190,12 +195,27 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   check_stream_device(s, target_.device, "FFT.plan");
   ScopedPhase phase(order_, s, pending_after_, target_.device);
   pending_after_ = EventList{};
-  if (!cufft_ && decision_.layout.rank > 0) {
-    cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
-    cufft_generation_ = next_replay_generation();
+  {
+    // cuplan's own kernels that execute may launch are loaded here: under lazy module loading a first launch loads
+    // the module, which can wait for work already running on the device and so block a planned execute.
+    const TargetDeviceScope device_scope(target_);
+    if (normalization_ != Normalization::none) CUPLAN_CUDA_CHECK(load_scale_kernels());
+    if (decision_.input_copy || decision_.output_copy || decision_.layout.rank == 0)
+      CUPLAN_CUDA_CHECK(load_strided_copy_kernels());
   }
-  buffers_ready_ = false;
-  ensure_buffers(s);
+  if (target_.host_operands) {
+    // Chunk by chunk within the device memory limit: no buffer holds the whole operand on the device.
+    if (!staged_)
+      staged_ = std::make_unique<StagedFft>(
+          StagedFftRequest{&decision_, planned_strides_, parity_, target_.device, device_memory_limit_});
+  } else {
+    if (!cufft_ && decision_.layout.rank > 0) {
+      cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
+      cufft_generation_ = next_replay_generation();
+    }
+    buffers_ready_ = false;
+    ensure_buffers(s);
+  }
   phase.close();
   state_.set_planned(true);
   log(LogLevel::info, "FFT: planned {}", describe());
@@ -242,6 +262,7 @@ void FftImpl::release_operand() {
 void FftImpl::free() noexcept {
   if (state_.freed()) return;
   replay_.reset();
+  staged_.reset();
   cufft_.reset();
   fftw_.reset();
   workspace_.release();

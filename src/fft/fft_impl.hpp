@@ -8,6 +8,7 @@
 
 #include "cuplan/fft.hpp"
 #include "fft/cufft/cufft_backend.hpp"
+#include "fft/fft_staged.hpp"
 #include "fft/fftw/fftw_backend.hpp"
 #include "fft/planner.hpp"
 #include "plan/graph_replay.hpp"
@@ -98,6 +99,11 @@ class FftImpl final : public CachedPlan {
   cudaStream_t checked_stream_ = nullptr;  // last stream checked against the device
   bool stream_checked_ = false;
   void ensure_buffers(StreamRef stream);
+
+  // CUDA execution of a host operand: the staging engine (planned by plan()).
+  std::unique_ptr<StagedFft> staged_;
+  Parity parity_ = Parity::even;
+  std::size_t device_memory_limit_ = 0;
 
   // CPU execution.
   std::unique_ptr<FftwPlan> fftw_;

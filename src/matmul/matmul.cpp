@@ -261,6 +261,7 @@ void MatmulImpl::release_operands() noexcept {
 
 void MatmulImpl::free() noexcept {
   if (state_.freed()) return;
+  staged_.reset();
   release_operands();
   lt_.reset();
   for (auto& s : staging_) s.release();

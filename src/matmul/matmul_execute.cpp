@@ -207,7 +207,30 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
   return d;
 }
 
+Tensor MatmulImpl::execute_staged(const MatmulExecuteOptions& options) {
+  const int device = target_.device;
+  const TargetDeviceScope scope(target_);
+  const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
+  ScopedPhase phase(order_, stream, options.after, device);
+  if (!staged_) staged_ = std::make_unique<StagedMatmul>(options_, problem_, device, who_);
+  Tensor d = options.out ? Tensor::wrap(*options.out)
+                         : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype,
+                                                 Device::cpu());
+  staged_->execute(operands_[slot_a].ref->view(), operands_[slot_b].ref->view(), d.view(), options_.alpha,
+                   options_.beta, stream);
+  aux_out_ = Tensor();
+  bias_gradient_out_ = Tensor();
+  if (options.release_workspace) staged_->release();
+  phase.close();
+  if (target_.blocking) finish_call(target_, stream);
+  return d;
+}
+
 Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
+  // Host operands of the products the staging engine covers: chunk by chunk within device_memory_limit.
+  if (target_.host_operands &&
+      StagedMatmul::eligible(problem_, operands_[slot_a].ref->view(), operands_[slot_b].ref->view()))
+    return execute_staged(options);
   const int device = target_.device;
   // cuBLASLt runs on the current device.
   const TargetDeviceScope scope(target_);

@@ -30,6 +30,7 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
       .add(static_cast<std::int64_t>(o.conjugate_a) * 2 + static_cast<std::int64_t>(o.conjugate_b))
       .add(static_cast<std::int64_t>(o.memory_limit))
       .add(static_cast<std::int64_t>(o.graph_replay))
+      .add(static_cast<std::uint64_t>(o.device_memory_limit))
       .add_host_execution_device(a.view(), o.execution);
   // fp8 scales: host values are uploaded when planned, tensors are bound by address.
   for (const ScaleFactor* s : {&o.scales.a, &o.scales.b, &o.scales.c, &o.scales.d}) {

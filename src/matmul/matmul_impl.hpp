@@ -7,6 +7,7 @@
 
 #include "cuplan/matmul.hpp"
 #include "matmul/cublaslt/cublaslt_backend.hpp"
+#include "matmul/matmul_staged.hpp"
 #include "matmul/planner.hpp"
 #include "plan/graph_replay.hpp"
 #include "plan/plan_cache.hpp"
@@ -62,6 +63,7 @@ class MatmulImpl : public CachedPlan {
 
   void require_alive(const char* method) const { state_.require_alive(method); }
   const Tensor& aux() const noexcept { return aux_out_; }
+  const mm::Problem& problem() const noexcept { return problem_; }
   const Tensor& bias_gradient() const noexcept { return bias_gradient_out_; }
 
  private:
@@ -108,7 +110,9 @@ class MatmulImpl : public CachedPlan {
   std::array<DeviceBuffer, slot_count> staging_;
   DeviceBuffer workspace_, result_staging_, aux_staging_, bias_gradient_staging_, scales_, flush_;
   Tensor aux_out_, bias_gradient_out_;
-  GraphReplay replay_;  ///< repeated identical executes replayed as one graph launch
+  GraphReplay replay_;                    ///< repeated identical executes replayed as one graph launch
+  std::unique_ptr<StagedMatmul> staged_;  ///< host operands through the staging engine (made at the first execute)
+  Tensor execute_staged(const MatmulExecuteOptions& options);
 };
 
 }  // namespace cuplan::detail

@@ -105,6 +105,29 @@ void order_free_after(int device, cudaStream_t alloc_stream, cudaStream_t use) n
 
 }  // namespace
 
+PoolStatistics pool_statistics(int device) {
+  PoolStatistics stats;
+  if (device < 0 || device >= max_devices) return stats;
+  const DeviceResources* resources = g_resources[device].load(std::memory_order_acquire);
+  if (resources == nullptr) return stats;
+  std::uint64_t value = 0;
+  CUPLAN_CUDA_CHECK(cudaMemPoolGetAttribute(resources->pool, cudaMemPoolAttrUsedMemCurrent, &value));
+  stats.used = value;
+  CUPLAN_CUDA_CHECK(cudaMemPoolGetAttribute(resources->pool, cudaMemPoolAttrUsedMemHigh, &value));
+  stats.used_high = value;
+  CUPLAN_CUDA_CHECK(cudaMemPoolGetAttribute(resources->pool, cudaMemPoolAttrReservedMemCurrent, &value));
+  stats.reserved = value;
+  return stats;
+}
+
+void reset_pool_peak(int device) {
+  if (device < 0 || device >= max_devices) return;
+  const DeviceResources* resources = g_resources[device].load(std::memory_order_acquire);
+  if (resources == nullptr) return;
+  std::uint64_t zero = 0;  // resets the high-water mark to the current use
+  CUPLAN_CUDA_CHECK(cudaMemPoolSetAttribute(resources->pool, cudaMemPoolAttrUsedMemHigh, &zero));
+}
+
 std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, MemorySpace space, StreamRef stream) {
   std::shared_ptr<Storage> storage(new Storage());
   storage->bytes_ = bytes;

@@ -9,6 +9,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/copy.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
 
@@ -100,7 +101,8 @@ Tensor Tensor::wrap(const TensorView& view) {
 
 Tensor Tensor::to(Device device, std::optional<StreamRef> stream) const {
   Tensor result = empty(shape(), dtype(), device, stream);
-  copy(*this, result, stream);
+  const TensorRef src(*this), dst(result);
+  detail::copy_primitive(src.view(), dst.view(), stream, &src, &dst);
   return result;
 }
 
