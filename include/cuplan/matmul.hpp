@@ -95,8 +95,8 @@ struct MatmulOptions {
   /// several. Same work, same stream order; false enqueues every call directly (docs/matmul.md, "Graph replay").
   bool graph_replay = true;
   /// CUDA execution of host operands: the most device memory (bytes) one call may hold for them. 2-D products
-  /// without C, bias or epilog are run chunk by chunk over the rows of A and D within this limit, B uploaded once
-  /// (docs/staging.md). 0: half the device memory free when the first execute runs.
+  /// without C, bias, epilog or conjugation are run chunk by chunk over the rows of A and D within this limit, B
+  /// uploaded once (docs/staging.md). 0: half the device memory free when the first execute runs.
   std::size_t device_memory_limit = 0;
 };
 

@@ -26,8 +26,8 @@ std::size_t workspace_reserve(const MatmulOptions& options) noexcept {
 
 bool StagedMatmul::eligible(const mm::Problem& problem, const TensorView& a, const TensorView& b) noexcept {
   return a.ndim() == 2 && b.ndim() == 2 && problem.batch_count == 1 && !problem.has_c && !problem.has_bias &&
-         !problem.has_aux && problem.epilog == Epilog::none && !problem.a_dtype.is_fp8() && problem.m > 0 &&
-         problem.n > 0 && problem.k > 0;
+         !problem.has_aux && problem.epilog == Epilog::none && !problem.a_dtype.is_fp8() && !problem.conjugate_a &&
+         !problem.conjugate_b && problem.m > 0 && problem.n > 0 && problem.k > 0;
 }
 
 StagedMatmul::StagedMatmul(const MatmulOptions& options, const mm::Problem& problem, int device, const char* who)

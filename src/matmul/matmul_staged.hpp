@@ -20,7 +20,8 @@ class MatmulImpl;
 
 class StagedMatmul {
  public:
-  /// The products this path takes: 2-D A and B, no C, no bias, no epilog, no fp8 scaling. Others keep the
+  /// The products this path takes: 2-D A and B, no C, no bias, no epilog, no fp8 scaling, no conjugation (an
+  /// inner product would copy a conjugated operand outside the limit). Others keep the
   /// whole-operand staging of MatmulImpl::stage.
   static bool eligible(const mm::Problem& problem, const TensorView& a, const TensorView& b) noexcept;
   /// `options`: the outer object's options (their operands are not used). NotSupported when B alone does not fit
