@@ -21,6 +21,13 @@ std::vector<float> to_host(const Tensor& t) {
 // Products of constant matrices: every element of D = k * a * b.
 constexpr std::int64_t n = 256;
 
+/// An n x n f32 matrix on cuda:0, allocated on `s` and filled with `value` there.
+Tensor constant(float value, StreamRef s) {
+  Tensor t = Tensor::empty({n, n}, f32, Device::cuda(0), s);
+  launch_fill(t.data<float>(), n * n, value, s);
+  return t;
+}
+
 TEST(MatmulStream, AfterEventsOrderTheProducer) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
@@ -62,11 +69,7 @@ TEST(MatmulStream, ObjectOptionsGiveTheDefaultStreamAndTheFirstPlanWaitsForTheir
 TEST(MatmulStream, ResetOnAnotherStreamIsOrderedAfterTheLastExecute) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
-  Tensor a = Tensor::empty({n, n}, f32, Device::cuda(0), s1), b = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  Tensor a2 = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  launch_fill(a.data<float>(), n * n, 3.0f, s1);
-  launch_fill(b.data<float>(), n * n, 1.0f, s1);
-  launch_fill(a2.data<float>(), n * n, 5.0f, s1);
+  Tensor a = constant(3.0f, s1), b = constant(1.0f, s1), a2 = constant(5.0f, s1);
   Matmul mm(a, b);
   mm.plan({.stream = s1});
   spin<<<1, 1, 0, s1>>>(long_spin);  // the execute below starts late
@@ -85,11 +88,7 @@ TEST(MatmulStream, ResetOnAnotherStreamIsOrderedAfterTheLastExecute) {
 TEST(MatmulStream, OptionsStreamIsTheDefaultOfExecuteAndResetOperand) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
-  Tensor a = Tensor::empty({n, n}, f32, Device::cuda(0), s1), b = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  Tensor b2 = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  launch_fill(a.data<float>(), n * n, 2.0f, s1);
-  launch_fill(b.data<float>(), n * n, 1.0f, s1);
-  launch_fill(b2.data<float>(), n * n, 3.0f, s1);
+  Tensor a = constant(2.0f, s1), b = constant(1.0f, s1), b2 = constant(3.0f, s1);
   s1.synchronize();
   Matmul mm(a, b, {.stream = s2});
   mm.plan();
