@@ -45,7 +45,8 @@ struct FFTOptions {
   Normalization normalization = Normalization::none;
   Execution execution{};
   Blocking blocking = Blocking::automatic;
-  /// Stream of the function forms and of the class form's constructor (current stream if empty).
+  /// Default stream of every phase of the class form (plan, execute, reset_operand) and the stream of the function
+  /// forms; empty: the current stream at each call (docs/streams.md, "One rule for every phase").
   std::optional<StreamRef> stream{};
   /// Events the first phase waits for.
   EventList after{};
@@ -61,7 +62,7 @@ struct FFTOptions {
   std::size_t device_memory_limit = 0;
 };
 
-struct ExecuteOptions {
+struct FFTExecuteOptions {
   /// C2C: forward by default. R2C is always forward and C2R always inverse (a contradicting value is an error).
   std::optional<Direction> direction{};
   std::optional<StreamRef> stream{};
@@ -95,7 +96,7 @@ class CUPLAN_API FFT {
   /// Runs the transform. Device operands with CUDA execution: returns once enqueued (unless Blocking::always);
   /// host operands: blocks and returns a host Tensor. In place, the result shares the operand's memory (and its
   /// ownership, for an owning Tensor operand: the result keeps that memory alive).
-  Tensor execute(ExecuteOptions options = {});
+  Tensor execute(FFTExecuteOptions options = {});
   /// Replaces the operand by one of the same shape, dtype, memory space class and strides; ordered after the
   /// object's last phase. InvalidArgument naming what differs otherwise.
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});

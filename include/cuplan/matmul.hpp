@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cuplan/dtype.hpp"
 #include "cuplan/execution.hpp"
 #include "cuplan/export.hpp"
@@ -82,8 +84,10 @@ struct MatmulOptions {
   Compute compute = Compute::automatic;
   Execution execution{};
   Blocking blocking = Blocking::automatic;
+  /// Default stream of every phase of the class form (plan, autotune, execute, reset_operand) and the stream of the
+  /// function forms; empty: the current stream at each call (docs/streams.md, "One rule for every phase").
   std::optional<StreamRef> stream{};
-  EventList after{};
+  EventList after{};                      ///< events the first phase waits for
   std::optional<TensorRef> epilog_aux{};  ///< input of drelu / dgelu (the aux output of the forward epilog)
   std::optional<DType> result_dtype{};    ///< default: A's dtype (bf16 for fp8 operands)
   bool conjugate_a = false;               ///< op(A) = conj(A) for complex A
@@ -99,6 +103,9 @@ struct MatmulOptions {
   /// uploaded once (docs/staging.md). 0: half the device memory free when the first execute runs.
   std::size_t device_memory_limit = 0;
 };
+
+/// One operand of a planned product, for Matmul::reset_operand.
+enum class MatmulOperand : std::uint8_t { a, b, c, bias, epilog_aux };
 
 /// New operands for Matmul::reset_operands; unset ones keep their current value. Shapes, dtypes, layouts and
 /// alignment classes must match those the object was planned for.
@@ -190,12 +197,25 @@ class CUPLAN_API Matmul {
   /// Runs the product. Non-blocking for device operands with CUDA execution (the blocking rule,
   /// docs/getting-started.md).
   Tensor execute(const MatmulExecuteOptions& options = {});
-  /// Replaces operands, ordered after the object's last work when `stream` differs from it.
+  /// Replaces one operand by one of the planned dtype, shape, strides, memory and alignment class (InvalidArgument
+  /// naming what differs otherwise), e.g. `b` for each new step. Ordered after the object's last phase on
+  /// `stream`, else on the object's default stream (docs/streams.md, "One rule for every phase").
+  void reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream = {});
+  /// Replaces several operands at once (unset ones stay), with the checks and ordering of reset_operand; a rejected
+  /// call changes none.
   void reset_operands(MatmulOperands operands, std::optional<StreamRef> stream = {});
-  /// Forgets the operands (execute needs reset_operands first).
-  void release_operands();
-  /// Releases plan, workspace and operands; every later call throws StateError.
-  void free();
+  /// Forgets the operands (execute needs reset_operand or reset_operands first).
+  void release_operand();
+  /// Releases plan, workspace and operands; every later call throws StateError. Never throws.
+  void free() noexcept;
+
+  /// Shape of D: batch... x M x N.
+  Shape result_shape() const;
+  DType result_dtype() const;
+  /// Strides of D as planned (row-major or column-major, see above); an `out` given to execute must have them.
+  Strides result_strides() const;
+  /// One line: product size, dtypes, epilog, layout of D, backend and algorithm.
+  std::string describe() const;
 
   /// Aux output of the last execute (relu mask / gelu input for the *_aux epilogs), else an empty Tensor.
   Tensor aux() const;
@@ -217,3 +237,11 @@ CUPLAN_API const char* to_string(Epilog epilog) noexcept;
 CUPLAN_API const char* to_string(Compute compute) noexcept;
 
 }  // namespace cuplan
+
+template <>
+struct fmt::formatter<cuplan::Matmul> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const cuplan::Matmul& matmul, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(matmul.describe(), ctx);
+  }
+};

@@ -21,6 +21,7 @@ class Event;
 
 namespace detail {
 class StreamHandle;  // shared owner of a cudaStream_t made by cuplan (see Stream)
+struct Access;       // the library's own access to ownership (defined inside the library only)
 }  // namespace detail
 
 /// A non-owning reference to a CUDA stream: what options and calls take. Implicit from Stream, cudaStream_t and
@@ -40,8 +41,8 @@ class CUPLAN_API StreamRef {
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
   /// The device the stream belongs to (cudaStreamGetDevice for streams made elsewhere).
   Device device() const;
-  /// Owner of a cuplan-made stream, or null; lets a tensor keep a stream it used alive until its memory is freed.
-  detail::StreamHandle* owner() const noexcept { return owner_; }
+  /// True for a stream made by cuplan (Stream's constructors), which tensors that used it keep alive.
+  bool owning() const noexcept { return owner_ != nullptr; }
 
   void synchronize() const;
   bool done() const;
@@ -53,9 +54,10 @@ class CUPLAN_API StreamRef {
 
  private:
   friend class Stream;
+  friend struct detail::Access;
   cudaStream_t handle_ = nullptr;
-  detail::StreamHandle* owner_ = nullptr;
-  int device_ = -1;  // known for cuplan-made streams, else looked up
+  detail::StreamHandle* owner_ = nullptr;  // owner of a cuplan-made stream, else null
+  int device_ = -1;                        // known for cuplan-made streams, else looked up
 };
 
 /// A CUDA stream: owning (created and destroyed by cuplan) or wrapping one made elsewhere. Movable, not copyable.
@@ -104,7 +106,7 @@ class CUPLAN_API Stream {
 
  private:
   friend class StreamRef;
-  Stream(cudaStream_t handle, int device, std::shared_ptr<detail::StreamHandle> owner);
+  Stream(cudaStream_t handle, int device) noexcept : handle_(handle), device_(device) {}
   static Stream host_default(cudaStream_t handle);
   cudaStream_t handle_ = nullptr;
   int device_ = 0;

@@ -27,7 +27,8 @@ class TensorRef;
 
 namespace detail {
 class Storage;  // owned device or host memory with its stream-use record
-}
+struct Access;  // the library's own access to ownership (defined inside the library only)
+}  // namespace detail
 
 /// Up to `max_rank` extents or strides, stored inline (no allocation). Shapes and strides count elements.
 class CUPLAN_API Dims {
@@ -203,11 +204,9 @@ class CUPLAN_API Tensor {
   /// The stream the memory was allocated on (the stream its release is enqueued on).
   StreamRef allocation_stream() const noexcept;
 
-  const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
-
  private:
   friend class TensorRef;
-  Tensor(TensorView view, std::shared_ptr<detail::Storage> storage);
+  friend struct detail::Access;
   TensorView view_;
   std::shared_ptr<detail::Storage> storage_;
 };
@@ -217,16 +216,18 @@ class CUPLAN_API Tensor {
 class CUPLAN_API TensorRef {
  public:
   TensorRef() = default;
-  TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage()) {}  // NOLINT
-  TensorRef(const TensorView& view) : view_(view) {}                                     // NOLINT
+  TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage_) {}  // NOLINT
+  TensorRef(const TensorView& view) : view_(view) {}                                    // NOLINT
   const TensorView& view() const noexcept { return view_; }
-  const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
+  /// True when cuplan owns the memory (an owning Tensor); false for a borrowed view.
+  bool owning() const noexcept { return storage_ != nullptr; }
   /// Record a stream use when cuplan owns the memory (no-op for a borrowed view).
   void record_stream(StreamRef stream) const;
   /// This operand as a Tensor (sharing ownership when there is an owner, else a wrap).
   Tensor as_tensor() const;
 
  private:
+  friend struct detail::Access;
   TensorView view_;
   std::shared_ptr<detail::Storage> storage_;
 };

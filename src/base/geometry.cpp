@@ -103,6 +103,7 @@ bool is_dense(const Shape& shape, const Strides& strides) noexcept {
 }
 
 bool same_strides(const Shape& shape, const Strides& a, const Strides& b) noexcept {
+  if (a.size() != shape.size() || b.size() != shape.size()) return false;
   for (int axis = 0; axis < shape.size(); ++axis)
     if (shape[axis] > 1 && a[axis] != b[axis]) return false;
   return true;

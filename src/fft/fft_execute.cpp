@@ -1,18 +1,13 @@
 // FftImpl::execute: the per-call path. Everything that can be is decided at plan time; on the CUDA path with
 // device operands this allocates only the result Tensor and formats nothing.
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <bit>
-#include <cstdint>
-
 #include "base/cuda_check.hpp"
 #include "base/nvtx.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
+#include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
@@ -22,13 +17,9 @@ bool is_host(MemorySpace space) {
   return space == MemorySpace::host_pageable || space == MemorySpace::host_pinned;
 }
 
-std::string str(const Dims& dims) {
-  return fmt::format("[{}]", fmt::join(dims.span(), ", "));
-}
-
 }  // namespace
 
-Tensor FftImpl::execute(const ExecuteOptions& options) {
+Tensor FftImpl::execute(const FFTExecuteOptions& options) {
   state_.require_planned("execute");  // planned and operand both check alive first
   state_.require_operand("execute");
   if (options.direction) check_direction(*options.direction, "FFT.execute");
@@ -40,17 +31,8 @@ Tensor FftImpl::execute(const ExecuteOptions& options) {
   const TensorView* out = options.out ? &*options.out : nullptr;
   if (out != nullptr) {
     if (inplace_) throw InvalidArgument("FFT.execute: out: an output cannot be given for an in-place transform");
-    if (!(out->shape() == decision_.out_shape))
-      throw InvalidArgument(
-          fmt::format("FFT.execute: out: expected shape {}, got {}", str(decision_.out_shape), str(out->shape())));
-    if (!(out->dtype() == decision_.out_dtype))
-      throw InvalidArgument(
-          fmt::format("FFT.execute: out: expected dtype {}, got {}", decision_.out_dtype.name(), out->dtype().name()));
-    for (int a = 0; a < out->ndim(); ++a)
-      if (out->shape()[a] > 1 && out->strides()[a] != decision_.out_strides[a])
-        throw InvalidArgument(fmt::format("FFT.execute: out: expected strides {} (the planned result layout), got {}",
-                                          str(decision_.out_strides), str(out->strides())));
-    check_out(*out);
+    out_signature_.require_match(*out, "FFT", "execute", "out");
+    check_no_self_overlap(*out, "out", "FFT");
   }
   return execute_validated(direction, options.stream, options.after, out, options.release_workspace);
 }
@@ -81,7 +63,7 @@ Tensor FftImpl::make_result(const TensorView* out, StreamRef stream) const {
 }
 
 void FftImpl::record_operand_use(StreamRef stream) {
-  const std::shared_ptr<Storage>& owner = operand_.storage();
+  const std::shared_ptr<Storage>& owner = Access::storage(operand_);
   if (!owner) return;  // a borrowed view: its owner orders its own uses
   // Same owner (control block) and same stream as the last record: nothing new to record.
   const bool same_owner = !recorded_owner_.owner_before(owner) && !owner.owner_before(recorded_owner_);
@@ -94,15 +76,8 @@ void FftImpl::record_operand_use(StreamRef stream) {
 Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                              const TensorView* user_out, bool release_workspace) {
   const int device = target_.device;
-  const StreamRef s = resolve_stream(stream, device);
-  if (!stream_checked_ || s.native() != checked_stream_) {
-    check_stream_device(s, device, "FFT.execute");
-    checked_stream_ = s.native();
-    stream_checked_ = true;
-  }
-  const TargetDeviceScope scope(target_);
-
-  ScopedPhase phase(order_, s, after, device);
+  Phase phase(order_, streams_, target_, stream, after, "execute");
+  const StreamRef s = phase.stream();
   if (target_.host_operands) {  // the staging engine: returns when the result is on the host
     Tensor result = make_result(user_out, s);
     staged_->execute(operand_.view(), result.view(), direction, scale_for(direction), s);
@@ -128,13 +103,8 @@ Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>
   const double scale = scale_for(direction);
   if (cufft_) {
     // The transform and its scaling, replayed as one graph launch when these pointers came recently.
-    auto word = [](const void* p) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)); };
-    const ReplayKey key{word(in),
-                        word(out),
-                        word(workspace_ptr_),
-                        static_cast<std::uint64_t>(direction),
-                        std::bit_cast<std::uint64_t>(scale),
-                        cufft_generation_};
+    ReplayKey key;
+    key.add(in).add(out).add(workspace_ptr_).add(direction).add(scale);
     replay_.run(key, device, s.native(), [&](cudaStream_t stream) {
       cufft_->bind(stream, workspace_ptr_);
       cufft_->execute(direction, in, out);
@@ -170,7 +140,7 @@ Tensor FftImpl::execute_cpu(Direction direction, const std::optional<StreamRef>&
   const bool device_operand = !is_host(operand_space_);
   std::optional<StreamRef> s;
   if (device_operand) {
-    s = resolve_stream(stream, operand_device_.index());
+    s = resolve_stream(streams_.pick(stream), operand_device_.index());
     for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s->native(), e.native(), 0));
   } else {
     wait_on_host(after);

@@ -87,7 +87,7 @@ void StagedMatmul::plan_inner(std::unique_ptr<MatmulImpl>& inner, std::int64_t r
   MatmulPlanOptions plan;
   plan.stream = s;
   made->plan(plan);
-  made->release_operands();
+  made->release_operand();
   inner = std::move(made);
 }
 

@@ -13,6 +13,7 @@
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
+#include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/stream_handle.hpp"
 
@@ -45,10 +46,6 @@ Slot& slot_for(int device, const char* who) {
   return t_slots[static_cast<std::size_t>(device)];
 }
 
-std::shared_ptr<detail::StreamHandle> retain(StreamRef stream) {
-  return stream.owner() != nullptr ? stream.owner()->shared_from_this() : nullptr;
-}
-
 StreamRef make_fallback(int device) {
   const Device d = Device::cuda(device);
   return detail::fallback_stream_handle() == cudaStreamPerThread ? Stream::per_thread_default(d).ref()
@@ -74,7 +71,7 @@ Device device_to_enter(StreamRef stream) {
 
 void use_stream(StreamRef stream) {
   Slot& slot = host_streams() ? t_host_slot : slot_for(stream.device().index(), "Stream::use");
-  slot.current_owner = retain(stream);
+  slot.current_owner = detail::Access::retain(stream);
   slot.current = stream;
   slot.set = true;
 }
@@ -109,7 +106,7 @@ StreamScope::StreamScope(StreamRef stream) {
   const bool host = detail::host_streams();
   device_ = host ? -1 : stream.device().index();
   Slot& slot = host ? t_host_slot : slot_for(device_, "StreamScope");
-  auto keep = retain(stream);
+  auto keep = detail::Access::retain(stream);
   slot.saved_owners.push_back(slot.current_owner);  // the only step that can throw: done before any change
   previous_ = slot.current;
   had_previous_ = slot.set;

@@ -12,6 +12,7 @@
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
+#include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/stream_handle.hpp"
 
@@ -76,10 +77,6 @@ class NoexceptDeviceScope {
   int previous_ = -1;
 };
 
-std::shared_ptr<StreamHandle> retain(StreamRef stream) {
-  return stream.owner() ? stream.owner()->shared_from_this() : nullptr;
-}
-
 // Makes `alloc_stream` (of `device`, which is current) wait for the work enqueued so far on `use`.
 void order_free_after(int device, cudaStream_t alloc_stream, cudaStream_t use) noexcept {
   int use_device = device;
@@ -138,7 +135,7 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
     case MemorySpace::device: {
       require_cuda("Storage::allocate (device memory)");
       device.check_valid("Storage::allocate: device");
-      storage->alloc_stream_owner_ = retain(stream);
+      storage->alloc_stream_owner_ = Access::retain(stream);
       if (bytes == 0) break;
       DeviceScope scope(device);
       DeviceResources& resources = device_resources(device.index());
@@ -186,7 +183,7 @@ void Storage::record_use(StreamRef stream) {
   std::lock_guard lock(mutex_);
   if (std::find(uses_.begin(), uses_.end(), stream.native()) != uses_.end()) return;
   uses_.push_back(stream.native());
-  if (auto owner = retain(stream)) owners_.push_back(std::move(owner));
+  if (auto owner = Access::retain(stream)) owners_.push_back(std::move(owner));
 }
 
 Storage::~Storage() {

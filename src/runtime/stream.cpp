@@ -160,11 +160,8 @@ Stream::Stream(Device device, int priority, bool non_blocking) {
   device_ = device.index();
 }
 
-Stream::Stream(cudaStream_t handle, int device, std::shared_ptr<detail::StreamHandle> owner)
-    : handle_(handle), device_(device), owner_(std::move(owner)) {}
-
 Stream Stream::host_default(cudaStream_t handle) {
-  Stream stream(handle, 0, nullptr);
+  Stream stream(handle, 0);
   stream.host_ = true;
   return stream;
 }
@@ -172,21 +169,21 @@ Stream Stream::host_default(cudaStream_t handle) {
 Stream Stream::external(cudaStream_t handle) {
   detail::require_cuda("Stream::external (wraps a CUDA stream)");
   const Device device = StreamRef(handle).device();
-  return Stream(handle, device.index(), nullptr);
+  return Stream(handle, device.index());
 }
 
 Stream Stream::legacy_default(std::optional<Device> device) {
   if (detail::host_streams() && (!device || device->is_cpu())) return host_default(cudaStreamLegacy);
   detail::require_cuda("Stream::legacy_default on a CUDA device");
   const Device d = checked_cuda_device(device ? *device : Device::current(), "Stream::legacy_default device");
-  return Stream(cudaStreamLegacy, d.index(), nullptr);
+  return Stream(cudaStreamLegacy, d.index());
 }
 
 Stream Stream::per_thread_default(std::optional<Device> device) {
   if (detail::host_streams() && (!device || device->is_cpu())) return host_default(cudaStreamPerThread);
   detail::require_cuda("Stream::per_thread_default on a CUDA device");
   const Device d = checked_cuda_device(device ? *device : Device::current(), "Stream::per_thread_default device");
-  return Stream(cudaStreamPerThread, d.index(), nullptr);
+  return Stream(cudaStreamPerThread, d.index());
 }
 
 // A moved-from stream keeps device_ = -1: every live Stream has a device, which is how methods detect it.

@@ -110,7 +110,7 @@ std::vector<MisuseRow> rows() {
       {"autotune", [](Matmul& x) { x.autotune(); }},
       {"execute", [](Matmul& x) { (void)x.execute(); }},
       {"reset_operands", [=](Matmul& x) { x.reset_operands({.a = TensorRef(a)}); }},
-      {"release_operands", [](Matmul& x) { x.release_operands(); }},
+      {"release_operand", [](Matmul& x) { x.release_operand(); }},
       {"aux", [](Matmul& x) { (void)x.aux(); }},
       {"bias_gradient", [](Matmul& x) { (void)x.bias_gradient(); }},
   };

@@ -44,7 +44,7 @@ TEST(CurrentStream, WithoutGpuIsTheDefaultHandleUntilAScope) {
   if (cuda_available()) GTEST_SKIP() << "a CUDA device is present: this test covers machines without a usable GPU";
   EXPECT_EQ(current_stream().native(), expected_default_handle());
   EXPECT_EQ(current_stream(Device::cuda(0)).native(), expected_default_handle());
-  EXPECT_EQ(current_stream().owner(), nullptr);
+  EXPECT_FALSE(current_stream().owning());
   {
     StreamScope scope(StreamRef(cudaStreamLegacy));
     EXPECT_EQ(current_stream().native(), cudaStreamLegacy);
@@ -81,7 +81,7 @@ TEST(CurrentStream, DefaultIsTheDefaultStreamOfTheDevice) {
   const StreamRef current = current_stream();
   EXPECT_EQ(current.native(), expected_default_handle());
   EXPECT_EQ(current.device(), Device::cuda(0));
-  EXPECT_EQ(current.owner(), nullptr);
+  EXPECT_FALSE(current.owning());
   EXPECT_EQ(current_stream(Device::cuda(0)), current);
   EXPECT_THROW((void)current_stream(Device::cuda(cuda_device_count())), InvalidArgument);
 }
@@ -93,7 +93,8 @@ TEST(StreamScope, NestsAndRestores) {
   {
     StreamScope outer(outer_stream);
     EXPECT_EQ(current_stream(), outer_stream.ref());
-    EXPECT_EQ(current_stream().owner(), outer_stream.ref().owner());
+    EXPECT_EQ(current_stream(), outer_stream.ref());
+    EXPECT_TRUE(current_stream().owning());
     {
       StreamScope inner(inner_stream);
       EXPECT_EQ(current_stream(), inner_stream.ref());
@@ -169,7 +170,7 @@ TEST(StreamUse, CurrentStreamOutlivesTheStreamObject) {
   }
   const StreamRef current = current_stream();
   EXPECT_EQ(current.native(), handle);
-  ASSERT_NE(current.owner(), nullptr);
+  ASSERT_TRUE(current.owning());
   EXPECT_EQ(cudaStreamQuery(current.native()), cudaSuccess);  // a destroyed stream would be an invalid handle
   EXPECT_NO_THROW(current.synchronize());
   EXPECT_TRUE(current.done());
