@@ -53,9 +53,11 @@ Tensor FftImpl::make_result(const TensorView* out, StreamRef stream) const {
   if (inplace_) {
     if (decision_.type == FFTType::c2c) return operand_.as_tensor();  // the result is the operand
     // R2C/C2R in place: the operand's memory seen with the result's dtype, shape and strides, sharing its owner
-    // (if any) so that the result keeps that memory alive after the operand is dropped.
-    return Tensor::alias(operand_, TensorView(operand_.view().data(), decision_.out_dtype, decision_.out_shape,
-                                              decision_.out_strides, operand_device_, operand_space_));
+    // (if any) so that the result keeps that memory alive after the operand is dropped. The memory space is the
+    // operand's own: a plan serves pageable and pinned host memory alike.
+    const TensorView& x = operand_.view();
+    return Tensor::alias(operand_, TensorView(x.data(), decision_.out_dtype, decision_.out_shape, decision_.out_strides,
+                                              x.device(), x.memory_space()));
   }
   const Device device = host ? Device::cpu() : operand_device_;
   const std::optional<StreamRef> alloc_stream = host ? std::nullopt : std::optional<StreamRef>(stream);
