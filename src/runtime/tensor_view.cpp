@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+#include <type_traits>
+
 #include "base/geometry.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -211,7 +214,12 @@ TensorView::TensorView(const DLTensor& tensor) {
   }
   Device device = Device::cpu();
   MemorySpace space = MemorySpace::host_pageable;
-  switch (tensor.device.device_type) {
+  // Read as its underlying integer: a producer in another language may store a value the C++ enum does not name,
+  // and loading that as the enum would be undefined behaviour.
+  std::underlying_type_t<DLDeviceType> device_type = 0;
+  static_assert(sizeof(device_type) == sizeof(tensor.device.device_type));
+  std::memcpy(&device_type, &tensor.device.device_type, sizeof(device_type));
+  switch (device_type) {
     case kDLCPU:
       space =
           pointer_info(data).space == MemorySpace::host_pinned ? MemorySpace::host_pinned : MemorySpace::host_pageable;
@@ -238,7 +246,7 @@ TensorView::TensorView(const DLTensor& tensor) {
       throw NotSupported(
           fmt::format("TensorView(DLTensor): device.device_type: expected kDLCPU, kDLCUDA, kDLCUDAHost or "
                       "kDLCUDAManaged, got {} (not supported)",
-                      static_cast<int>(tensor.device.device_type)));
+                      static_cast<long long>(device_type)));
   }
   *this = TensorView(data, dtype, shape, strides, device, space);
 }
