@@ -1,8 +1,8 @@
 // Class form lifecycle and the function form's plan cache.
 #include <gtest/gtest.h>
 
-#include "matmul/planner.hpp"
 #include "matmul/matmul_reference.hpp"
+#include "matmul/planner.hpp"
 
 namespace cuplan::testing {
 namespace {
@@ -87,7 +87,7 @@ TEST_P(MatmulClass, MatmulWithAuxReturnsTheBiasGradient) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Spaces, MatmulClass, ::testing::Values(false, true),
-                         [](const auto& info) { return std::string(info.param ? "cuda" : "cpu"); });
+                         [](const auto& test_info) { return std::string(test_info.param ? "cuda" : "cpu"); });
 
 TEST(MatmulLayout, DescribesStridesWithoutCopies) {
   using detail::mm::describe_matrix;
