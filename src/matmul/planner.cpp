@@ -458,7 +458,7 @@ Problem plan_problem(const ProblemSpec& spec, const char* who) {
     const bool shared = bias.ndim() == 1 && bias.shape()[0] == p.m;
     const bool per_batch = p.batch_count > 1 && bias.shape() == batched;
     if (!shared && !per_batch)
-      throw InvalidArgument(fmt::format("{}: bias has shape {}; expected ({},) (length M) or {}", who,
+      throw InvalidArgument(fmt::format("{}: bias has shape {}; expected [{}] (length M) or {}", who,
                                         shape_string(bias.shape()), p.m, shape_string(batched)));
     if (!bias.is_contiguous())
       throw InvalidArgument(

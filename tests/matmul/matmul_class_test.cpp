@@ -145,7 +145,7 @@ TEST_P(MatmulClass, MatmulWithAuxReturnsTheBiasGradient) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Spaces, MatmulClass, ::testing::Values(false, true),
-                         [](const auto& info) { return std::string(info.param ? "cuda" : "cpu"); });
+                         [](const auto& test_info) { return std::string(test_info.param ? "cuda" : "cpu"); });
 
 TEST(MatmulLayout, DescribesStridesWithoutCopies) {
   using detail::mm::describe_matrix;
