@@ -103,6 +103,13 @@ TEST(MatmulStaging, LimitWithoutRoomForARowIsInvalidNamingTheSmallest) {
   }
 }
 
+TEST(MatmulStaging, BRowsWiderThanAnAChunk) {
+  CUPLAN_REQUIRE_GPU();
+  // K = 3, N = 200: one row of B (1600 bytes) is larger than a chunk of A (4 rows, 96 bytes), so B is uploaded in
+  // chunks of one row each before the chunks of A.
+  check_staged<double>(37, 3, 200, true, true, limit_for(3, 200, 8, 4), 1e-12);
+}
+
 TEST(MatmulStaging, ANewResultIsPinnedAndTheNextCallReusesItsBlock) {
   CUPLAN_REQUIRE_GPU();
   // D is 600 x 512 f32 (1.2 MB), above the smallest pinned result (1 MiB); a 1 MiB limit splits it into chunks.
