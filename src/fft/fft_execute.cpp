@@ -9,6 +9,7 @@
 #include "fft/fft_validate.hpp"
 #include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
+#include "runtime/pinned_cache.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -59,6 +60,9 @@ Tensor FftImpl::make_result(const TensorView* out, StreamRef stream) const {
     return Tensor::alias(operand_, TensorView(x.data(), decision_.out_dtype, decision_.out_shape, decision_.out_strides,
                                               x.device(), x.memory_space()));
   }
+  // CUDA execution of a host operand: a large new result is pinned, so the staging engine DMAs into it in place
+  // instead of faulting in fresh pageable pages and copying into them (docs/staging.md).
+  if (host && target_.cuda) return empty_host_result(decision_.out_shape, decision_.out_strides, decision_.out_dtype);
   const Device device = host ? Device::cpu() : operand_device_;
   const std::optional<StreamRef> alloc_stream = host ? std::nullopt : std::optional<StreamRef>(stream);
   return Tensor::empty_strided(decision_.out_shape, decision_.out_strides, decision_.out_dtype, device, alloc_stream);

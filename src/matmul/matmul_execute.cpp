@@ -10,6 +10,7 @@
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
 #include "runtime/current_stream.hpp"
+#include "runtime/pinned_cache.hpp"
 
 namespace cuplan::detail {
 
@@ -173,9 +174,9 @@ Tensor MatmulImpl::execute_staged(const MatmulExecuteOptions& options) {
   Phase phase(order_, streams_, target_, options.stream, options.after, "execute");
   const StreamRef stream = phase.stream();
   if (!staged_) staged_ = std::make_unique<StagedMatmul>(options_, problem_, device, who_);
+  // A new D is pinned (docs/staging.md): the download DMAs into it, no fresh pageable pages to fault in.
   Tensor d = options.out ? Tensor::wrap(*options.out)
-                         : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype,
-                                                 Device::cpu());
+                         : empty_host_result(problem_.result_shape, problem_.result_strides, problem_.result_dtype);
   staged_->execute(operands_[slot_a].ref->view(), operands_[slot_b].ref->view(), d.view(), options_.alpha,
                    options_.beta, stream);
   aux_out_ = Tensor();
@@ -234,7 +235,7 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
     if (target_.host_operands) {
       // D comes back in its planned layout (the staging buffer holds it densely in that layout).
       auto back = [&](void* src, const Shape& shape, const Strides& strides, DType dtype) {
-        Tensor host = Tensor::empty_strided(shape, strides, dtype, Device::cpu());
+        Tensor host = empty_host_result(shape, strides, dtype);  // pinned when large: one DMA
         copy(device_view(src, dtype, shape, strides, device), host.view(), stream);
         return host;
       };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "base/cuda_check.hpp"
@@ -95,11 +96,6 @@ void StagedMatmul::execute(const TensorView& a, const TensorView& b, const Tenso
                            std::complex<double> beta, StreamRef s) {
   const Shape b_shape{problem_.k, problem_.n};
   b_device_.ensure(b_bytes_, device_, s);
-  // B once, before the pipeline starts (the pipeline's streams start after `s`).
-  copy(b,
-       TensorView(b_device_.data(), problem_.b_dtype, b_shape, row_major_strides(b_shape), Device::cuda(device_),
-                  MemorySpace::device),
-       s);
   options_.alpha = alpha;
   options_.beta = beta;
   plan_inner(full_, chunks_.chunk, s);
@@ -110,18 +106,45 @@ void StagedMatmul::execute(const TensorView& a, const TensorView& b, const Tenso
   staging::PipelineRun run;
   run.device = device_;
   run.caller = s;
-  run.chunks = chunks_.count;
   run.slots = chunks_.slots;
   run.in_slot_bytes = round_up(static_cast<std::size_t>(chunks_.chunk) * a_row_bytes_);
   run.out_slot_bytes = round_up(static_cast<std::size_t>(chunks_.chunk) * d_row_bytes_);
   run.in_host_bytes = run.in_slot_bytes;
   run.out_host_bytes = run.out_slot_bytes;
+  // Several chunks: B goes first through the pipeline too, in chunks of its rows on the upload stream, so that the
+  // host packs B's next rows while the previous ones upload and A's first chunks follow at once (uploading B whole
+  // on the caller's stream first would serialise its host copy and its DMA ahead of everything). The compute
+  // stream passes each B chunk's upload in order, so the first product starts after all of B. One chunk (small
+  // operands): B is copied on the caller's stream and the chunk takes the direct path.
+  const std::size_t b_row_bytes = static_cast<std::size_t>(problem_.n) * problem_.b_dtype.size();
+  std::int64_t b_rows = 0, b_chunks = 0;
+  if (chunks_.count > 1) {
+    b_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(run.in_slot_bytes / b_row_bytes));
+    b_chunks = (problem_.k + b_rows - 1) / b_rows;
+    run.in_host_bytes = std::max(run.in_host_bytes, static_cast<std::size_t>(b_rows) * b_row_bytes);
+  } else {
+    copy(b,
+         TensorView(b_device_.data(), problem_.b_dtype, b_shape, row_major_strides(b_shape), Device::cuda(device_),
+                    MemorySpace::device),
+         s);
+  }
+  run.chunks = b_chunks + chunks_.count;
   // The device layout of D's rows: the inner product's planned result strides for `rows` rows.
   auto inner_of = [&](std::int64_t rows) -> MatmulImpl& { return rows == chunks_.chunk ? *full_ : *last_; };
   auto d_strides = [&](std::int64_t rows) { return inner_of(rows).problem().result_strides; };
-  run.parts = [&](std::int64_t i) {
-    const std::int64_t begin = chunks_.begin(i), rows = chunks_.size(i);
+  run.parts = [&](std::int64_t c) {
     staging::ChunkParts parts;
+    if (c < b_chunks) {  // rows [begin, begin + rows) of B, into their place in the dense device copy of B
+      const std::int64_t begin = c * b_rows, rows = std::min(b_rows, problem_.k - begin);
+      parts.in = staging::HostPart{
+          TensorView(
+              static_cast<std::byte*>(b.data()) + begin * b.strides()[0] * static_cast<std::int64_t>(b.dtype().size()),
+              b.dtype(), Shape{rows, problem_.n}, b.strides(), Device::cpu(), b.memory_space()),
+          row_major_strides(Shape{rows, problem_.n})};
+      parts.in_device = static_cast<std::byte*>(b_device_.data()) + static_cast<std::size_t>(begin) * b_row_bytes;
+      return parts;
+    }
+    const std::int64_t i = c - b_chunks, begin = chunks_.begin(i), rows = chunks_.size(i);
     parts.in =
         staging::HostPart{TensorView(static_cast<std::byte*>(a.data()) +
                                          begin * a.strides()[0] * static_cast<std::int64_t>(a.dtype().size()),
@@ -134,8 +157,9 @@ void StagedMatmul::execute(const TensorView& a, const TensorView& b, const Tenso
                           d_strides(rows)};
     return parts;
   };
-  run.compute = [&](std::int64_t i, void* in, void* out, cudaStream_t stream) {
-    const std::int64_t rows = chunks_.size(i);
+  run.compute = [&](std::int64_t c, void* in, void* out, cudaStream_t stream) {
+    if (c < b_chunks) return;  // an upload of B only: the compute stream just passes its event
+    const std::int64_t rows = chunks_.size(c - b_chunks);
     const Shape a_shape{rows, problem_.k}, d_shape{rows, problem_.n};
     const TensorView a_chunk(in, problem_.a_dtype, a_shape, row_major_strides(a_shape), Device::cuda(device_),
                              MemorySpace::device);

@@ -1,7 +1,8 @@
 #pragma once
-// Matmul over host operands with CUDA execution, through the staging engine (docs/staging.md): B is uploaded once,
-// the rows of A and D are split into chunks within MatmulOptions::device_memory_limit, and each chunk is a device
-// product run by an inner Matmul planned for the chunk's shape (a second one for a shorter last chunk).
+// Matmul over host operands with CUDA execution, through the staging engine (docs/staging.md): B is uploaded once
+// (through the pipeline, in chunks of its rows, when there are several chunks), the rows of A and D are split into
+// chunks within MatmulOptions::device_memory_limit, and each chunk is a device product run by an inner Matmul
+// planned for the chunk's shape (a second one for a shorter last chunk).
 
 #include <complex>
 #include <cstddef>

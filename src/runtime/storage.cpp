@@ -14,6 +14,7 @@
 #include "cuplan/format.hpp"
 #include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
+#include "runtime/pinned_cache.hpp"
 #include "runtime/stream_handle.hpp"
 
 namespace cuplan::detail {
@@ -151,12 +152,10 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
     case MemorySpace::host_pinned: {
       require_cuda("Storage::allocate (pinned host memory)");
       if (bytes == 0) break;
-      const cudaError_t status = cudaMallocHost(&storage->data_, bytes);
-      if (status == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
+      // From the caching allocator: a freed pinned block is kept and reused (docs/staging.md).
+      storage->data_ = pinned_cache().acquire(bytes);
+      if (storage->data_ == nullptr)
         throw OutOfMemory(fmt::format("Storage::allocate: cannot allocate {} bytes of pinned host memory", bytes));
-      }
-      CUPLAN_CUDA_CHECK(status);
       break;
     }
     case MemorySpace::host_pageable: {
@@ -196,9 +195,9 @@ Storage::~Storage() {
       break;
     }
     case MemorySpace::host_pinned:
-      // cudaFreeHost is not stream-ordered: wait for every recorded use first.
+      // The cache hands the block out again at once, not stream-ordered: wait for every recorded use first.
       for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
-      CUPLAN_CUDA_CHECK_NOEXCEPT(cudaFreeHost(data_));
+      pinned_cache().release(data_);
       break;
     case MemorySpace::host_pageable:
       // Host streams (no GPU) ran their work at the call: nothing to wait for.

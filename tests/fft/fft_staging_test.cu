@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fft/fft_test_util.hpp"
+#include "runtime/pinned_cache.hpp"
 #include "runtime/spin_kernel.cuh"
 #include "runtime/storage.hpp"
 
@@ -271,6 +272,41 @@ TEST(FftStaging, ReleaseWorkspaceGivesTheStagingMemoryBackAndTheObjectStaysUsabl
   EXPECT_LT(relative_error(to_dense(y.view()), expected), tolerance(f32, 64));
   Tensor again = f.execute();
   EXPECT_LT(relative_error(to_dense(again.view()), expected), tolerance(f32, 64));
+}
+
+TEST(FftStaging, ANewHostResultIsPinnedAndTheNextCallReusesItsBlock) {
+  CUPLAN_REQUIRE_GPU();
+  // 256 x 1024 c64: a 2 MiB result, above the smallest pinned result (1 MiB).
+  const std::vector<std::int64_t> shape{256, 1024};
+  auto host = HostArray<std::complex<float>>::random(shape);
+  FFT f(host.view(), {.axes = {-1}, .execution = Execution::cuda()});
+  f.plan();
+  (void)f.execute();  // the first call may allocate: pinned slots and the first result block
+  const detail::PinnedCacheStats before = detail::pinned_cache().stats();
+  for (int call = 0; call < 3; ++call) {
+    Tensor y = f.execute();
+    EXPECT_EQ(y.memory_space(), MemorySpace::host_pinned);
+    EXPECT_EQ(y.device(), Device::cpu());
+    const auto expected = reference_dft(host.dense(), shape, {1}, -1);
+    EXPECT_LT(relative_error(to_dense(y.view()), expected), tolerance(c64, 1024)) << "call " << call;
+  }
+  const detail::PinnedCacheStats after = detail::pinned_cache().stats();
+  EXPECT_EQ(after.allocations, before.allocations) << "a call of the same shape allocated new pinned memory";
+  EXPECT_GE(after.reuses, before.reuses + 3);
+  // The function form takes the same path.
+  Tensor z = fft(host.view(), {.axes = {-1}, .execution = Execution::cuda()});
+  EXPECT_EQ(z.memory_space(), MemorySpace::host_pinned);
+}
+
+TEST(FftStaging, ASmallHostResultStaysPageable) {
+  CUPLAN_REQUIRE_GPU();
+  auto host = HostArray<std::complex<float>>::random({64, 64});
+  FFT f(host.view(), {.execution = Execution::cuda()});
+  f.plan();
+  Tensor y = f.execute();
+  EXPECT_EQ(y.memory_space(), MemorySpace::host_pageable);
+  const auto expected = reference_dft(host.dense(), {64, 64}, {0, 1}, -1);
+  EXPECT_LT(relative_error(to_dense(y.view()), expected), tolerance(c64, 64 * 64));
 }
 
 }  // namespace

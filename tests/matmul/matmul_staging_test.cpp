@@ -11,6 +11,7 @@
 #include <string>
 
 #include "matmul/matmul_reference.hpp"
+#include "runtime/pinned_cache.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::testing {
@@ -100,6 +101,45 @@ TEST(MatmulStaging, LimitWithoutRoomForARowIsInvalidNamingTheSmallest) {
     const std::string message = e.what();
     EXPECT_NE(message.find("smallest limit that works"), std::string::npos) << message;
   }
+}
+
+TEST(MatmulStaging, BRowsWiderThanAnAChunk) {
+  CUPLAN_REQUIRE_GPU();
+  // K = 3, N = 200: one row of B (1600 bytes) is larger than a chunk of A (4 rows, 96 bytes), so B is uploaded in
+  // chunks of one row each before the chunks of A.
+  check_staged<double>(37, 3, 200, true, true, limit_for(3, 200, 8, 4), 1e-12);
+}
+
+TEST(MatmulStaging, ANewResultIsPinnedAndTheNextCallReusesItsBlock) {
+  CUPLAN_REQUIRE_GPU();
+  // D is 600 x 512 f32 (1.2 MB), above the smallest pinned result (1 MiB); a 1 MiB limit splits it into chunks.
+  const std::int64_t m = 600, k = 32, n = 512;
+  HostMatrix<float> a({}, m, k, true, 0), b({}, k, n, true, 0);
+  Matmul mm(
+      a.view(), b.view(),
+      {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = std::size_t{1} << 20});
+  mm.plan();
+  (void)mm.execute();  // the first call may allocate: pinned slots and the first result block
+  const detail::PinnedCacheStats before = detail::pinned_cache().stats();
+  for (int call = 0; call < 3; ++call) {
+    Tensor d = mm.execute();
+    EXPECT_EQ(d.memory_space(), MemorySpace::host_pinned);
+    const auto got = read_all(d);
+    double num = 0, den = 0;
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        cd ref = 0;
+        for (std::int64_t p = 0; p < k; ++p) ref += a.at({}, 0, i, p) * b.at({}, 0, p, j);
+        num += std::norm(got[static_cast<std::size_t>(i * n + j)] - ref);
+        den += std::norm(ref);
+      }
+    EXPECT_LT(std::sqrt(num / den), 1e-5) << "call " << call;
+  }
+  const detail::PinnedCacheStats after = detail::pinned_cache().stats();
+  EXPECT_EQ(after.allocations, before.allocations) << "a call of the same shape allocated new pinned memory";
+  EXPECT_GE(after.reuses, before.reuses + 3);
+  Tensor z = matmul(a.view(), b.view(), {.execution = Execution::cuda()});  // the function form too
+  EXPECT_EQ(z.memory_space(), MemorySpace::host_pinned);
 }
 
 }  // namespace
