@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "base/cuda_check.hpp"
 #include "cuplan/device.hpp"
@@ -51,6 +52,7 @@ std::size_t PinnedBlockCache::rounded(std::size_t bytes) noexcept {
 }
 
 void* PinnedBlockCache::acquire(std::size_t bytes) {
+  if (bytes > std::numeric_limits<std::size_t>::max() - large_granule) return nullptr;  // rounding would wrap
   const std::size_t want = rounded(bytes);
   {
     std::lock_guard lock(mutex_);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <set>
 
 namespace cuplan::testing {
@@ -133,6 +134,12 @@ TEST_F(PinnedCacheTest, AFailedAllocationTrimsTheIdleBlocksAndRetriesOnce) {
   EXPECT_EQ(cache.acquire(32 * MiB), nullptr);  // fails twice: null, the caller throws OutOfMemory
   cache.release(p);
   cache.trim();
+}
+
+TEST_F(PinnedCacheTest, ARequestTooLargeToRoundIsRefused) {
+  detail::PinnedBlockCache cache(&fake_allocate, &fake_free, 64 * MiB);
+  EXPECT_EQ(cache.acquire(std::numeric_limits<std::size_t>::max() - 5), nullptr);
+  EXPECT_EQ(cache.stats().allocations, 0u);
 }
 
 TEST_F(PinnedCacheTest, ReleaseOfMemoryTheCacheDidNotHandOutIsIgnored) {
