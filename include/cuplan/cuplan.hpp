@@ -1,6 +1,7 @@
 #pragma once
 // cuplan: GPU FFT and matrix multiplication with plan/execute objects and explicit, safe stream semantics.
 
+#include "cuplan/checking.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/dtype.hpp"
 #include "cuplan/errors.hpp"

@@ -40,8 +40,8 @@ class CUPLAN_API OutOfMemory : public Error {
   using Error::Error;
 };
 
-/// Reserved for the ordering checker (not built yet: nothing throws it), which will report work on a tracked tensor
-/// that is not ordered after an earlier use on another stream.
+/// Thrown by the ordering checker (cuplan/checking.hpp, on with CUPLAN_CHECK=1): a call touches memory whose last
+/// cuplan use ran on another stream, is still pending, and no recorded edge orders this call after it.
 class CUPLAN_API OrderingError : public Error {
  public:
   using Error::Error;

@@ -95,6 +95,9 @@ Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>
   if (!buffers_ready_ || s.native() != buffers_stream_) ensure_buffers(s);
   const TensorView& x = operand_.view();
   Tensor result = make_result(user_out, s);
+  const bool in_place = result.data() == x.data();
+  // A result this call allocated is new memory (the pool orders its reuse): recorded, not checked.
+  phase.operands({{"operand", &x, in_place}, {"out", &result.view(), true, user_out == nullptr && !in_place}});
 
   const void* in = x.data();
   void* out = result.data();

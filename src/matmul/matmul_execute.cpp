@@ -224,6 +224,16 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
         bgrad_ptr = bgrad.data();
       }
     }
+    if (!target_.host_operands) {
+      const auto view_of = [&](Slot slot) { return operands_[slot].ref ? &operands_[slot].ref->view() : nullptr; };
+      // D over C (same elements) is one range written after it is read: listing C then D records the write.
+      phase.operands({{"a", view_of(slot_a), false},
+                      {"b", view_of(slot_b), false},
+                      {"c", view_of(slot_c), false},
+                      {"bias", view_of(slot_bias), false},
+                      {"aux", view_of(slot_aux), false},
+                      {"out", &d.view(), true, !options.out}});
+    }
     const mm::LtPointers p = stage(stream, d_ptr, aux_ptr, bgrad_ptr);
     lt_->bind(p);
     const std::size_t workspace_bytes = workspace == nullptr ? 0 : lt_->workspace_bytes();

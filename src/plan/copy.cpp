@@ -10,9 +10,11 @@
 #include "base/geometry.hpp"
 #include "base/nvtx.hpp"
 #include "cuplan/tensor.hpp"
+#include "plan/ordering_checker.hpp"
 #include "plan/staging/chunking.hpp"
 #include "plan/staging/pipeline.hpp"
 #include "runtime/copy.hpp"
+#include "runtime/current_stream.hpp"
 
 namespace cuplan {
 
@@ -98,14 +100,29 @@ void copy_engine(const TensorView& src, const TensorView& dst, std::optional<Str
   e.pipeline.run(run);
 }
 
+// The copy as one call of the ordering checker (src read, dst written on the copy's stream) when it is on.
+void copy_checked(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
+                  const TensorRef* src_owner, const TensorRef* dst_owner) {
+  detail::CheckedUses uses;
+  // Pageable to pageable is a plain host copy at the call: no stream order to check (and no stream to look up).
+  if (detail::ordering::on() && !detail::host_streams() &&
+      (src.memory_space() != MemorySpace::host_pageable || dst.memory_space() != MemorySpace::host_pageable))
+      [[unlikely]] {
+    detail::check_copy_operands(src, dst);  // the same errors as unchecked, before any stream is looked up
+    uses.begin(detail::copy_stream(src, dst, stream), "cuplan::copy", "", {{"src", &src, false}, {"dst", &dst, true}});
+  }
+  copy_engine(src, dst, stream, src_owner, dst_owner);
+  uses.end();
+}
+
 }  // namespace
 
 void copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream) {
-  copy_engine(src, dst, stream, nullptr, nullptr);
+  copy_checked(src, dst, stream, nullptr, nullptr);
 }
 
 void copy(const TensorRef& src, const TensorRef& dst, std::optional<StreamRef> stream) {
-  copy_engine(src.view(), dst.view(), stream, &src, &dst);
+  copy_checked(src.view(), dst.view(), stream, &src, &dst);
 }
 
 void copy(const Tensor& src, const Tensor& dst, std::optional<StreamRef> stream) {

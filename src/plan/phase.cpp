@@ -8,6 +8,7 @@
 
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
+#include "base/ordering_hooks.hpp"
 #include "cuplan/errors.hpp"
 #include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
@@ -68,12 +69,16 @@ PhaseOrder& PhaseOrder::operator=(PhaseOrder&& other) noexcept {
 
 void PhaseOrder::record_pending() {
   CUPLAN_CUDA_CHECK(cudaEventRecord(event_, last_));
+  ordering::note_record(event_, last_);
   pending_ = false;
   last_owner_.reset();
 }
 
 void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
-  for (const EventRef& event : after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event.native(), 0));
+  for (const EventRef& event : after) {
+    CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event.native(), 0));
+    ordering::note_wait(stream.native(), event.native());
+  }
   if (event_ == nullptr) {
     // Created once, on the object's device, without timing (the cheapest event to record).
     DeviceScope scope(Device::cuda(device));
@@ -82,6 +87,7 @@ void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
   if (any_ && last_ != stream.native()) {
     if (pending_) record_pending();
     CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event_, 0));
+    ordering::note_wait(stream.native(), event_);
   }
 }
 
@@ -95,6 +101,7 @@ void PhaseOrder::end(StreamRef stream) {
     pending_ = true;
   } else {
     CUPLAN_CUDA_CHECK(cudaEventRecord(event_, native));
+    ordering::note_record(event_, native);
     pending_ = false;
     last_owner_.reset();
   }

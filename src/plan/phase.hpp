@@ -10,6 +10,7 @@
 
 #include "cuplan/stream.hpp"
 #include "plan/execution_target.hpp"
+#include "plan/ordering_checker.hpp"
 
 namespace cuplan::detail {
 
@@ -96,6 +97,7 @@ class PhaseStreams {
   /// The stream of a phase on `device` (current when several devices are visible); InvalidArgument naming
   /// `who`.`method` if it belongs to another device.
   StreamRef resolve(const std::optional<StreamRef>& given, int device, const char* method);
+  const char* who() const noexcept { return who_; }
 
  private:
   std::optional<StreamRef> default_;
@@ -107,20 +109,32 @@ class PhaseStreams {
 /// The begin-phase helper of every phase site (plan, execute, autotune, reset): makes the target device current,
 /// resolves the phase's stream by the object's rule, checks its device, and opens a ScopedPhase on it ordered after
 /// the object's previous phase and `after`. close() ends the phase; an exception before that ends it anyway.
+/// operands() hands the phase's memory to the ordering checker (checked after the phase's edges are made, recorded
+/// at close() before the phase's own end event, so that event covers them).
 class Phase {
  public:
   Phase(PhaseOrder& order, PhaseStreams& streams, const ExecutionTarget& target, const std::optional<StreamRef>& stream,
         const EventList& after, const char* method)
       : scope_(target),
         stream_(streams.resolve(stream, target.device, method)),
-        phase_(order, stream_, after, target.device) {}
+        phase_(order, stream_, after, target.device),
+        who_(streams.who()),
+        method_(method) {}
   StreamRef stream() const noexcept { return stream_; }
-  void close() { phase_.close(); }
+  /// The memory the phase reads and writes (OrderingError if the checker is on and finds it unordered).
+  void operands(std::initializer_list<OperandUse> uses) { uses_.begin(stream_, who_, method_, uses); }
+  void close() {
+    uses_.end();
+    phase_.close();
+  }
 
  private:
   TargetDeviceScope scope_;  // first: a default-stream handle then names the target device's stream
   StreamRef stream_;
   ScopedPhase phase_;
+  const char* who_;
+  const char* method_;
+  CheckedUses uses_;
 };
 
 }  // namespace cuplan::detail

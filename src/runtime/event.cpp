@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "base/cuda_check.hpp"
+#include "base/ordering_hooks.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
 #include "runtime/current_stream.hpp"
@@ -161,6 +162,7 @@ void Event::record(std::optional<StreamRef> stream) {
   }
   DeviceScope scope(detail::device_to_enter(target));
   CUPLAN_CUDA_CHECK(cudaEventRecord(handle_, target.native()));
+  detail::ordering::note_record(handle_, target.native());
   recorded_ = true;
 }
 

@@ -10,6 +10,8 @@
 #include <new>
 
 #include "base/cuda_check.hpp"
+#include "base/fault_injection.hpp"
+#include "base/ordering_hooks.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "runtime/access.hpp"
@@ -126,6 +128,13 @@ void reset_pool_peak(int device) {
   CUPLAN_CUDA_CHECK(cudaMemPoolSetAttribute(resources->pool, cudaMemPoolAttrUsedMemHigh, &zero));
 }
 
+namespace {
+fault::Site fault_site(MemorySpace space) noexcept {
+  if (space == MemorySpace::device) return fault::Site::device;
+  return space == MemorySpace::host_pinned ? fault::Site::pinned : fault::Site::host;
+}
+}  // namespace
+
 std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, MemorySpace space, StreamRef stream) {
   std::shared_ptr<Storage> storage(new Storage());
   storage->bytes_ = bytes;
@@ -140,7 +149,9 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
       if (bytes == 0) break;
       DeviceScope scope(device);
       DeviceResources& resources = device_resources(device.index());
-      const cudaError_t status = cudaMallocFromPoolAsync(&storage->data_, bytes, resources.pool, stream.native());
+      const cudaError_t status = fault::inject(fault::Site::device)
+                                     ? cudaErrorMemoryAllocation
+                                     : cudaMallocFromPoolAsync(&storage->data_, bytes, resources.pool, stream.native());
       if (status == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
         throw OutOfMemory(
@@ -153,14 +164,16 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
       require_cuda("Storage::allocate (pinned host memory)");
       if (bytes == 0) break;
       // From the caching allocator: a freed pinned block is kept and reused (docs/staging.md).
-      storage->data_ = pinned_cache().acquire(bytes);
+      storage->data_ = fault::inject(fault::Site::pinned) ? nullptr : pinned_cache().acquire(bytes);
       if (storage->data_ == nullptr)
         throw OutOfMemory(fmt::format("Storage::allocate: cannot allocate {} bytes of pinned host memory", bytes));
       break;
     }
     case MemorySpace::host_pageable: {
       if (bytes == 0) break;
-      storage->data_ = ::operator new (bytes, std::align_val_t{host_alignment}, std::nothrow);
+      storage->data_ = fault::inject(fault::Site::host)
+                           ? nullptr
+                           : ::operator new (bytes, std::align_val_t{host_alignment}, std::nothrow);
       if (storage->data_ == nullptr) {
         throw OutOfMemory(fmt::format("Storage::allocate: cannot allocate {} bytes of host memory", bytes));
       }
@@ -171,6 +184,7 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
           "Storage::allocate: managed memory is not allocated by cuplan; expected device, "
           "host_pinned or host_pageable");
   }
+  if (storage->data_ != nullptr) fault::allocated(fault_site(space), bytes);
   return storage;
 }
 
@@ -187,6 +201,8 @@ void Storage::record_use(StreamRef stream) {
 
 Storage::~Storage() {
   if (data_ == nullptr) return;
+  ordering::note_free(data_, bytes_);
+  fault::released(fault_site(space_), bytes_);
   switch (space_) {
     case MemorySpace::device: {
       NoexceptDeviceScope scope(device_.index());

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/cuda_check.hpp"
+#include "base/ordering_hooks.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
 #include "runtime/current_stream.hpp"
@@ -110,6 +111,7 @@ void StreamRef::wait(const Event& event) const {
   if (detail::host_streams()) return;  // a host event is complete once recorded
   DeviceScope scope(detail::device_to_enter(*this));
   CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(handle_, event.native(), 0));
+  detail::ordering::note_wait(handle_, event.native());
 }
 
 void StreamRef::wait(StreamRef other) const {
@@ -121,9 +123,11 @@ void StreamRef::wait(StreamRef other) const {
   {
     DeviceScope scope(detail::device_to_enter(other));
     CUPLAN_CUDA_CHECK(cudaEventRecord(event, other.handle_));
+    detail::ordering::note_record(event, other.handle_);
   }
   DeviceScope scope(detail::device_to_enter(*this));
   CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(handle_, event, 0));
+  detail::ordering::note_wait(handle_, event);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

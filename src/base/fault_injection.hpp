@@ -1,0 +1,46 @@
+#pragma once
+// Allocation fault injection for tests (docs/misuse.md, "Fault injection"): makes the n-th device, pinned or host
+// allocation fail as if memory were exhausted, so every path that allocates can be shown to raise OutOfMemory,
+// leak nothing and work again afterwards. Armed by the environment (CUPLAN_FAULT_INJECT=<site>:<n>, read at load,
+// site one of device, pinned, host) or by arm() from a test through cuplan_internal. Storage::allocate, the one
+// place cuplan allocates operand, result, workspace and staging memory, asks inject() before each allocation and
+// reports live bytes to allocated()/released(); disarmed, inject() is one relaxed atomic load.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace cuplan::detail::fault {
+
+enum class Site : int { device, pinned, host };
+inline constexpr int site_count = 3;
+const char* to_string(Site site) noexcept;
+
+extern std::atomic<bool> g_armed;
+bool inject_armed(Site site) noexcept;
+
+/// True when this allocation of `site` must fail.
+inline bool inject(Site site) noexcept {
+  if (!g_armed.load(std::memory_order_relaxed)) [[likely]]
+    return false;
+  return inject_armed(site);
+}
+
+/// The `nth` allocation of `site` from now fails (1: the next one); one shot. Other sites keep working.
+void arm(Site site, std::int64_t nth) noexcept;
+void disarm() noexcept;
+/// Allocations of `site` attempted since the last arm() (failed ones included).
+std::int64_t attempts(Site site) noexcept;
+/// True once the armed allocation has failed.
+bool fired() noexcept;
+
+/// Live bytes and allocations per site, for leak checks (kept always: two relaxed adds per allocation).
+void allocated(Site site, std::size_t bytes) noexcept;
+void released(Site site, std::size_t bytes) noexcept;
+struct Live {
+  std::int64_t allocations = 0;
+  std::int64_t bytes = 0;
+};
+Live live(Site site) noexcept;
+
+}  // namespace cuplan::detail::fault

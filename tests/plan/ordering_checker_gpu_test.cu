@@ -1,0 +1,142 @@
+// The ordering checker on the GPU: a stream held by a gate kernel keeps cuplan's work pending, so a use on another
+// stream without an edge must raise OrderingError, and the same program with the edge (`.after`, Stream::wait,
+// assume_ordered for an edge made outside cuplan) must pass and give the right values.
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <string>
+#include <vector>
+
+#include "cuplan/cuplan.hpp"
+#include "runtime/spin_kernel.cuh"
+#include "support/test_support.hpp"
+
+namespace cuplan {
+namespace {
+
+using cuplan::testing::HostGate;
+using C = std::complex<float>;
+
+// Turns the checker on for one test and restores the previous setting.
+class CheckingOn {
+ public:
+  CheckingOn() : before_(checking()) { set_checking(true); }
+  ~CheckingOn() { set_checking(before_); }
+  CheckingOn(const CheckingOn&) = delete;
+  CheckingOn& operator=(const CheckingOn&) = delete;
+
+ private:
+  bool before_;
+};
+
+class OrderingCheckerGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CUPLAN_REQUIRE_GPU();
+    host_ = cuplan::testing::random_vector<C>(rows * cols);
+    x_ = Tensor::empty(Shape{rows, cols}, c64, Device::cuda(0), s1_);
+    copy(TensorView(host_.data(), Shape{rows, cols}), x_, s1_);
+    s1_.synchronize();
+  }
+  std::vector<C> to_host(const Tensor& t, StreamRef stream) {
+    std::vector<C> out(static_cast<std::size_t>(t.numel()), C(-7.0f, -7.0f));  // poisoned
+    copy(t, TensorView(out.data(), Shape{rows, cols}), stream);
+    stream.synchronize();
+    return out;
+  }
+  static constexpr std::int64_t rows = 32, cols = 64;
+  Stream s1_, s2_;
+  std::vector<C> host_;
+  Tensor x_;
+};
+
+TEST_F(OrderingCheckerGpuTest, ReadOnAnotherStreamWithoutAnEdgeThrowsAndTheFixedProgramPasses) {
+  CheckingOn on;
+  HostGate gate;
+  gate.hold(s1_);
+  Tensor y = fft(x_, {.stream = s1_});  // pending behind the gate
+  Tensor z = Tensor::empty(Shape{rows, cols}, c64, Device::cuda(0), s2_);
+  try {
+    copy(y, z, s2_);
+    FAIL() << "expected OrderingError";
+  } catch (const OrderingError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cuplan::copy: src"), std::string::npos) << message;
+    EXPECT_NE(message.find(".after = {event}"), std::string::npos) << message;
+  }
+  // An FFT on s2 reading y is caught the same way.
+  EXPECT_THROW((void)ifft(y, {.stream = s2_}), OrderingError);
+  // The fixed programs: Stream::wait, then `.after`.
+  Event done = s1_.record();
+  s2_.wait(done);
+  EXPECT_NO_THROW(copy(y, z, s2_));
+  Stream s3;
+  Tensor back;
+  EXPECT_NO_THROW(back = ifft(y, {.normalization = Normalization::inverse, .stream = s3, .after = {done}}));
+  gate.open();
+  ASSERT_FALSE(gate.timed_out());
+  const std::vector<C> z_host = to_host(z, s2_);
+  const std::vector<C> y_host = to_host(y, s1_);
+  EXPECT_EQ(z_host, y_host);
+  const std::vector<C> round_trip = to_host(back, s3);
+  EXPECT_LT(cuplan::testing::relative_error(round_trip, host_), 1e-5);
+}
+
+TEST_F(OrderingCheckerGpuTest, WriteOverMemoryAPendingCallStillReadsThrows) {
+  CheckingOn on;
+  HostGate gate;
+  gate.hold(s1_);
+  Tensor y = fft(x_, {.stream = s1_});  // reads x_ on s1, pending
+  std::vector<C> other(static_cast<std::size_t>(rows * cols), C(1.0f, 0.0f));
+  EXPECT_THROW(copy(TensorView(other.data(), Shape{rows, cols}), x_, s2_), OrderingError);
+  gate.open();
+  s1_.synchronize();
+  // Completed work needs no edge.
+  EXPECT_NO_THROW(copy(TensorView(other.data(), Shape{rows, cols}), x_, s2_));
+  s2_.synchronize();
+}
+
+TEST_F(OrderingCheckerGpuTest, AnEdgeMadeOutsideCuplanIsDeclaredWithAssumeOrdered) {
+  CheckingOn on;
+  HostGate gate;
+  gate.hold(s1_);
+  Tensor y = fft(x_, {.stream = s1_});
+  cudaEvent_t raw = nullptr;
+  CUPLAN_TEST_CUDA(cudaEventCreateWithFlags(&raw, cudaEventDisableTiming));
+  CUPLAN_TEST_CUDA(cudaEventRecord(raw, s1_.native()));  // unseen by the checker
+  CUPLAN_TEST_CUDA(cudaStreamWaitEvent(s2_.native(), raw, 0));
+  Tensor z = Tensor::empty(Shape{rows, cols}, c64, Device::cuda(0), s2_);
+  EXPECT_THROW(copy(y, z, s2_), OrderingError);
+  assume_ordered(y.view(), s2_);
+  EXPECT_NO_THROW(copy(y, z, s2_));
+  gate.open();
+  EXPECT_EQ(to_host(z, s2_), to_host(y, s1_));
+  CUPLAN_TEST_CUDA(cudaEventDestroy(raw));
+}
+
+TEST_F(OrderingCheckerGpuTest, MatmulOperandsAreCheckedAndOffNothingIsThrown) {
+  Tensor a = Tensor::empty(Shape{rows, rows}, c64, Device::cuda(0), s1_);
+  copy(TensorView(host_.data(), Shape{rows, rows}), a, s1_);
+  {
+    CheckingOn on;
+    HostGate gate;
+    gate.hold(s1_);
+    Tensor d = fft(a, {.stream = s1_});
+    EXPECT_THROW((void)matmul(d, a, {.stream = s2_}), OrderingError);
+    EXPECT_THROW((void)matmul(a, a, {.c = d, .beta = 1.0, .stream = s2_}), OrderingError);
+    gate.open();
+  }
+  // Off: the same unordered program is not the checker's business.
+  ASSERT_FALSE(checking());
+  HostGate gate;
+  gate.hold(s1_);
+  Tensor d = fft(a, {.stream = s1_});
+  EXPECT_NO_THROW((void)matmul(d, a, {.stream = s2_}));
+  gate.open();
+  s1_.synchronize();
+  s2_.synchronize();
+}
+
+}  // namespace
+}  // namespace cuplan
