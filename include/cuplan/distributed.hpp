@@ -65,7 +65,7 @@ enum class Decomposition { automatic, slab, pencil };
 enum class InputLayout { natural, transposed };
 
 /// A box of the global array: offsets and extents per axis (ndim entries).
-struct DistributedBox {
+struct CUPLAN_API DistributedBox {
   std::vector<std::int64_t> offset;
   std::vector<std::int64_t> extent;
   std::int64_t numel() const;
