@@ -9,14 +9,18 @@
 //    speed-up = single / dist;
 //  - exchange: dist opt minus the same local FFTs run alone (public FFT on the rank's stage boxes), i.e. pack, NCCL
 //    and unpack of the one exchange; its bandwidth counts the bytes each rank sends to other ranks;
+//  - cufftXt: one cufftXt plan over the same GPUs (cufftXtSetGPUs, single process), in place, timed on the host
+//    around cufftXtExecDescriptorC2C with every GPU synchronised (two GPUs or more);
 //  - a2a: a bare NCCL all-to-all (grouped ncclSend/ncclRecv, equal pieces) of the same bytes; ratio = exchange
 //    bandwidth / a2a bandwidth.
 // With one GPU there is no exchange on the wire: the bandwidth columns print "-".
 
+#include <cufftXt.h>
 #include <nccl.h>
 
 #include <algorithm>
 #include <barrier>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -130,6 +134,45 @@ double single_gpu(std::int64_t n, const Args& a) {
   return median(ms);
 }
 
+// cufftXt over all `gpus` GPUs (needs two or more), forward C2C in place on its own descriptor.
+double cufftxt(std::int64_t n, int gpus, const Args& a) {
+  cufftHandle plan;
+  BENCH_CUFFT_CHECK(cufftCreate(&plan));
+  std::vector<int> ids(static_cast<std::size_t>(gpus));
+  for (int i = 0; i < gpus; ++i) ids[static_cast<std::size_t>(i)] = i;
+  BENCH_CUFFT_CHECK(cufftXtSetGPUs(plan, gpus, ids.data()));
+  std::vector<std::size_t> work(static_cast<std::size_t>(gpus));
+  BENCH_CUFFT_CHECK(
+      cufftMakePlan3d(plan, static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), CUFFT_C2C, work.data()));
+  cudaLibXtDesc* desc = nullptr;
+  BENCH_CUFFT_CHECK(cufftXtMalloc(plan, &desc, CUFFT_XT_FORMAT_INPLACE));
+  for (int i = 0; i < desc->descriptor->nGPUs; ++i) {
+    BENCH_CUDA_CHECK(cudaSetDevice(desc->descriptor->GPUs[i]));
+    fill_random<<<1024, 256>>>(static_cast<float2*>(desc->descriptor->data[i]),
+                               static_cast<std::int64_t>(desc->descriptor->size[i] / sizeof(float2)), 3u + i);
+    BENCH_CUDA_CHECK(cudaGetLastError());
+  }
+  auto sync_all = [&] {
+    for (int i = 0; i < gpus; ++i) {
+      BENCH_CUDA_CHECK(cudaSetDevice(i));
+      BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+  };
+  sync_all();
+  std::vector<double> ms;
+  for (int i = 0; i < a.warmup + a.reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    BENCH_CUFFT_CHECK(cufftXtExecDescriptorC2C(plan, desc, desc, CUFFT_FORWARD));
+    sync_all();
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i >= a.warmup) ms.push_back(t);
+  }
+  BENCH_CUFFT_CHECK(cufftXtFree(desc));
+  BENCH_CUFFT_CHECK(cufftDestroy(plan));
+  BENCH_CUDA_CHECK(cudaSetDevice(0));
+  return median(ms);
+}
+
 struct RankResult {
   std::vector<double> natural, optimized, local, a2a;
   std::int64_t bytes_to_others = 0;
@@ -207,8 +250,8 @@ int main(int argc, char** argv) {
   for (int d = 0; d < gpus; ++d) devices.push_back(d);
   auto comms = cp::Communicator::local_all(devices);
   std::printf("distributed C2C c64, slab, %d GPU(s), median of %d after %d warm-up\n", gpus, a.reps, a.warmup);
-  std::printf("%6s %4s %10s %10s %7s %10s %7s %10s %10s %10s %6s\n", "n", "gpus", "single ms", "nat ms", "x nat",
-              "opt ms", "x opt", "exch ms", "exch GB/s", "a2a GB/s", "ratio");
+  std::printf("%6s %4s %10s %10s %7s %10s %7s %10s %10s %10s %6s %11s\n", "n", "gpus", "single ms", "nat ms", "x nat",
+              "opt ms", "x opt", "exch ms", "exch GB/s", "a2a GB/s", "ratio", "cufftXt ms");
   for (std::int64_t n : a.sizes) {
     const double single = single_gpu(n, a);
     std::vector<RankResult> results(comms.size());
@@ -230,11 +273,13 @@ int main(int argc, char** argv) {
       const double a2a = collect(&RankResult::a2a);
       const double exch_bw = static_cast<double>(results[0].bytes_to_others) / exch / 1e6;
       const double a2a_bw = static_cast<double>(results[0].bytes_to_others) / a2a / 1e6;
-      std::printf("%6lld %4d %10.3f %10.3f %7.2f %10.3f %7.2f %10.3f %10.1f %10.1f %6.2f\n", static_cast<long long>(n),
-                  gpus, single, nat, single / nat, opt, single / opt, exch, exch_bw, a2a_bw, exch_bw / a2a_bw);
+      const double xt = cufftxt(n, gpus, a);
+      std::printf("%6lld %4d %10.3f %10.3f %7.2f %10.3f %7.2f %10.3f %10.1f %10.1f %6.2f %11.3f\n",
+                  static_cast<long long>(n), gpus, single, nat, single / nat, opt, single / opt, exch, exch_bw, a2a_bw,
+                  exch_bw / a2a_bw, xt);
     } else {
-      std::printf("%6lld %4d %10.3f %10.3f %7.2f %10.3f %7.2f %10s %10s %10s %6s\n", static_cast<long long>(n), gpus,
-                  single, nat, single / nat, opt, single / opt, "-", "-", "-", "-");
+      std::printf("%6lld %4d %10.3f %10.3f %7.2f %10.3f %7.2f %10s %10s %10s %6s %11s\n", static_cast<long long>(n),
+                  gpus, single, nat, single / nat, opt, single / opt, "-", "-", "-", "-", "-");
     }
   }
   return 0;
