@@ -62,6 +62,9 @@ add_library(cuplan_distributed_internal STATIC $<TARGET_OBJECTS:cuplan_distribut
 target_include_directories(cuplan_distributed_internal PUBLIC ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(cuplan_distributed_internal PUBLIC cuplan_internal cuplan_nccl)
 
+if(NOT CUPLAN_INSTALL)
+  return()
+endif()
 include(GNUInstallDirs)
 install(TARGETS cuplan_distributed EXPORT cuplanDistributedTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -1,3 +1,5 @@
+# Install rules (option CUPLAN_INSTALL): the shared library with its SONAME link, the public headers, the CMake
+# package (relocatable: no absolute path in it) and a pkg-config file.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -15,6 +17,15 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/cuplanConfigVersion
 install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/cuplanConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/cuplanConfigVersion.cmake
-  cmake/cuplanDependencies.cmake
   cmake/cuplanCuda20.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cuplan)
+
+# pkg-config: paths of this package relative to the .pc file's own location, so the prefix can move. The CUDA
+# toolkit is outside the prefix; pkg-config --define-variable=cuda_prefix=DIR points at another one.
+get_filename_component(CUPLAN_PC_CUDA_PREFIX "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+file(RELATIVE_PATH CUPLAN_PC_CCCL_SUFFIX "${CUPLAN_PC_CUDA_PREFIX}" "${CUPLAN_CCCL_INCLUDE_DIR}")
+file(RELATIVE_PATH CUPLAN_PC_CUDA_INCLUDE_SUFFIX "${CUPLAN_PC_CUDA_PREFIX}" "${CUDAToolkit_INCLUDE_DIRS}")
+file(RELATIVE_PATH CUPLAN_PC_CUDA_LIB_SUFFIX "${CUPLAN_PC_CUDA_PREFIX}" "${CUDAToolkit_LIBRARY_DIR}")
+file(RELATIVE_PATH CUPLAN_PC_PREFIX_FROM_PC "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+configure_file(cmake/cuplan.pc.in ${CMAKE_CURRENT_BINARY_DIR}/cuplan.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cuplan.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

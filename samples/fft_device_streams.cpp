@@ -13,7 +13,7 @@ namespace cp = cuplan;
 using cdouble = std::complex<double>;
 
 int main() {
-  sample::require_gpu("fft_device_streams");
+  const cp::Device device = sample::device("fft_device_streams");
   try {
     cp::Stream s1, s2;
     const cp::Shape shape{64, 256, 128};
@@ -24,7 +24,7 @@ int main() {
     for (auto& x : host) x = {u(rng), u(rng)};
 
     // a is allocated and filled on s1.
-    cp::Tensor a = cp::Tensor::empty(shape, cp::c128, cp::Device::cuda(0), s1);
+    cp::Tensor a = cp::Tensor::empty(shape, cp::c128, device, s1);
     cp::copy(cp::TensorView(host.data(), shape), a, s1);
 
     cp::Tensor b = cp::fft(a, {.axes = {0, 1}, .stream = s1});  // returns at once

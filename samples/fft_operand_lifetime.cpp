@@ -17,16 +17,16 @@ using cfloat = std::complex<float>;
 namespace {
 
 // The operand is created inside and owned only by the returned FFT object.
-cp::FFT make_fft(cp::StreamRef stream, const std::vector<cfloat>& values) {
-  cp::Tensor a = cp::Tensor::empty({64, 128}, cp::c64, cp::Device::cuda(0), stream);
+cp::FFT make_fft(cp::Device device, cp::StreamRef stream, const std::vector<cfloat>& values) {
+  cp::Tensor a = cp::Tensor::empty({64, 128}, cp::c64, device, stream);
   cp::copy(cp::TensorView(values.data(), {64, 128}), a, stream);
-  return cp::FFT(a, {.axes = {-2, -1}, .execution = cp::Execution::cuda(), .stream = stream});
+  return cp::FFT(a, {.axes = {-2, -1}, .stream = stream});
 }
 
 }  // namespace
 
 int main() {
-  sample::require_gpu("fft_operand_lifetime");
+  const cp::Device device = sample::device("fft_operand_lifetime");
   try {
     std::vector<cfloat> values(64 * 128);
     std::mt19937 rng(3);
@@ -34,17 +34,17 @@ int main() {
     for (auto& v : values) v = {u(rng), u(rng)};
 
     cp::Stream s_alloc, s_exec;
-    cp::FFT f = make_fft(s_alloc, values);
+    cp::FFT f = make_fft(device, s_alloc, values);
     f.plan(s_alloc);
     // Enough queued work on s_exec that it is still running when the operand is released below.
-    cp::Tensor busy = cp::Tensor::empty({1024, 4096}, cp::c64, cp::Device::cuda(0), s_exec);
+    cp::Tensor busy = cp::Tensor::empty({1024, 4096}, cp::c64, device, s_exec);
     cp::copy(cp::TensorView(std::vector<cfloat>(1024 * 4096, cfloat(1.f, 0.f)).data(), {1024, 4096}), busy, s_exec);
     for (int i = 0; i < 20; ++i) busy = cp::fft(busy, {.axes = {1}, .stream = s_exec});
     cp::Tensor r = f.execute({.stream = s_exec});  // ordered after plan() on s_alloc by the object
 
     // No s_alloc.wait(s_exec) needed: the release is ordered after s_exec's use of the operand.
     f.release_operand();
-    cp::Tensor reuse = cp::Tensor::empty({64, 128}, cp::c64, cp::Device::cuda(0), s_alloc);
+    cp::Tensor reuse = cp::Tensor::empty({64, 128}, cp::c64, device, s_alloc);
     cp::copy(cp::TensorView(std::vector<cfloat>(64 * 128, cfloat(-7.f, 7.f)).data(), {64, 128}), reuse, s_alloc);
 
     cp::Tensor back = cp::ifft(r, {.axes = {-2, -1}, .normalization = cp::Normalization::inverse, .stream = s_exec})

@@ -3,8 +3,8 @@
 //   1. plan() and execute() on s1, then reset_operand(x2, s2) and execute() on s2. When a phase arrives on a new
 //      stream, the object makes that stream wait for its last phase on the old one, so s2 never overtakes f's work
 //      on s1 (its plan, workspace and the operand it read) without any user ordering.
-//   2. The current stream: execute() without a stream runs on the current stream of the calling thread, here the
-//      one of a StreamScope (like CuPy's `with s:`).
+//   2. The current stream: a phase without a stream runs on FFTOptions::stream when the object was made with one,
+//      else on the current stream of the calling thread, here the one of a StreamScope (like CuPy's `with s:`).
 // Results are checked by transforming back on the host side.
 #include <complex>
 #include <cstdio>
@@ -38,21 +38,21 @@ double round_trip_error(const cp::Tensor& spectrum, const std::vector<cdouble>& 
 }  // namespace
 
 int main() {
-  sample::require_gpu("fft_stateful_streams");
+  const cp::Device device = sample::device("fft_stateful_streams");
   try {
     const cp::Shape shape{512, 64, 64};
     const std::size_t n = 512 * 64 * 64;
     cp::Stream s1, s2;
     const auto h1 = make_values(n, 1), h2 = make_values(n, 2);
 
-    cp::Tensor a = cp::Tensor::empty(shape, cp::c128, cp::Device::cuda(0), s1);
+    cp::Tensor a = cp::Tensor::empty(shape, cp::c128, device, s1);
     cp::copy(cp::TensorView(h1.data(), shape), a, s1);
-    cp::FFT f(a, {.axes = {0, 1}, .stream = s1});
+    cp::FFT f(a, {.axes = {0, 1}});  // no options stream: phases without one use the current stream
     f.plan(s1);
     std::printf("plan: %s\n", f.describe().c_str());
     cp::Tensor b = f.execute({.stream = s1});
 
-    cp::Tensor c = cp::Tensor::empty(shape, cp::c128, cp::Device::cuda(0), s2);
+    cp::Tensor c = cp::Tensor::empty(shape, cp::c128, device, s2);
     cp::copy(cp::TensorView(h2.data(), shape), c, s2);
     f.reset_operand(c, s2);  // s2 now runs after f's execute on s1
     cp::Tensor d = f.execute({.stream = s2});

@@ -34,10 +34,10 @@ int main() {
   cudaMemcpy(h.data(), d.data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost);
   sample::check(h[0] == 0.5f * n && h.back() == 0.5f * n, "loop results are A @ B");
 
-  // New operands made on another stream; reset_operands orders the producer stream after the object's last work,
+  // A new operand made on another stream; reset_operand orders the producer stream after the object's last work,
   // and the user orders the next execute after the producer with an event.
   auto a2 = cp::Tensor::empty({n, n}, cp::f32, cp::Device::cuda(0), producer);
-  mm.reset_operands({.a = a2}, producer);
+  mm.reset_operand(cp::MatmulOperand::a, a2, producer);
   fill<<<(n * n + 255) / 256, 256, 0, producer.native()>>>(a2.data<float>(), n * n, 2.0f);
   cp::Event ready = producer.record();
   d = mm.execute({.stream = compute, .after = {ready}});

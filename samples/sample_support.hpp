@@ -19,6 +19,14 @@ inline void require_gpu(const char* name) {
   }
 }
 
+/// Where the sample's tensors live: CUDA device 0 when there is a GPU, else the host, where the same calls run on
+/// the CPU with host streams (work at the call, events complete at once). Says which on stdout.
+inline cuplan::Device device(const char* name) {
+  const bool gpu = cuplan::cuda_available();
+  std::printf("%s: running on %s\n", name, gpu ? "CUDA device 0" : "the CPU (no CUDA device; host streams)");
+  return gpu ? cuplan::Device::cuda(0) : cuplan::Device::cpu();
+}
+
 /// Prints and exits with 1 when `ok` is false.
 inline void check(bool ok, const char* what) {
   if (!ok) {

@@ -9,6 +9,8 @@
 #   CUPLAN_BUILD_DIR           build directory (default: build)
 #   CUPLAN_BUILD_TYPE          CMake build type (default: Release)
 #   CUDA_HOME                  CUDA toolkit (default: /usr/local/cuda)
+#   CUPLAN_STRICT_WARNINGS     ON: tests, samples and benchmarks build with -Wall -Wextra -Wpedantic -Wshadow
+#                              -Werror (default: OFF here; scripts/test.sh turns it on)
 set -euo pipefail
 
 run_samples=1
@@ -78,6 +80,7 @@ configure_and_build() {
   local args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CUPLAN_BUILD_TYPE:-Release}")
   [[ -x "$cuda_home/bin/nvcc" ]] && args+=(-DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc")
   [[ -n "${CUPLAN_CUDA_ARCHITECTURES:-}" ]] && args+=(-DCMAKE_CUDA_ARCHITECTURES="$CUPLAN_CUDA_ARCHITECTURES")
+  [[ -n "${CUPLAN_STRICT_WARNINGS:-}" ]] && args+=(-DCUPLAN_STRICT_WARNINGS="$CUPLAN_STRICT_WARNINGS")
   # A build directory made by another generator cannot be reused with Ninja.
   if [[ -f "$build_dir/CMakeCache.txt" ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build_dir/CMakeCache.txt"; then
     die "$build_dir was configured with another generator; remove it or set CUPLAN_BUILD_DIR"

@@ -4,7 +4,9 @@
 # The exit code is ctest's.
 #
 # Environment: as scripts/setup.sh (CUPLAN_BUILD_DIR, CUPLAN_CUDA_ARCHITECTURES, CUPLAN_BUILD_TYPE, CUDA_HOME),
-# plus CUPLAN_TEST_JOBS (parallel tests, default 2).
+# plus CUPLAN_TEST_JOBS (parallel tests, default 2). Tests, samples and benchmarks build with warnings as errors
+# (CUPLAN_STRICT_WARNINGS=ON unless set otherwise), as in CI. With CUPLAN_CI=1 (set by .ci/run) the CPU tests then
+# run again under ASan+UBSan and the threaded ones under TSan (scripts/sanitize_cpu.sh, separate build trees).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +14,11 @@ cd "$repo_root"
 build_dir="${CUPLAN_BUILD_DIR:-build}"
 
 # Cheap when everything is in place: no package is missing, the configure step is cached and the build is current.
-bash scripts/setup.sh --no-samples
+CUPLAN_STRICT_WARNINGS="${CUPLAN_STRICT_WARNINGS:-ON}" bash scripts/setup.sh --no-samples
 
-exec ctest --test-dir "$build_dir" --output-on-failure -j"${CUPLAN_TEST_JOBS:-2}"
+status=0
+ctest --test-dir "$build_dir" --output-on-failure -j"${CUPLAN_TEST_JOBS:-2}" || status=$?
+if [[ "${CUPLAN_CI:-0}" == 1 ]]; then
+  bash scripts/sanitize_cpu.sh || status=1
+fi
+exit $status

@@ -40,7 +40,8 @@ class CUPLAN_API OutOfMemory : public Error {
   using Error::Error;
 };
 
-/// Checking mode found work on a tracked tensor that is not ordered after an earlier use on another stream.
+/// Reserved for the ordering checker (not built yet: nothing throws it), which will report work on a tracked tensor
+/// that is not ordered after an earlier use on another stream.
 class CUPLAN_API OrderingError : public Error {
  public:
   using Error::Error;

@@ -44,8 +44,13 @@ enum class Blocking : std::uint8_t { automatic, always };
 enum class LogLevel : std::uint8_t { debug, info, warning };
 using Logger = std::function<void(LogLevel, std::string_view)>;
 /// Install a logger (an empty function turns logging off). It receives what was planned and why, workspace sizes,
-/// internal copies made. Setting CUPLAN_LOG=1 (or =debug) in the environment logs to stderr when none is set.
+/// internal copies made, at or above the log level. Setting CUPLAN_LOG=1 (or =debug, =info, =warning) in the
+/// environment logs to stderr when none is set.
 CUPLAN_API void set_logger(Logger logger);
+/// The least severe level passed to the logger; messages below it are not even formatted. Default: debug (all), or
+/// the level CUPLAN_LOG names (CUPLAN_LOG=1 means info).
+CUPLAN_API void set_log_level(LogLevel level);
+CUPLAN_API LogLevel log_level() noexcept;
 
 /// Counters of the plan cache shared by the function forms (fft, ifft, rfft, irfft, matmul).
 struct PlanCacheStats {

@@ -37,36 +37,41 @@ enum class Normalization { none, inverse, forward, ortho };
 struct FFTOptions {
   /// Axes to transform (1 to 3, negative counts from the end). Empty: the last min(ndim, 3) axes. For R2C and
   /// C2R the last entry is the axis that is halved (R2C) or restored (C2R).
-  std::vector<int> axes;
+  std::vector<int> axes{};
   Parity last_axis_parity = Parity::even;
   /// Write the result over the operand (C2C: same layout; R2C/C2R: the real side padded to 2(n/2+1) values).
   bool inplace = false;
   ResultLayout result_layout = ResultLayout::natural;
   Normalization normalization = Normalization::none;
-  Execution execution;
+  Execution execution{};
   Blocking blocking = Blocking::automatic;
-  /// Stream of the function forms and of the class form's constructor (current stream if empty).
-  std::optional<StreamRef> stream;
+  /// Default stream of every phase of the class form (plan, execute, reset_operand) and the stream of the function
+  /// forms; empty: the current stream at each call (docs/streams.md, "One rule for every phase").
+  std::optional<StreamRef> stream{};
   /// Events the first phase waits for.
-  EventList after;
+  EventList after{};
   /// Transform type; empty: C2C for a complex operand, R2C for a real one.
-  std::optional<FFTType> fft_type;
+  std::optional<FFTType> fft_type{};
   /// CUDA execution: an execute whose pointers and direction came among the last few calls is captured once as a
   /// CUDA graph and then replayed (one launch instead of the cuFFT calls and the scaling kernel). Same work, same
   /// stream order; false enqueues every call directly (docs/fft.md, "Graph replay").
   bool graph_replay = true;
+  /// CUDA execution of a host operand: the most device memory (bytes) one call may hold for it; the operand is
+  /// transformed chunk by chunk along its batch axes within this limit (docs/staging.md). 0: half the device memory
+  /// free when the object plans.
+  std::size_t device_memory_limit = 0;
 };
 
-struct ExecuteOptions {
+struct FFTExecuteOptions {
   /// C2C: forward by default. R2C is always forward and C2R always inverse (a contradicting value is an error).
-  std::optional<Direction> direction;
-  std::optional<StreamRef> stream;
-  EventList after;
+  std::optional<Direction> direction{};
+  std::optional<StreamRef> stream{};
+  EventList after{};
   /// Release the workspace at the end of this call (stream-ordered); it is allocated again by the next execute.
   bool release_workspace = false;
   /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
   /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it.
-  std::optional<TensorView> out;
+  std::optional<TensorView> out{};
 };
 
 namespace detail {
@@ -91,7 +96,7 @@ class CUPLAN_API FFT {
   /// Runs the transform. Device operands with CUDA execution: returns once enqueued (unless Blocking::always);
   /// host operands: blocks and returns a host Tensor. In place, the result shares the operand's memory (and its
   /// ownership, for an owning Tensor operand: the result keeps that memory alive).
-  Tensor execute(ExecuteOptions options = {});
+  Tensor execute(FFTExecuteOptions options = {});
   /// Replaces the operand by one of the same shape, dtype, memory space class and strides; ordered after the
   /// object's last phase. InvalidArgument naming what differs otherwise.
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});

@@ -3,16 +3,25 @@
 //   DType "c64", Device "cuda:0", MemorySpace "host_pinned", Dims "[64, 256]",
 //   TensorView "TensorView(c64, shape=[64, 256], strides=[256, 1], device=cuda:0, memory=device)",
 //   Tensor "Tensor(c64, shape=[64, 256], strides=[256, 1], device=cuda:0, memory=device, owning)",
-//   Error "InvalidArgument: <message>".
+//   Error "InvalidArgument: <message>",
+//   enums by name (Direction "inverse", Epilog "gelu_bias", Compute "tf32", LogLevel "warning", ...),
+//   Execution "automatic" / "cuda" / "cuda:1" / "cpu" / "cpu(threads=4)",
+//   Stream "Stream(0x5581..., cuda:0, owning)", StreamRef "StreamRef(0x5581...)" or "StreamRef(legacy default)",
+//   Event "Event(recorded, timing)", AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)".
 
 #include <fmt/format.h>
 
+#include <string>
 #include <string_view>
 #include <type_traits>
 
 #include "cuplan/device.hpp"
 #include "cuplan/dtype.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/execution.hpp"
+#include "cuplan/fft.hpp"
+#include "cuplan/matmul.hpp"
+#include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
 namespace cuplan {
@@ -27,6 +36,42 @@ constexpr std::string_view to_string(MemorySpace space) noexcept {
       return "device";
     case MemorySpace::managed:
       return "managed";
+  }
+  return "?";
+}
+
+constexpr std::string_view to_string(Parity parity) noexcept {
+  return parity == Parity::even ? "even" : "odd";
+}
+
+constexpr std::string_view to_string(ResultLayout layout) noexcept {
+  return layout == ResultLayout::natural ? "natural" : "optimized";
+}
+
+constexpr std::string_view to_string(Blocking blocking) noexcept {
+  return blocking == Blocking::automatic ? "automatic" : "always";
+}
+
+constexpr std::string_view to_string(LogLevel level) noexcept {
+  switch (level) {
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warning:
+      return "warning";
+  }
+  return "?";
+}
+
+constexpr std::string_view to_string(Execution::Kind kind) noexcept {
+  switch (kind) {
+    case Execution::Kind::automatic:
+      return "automatic";
+    case Execution::Kind::cuda:
+      return "cuda";
+    case Execution::Kind::cpu:
+      return "cpu";
   }
   return "?";
 }
@@ -114,5 +159,103 @@ struct fmt::formatter<E, char, std::enable_if_t<std::is_base_of_v<cuplan::Error,
   template <class FormatContext>
   auto format(const E& error, FormatContext& ctx) const {
     return fmt::format_to(ctx.out(), "{}: {}", cuplan::error_kind(error), error.what());
+  }
+};
+
+namespace cuplan::detail {
+/// Formats any enum that has a cuplan::to_string overload, by name.
+template <class Enum>
+struct EnumFormatter : fmt::formatter<std::string_view> {
+  template <class FormatContext>
+  auto format(Enum value, FormatContext& ctx) const {
+    return fmt::formatter<std::string_view>::format(std::string_view(cuplan::to_string(value)), ctx);
+  }
+};
+
+/// The name of a default-stream handle, or null for any other stream.
+inline const char* default_stream_name(cudaStream_t handle) noexcept {
+  if (handle == nullptr) return "default";
+  if (handle == cudaStreamLegacy) return "legacy default";
+  if (handle == cudaStreamPerThread) return "per-thread default";
+  return nullptr;
+}
+}  // namespace cuplan::detail
+
+template <>
+struct fmt::formatter<cuplan::Direction> : cuplan::detail::EnumFormatter<cuplan::Direction> {};
+template <>
+struct fmt::formatter<cuplan::Normalization> : cuplan::detail::EnumFormatter<cuplan::Normalization> {};
+template <>
+struct fmt::formatter<cuplan::Parity> : cuplan::detail::EnumFormatter<cuplan::Parity> {};
+template <>
+struct fmt::formatter<cuplan::ResultLayout> : cuplan::detail::EnumFormatter<cuplan::ResultLayout> {};
+template <>
+struct fmt::formatter<cuplan::Blocking> : cuplan::detail::EnumFormatter<cuplan::Blocking> {};
+template <>
+struct fmt::formatter<cuplan::LogLevel> : cuplan::detail::EnumFormatter<cuplan::LogLevel> {};
+template <>
+struct fmt::formatter<cuplan::Epilog> : cuplan::detail::EnumFormatter<cuplan::Epilog> {};
+template <>
+struct fmt::formatter<cuplan::Compute> : cuplan::detail::EnumFormatter<cuplan::Compute> {};
+
+template <>
+struct fmt::formatter<cuplan::Execution> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::Execution& execution, FormatContext& ctx) const {
+    auto out = fmt::format_to(ctx.out(), "{}", cuplan::to_string(execution.kind()));
+    if (execution.kind() == cuplan::Execution::Kind::cuda && execution.device() >= 0)
+      out = fmt::format_to(out, ":{}", execution.device());
+    if (execution.kind() == cuplan::Execution::Kind::cpu && execution.threads() > 0)
+      out = fmt::format_to(out, "(threads={})", execution.threads());
+    return out;
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::StreamRef> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::StreamRef& stream, FormatContext& ctx) const {
+    if (const char* name = cuplan::detail::default_stream_name(stream.native()))
+      return fmt::format_to(ctx.out(), "StreamRef({})", name);
+    return fmt::format_to(ctx.out(), "StreamRef({})", static_cast<const void*>(stream.native()));
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::Stream> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::Stream& stream, FormatContext& ctx) const {
+    const char* name = cuplan::detail::default_stream_name(stream.native());
+    const std::string handle =
+        name != nullptr ? std::string(name) : fmt::format("{}", static_cast<const void*>(stream.native()));
+    return fmt::format_to(ctx.out(), "Stream({}, {}, {})", handle, stream.device(),
+                          stream.owning() ? "owning" : "not owning");
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::Event> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::Event& event, FormatContext& ctx) const {
+    if (event.native() == nullptr) return fmt::format_to(ctx.out(), "Event(moved-from)");
+    return fmt::format_to(ctx.out(), "Event({}, {})", event.recorded() ? "recorded" : "not recorded",
+                          event.timing() ? "timing" : "no timing");
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::AlgorithmInfo> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::AlgorithmInfo& info, FormatContext& ctx) const {
+    auto out =
+        fmt::format_to(ctx.out(), "algorithm {} (id {}, tile {}, stages {}, split-k {}, workspace {} B", info.index,
+                       info.algorithm_id, info.tile, info.stages, info.split_k, info.workspace_bytes);
+    if (info.measured_ms) out = fmt::format_to(out, ", {:.4f} ms", *info.measured_ms);
+    return fmt::format_to(out, ")");
   }
 };

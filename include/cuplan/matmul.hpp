@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cuplan/dtype.hpp"
 #include "cuplan/execution.hpp"
 #include "cuplan/export.hpp"
@@ -45,64 +47,82 @@ enum class Epilog : std::uint8_t {
 /// Compute precision. `automatic` is the natural one for the operand dtypes (f32 accumulation for f16/bf16/fp8,
 /// f32 for f32/c64, f64 for f64/c128). `tf32` lets f32/c64 products use TF32 tensor cores (CUDA only; the CPU
 /// computes in f32). `f16` accumulates f16 products in f16.
+// GCC 12 reports these scoped enumerators as shadowing the dtype constants cuplan::f16/f32/f64, although a scoped
+// enumerator is only ever named qualified (Compute::f32) and hides nothing; Clang does not warn.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
 enum class Compute : std::uint8_t { automatic, f16, f32, tf32, f64 };
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /// One fp8 scale factor: a host value, or a one-element f32 tensor in device memory read when the product runs.
 struct ScaleFactor {
-  std::optional<float> value;
-  std::optional<TensorRef> tensor;
+  std::optional<float> value{};
+  std::optional<TensorRef> tensor{};
   bool given() const noexcept { return value.has_value() || tensor.has_value(); }
 };
 
 /// Scale factors of an fp8 product: D = scale_a * scale_b * (A @ B) ... as cuBLASLt defines them. `a` and `b` are
 /// required for fp8 operands; `c` and `d` apply only to fp8 C / D, which cuplan does not produce, and must be unset.
 struct Fp8Scales {
-  ScaleFactor a;
-  ScaleFactor b;
-  ScaleFactor c;
-  ScaleFactor d;
+  ScaleFactor a{};
+  ScaleFactor b{};
+  ScaleFactor c{};
+  ScaleFactor d{};
 };
 
 /// Options of a product. The leading fields and their order are part of the API (docs/getting-started.md).
 struct MatmulOptions {
-  std::optional<TensorRef> c;  ///< addend, broadcastable to D's shape; used with beta
+  std::optional<TensorRef> c{};  ///< addend, broadcastable to D's shape; used with beta
   std::complex<double> alpha{1.0};
   std::complex<double> beta{0.0};
   Epilog epilog = Epilog::none;
-  std::optional<TensorRef> bias;  ///< length M (or batch..., M), dtype of D
+  std::optional<TensorRef> bias{};  ///< length M (or batch..., M), dtype of D
   Compute compute = Compute::automatic;
-  Execution execution;
+  Execution execution{};
   Blocking blocking = Blocking::automatic;
-  std::optional<StreamRef> stream;
-  EventList after;
-  std::optional<TensorRef> epilog_aux;  ///< input of drelu / dgelu (the aux output of the forward epilog)
-  std::optional<DType> result_dtype;    ///< default: A's dtype (bf16 for fp8 operands)
-  bool conjugate_a = false;             ///< op(A) = conj(A) for complex A
+  /// Default stream of every phase of the class form (plan, autotune, execute, reset_operand) and the stream of the
+  /// function forms; empty: the current stream at each call (docs/streams.md, "One rule for every phase").
+  std::optional<StreamRef> stream{};
+  EventList after{};                      ///< events the first phase waits for
+  std::optional<TensorRef> epilog_aux{};  ///< input of drelu / dgelu (the aux output of the forward epilog)
+  std::optional<DType> result_dtype{};    ///< default: A's dtype (bf16 for fp8 operands)
+  bool conjugate_a = false;               ///< op(A) = conj(A) for complex A
   bool conjugate_b = false;
-  Fp8Scales scales;
+  Fp8Scales scales{};
   std::size_t memory_limit = 0;  ///< most workspace bytes an algorithm may use; 0 = 32 MiB
   /// CUDA execution: an execute whose pointers, scalars and algorithm came among the last few calls is captured once
   /// as a CUDA graph and then replayed, which costs the host about a microsecond instead of a cuBLASLt call's
   /// several. Same work, same stream order; false enqueues every call directly (docs/matmul.md, "Graph replay").
   bool graph_replay = true;
+  /// CUDA execution of host operands: the most device memory (bytes) one call may hold for them. 2-D products
+  /// without C, bias, epilog or conjugation are run chunk by chunk over the rows of A and D within this limit, B
+  /// uploaded once (docs/staging.md). 0: half the device memory free when the first execute runs.
+  std::size_t device_memory_limit = 0;
 };
+
+/// One operand of a planned product, for Matmul::reset_operand.
+enum class MatmulOperand : std::uint8_t { a, b, c, bias, epilog_aux };
 
 /// New operands for Matmul::reset_operands; unset ones keep their current value. Shapes, dtypes, layouts and
 /// alignment classes must match those the object was planned for.
 struct MatmulOperands {
-  std::optional<TensorRef> a, b, c, bias;
-  std::optional<TensorRef> epilog_aux;
+  std::optional<TensorRef> a{}, b{}, c{}, bias{};
+  std::optional<TensorRef> epilog_aux{};
 };
 
 struct MatmulExecuteOptions {
-  std::optional<StreamRef> stream;
-  EventList after;
+  std::optional<StreamRef> stream{};
+  EventList after{};
   bool release_workspace = false;  ///< release the workspace after this call (stream-ordered) instead of keeping it
   /// Write D here instead of allocating it; execute then returns a Tensor that wraps `out`. It must have D's dtype,
   /// shape and planned strides (row-major or column-major, see Matmul), live where D would (device memory of the
   /// object's device for device operands, 16-byte aligned; host memory otherwise) and stay valid until the product
   /// is done in stream order.
-  std::optional<TensorView> out;
+  std::optional<TensorView> out{};
 };
 
 /// Heuristic preferences (cuBLASLt's cublasLtMatmulPreference attributes).
@@ -113,39 +133,39 @@ struct MatmulPreferences {
 };
 
 struct MatmulPlanOptions {
-  MatmulPreferences preferences;
-  std::optional<Epilog> epilog;  ///< replaces the constructor's epilog (and its inputs below) when set
-  std::optional<TensorRef> bias;
-  std::optional<TensorRef> epilog_aux;
-  std::optional<StreamRef> stream;
-  EventList after;
+  MatmulPreferences preferences{};
+  std::optional<Epilog> epilog{};  ///< replaces the constructor's epilog (and its inputs below) when set
+  std::optional<TensorRef> bias{};
+  std::optional<TensorRef> epilog_aux{};
+  std::optional<StreamRef> stream{};
+  EventList after{};
 };
 
 struct AutotuneOptions {
   int iterations = 3;       ///< timed runs per candidate (the median is kept)
   bool flush_cache = true;  ///< overwrite a buffer larger than L2 before each timed run
-  std::optional<StreamRef> stream;
+  std::optional<StreamRef> stream{};
 };
 
 /// One candidate algorithm of a planned product.
 struct AlgorithmInfo {
-  int index = 0;                     ///< position in algorithms() (0 = the one execute uses)
-  int algorithm_id = -1;             ///< cuBLASLt CUBLASLT_ALGO_CONFIG_ID (-1 on the CPU)
-  int tile = 0;                      ///< CUBLASLT_ALGO_CONFIG_TILE_ID
-  int stages = 0;                    ///< CUBLASLT_ALGO_CONFIG_STAGES_ID
-  int split_k = 1;                   ///< CUBLASLT_ALGO_CONFIG_SPLITK_NUM
-  int reduction_scheme = 0;          ///< CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME
-  std::size_t workspace_bytes = 0;   ///< workspace the algorithm needs
-  float waves_count = 0;             ///< heuristic's estimate of device utilisation
-  std::optional<float> measured_ms;  ///< median time from autotune(), when measured
-  std::string description;           ///< one line for logs
+  int index = 0;                       ///< position in algorithms() (0 = the one execute uses)
+  int algorithm_id = -1;               ///< cuBLASLt CUBLASLT_ALGO_CONFIG_ID (-1 on the CPU)
+  int tile = 0;                        ///< CUBLASLT_ALGO_CONFIG_TILE_ID
+  int stages = 0;                      ///< CUBLASLT_ALGO_CONFIG_STAGES_ID
+  int split_k = 1;                     ///< CUBLASLT_ALGO_CONFIG_SPLITK_NUM
+  int reduction_scheme = 0;            ///< CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME
+  std::size_t workspace_bytes = 0;     ///< workspace the algorithm needs
+  float waves_count = 0;               ///< heuristic's estimate of device utilisation
+  std::optional<float> measured_ms{};  ///< median time from autotune(), when measured
+  std::string description{};           ///< one line for logs
 };
 
 /// Outputs of an epilog that produces more than D.
 struct MatmulResult {
-  Tensor d;
-  Tensor aux;            ///< relu mask or gelu input (the *_aux epilogs), else empty
-  Tensor bias_gradient;  ///< *_bgrad, bgrada, bgradb, else empty
+  Tensor d{};
+  Tensor aux{};            ///< relu mask or gelu input (the *_aux epilogs), else empty
+  Tensor bias_gradient{};  ///< *_bgrad, bgrada, bgradb, else empty
 };
 
 namespace detail {
@@ -177,12 +197,25 @@ class CUPLAN_API Matmul {
   /// Runs the product. Non-blocking for device operands with CUDA execution (the blocking rule,
   /// docs/getting-started.md).
   Tensor execute(const MatmulExecuteOptions& options = {});
-  /// Replaces operands, ordered after the object's last work when `stream` differs from it.
+  /// Replaces one operand by one of the planned dtype, shape, strides, memory and alignment class (InvalidArgument
+  /// naming what differs otherwise), e.g. `b` for each new step. Ordered after the object's last phase on
+  /// `stream`, else on the object's default stream (docs/streams.md, "One rule for every phase").
+  void reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream = {});
+  /// Replaces several operands at once (unset ones stay), with the checks and ordering of reset_operand; a rejected
+  /// call changes none.
   void reset_operands(MatmulOperands operands, std::optional<StreamRef> stream = {});
-  /// Forgets the operands (execute needs reset_operands first).
-  void release_operands();
-  /// Releases plan, workspace and operands; every later call throws StateError.
-  void free();
+  /// Forgets the operands (execute needs reset_operand or reset_operands first).
+  void release_operand();
+  /// Releases plan, workspace and operands; every later call throws StateError. Never throws.
+  void free() noexcept;
+
+  /// Shape of D: batch... x M x N.
+  Shape result_shape() const;
+  DType result_dtype() const;
+  /// Strides of D as planned (row-major or column-major, see above); an `out` given to execute must have them.
+  Strides result_strides() const;
+  /// One line: product size, dtypes, epilog, layout of D, backend and algorithm.
+  std::string describe() const;
 
   /// Aux output of the last execute (relu mask / gelu input for the *_aux epilogs), else an empty Tensor.
   Tensor aux() const;
@@ -204,3 +237,11 @@ CUPLAN_API const char* to_string(Epilog epilog) noexcept;
 CUPLAN_API const char* to_string(Compute compute) noexcept;
 
 }  // namespace cuplan
+
+template <>
+struct fmt::formatter<cuplan::Matmul> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const cuplan::Matmul& matmul, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(matmul.describe(), ctx);
+  }
+};

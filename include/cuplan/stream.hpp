@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -20,10 +21,13 @@ class Event;
 
 namespace detail {
 class StreamHandle;  // shared owner of a cudaStream_t made by cuplan (see Stream)
+struct Access;       // the library's own access to ownership (defined inside the library only)
 }  // namespace detail
 
 /// A non-owning reference to a CUDA stream: what options and calls take. Implicit from Stream, cudaStream_t and
-/// cuda::stream_ref. Comparing two refs compares the underlying streams.
+/// cuda::stream_ref. Comparing two refs compares the underlying streams. Without a GPU every stream is a host stream
+/// (docs/streams.md, "Without a GPU"): its device is the CPU, work on it runs at the call, synchronize() returns at
+/// once and done() is true.
 class CUPLAN_API StreamRef {
  public:
   /// The legacy default stream of the current device.
@@ -37,8 +41,8 @@ class CUPLAN_API StreamRef {
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
   /// The device the stream belongs to (cudaStreamGetDevice for streams made elsewhere).
   Device device() const;
-  /// Owner of a cuplan-made stream, or null; lets a tensor keep a stream it used alive until its memory is freed.
-  detail::StreamHandle* owner() const noexcept { return owner_; }
+  /// True for a stream made by cuplan (Stream's constructors), which tensors that used it keep alive.
+  bool owning() const noexcept { return owner_ != nullptr; }
 
   void synchronize() const;
   bool done() const;
@@ -50,14 +54,16 @@ class CUPLAN_API StreamRef {
 
  private:
   friend class Stream;
+  friend struct detail::Access;
   cudaStream_t handle_ = nullptr;
-  detail::StreamHandle* owner_ = nullptr;
-  int device_ = -1;  // known for cuplan-made streams, else looked up
+  detail::StreamHandle* owner_ = nullptr;  // owner of a cuplan-made stream, else null
+  int device_ = -1;                        // known for cuplan-made streams, else looked up
 };
 
 /// A CUDA stream: owning (created and destroyed by cuplan) or wrapping one made elsewhere. Movable, not copyable.
 /// An owning stream is destroyed when the Stream and every Tensor that used it are gone, so stream-ordered frees
-/// of those tensors never run on a destroyed stream.
+/// of those tensors never run on a destroyed stream. Without a GPU, Stream() and the two defaults are host streams
+/// on Device::cpu(); external() and a stream on a named CUDA device are NotSupported there.
 class CUPLAN_API Stream {
  public:
   /// A new non-blocking stream on the current device, default priority.
@@ -81,7 +87,7 @@ class CUPLAN_API Stream {
   operator cudaStream_t() const noexcept { return handle_; }                        // NOLINT
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
   StreamRef ref() const noexcept { return StreamRef(*this); }
-  Device device() const noexcept { return Device::cuda(device_); }
+  Device device() const noexcept { return host_ ? Device::cpu() : Device::cuda(device_); }
   int priority() const;
   bool owning() const noexcept { return owner_ != nullptr; }
 
@@ -100,10 +106,12 @@ class CUPLAN_API Stream {
 
  private:
   friend class StreamRef;
-  Stream(cudaStream_t handle, int device, std::shared_ptr<detail::StreamHandle> owner);
+  Stream(cudaStream_t handle, int device) noexcept : handle_(handle), device_(device) {}
+  static Stream host_default(cudaStream_t handle);
   cudaStream_t handle_ = nullptr;
   int device_ = 0;
   std::shared_ptr<detail::StreamHandle> owner_;
+  bool host_ = false;  // a host stream (no GPU): no CUDA stream behind the handle
 };
 
 /// A non-owning reference to a recorded event, for `after` lists.
@@ -118,7 +126,8 @@ class CUPLAN_API EventRef {
   cudaEvent_t handle_ = nullptr;
 };
 
-/// A CUDA event. Movable, not copyable. Without timing (cheaper) unless asked.
+/// A CUDA event. Movable, not copyable. Without timing (cheaper) unless asked. Without a GPU it is a host event:
+/// record() takes a host timestamp, the event is complete at once, and elapsed_ms() subtracts the timestamps.
 class CUPLAN_API Event {
  public:
   /// An event on the current device. `timing` enables elapsed_ms.
@@ -146,6 +155,8 @@ class CUPLAN_API Event {
   cudaEvent_t handle_ = nullptr;
   bool timing_ = false;
   bool recorded_ = false;
+  bool host_ = false;              // a host event (no GPU): handle_ is a unique token, never given to CUDA
+  std::int64_t host_time_ns_ = 0;  // steady-clock time of the last record() of a host event
 };
 
 /// Events a call must wait for before its work starts (`.after = {e1, e2}`); holds up to 8 without allocating.

@@ -27,7 +27,8 @@ class TensorRef;
 
 namespace detail {
 class Storage;  // owned device or host memory with its stream-use record
-}
+struct Access;  // the library's own access to ownership (defined inside the library only)
+}  // namespace detail
 
 /// Up to `max_rank` extents or strides, stored inline (no allocation). Shapes and strides count elements.
 class CUPLAN_API Dims {
@@ -84,6 +85,13 @@ class CUPLAN_API TensorView {
   template <class T>
   TensorView(T* data, Shape shape, std::optional<Strides> strides = {}, std::optional<Device> device = {})
       : TensorView(static_cast<const void*>(data), dtype_of<T>, shape, strides, device) {}
+  /// Strides as a braced list, `{1, 64}`, which cannot become a std::optional<Strides>; `{}` means row-major.
+  TensorView(const void* data, DType dtype, Shape shape, std::initializer_list<std::int64_t> strides,
+             std::optional<Device> device = {})
+      : TensorView(data, dtype, shape, braced_strides(strides), device) {}
+  template <class T>
+  TensorView(T* data, Shape shape, std::initializer_list<std::int64_t> strides, std::optional<Device> device = {})
+      : TensorView(static_cast<const void*>(data), dtype_of<T>, shape, braced_strides(strides), device) {}
   /// Full description with the memory space stated: no pointer query (used where the space is known).
   TensorView(const void* data, DType dtype, Shape shape, Strides strides, Device device, MemorySpace space);
 #if CUPLAN_HAS_DLPACK
@@ -131,6 +139,10 @@ class CUPLAN_API TensorView {
   std::size_t span_bytes() const noexcept;
 
  private:
+  static std::optional<Strides> braced_strides(std::initializer_list<std::int64_t> strides) {
+    if (strides.size() == 0) return std::nullopt;
+    return Strides(strides);
+  }
   void* data_ = nullptr;
   DType dtype_ = f32;
   Shape shape_;
@@ -192,11 +204,9 @@ class CUPLAN_API Tensor {
   /// The stream the memory was allocated on (the stream its release is enqueued on).
   StreamRef allocation_stream() const noexcept;
 
-  const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
-
  private:
   friend class TensorRef;
-  Tensor(TensorView view, std::shared_ptr<detail::Storage> storage);
+  friend struct detail::Access;
   TensorView view_;
   std::shared_ptr<detail::Storage> storage_;
 };
@@ -206,16 +216,18 @@ class CUPLAN_API Tensor {
 class CUPLAN_API TensorRef {
  public:
   TensorRef() = default;
-  TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage()) {}  // NOLINT
-  TensorRef(const TensorView& view) : view_(view) {}                                     // NOLINT
+  TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage_) {}  // NOLINT
+  TensorRef(const TensorView& view) : view_(view) {}                                    // NOLINT
   const TensorView& view() const noexcept { return view_; }
-  const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
+  /// True when cuplan owns the memory (an owning Tensor); false for a borrowed view.
+  bool owning() const noexcept { return storage_ != nullptr; }
   /// Record a stream use when cuplan owns the memory (no-op for a borrowed view).
   void record_stream(StreamRef stream) const;
   /// This operand as a Tensor (sharing ownership when there is an owner, else a wrap).
   Tensor as_tensor() const;
 
  private:
+  friend struct detail::Access;
   TensorView view_;
   std::shared_ptr<detail::Storage> storage_;
 };

@@ -32,7 +32,8 @@ OffsetRange offset_range(const Shape& shape, const Strides& strides, const char*
 /// True when no two index tuples reach the same element (axes of extent 1 are ignored; empty layouts qualify).
 /// Conservative: sorts axes by |stride| and requires each stride to exceed the span of the smaller ones.
 bool is_non_overlapping(const Shape& shape, const Strides& strides) noexcept;
-/// InvalidArgument ("<who>: <operand> ... overlaps itself") when `view` is an output whose elements alias.
+/// InvalidArgument ("<who>: <operand> overlaps itself") when `view` is an output whose elements alias (exact for
+/// the common layouts: base/overlap.hpp).
 void check_non_overlapping(const TensorView& view, const char* operand, const char* who);
 
 /// Dense row-major (C order) layout; axes of extent 1 may have any stride.
@@ -40,7 +41,8 @@ bool is_row_major(const Shape& shape, const Strides& strides) noexcept;
 /// Dense in some axis order: positive strides that tile a gap-free block of numel elements (any permutation of a
 /// row-major layout, e.g. column-major). Axes of extent 1 are ignored.
 bool is_dense(const Shape& shape, const Strides& strides) noexcept;
-/// Same strides on every axis of extent greater than 1 (shapes assumed equal).
+/// Same strides on every axis of extent greater than 1 (the stride of an extent-1 axis is never used); false when
+/// either rank differs from the shape's.
 bool same_strides(const Shape& shape, const Strides& a, const Strides& b) noexcept;
 
 /// A copy reduced to its simplest equivalent form: axes of extent 1 dropped, axes ordered by decreasing |dst

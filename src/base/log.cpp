@@ -25,13 +25,24 @@ const char* level_name(LogLevel level) {
   return "?";
 }
 
-// The default logger: stderr when CUPLAN_LOG is set (1/info, or debug for everything).
-Logger environment_logger() {
+bool environment_logs() {
   const char* value = std::getenv("CUPLAN_LOG");
-  if (value == nullptr || *value == '\0' || std::strcmp(value, "0") == 0) return {};
-  const bool debug = std::strcmp(value, "debug") == 0;
-  return [debug](LogLevel level, std::string_view message) {
-    if (level == LogLevel::debug && !debug) return;
+  return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+}
+
+// CUPLAN_LOG=debug|info|warning names the threshold; any other non-zero value (1) means info.
+LogLevel environment_level() {
+  if (!environment_logs()) return LogLevel::debug;
+  const char* value = std::getenv("CUPLAN_LOG");
+  if (std::strcmp(value, "debug") == 0) return LogLevel::debug;
+  if (std::strcmp(value, "warning") == 0) return LogLevel::warning;
+  return LogLevel::info;
+}
+
+// The default logger: stderr when CUPLAN_LOG is set; the threshold filters before it is called.
+Logger environment_logger() {
+  if (!environment_logs()) return {};
+  return [](LogLevel level, std::string_view message) {
     std::fprintf(stderr, "[cuplan %s] %.*s\n", level_name(level), static_cast<int>(message.size()), message.data());
   };
 }
@@ -53,8 +64,10 @@ bool initial_enabled() {
 }  // namespace
 
 std::atomic<bool> g_log_enabled{initial_enabled()};
+std::atomic<LogLevel> g_log_level{environment_level()};
 
 void emit_log(LogLevel level, std::string_view message) {
+  if (level < g_log_level.load(std::memory_order_relaxed)) return;
   auto& s = slot();
   std::shared_lock lock(s.mutex);
   if (s.logger) s.logger(level, message);
@@ -67,6 +80,14 @@ void set_logger(Logger logger) {
   std::unique_lock lock(s.mutex);
   s.logger = std::move(logger);
   detail::g_log_enabled.store(static_cast<bool>(s.logger), std::memory_order_relaxed);
+}
+
+void set_log_level(LogLevel level) {
+  detail::g_log_level.store(level, std::memory_order_relaxed);
+}
+
+LogLevel log_level() noexcept {
+  return detail::g_log_level.load(std::memory_order_relaxed);
 }
 
 }  // namespace cuplan

@@ -11,11 +11,13 @@
 namespace cuplan::detail {
 
 extern std::atomic<bool> g_log_enabled;
+extern std::atomic<LogLevel> g_log_level;
 void emit_log(LogLevel level, std::string_view message);
 
 template <class... Args>
 void log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
   if (!g_log_enabled.load(std::memory_order_relaxed)) return;
+  if (level < g_log_level.load(std::memory_order_relaxed)) return;
   emit_log(level, fmt::format(format, std::forward<Args>(args)...));
 }
 

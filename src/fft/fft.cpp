@@ -34,7 +34,7 @@ FFT::~FFT() {
 void FFT::plan(std::optional<StreamRef> stream) {
   live(impl_, "plan").plan(stream);
 }
-Tensor FFT::execute(ExecuteOptions options) {
+Tensor FFT::execute(FFTExecuteOptions options) {
   if (!impl_) throw StateError("FFT.execute: called on a moved-from object");
   return impl_->execute(options);
 }

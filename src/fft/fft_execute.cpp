@@ -1,16 +1,14 @@
 // FftImpl::execute: the per-call path. Everything that can be is decided at plan time; on the CUDA path with
 // device operands this allocates only the result Tensor and formats nothing.
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <bit>
-#include <cstdint>
-
 #include "base/cuda_check.hpp"
+#include "base/nvtx.hpp"
+#include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
-#include "base/nvtx.hpp"
+#include "fft/fft_validate.hpp"
+#include "runtime/access.hpp"
+#include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -19,15 +17,12 @@ bool is_host(MemorySpace space) {
   return space == MemorySpace::host_pageable || space == MemorySpace::host_pinned;
 }
 
-std::string str(const Dims& dims) {
-  return fmt::format("[{}]", fmt::join(dims.span(), ", "));
-}
-
 }  // namespace
 
-Tensor FftImpl::execute(const ExecuteOptions& options) {
+Tensor FftImpl::execute(const FFTExecuteOptions& options) {
   state_.require_planned("execute");  // planned and operand both check alive first
   state_.require_operand("execute");
+  if (options.direction) check_direction(*options.direction, "FFT.execute");
   const Direction direction = options.direction.value_or(default_direction_);
   if (decision_.type == FFTType::r2c && direction != Direction::forward)
     throw InvalidArgument("FFT.execute: direction: an R2C transform runs forward only, got Direction::inverse");
@@ -36,17 +31,8 @@ Tensor FftImpl::execute(const ExecuteOptions& options) {
   const TensorView* out = options.out ? &*options.out : nullptr;
   if (out != nullptr) {
     if (inplace_) throw InvalidArgument("FFT.execute: out: an output cannot be given for an in-place transform");
-    if (!(out->shape() == decision_.out_shape))
-      throw InvalidArgument(
-          fmt::format("FFT.execute: out: expected shape {}, got {}", str(decision_.out_shape), str(out->shape())));
-    if (!(out->dtype() == decision_.out_dtype))
-      throw InvalidArgument(
-          fmt::format("FFT.execute: out: expected dtype {}, got {}", decision_.out_dtype.name(), out->dtype().name()));
-    for (int a = 0; a < out->ndim(); ++a)
-      if (out->shape()[a] > 1 && out->strides()[a] != decision_.out_strides[a])
-        throw InvalidArgument(fmt::format("FFT.execute: out: expected strides {} (the planned result layout), got {}",
-                                          str(decision_.out_strides), str(out->strides())));
-    check_out(*out);
+    out_signature_.require_match(*out, "FFT", "execute", "out");
+    check_no_self_overlap(*out, "out", "FFT");
   }
   return execute_validated(direction, options.stream, options.after, out, options.release_workspace);
 }
@@ -54,6 +40,9 @@ Tensor FftImpl::execute(const ExecuteOptions& options) {
 Tensor FftImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                                   const TensorView* out, bool release_workspace) {
   NvtxRange range("cuplan::FFT::execute");
+  // Not part of any plan key: where out lies relative to this call's operand (out of place only; the constructor
+  // rejects out with inplace).
+  if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "FFT");
   return target_.cuda ? execute_cuda(direction, stream, after, out, release_workspace)
                       : execute_cpu(direction, stream, after, out);
 }
@@ -64,9 +53,11 @@ Tensor FftImpl::make_result(const TensorView* out, StreamRef stream) const {
   if (inplace_) {
     if (decision_.type == FFTType::c2c) return operand_.as_tensor();  // the result is the operand
     // R2C/C2R in place: the operand's memory seen with the result's dtype, shape and strides, sharing its owner
-    // (if any) so that the result keeps that memory alive after the operand is dropped.
-    return Tensor::alias(operand_, TensorView(operand_.view().data(), decision_.out_dtype, decision_.out_shape,
-                                              decision_.out_strides, operand_device_, operand_space_));
+    // (if any) so that the result keeps that memory alive after the operand is dropped. The memory space is the
+    // operand's own: a plan serves pageable and pinned host memory alike.
+    const TensorView& x = operand_.view();
+    return Tensor::alias(operand_, TensorView(x.data(), decision_.out_dtype, decision_.out_shape, decision_.out_strides,
+                                              x.device(), x.memory_space()));
   }
   const Device device = host ? Device::cpu() : operand_device_;
   const std::optional<StreamRef> alloc_stream = host ? std::nullopt : std::optional<StreamRef>(stream);
@@ -74,7 +65,7 @@ Tensor FftImpl::make_result(const TensorView* out, StreamRef stream) const {
 }
 
 void FftImpl::record_operand_use(StreamRef stream) {
-  const std::shared_ptr<Storage>& owner = operand_.storage();
+  const std::shared_ptr<Storage>& owner = Access::storage(operand_);
   if (!owner) return;  // a borrowed view: its owner orders its own uses
   // Same owner (control block) and same stream as the last record: nothing new to record.
   const bool same_owner = !recorded_owner_.owner_before(owner) && !owner.owner_before(recorded_owner_);
@@ -87,15 +78,16 @@ void FftImpl::record_operand_use(StreamRef stream) {
 Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                              const TensorView* user_out, bool release_workspace) {
   const int device = target_.device;
-  const StreamRef s = resolve_stream(stream, device);
-  if (!stream_checked_ || s.native() != checked_stream_) {
-    check_stream_device(s, device, "FFT.execute");
-    checked_stream_ = s.native();
-    stream_checked_ = true;
+  Phase phase(order_, streams_, target_, stream, after, "execute");
+  const StreamRef s = phase.stream();
+  if (target_.host_operands) {  // the staging engine: returns when the result is on the host
+    Tensor result = make_result(user_out, s);
+    staged_->execute(operand_.view(), result.view(), direction, scale_for(direction), s);
+    phase.close();
+    if (release_workspace) staged_->release();
+    if (target_.blocking) finish_call(target_, s);
+    return result;
   }
-  const TargetDeviceScope scope(target_);
-
-  ScopedPhase phase(order_, s, after, device);
   if (!buffers_ready_ || s.native() != buffers_stream_) ensure_buffers(s);
   const TensorView& x = operand_.view();
   Tensor result = make_result(user_out, s);
@@ -113,13 +105,8 @@ Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>
   const double scale = scale_for(direction);
   if (cufft_) {
     // The transform and its scaling, replayed as one graph launch when these pointers came recently.
-    auto word = [](const void* p) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)); };
-    const ReplayKey key{word(in),
-                        word(out),
-                        word(workspace_ptr_),
-                        static_cast<std::uint64_t>(direction),
-                        std::bit_cast<std::uint64_t>(scale),
-                        cufft_generation_};
+    ReplayKey key;
+    key.add(in).add(out).add(workspace_ptr_).add(direction).add(scale);
     replay_.run(key, device, s.native(), [&](cudaStream_t stream) {
       cufft_->bind(stream, workspace_ptr_);
       cufft_->execute(direction, in, out);
@@ -155,10 +142,10 @@ Tensor FftImpl::execute_cpu(Direction direction, const std::optional<StreamRef>&
   const bool device_operand = !is_host(operand_space_);
   std::optional<StreamRef> s;
   if (device_operand) {
-    s = resolve_stream(stream, operand_device_.index());
+    s = resolve_stream(streams_.pick(stream), operand_device_.index());
     for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s->native(), e.native(), 0));
   } else {
-    for (const EventRef& e : after) CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
+    wait_on_host(after);
   }
   Tensor result = make_result(user_out, s.value_or(StreamRef{}));
 

@@ -6,7 +6,8 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/fft.hpp"
 #include "fft/fft_impl.hpp"
-#include "plan/plan_cache.hpp"
+#include "fft/fft_validate.hpp"
+#include "plan/cached_call.hpp"
 
 namespace cuplan {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 // compares as few words as it can; each packing keeps distinct options distinct.
 detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorView* out) {
   detail::PlanKey key(detail::PlanKind::fft);
-  key.add(x);
+  key.add(detail::OperandSignature::of(x));
   // Up to 3 axes of one byte each after the count; anything else (invalid, rejected when planned) word by word,
   // after a count word with bit 62 set, which a packed word never has.
   bool packable = o.axes.size() <= 3;
@@ -43,7 +44,8 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorV
   key.add((static_cast<std::uint64_t>(static_cast<std::uint32_t>(o.execution.device())) << 32) |
           static_cast<std::uint32_t>(o.execution.threads()));
   key.add_host_execution_device(x, o.execution);
-  if (out != nullptr) key.add(*out);
+  key.add(static_cast<std::uint64_t>(o.device_memory_limit));  // the staged split of a host operand depends on it
+  if (out != nullptr) key.add(detail::OperandSignature::of(*out));
   return key;
 }
 
@@ -57,6 +59,8 @@ const char* function_name(FFTType type, Direction direction) {
 // call, so the cache never keeps the caller's memory alive.
 Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Direction direction,
            const TensorView* out) {
+  // Every call, before the plan key: a hit must reject what a miss rejects.
+  detail::validate_fft_options(options, function_name(type.value_or(FFTType::c2c), direction));
   if (type) {
     if (options.fft_type && *options.fft_type != *type)
       throw InvalidArgument(fmt::format("{}: fft_type: expected {} for this function, got {}",
@@ -74,26 +78,20 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                       function_name(FFTType::c2c, direction), to_string(resolved),
                                       resolved == FFTType::r2c ? "forward" : "inverse",
                                       resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
-  const detail::PlanKey key = make_key(x.view(), options, out);
-  detail::PlanLease lease = detail::acquire_plan(key, [&] {
-    std::optional<TensorView> hint;
-    if (out != nullptr) hint = *out;
-    auto impl = std::make_unique<detail::FftImpl>(x, options, hint);
-    impl->plan(options.stream);
-    return impl;
-  });
-  auto* impl = static_cast<detail::FftImpl*>(lease.get());
-  try {
-    // A hit has the key's operand layout and out layout (shape, dtype, strides, space, alignment class): neither is
-    // checked again. A miss made the plan from this very operand and out.
-    if (lease.hit()) impl->adopt_operand(std::move(x));
-    Tensor result = impl->execute_validated(direction, options.stream, options.after, out, false);
-    impl->release_operand();
-    return result;
-  } catch (...) {
-    lease.discard();
-    throw;
-  }
+  // A hit has the key's operand and out signatures, so execute_validated checks neither again.
+  return detail::run_cached<detail::FftImpl>(
+      make_key(x.view(), options, out),
+      [&] {
+        std::optional<TensorView> hint;
+        if (out != nullptr) hint = *out;
+        auto impl = std::make_unique<detail::FftImpl>(x, options, hint);
+        impl->plan(options.stream);
+        return impl;
+      },
+      [&](detail::FftImpl& impl) { impl.adopt_operand(std::move(x)); },
+      [&](detail::FftImpl& impl) {
+        return impl.execute_validated(direction, options.stream, options.after, out, false);
+      });
 }
 
 }  // namespace

@@ -5,9 +5,15 @@
 
 #include <cmath>
 
+#include "base/cuda_check.hpp"
 #include "base/log.hpp"
-#include "cuplan/errors.hpp"
 #include "base/nvtx.hpp"
+#include "base/overlap.hpp"
+#include "cuplan/errors.hpp"
+#include "fft/cufft/scale_kernel.hpp"
+#include "fft/fft_validate.hpp"
+#include "runtime/access.hpp"
+#include "runtime/copy_kernels.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {
@@ -21,10 +27,6 @@ bool is_host(MemorySpace space) {
   return space == MemorySpace::host_pageable || space == MemorySpace::host_pinned;
 }
 
-std::string place(Device device, MemorySpace space) {
-  return is_host(space) ? std::string("host memory") : fmt::format("memory of {}", device.to_string());
-}
-
 bool power_of_two(std::int64_t n) {
   return n > 0 && (n & (n - 1)) == 0;
 }
@@ -32,21 +34,25 @@ bool power_of_two(std::int64_t n) {
 }  // namespace
 
 FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::optional<TensorView>& out_hint)
-    : operand_(std::move(operand)),
+    : streams_(options.stream, "FFT"),
+      operand_(std::move(operand)),
       operand_device_(operand_.view().device()),
       operand_space_(operand_.view().memory_space()),
       inplace_(options.inplace),
       normalization_(options.normalization),
-      construct_stream_(options.stream),
-      pending_after_(options.after) {
+      pending_after_(options.after),
+      parity_(options.last_axis_parity),
+      device_memory_limit_(options.device_memory_limit) {
+  validate_fft_options(options, "FFT");
   const TensorView& x = operand_.view();
-  planned_strides_ = x.strides();
   static constexpr const char* kNames[] = {"operand"};
   target_ = resolve_execution(options.execution, options.blocking, std::span<const TensorView>(&x, 1), kNames, "FFT");
   replay_.set_enabled(options.graph_replay);
   const bool staged = target_.cuda == target_.host_operands;  // operand memory is not the execution's memory
 
   LayoutRequest request;
+  // An in-place transform writes the operand: no element may be reached twice (before any layout message).
+  if (options.inplace) check_no_self_overlap(x, "operand", "FFT (inplace)");
   request.dtype = x.dtype();
   request.shape = x.shape();
   request.strides = x.strides();
@@ -61,7 +67,6 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
     request.out_shape = out_hint->shape();
     request.out_dtype = out_hint->dtype();
     request.out_strides = out_hint->strides();
-    check_out(*out_hint);
   }
   request.stage_input = staged;
   request.stage_output = staged;
@@ -70,6 +75,19 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   decision_ = plan_layout(request);
   check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
   check_inplace_room(operand_, "FFT");
+  if (options.inplace) {
+    // Written in place: the result seen over the operand's memory may not reach an element twice either.
+    check_no_self_overlap(TensorView(x.data(), decision_.out_dtype, decision_.out_shape, decision_.out_strides,
+                                     x.device(), x.memory_space()),
+                          "result", "FFT (inplace)");
+  }
+  // Alignment: what the backend needs (not the pointer's class), so a reset may bring any usable pointer.
+  operand_signature_ = OperandSignature::of(x);
+  operand_signature_.alignment = static_cast<std::uint32_t>(required_alignment(x.dtype()));
+  out_signature_ = OperandSignature::result(decision_.out_dtype, decision_.out_shape, decision_.out_strides,
+                                            is_host(operand_space_), operand_device_.index(),
+                                            static_cast<std::uint32_t>(required_alignment(decision_.out_dtype)));
+  if (out_hint) out_signature_.require_match(*out_hint, "FFT", nullptr, "out");
 
   if (decision_.in_dtype.real() == f16) {
     if (!target_.cuda)
@@ -113,21 +131,12 @@ std::size_t FftImpl::required_alignment(DType dtype) const noexcept {
   return cufft_touches_it ? dtype.complex().size() : dtype.alignment();
 }
 
-void FftImpl::check_out(const TensorView& out) const {
-  const bool host_operand = is_host(operand_space_);
-  const bool host_out = is_host(out.memory_space());
-  if (host_operand != host_out || (!host_out && !(out.device() == operand_device_)))
-    throw InvalidArgument(fmt::format("FFT: out: expected {} like the operand, got {}",
-                                      place(operand_device_, operand_space_), place(out.device(), out.memory_space())));
-  check_alignment(out.data(), required_alignment(out.dtype()), "out", "FFT");
-}
-
 void FftImpl::check_inplace_room(const TensorRef& operand, const char* method) const {
-  if (!inplace_ || decision_.type == FFTType::c2c || !operand.storage()) return;
+  if (!inplace_ || decision_.type == FFTType::c2c || !operand.owning()) return;
   const TensorView& x = operand.view();
   const TensorView result(x.data(), decision_.out_dtype, decision_.out_shape, decision_.out_strides, x.device(),
                           x.memory_space());
-  const Storage& owner = *operand.storage();
+  const Storage& owner = *Access::storage(operand);
   const auto offset = static_cast<std::size_t>(static_cast<const char*>(x.data()) - static_cast<char*>(owner.data()));
   if (offset + result.span_bytes() > owner.bytes())
     throw InvalidArgument(fmt::format(
@@ -136,27 +145,6 @@ void FftImpl::check_inplace_room(const TensorRef& operand, const char* method) c
         method, decision_.out_dtype.name(), str(decision_.out_shape), str(decision_.out_strides), result.span_bytes(),
         owner.bytes() - offset, decision_.axes.back(),
         2 * (decision_.type == FFTType::r2c ? decision_.out_shape : decision_.in_shape)[decision_.axes.back()]));
-}
-
-void FftImpl::check_same_layout(const TensorView& x, const char* method) const {
-  const LayoutDecision& d = decision_;
-  if (!(x.dtype() == d.in_dtype))
-    throw InvalidArgument(fmt::format("FFT.{}: operand dtype: expected {} (the planned one), got {}", method,
-                                      d.in_dtype.name(), x.dtype().name()));
-  if (!(x.shape() == d.in_shape))
-    throw InvalidArgument(fmt::format("FFT.{}: operand shape: expected {} (the planned one), got {}", method,
-                                      str(d.in_shape), str(x.shape())));
-  const bool same_space = is_host(x.memory_space()) == is_host(operand_space_) &&
-                          (is_host(x.memory_space()) || x.device() == operand_device_);
-  if (!same_space)
-    throw InvalidArgument(fmt::format("FFT.{}: operand memory: expected {} (the planned one), got {}", method,
-                                      place(operand_device_, operand_space_), place(x.device(), x.memory_space())));
-  const Strides& planned = planned_strides_;
-  for (int a = 0; a < x.ndim(); ++a)
-    if (x.shape()[a] > 1 && x.strides()[a] != planned[a])
-      throw InvalidArgument(fmt::format("FFT.{}: operand strides: expected {} (the planned layout), got {}", method,
-                                        str(planned), str(x.strides())));
-  check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
 }
 
 void FftImpl::plan(std::optional<StreamRef> stream) {
@@ -174,16 +162,29 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
     log(LogLevel::info, "FFT: planned {}", describe());
     return;
   }
-  const StreamRef s = resolve_stream(stream ? stream : construct_stream_, target_.device);
-  check_stream_device(s, target_.device, "FFT.plan");
-  ScopedPhase phase(order_, s, pending_after_, target_.device);
+  Phase phase(order_, streams_, target_, stream, pending_after_, "plan");
   pending_after_ = EventList{};
-  if (!cufft_ && decision_.layout.rank > 0) {
-    cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
-    cufft_generation_ = next_replay_generation();
+  {
+    // cuplan's own kernels that execute may launch are loaded here: under lazy module loading a first launch loads
+    // the module, which can wait for work already running on the device and so block a planned execute.
+    const TargetDeviceScope device_scope(target_);
+    if (normalization_ != Normalization::none) CUPLAN_CUDA_CHECK(load_scale_kernels());
+    if (decision_.input_copy || decision_.output_copy || decision_.layout.rank == 0)
+      CUPLAN_CUDA_CHECK(load_strided_copy_kernels());
   }
-  buffers_ready_ = false;
-  ensure_buffers(s);
+  if (target_.host_operands) {
+    // Chunk by chunk within the device memory limit: no buffer holds the whole operand on the device.
+    if (!staged_)
+      staged_ = std::make_unique<StagedFft>(
+          StagedFftRequest{&decision_, planned_strides_, parity_, target_.device, device_memory_limit_});
+  } else {
+    if (!cufft_ && decision_.layout.rank > 0) {
+      cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
+      replay_.invalidate();  // graphs of an earlier plan (none today: the plan is made once) are stale
+    }
+    buffers_ready_ = false;
+    ensure_buffers(phase.stream());
+  }
   phase.close();
   state_.set_planned(true);
   log(LogLevel::info, "FFT: planned {}", describe());
@@ -202,13 +203,12 @@ void FftImpl::ensure_buffers(StreamRef s) {
 
 void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
   state_.require_alive("reset_operand");
-  check_same_layout(operand.view(), "reset_operand");
+  operand_signature_.require_match(operand.view(), "FFT", "reset_operand", "operand");
   check_inplace_room(operand, "FFT.reset_operand");
   if (target_.cuda && !target_.host_operands) {
-    const StreamRef s = resolve_stream(stream, target_.device);
-    check_stream_device(s, target_.device, "FFT.reset_operand");
-    order_.begin(s, EventList{}, target_.device);  // s now runs after the object's last phase
-    order_.end(s);
+    // The stream (by the object's rule) now runs after the object's last phase.
+    Phase phase(order_, streams_, target_, stream, EventList{}, "reset_operand");
+    phase.close();
   }
   operand_ = std::move(operand);
   state_.set_operand(true);
@@ -230,6 +230,7 @@ void FftImpl::release_operand() {
 void FftImpl::free() noexcept {
   if (state_.freed()) return;
   replay_.reset();
+  staged_.reset();
   cufft_.reset();
   fftw_.reset();
   workspace_.release();

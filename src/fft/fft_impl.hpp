@@ -8,9 +8,11 @@
 
 #include "cuplan/fft.hpp"
 #include "fft/cufft/cufft_backend.hpp"
+#include "fft/fft_staged.hpp"
 #include "fft/fftw/fftw_backend.hpp"
 #include "fft/planner.hpp"
 #include "plan/graph_replay.hpp"
+#include "plan/operand_signature.hpp"
 #include "plan/plan_cache.hpp"
 #include "plan/stateful.hpp"
 
@@ -24,7 +26,7 @@ class FftImpl final : public CachedPlan {
 
   void plan(std::optional<StreamRef> stream);
   /// Validates the call (direction, `out`) and runs it.
-  Tensor execute(const ExecuteOptions& options);
+  Tensor execute(const FFTExecuteOptions& options);
   /// Runs a call already known to be valid: the object is planned and has an operand, `direction` fits the type
   /// and `out` (if any) has the planned result shape, dtype, strides, memory space and alignment (the function
   /// forms: the plan key holds all of them).
@@ -45,8 +47,6 @@ class FftImpl final : public CachedPlan {
   void require_alive(const char* method) const { state_.require_alive(method); }
 
  private:
-  void check_same_layout(const TensorView& view, const char* method) const;
-  void check_out(const TensorView& out) const;
   /// In-place R2C/C2R on an owning Tensor: its memory must hold the result's span (padded real rows).
   void check_inplace_room(const TensorRef& operand, const char* method) const;
   std::size_t required_alignment(DType dtype) const noexcept;
@@ -66,23 +66,23 @@ class FftImpl final : public CachedPlan {
   ExecutionTarget target_;
   ObjectState state_{"FFT"};
   PhaseOrder order_;
+  PhaseStreams streams_;
   TensorRef operand_;
-  Strides planned_strides_;  // operand strides the plan was made for
-  Device operand_device_;    // cpu() for host memory
+  OperandSignature operand_signature_;  // what reset_operand's operands must match
+  OperandSignature out_signature_;      // what an execute's `out` must match
+  Device operand_device_;               // cpu() for host memory
   MemorySpace operand_space_ = MemorySpace::host_pageable;
   Direction default_direction_ = Direction::forward;
   bool inplace_ = false;
   double forward_scale_ = 1.0;
   double inverse_scale_ = 1.0;
   Normalization normalization_ = Normalization::none;
-  std::optional<StreamRef> construct_stream_;
   EventList pending_after_;
   OutputWalk walk_;
 
   // CUDA execution.
   std::unique_ptr<CufftPlan> cufft_;
-  std::uint64_t cufft_generation_ = 0;  // changes with every new cuFFT plan (part of the replay key)
-  GraphReplay replay_;                  // repeated transforms replayed as one graph launch
+  GraphReplay replay_;  // repeated transforms replayed as one graph launch
   DeviceBuffer workspace_;
   DeviceBuffer in_stage_;
   DeviceBuffer out_stage_;
@@ -95,9 +95,12 @@ class FftImpl final : public CachedPlan {
   // nothing. The weak reference keeps the owner's control block, so a new owner can never compare equal to it.
   std::weak_ptr<Storage> recorded_owner_;
   cudaStream_t recorded_stream_ = nullptr;
-  cudaStream_t checked_stream_ = nullptr;  // last stream checked against the device
-  bool stream_checked_ = false;
   void ensure_buffers(StreamRef stream);
+
+  // CUDA execution of a host operand: the staging engine (planned by plan()).
+  std::unique_ptr<StagedFft> staged_;
+  Parity parity_ = Parity::even;
+  std::size_t device_memory_limit_ = 0;
 
   // CPU execution.
   std::unique_ptr<FftwPlan> fftw_;

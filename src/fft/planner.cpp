@@ -286,14 +286,17 @@ LayoutDecision plan_layout(const LayoutRequest& req) {
   if (req.inplace) {
     d.out_strides = req.strides;
     if (d.type != FFTType::c2c) {
+      // R2C: the real strides halve into complex ones, so they must be even. C2R: any complex stride doubles into
+      // a real one (the result of an in-place R2C, e.g. complex strides [9, 1] for n = 16 or 17, qualifies).
       const bool ok_last = req.strides[halved] == 1;
       bool ok_even = true;
-      for (int a = 0; a < ndim; ++a)
+      for (int a = 0; a < ndim && d.type == FFTType::r2c; ++a)
         if (a != halved && req.shape[a] > 1 && req.strides[a] % 2 != 0) ok_even = false;
       if (!ok_last || !ok_even)
-        throw InvalidArgument(fmt::format(
-            "FFT: inplace: {} in place needs axis {} contiguous (stride 1) and every other stride even, got strides {}",
-            d.type == FFTType::r2c ? "R2C" : "C2R", halved, str(req.strides)));
+        throw InvalidArgument(
+            fmt::format("FFT: inplace: {} in place needs axis {} contiguous (stride 1){}, got strides {}",
+                        d.type == FFTType::r2c ? "R2C" : "C2R", halved,
+                        d.type == FFTType::r2c ? " and every other stride even" : "", str(req.strides)));
       for (int a = 0; a < ndim; ++a)
         d.out_strides[a] = a == halved ? 1 : d.type == FFTType::r2c ? req.strides[a] / 2 : req.strides[a] * 2;
       // Each complex row of m values must fit before the next one starts (the real rows padded to 2m values).

@@ -7,13 +7,22 @@
 #include "base/geometry.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
+#include "matmul/cublaslt/bias_gradient.hpp"
+#include "matmul/matmul_validate.hpp"
 
 namespace cuplan::detail {
 namespace {
 
+// In the order of MatmulOperand (and of the impl's slots).
 constexpr const char* slot_names[] = {"a", "b", "c", "bias", "epilog_aux"};
+constexpr std::optional<TensorRef> MatmulOperands::*slot_members[] = {
+    &MatmulOperands::a, &MatmulOperands::b, &MatmulOperands::c, &MatmulOperands::bias, &MatmulOperands::epilog_aux};
+
+template <class Operands>  // MatmulOperands, const or not
+auto* slot_of(Operands& operands, int slot) {
+  return &(operands.*slot_members[slot]);
+}
 constexpr std::size_t default_memory_limit = std::size_t{32} << 20;
 /// Heuristics only read the alignment of epilog output pointers, which are allocated per execute from the pool
 /// (256-byte aligned); this stands in for them at plan time and is never dereferenced.
@@ -22,7 +31,8 @@ void* const planning_placeholder = reinterpret_cast<void*>(std::uintptr_t{1} << 
 }  // namespace
 
 MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const char* who)
-    : who_(who), options_(std::move(options)), state_("Matmul") {
+    : who_(who), options_(std::move(options)), state_("Matmul"), streams_(options_.stream, who) {
+  mm::validate_matmul_options(options_, who_);
   operands_[slot_a].ref = std::move(a);
   operands_[slot_b].ref = std::move(b);
   operands_[slot_c].ref = options_.c;
@@ -34,7 +44,7 @@ MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const ch
     if (!operands_[i].ref) continue;
     const TensorView& v = operands_[i].ref->view();
     check_alignment(v.data(), v.dtype().alignment(), slot_names[i], who_);
-    operands_[i].alignment = alignment_class(v.data());
+    operands_[i].planned = OperandSignature::of(v);
     planned_views_[i] = v;
     views.push_back(v);
     names.push_back(slot_names[i]);
@@ -85,6 +95,18 @@ void MatmulImpl::validate_and_plan_problem() {
     for (mm::MatrixLayout* m : {&problem_.a, &problem_.b})
       if (target_.host_operands && !m->needs_copy) mm::describe_dense_copy(*m, false, problem_.batch_count);
   }
+  plan_output_signature();
+}
+
+void MatmulImpl::plan_output_signature() {
+  const mm::Problem& p = problem_;
+  const bool host_result = !target_.cuda || target_.host_operands;
+  // Device outputs are written by the planned algorithms, chosen for 16-byte aligned D.
+  out_signature_ =
+      OperandSignature::result(p.result_dtype, p.result_shape, p.result_strides, host_result, target_.device,
+                               host_result ? static_cast<std::uint32_t>(p.result_dtype.alignment()) : 16);
+  out_strides_note_ = fmt::format("D is {} for epilog {}{}", p.swapped ? "row-major" : "column-major",
+                                  to_string(p.epilog), p.swapped ? "" : ", cuBLASLt's native orientation");
 }
 
 void MatmulImpl::require_ready(const char* method) const {
@@ -96,22 +118,25 @@ void MatmulImpl::set_scalars(std::complex<double> alpha, std::complex<double> be
   if (!problem_.a_dtype.is_complex() && (alpha.imag() != 0 || beta.imag() != 0))
     throw InvalidArgument(
         fmt::format("{}: alpha and beta must be real for {} operands", who_, problem_.a_dtype.name()));
+  mm::check_beta_needs_c(beta, problem_.has_c, who_);
   options_.alpha = alpha;
   options_.beta = beta;
-  if (lt_) lt_->set_scalars(alpha, beta);
+  if (lt_ && lt_->set_scalars(alpha, beta)) replay_.invalidate();
 }
 
 void MatmulImpl::plan(const MatmulPlanOptions& options) {
   state_.require_alive("plan");
   if (options.epilog) {
+    mm::check_epilog(*options.epilog, who_);
     options_.epilog = *options.epilog;
     operands_[slot_bias].ref = options.bias;
     operands_[slot_aux].ref = options.epilog_aux;
     for (int i : {int(slot_bias), int(slot_aux)}) {
+      operands_[i].planned.reset();  // an input the new epilog does not take cannot be reset later
       if (!operands_[i].ref) continue;
       const TensorView& v = operands_[i].ref->view();
       check_alignment(v.data(), v.dtype().alignment(), slot_names[i], who_);
-      operands_[i].alignment = alignment_class(v.data());
+      operands_[i].planned = OperandSignature::of(v);
       planned_views_[i] = v;
     }
     validate_and_plan_problem();
@@ -123,9 +148,9 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) {
   }
   state_.set_planned(false);
   lt_.reset();
+  replay_.invalidate();  // the graphs ran the old plan's descriptors and algorithm
   bias_gradient_kernel_ = false;
   recorded_stream_ = nullptr;  // bias / epilog_aux may have changed
-  out_checked_ = false;        // so may D's layout
   if (!target_.cuda) {
     state_.set_planned(true);
     log(LogLevel::info, "{}: CPU product {} x {} x {} batch {} {} epilog {}", who_, problem_.m, problem_.n, problem_.k,
@@ -133,13 +158,11 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) {
     return;
   }
   const int device = target_.device;
-  DeviceScope scope(Device::cuda(device));
-  // Phase options fall back to the object's options (MatmulOptions::stream and ::after, the latter once).
-  const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
-  check_stream_device(stream, device, who_);
-  ScopedPhase phase(order_, stream, construct_after_pending_ && options.after.empty() ? options_.after : options.after,
-                    device);
+  // The first plan also waits for MatmulOptions::after unless the plan options name their own events.
+  Phase phase(order_, streams_, target_, options.stream,
+              construct_after_pending_ && options.after.empty() ? options_.after : options.after, "plan");
   construct_after_pending_ = false;
+  const StreamRef stream = phase.stream();
   try {
     // Host fp8 scale values live in a small device buffer for the object's life.
     mm::LtPointers p;
@@ -196,6 +219,24 @@ void MatmulImpl::plan_cuda_product(const MatmulPreferences& preferences, const m
       who_, to_string(problem_.epilog));
 }
 
+std::string MatmulImpl::describe() const {
+  const mm::Problem& p = problem_;
+  std::string algorithm = "OpenBLAS gemm per batch entry";
+  if (lt_) {
+    const std::vector<AlgorithmInfo> candidates = lt_->algorithms();
+    algorithm =
+        candidates.empty() ? std::string("cuBLASLt, no algorithm") : "cuBLASLt " + candidates.front().description;
+  } else if (target_.cuda) {
+    algorithm = "cuBLASLt, not planned yet";
+  }
+  return fmt::format("{} {} x {} x {} batch {} {} -> {}, epilog {}{}, D {} {}, {} execution{}: {}", who_, p.m, p.n, p.k,
+                     p.batch_count, p.a_dtype.name(), p.result_dtype.name(), to_string(p.epilog),
+                     bias_gradient_kernel_ ? " (bias gradient by a separate kernel)" : "",
+                     mm::shape_string(p.result_shape), p.swapped ? "row-major" : "column-major",
+                     target_.cuda ? "CUDA" : "CPU", target_.cuda ? fmt::format(" on cuda:{}", target_.device) : "",
+                     algorithm);
+}
+
 std::vector<AlgorithmInfo> MatmulImpl::algorithms() const {
   state_.require_planned("algorithms");
   if (lt_) return lt_->algorithms();
@@ -204,49 +245,54 @@ std::vector<AlgorithmInfo> MatmulImpl::algorithms() const {
   return {cpu};
 }
 
+void MatmulImpl::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) {
+  const auto slot = static_cast<unsigned>(which);
+  if (slot >= slot_count)
+    throw InvalidArgument(
+        fmt::format("{}.reset_operand: which: expected a MatmulOperand (a, b, c, bias, epilog_aux), "
+                    "got value {}",
+                    who_, slot));
+  MatmulOperands operands;
+  *slot_of(operands, static_cast<int>(slot)) = std::move(operand);
+  replace_operands(operands, stream, "reset_operand");
+}
+
 void MatmulImpl::reset_operands(const MatmulOperands& operands, std::optional<StreamRef> stream) {
-  state_.require_alive("reset_operands");
-  const std::optional<TensorRef>* given[slot_count] = {&operands.a, &operands.b, &operands.c, &operands.bias,
-                                                       &operands.epilog_aux};
+  replace_operands(operands, stream, "reset_operands");
+}
+
+void MatmulImpl::replace_operands(const MatmulOperands& operands, std::optional<StreamRef> stream, const char* method) {
+  state_.require_alive(method);
   // Validate everything before changing anything, so a rejected call leaves the object as it was.
   for (int i = 0; i < slot_count; ++i) {
-    if (!*given[i]) continue;
-    const TensorView& v = (*given[i])->view();
-    if (planned_views_[i].data() == nullptr && planned_views_[i].numel() == 0 && !operands_[i].alignment)
+    const std::optional<TensorRef>& given = *slot_of(operands, i);
+    if (!given) continue;
+    if (!operands_[i].planned)
       throw InvalidArgument(
-          fmt::format("{}.reset_operands: operand {} was not part of the planned product", who_, slot_names[i]));
-    const TensorView& planned = planned_views_[i];
-    if (!mm::same_layout(v, planned))
-      throw InvalidArgument(
-          fmt::format("{}.reset_operands: operand {} is {} {} strides {} on {}; expected {} {} "
-                      "strides {} on {} as planned",
-                      who_, slot_names[i], v.dtype().name(), mm::shape_string(v.shape()), mm::shape_string(v.strides()),
-                      v.device().to_string(), planned.dtype().name(), mm::shape_string(planned.shape()),
-                      mm::shape_string(planned.strides()), planned.device().to_string()));
-    check_alignment(v.data(), operands_[i].alignment, slot_names[i], "Matmul.reset_operands");
+          fmt::format("{}.{}: operand {}: expected one of the planned product's operands, got {}, "
+                      "which it was planned without",
+                      who_, method, slot_names[i], slot_names[i]));
+    operands_[i].planned->require_match(given->view(), who_, method, slot_names[i]);
   }
-  // New operands may be written by work on `stream`: order it after this object's last phase.
-  if (target_.cuda && stream) {
-    check_stream_device(*stream, target_.device, who_);
-    order_.begin(*stream, {}, target_.device);
-    order_.end(*stream);
+  // New operands may be written by work on the stream (by the object's rule): order it after the last phase.
+  if (target_.cuda && !target_.host_operands) {
+    Phase phase(order_, streams_, target_, stream, EventList{}, method);
+    phase.close();
   }
   for (int i = 0; i < slot_count; ++i)
-    if (*given[i]) operands_[i].ref = **given[i];
+    if (const std::optional<TensorRef>& given = *slot_of(operands, i)) operands_[i].ref = given;
   recorded_stream_ = nullptr;
   if (operands_[slot_a].ref && operands_[slot_b].ref) state_.set_operand(true);
 }
 
 void MatmulImpl::adopt_operands(MatmulOperands&& operands) noexcept {
-  std::optional<TensorRef>* given[slot_count] = {&operands.a, &operands.b, &operands.c, &operands.bias,
-                                                 &operands.epilog_aux};
   for (int i = 0; i < slot_count; ++i)
-    if (*given[i]) operands_[i].ref = std::move(*given[i]);
+    if (std::optional<TensorRef>& given = *slot_of(operands, i)) operands_[i].ref = std::move(given);
   recorded_stream_ = nullptr;
   state_.set_operand(operands_[slot_a].ref && operands_[slot_b].ref);
 }
 
-void MatmulImpl::release_operands() noexcept {
+void MatmulImpl::release_operand() noexcept {
   for (int i = 0; i < slot_count; ++i) operands_[i].ref.reset();
   options_.c.reset();
   options_.bias.reset();
@@ -257,7 +303,8 @@ void MatmulImpl::release_operands() noexcept {
 
 void MatmulImpl::free() noexcept {
   if (state_.freed()) return;
-  release_operands();
+  staged_.reset();
+  release_operand();
   lt_.reset();
   for (auto& s : staging_) s.release();
   workspace_.release();
@@ -287,6 +334,12 @@ detail::MatmulImpl& alive(const std::unique_ptr<detail::MatmulImpl>& impl, const
   if (!impl) throw StateError(fmt::format("Matmul.{}: the object was moved from", method));
   return *impl;
 }
+/// As alive, and not freed (queries of the plan, like FFT's).
+detail::MatmulImpl& live(const std::unique_ptr<detail::MatmulImpl>& impl, const char* method) {
+  detail::MatmulImpl& object = alive(impl, method);
+  object.require_alive(method);
+  return object;
+}
 }  // namespace
 
 void Matmul::plan(MatmulPlanOptions options) {
@@ -301,20 +354,38 @@ void Matmul::autotune(AutotuneOptions options) {
 Tensor Matmul::execute(const MatmulExecuteOptions& options) {
   return alive(impl_, "execute").execute(options);
 }
+void Matmul::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) {
+  alive(impl_, "reset_operand").reset_operand(which, std::move(operand), stream);
+}
 void Matmul::reset_operands(MatmulOperands operands, std::optional<StreamRef> stream) {
   alive(impl_, "reset_operands").reset_operands(operands, stream);
 }
-void Matmul::release_operands() {
-  alive(impl_, "release_operands").release_operands();
+void Matmul::release_operand() {
+  alive(impl_, "release_operand").require_alive("release_operand");
+  impl_->release_operand();
 }
-void Matmul::free() {
+void Matmul::free() noexcept {
   if (impl_) impl_->free();
 }
+Shape Matmul::result_shape() const {
+  return live(impl_, "result_shape").result_shape();
+}
+DType Matmul::result_dtype() const {
+  return live(impl_, "result_dtype").result_dtype();
+}
+Strides Matmul::result_strides() const {
+  return live(impl_, "result_strides").result_strides();
+}
+std::string Matmul::describe() const {
+  return live(impl_, "describe").describe();
+}
 Tensor Matmul::aux() const {
-  return alive(impl_, "aux").aux();
+  alive(impl_, "aux").require_alive("aux");
+  return impl_->aux();
 }
 Tensor Matmul::bias_gradient() const {
-  return alive(impl_, "bias_gradient").bias_gradient();
+  alive(impl_, "bias_gradient").require_alive("bias_gradient");
+  return impl_->bias_gradient();
 }
 
 const char* to_string(Epilog e) noexcept {

@@ -5,9 +5,10 @@
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
+#include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/matmul_impl.hpp"
+#include "matmul/matmul_validate.hpp"
 #include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
@@ -15,7 +16,6 @@ namespace cuplan::detail {
 using mm::bytes_of;
 using mm::dense_view;
 using mm::device_view;
-using mm::same_strides;
 
 mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bias_gradient) {
   const int device = target_.device;
@@ -51,8 +51,10 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
     if (c_in_d_) {
       const TensorView& c = operands_[slot_c].ref->view();
       const Shape full = mm::dense_copy_shape(problem_.batch_shape, problem_.m, problem_.n);
-      copy(TensorView(c.data(), c.dtype(), full, problem_.c_strides, c.device(), c.memory_space()),
-           device_view(d, c.dtype(), full, problem_.d_strides, device), stream);
+      // D given over C itself (same elements, checked by execute): C is already where D goes.
+      if (c.data() != d)
+        copy(TensorView(c.data(), c.dtype(), full, problem_.c_strides, c.device(), c.memory_space()),
+             device_view(d, c.dtype(), full, problem_.d_strides, device), stream);
     } else {
       p.c = operands_[slot_c].ref->view().data();
     }
@@ -72,34 +74,21 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
 Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
   require_ready("execute");
   if (options.out) {
-    // Repeated calls usually pass the same output, or one of the same layout: then only its alignment is new.
-    const TensorView& out = *options.out;
-    if (out_checked_ && mm::same_layout(out, checked_out_)) {
-      if (out.data() != checked_out_.data())
-        check_alignment(out.data(), out.on_host() ? out.dtype().alignment() : 16, "out", who_);
-    } else {
-      check_output(out);
-      checked_out_ = out;
-      out_checked_ = true;
-    }
+    out_signature_.require_match(*options.out, who_, "execute", "out", out_strides_note_.c_str());
+    // Every call: the operands may have changed since the layout was checked.
+    const TensorView* inputs[slot_count] = {};
+    for (int i = 0; i < slot_count; ++i)
+      if (operands_[i].ref) inputs[i] = &operands_[i].ref->view();
+    mm::check_output_aliasing(*options.out, inputs, who_);
   }
   return target_.cuda ? execute_cuda(options) : execute_cpu(options);
 }
 
 ReplayKey MatmulImpl::replay_key(const mm::LtPointers& p, const void* workspace, std::size_t workspace_bytes) const {
-  auto word = [](const void* pointer) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(pointer)); };
-  return {word(p.a),
-          word(p.b),
-          word(p.c),
-          word(p.d),
-          word(p.bias),
-          word(p.aux),
-          word(p.bias_gradient),
-          word(p.scale_a),
-          word(p.scale_b),
-          word(workspace),
-          workspace_bytes,
-          lt_->generation()};
+  ReplayKey key;
+  key.add(p.a).add(p.b).add(p.c).add(p.d).add(p.bias).add(p.aux).add(p.bias_gradient).add(p.scale_a).add(p.scale_b);
+  key.add(workspace).add(workspace_bytes);
+  return key;
 }
 
 void MatmulImpl::record_operand_uses(StreamRef stream) {
@@ -109,7 +98,7 @@ void MatmulImpl::record_operand_uses(StreamRef stream) {
   // Remembered only for handles that cannot be recycled while the operands live: cuplan streams (the operands'
   // storage keeps them alive once recorded) and the default streams. A raw stream may be destroyed and its handle
   // reused, so it is recorded on every call.
-  const bool lasting = stream.owner() != nullptr || is_default_stream_handle(stream.native());
+  const bool lasting = lasting_stream(stream);
   recorded_stream_ = lasting ? stream.native() : nullptr;
 }
 
@@ -132,27 +121,6 @@ void MatmulImpl::launch_bias_gradient(const mm::LtPointers& p, StreamRef stream)
   mm::launch_bias_gradient(r, stream.native());
 }
 
-void MatmulImpl::check_output(const TensorView& out) const {
-  const mm::Problem& p = problem_;
-  if (!(out.dtype() == p.result_dtype) || !(out.shape() == p.result_shape))
-    throw InvalidArgument(fmt::format("{}.execute: out is {} {}; expected D's dtype and shape {} {}", who_,
-                                      out.dtype().name(), mm::shape_string(out.shape()), p.result_dtype.name(),
-                                      mm::shape_string(p.result_shape)));
-  if (!same_strides(p.result_shape, out.strides(), p.result_strides))
-    throw InvalidArgument(fmt::format("{}.execute: out has strides {}; expected {} (D is {} for epilog {}{})", who_,
-                                      mm::shape_string(out.strides()), mm::shape_string(p.result_strides),
-                                      p.swapped ? "row-major" : "column-major", to_string(p.epilog),
-                                      p.swapped ? "" : ", cuBLASLt's native orientation"));
-  const bool host_result = !target_.cuda || target_.host_operands;
-  if (host_result != out.on_host() || (!host_result && out.device() != Device::cuda(target_.device)))
-    throw InvalidArgument(fmt::format(
-        "{}.execute: out lives on {} ({}); expected {}", who_, out.device().to_string(),
-        out.on_host() ? "host memory" : "device memory",
-        host_result ? "host memory, as the operands" : Device::cuda(target_.device).to_string() + " device memory"));
-  // Device outputs are written by the planned algorithms, chosen for 16-byte aligned D.
-  check_alignment(out.data(), host_result ? out.dtype().alignment() : 16, "out", who_);
-}
-
 Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
   const std::optional<TensorView>& out = options.out;
   // The caller's `after` events order their producers before this read: device operands are copied to the host
@@ -160,15 +128,15 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
   std::optional<StreamRef> copy_stream;
   for (const Operand& o : operands_) {
     if (o.ref && !o.ref->view().on_host()) {
-      copy_stream = resolve_stream(options.stream ? options.stream : options_.stream, o.ref->view().device().index());
+      copy_stream = resolve_stream(streams_.pick(options.stream), o.ref->view().device().index());
       break;
     }
   }
-  for (const EventRef& e : options.after) {
-    if (copy_stream)
+  if (copy_stream) {
+    for (const EventRef& e : options.after)
       CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(copy_stream->native(), e.native(), 0));
-    else
-      CUPLAN_CUDA_CHECK(cudaEventSynchronize(e.native()));
+  } else {
+    wait_on_host(options.after);
   }
   std::array<Tensor, slot_count> host_copies;
   auto host_view = [&](int slot) -> std::optional<TensorView> {
@@ -178,8 +146,14 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
     host_copies[slot] = Tensor::wrap(v).to(Device::cpu(), copy_stream);
     return host_copies[slot].view();
   };
-  mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), host_view(slot_c), host_view(slot_bias),
-                     host_view(slot_aux)};
+  std::optional<TensorView> c_view = host_view(slot_c);
+  if (c_view && out && c_view->data() == out->data()) {
+    // D written over C (checked to be the very same elements): gemm writes D before C is read, so read a copy.
+    host_copies[slot_c] = Tensor::empty(c_view->shape(), c_view->dtype(), Device::cpu());
+    copy(*c_view, host_copies[slot_c].view());
+    c_view = host_copies[slot_c].view();
+  }
+  mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), c_view, host_view(slot_bias), host_view(slot_aux)};
   Tensor d =
       out ? Tensor::wrap(*out)
           : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype, Device::cpu());
@@ -193,12 +167,33 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
   return d;
 }
 
-Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
+Tensor MatmulImpl::execute_staged(const MatmulExecuteOptions& options) {
   const int device = target_.device;
-  // cuBLASLt runs on the current device.
-  const TargetDeviceScope scope(target_);
-  const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
-  ScopedPhase phase(order_, stream, options.after, device);
+  Phase phase(order_, streams_, target_, options.stream, options.after, "execute");
+  const StreamRef stream = phase.stream();
+  if (!staged_) staged_ = std::make_unique<StagedMatmul>(options_, problem_, device, who_);
+  Tensor d = options.out ? Tensor::wrap(*options.out)
+                         : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype,
+                                                 Device::cpu());
+  staged_->execute(operands_[slot_a].ref->view(), operands_[slot_b].ref->view(), d.view(), options_.alpha,
+                   options_.beta, stream);
+  aux_out_ = Tensor();
+  bias_gradient_out_ = Tensor();
+  if (options.release_workspace) staged_->release();
+  phase.close();
+  if (target_.blocking) finish_call(target_, stream);
+  return d;
+}
+
+Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
+  // Host operands of the products the staging engine covers: chunk by chunk within device_memory_limit.
+  if (target_.host_operands &&
+      StagedMatmul::eligible(problem_, operands_[slot_a].ref->view(), operands_[slot_b].ref->view()))
+    return execute_staged(options);
+  const int device = target_.device;
+  // cuBLASLt runs on the current device, which the phase makes the target's.
+  Phase phase(order_, streams_, target_, options.stream, options.after, "execute");
+  const StreamRef stream = phase.stream();
   Tensor d;
   {
     const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
@@ -271,10 +266,8 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
     return;
   }
   const int device = target_.device;
-  DeviceScope scope(Device::cuda(device));
-  const StreamRef stream = resolve_stream(options.stream ? options.stream : options_.stream, device);
-  check_stream_device(stream, device, who_);
-  ScopedPhase phase(order_, stream, {}, device);
+  Phase phase(order_, streams_, target_, options.stream, EventList{}, "autotune");
+  const StreamRef stream = phase.stream();
   {
     const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
     // Scratch outputs: the timed runs must not touch tensors the caller may hold.
@@ -299,6 +292,7 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
       flush = flush_.ensure(flush_bytes, device, stream);
     }
     lt_->autotune(p, stream, workspace, workspace == nullptr ? 0 : ws_bytes, options.iterations, flush, flush_bytes);
+    replay_.invalidate();  // the chosen algorithm may have changed
     if (!target_.host_operands) record_operand_uses(stream);
     flush_.release();
   }

@@ -3,6 +3,8 @@
 
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
+#include "matmul/matmul_validate.hpp"
+#include "plan/cached_call.hpp"
 
 namespace cuplan {
 namespace {
@@ -10,12 +12,12 @@ namespace {
 /// Alignment (up to 16 bytes) the plan's algorithms were chosen for; a cached plan only serves operands as aligned.
 void add_optional(detail::PlanKey& key, const std::optional<TensorRef>& ref) {
   key.add(static_cast<std::int64_t>(ref.has_value()));
-  if (ref) key.add(ref->view());  // the view words include the pointer's 16-byte alignment class
+  if (ref) key.add(detail::OperandSignature::of(ref->view()));  // includes the pointer's alignment class
 }
 
 detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulOptions& o) {
   detail::PlanKey key(detail::PlanKind::matmul);
-  key.add(a.view()).add(b.view());
+  key.add(detail::OperandSignature::of(a.view())).add(detail::OperandSignature::of(b.view()));
   add_optional(key, o.c);
   add_optional(key, o.bias);
   add_optional(key, o.epilog_aux);
@@ -29,6 +31,7 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
       .add(static_cast<std::int64_t>(o.conjugate_a) * 2 + static_cast<std::int64_t>(o.conjugate_b))
       .add(static_cast<std::int64_t>(o.memory_limit))
       .add(static_cast<std::int64_t>(o.graph_replay))
+      .add(static_cast<std::uint64_t>(o.device_memory_limit))
       .add_host_execution_device(a.view(), o.execution);
   // fp8 scales: host values are uploaded when planned, tensors are bound by address.
   for (const ScaleFactor* s : {&o.scales.a, &o.scales.b, &o.scales.c, &o.scales.d}) {
@@ -39,38 +42,36 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
 }
 
 MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
+  // Every call, before the plan key (hit or miss): enum values could otherwise alias valid ones in the key.
+  detail::mm::validate_matmul_options(options, who);
   const detail::PlanKey key = matmul_key(a, b, options);
   const std::complex<double> alpha = options.alpha, beta = options.beta;
   const std::optional<StreamRef>& stream = options.stream;
   const EventList& after = options.after;
-  detail::PlanLease lease = detail::acquire_plan(key, [&] {
-    auto plan = std::make_unique<detail::MatmulImpl>(a, b, options, who);
-    MatmulPlanOptions plan_options;
-    plan_options.stream = stream;
-    plan_options.after = after;
-    plan->plan(plan_options);
-    return plan;
-  });
-  auto& impl = *static_cast<detail::MatmulImpl*>(lease.get());
-  try {
-    if (lease.hit()) {
-      impl.set_scalars(alpha, beta);
-      impl.adopt_operands({std::move(a), std::move(b), options.c, options.bias, options.epilog_aux});
-    }
-    MatmulResult result;
-    MatmulExecuteOptions execute_options;
-    execute_options.stream = stream;
-    execute_options.after = after;
-    result.d = impl.execute(execute_options);
-    result.aux = impl.aux();
-    result.bias_gradient = impl.bias_gradient();
-    // The cache keeps plans, not the caller's operands.
-    impl.release_operands();
-    return result;
-  } catch (...) {
-    lease.discard();
-    throw;
-  }
+  return detail::run_cached<detail::MatmulImpl>(
+      key,
+      [&] {
+        auto plan = std::make_unique<detail::MatmulImpl>(a, b, options, who);
+        MatmulPlanOptions plan_options;
+        plan_options.stream = stream;
+        plan_options.after = after;
+        plan->plan(plan_options);
+        return plan;
+      },
+      [&](detail::MatmulImpl& impl) {
+        impl.set_scalars(alpha, beta);
+        impl.adopt_operands({std::move(a), std::move(b), options.c, options.bias, options.epilog_aux});
+      },
+      [&](detail::MatmulImpl& impl) {
+        MatmulResult result;
+        MatmulExecuteOptions execute_options;
+        execute_options.stream = stream;
+        execute_options.after = after;
+        result.d = impl.execute(execute_options);
+        result.aux = impl.aux();
+        result.bias_gradient = impl.bias_gradient();
+        return result;
+      });
 }
 
 }  // namespace

@@ -4,21 +4,19 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "cuplan/matmul.hpp"
 #include "matmul/cublaslt/cublaslt_backend.hpp"
+#include "matmul/matmul_staged.hpp"
 #include "matmul/planner.hpp"
 #include "plan/graph_replay.hpp"
+#include "plan/operand_signature.hpp"
 #include "plan/plan_cache.hpp"
 #include "plan/stateful.hpp"
 
 namespace cuplan::detail {
 namespace mm {
-
-inline bool same_layout(const TensorView& x, const TensorView& y) {
-  return x.dtype() == y.dtype() && x.shape() == y.shape() && x.strides() == y.strides() && x.on_host() == y.on_host() &&
-         x.device() == y.device();
-}
 
 /// A device view of memory at `data` of `shape` with `strides`; dense row-major for dense_view.
 inline TensorView device_view(void* data, DType dtype, const Shape& shape, const Strides& strides, int device) {
@@ -26,14 +24,6 @@ inline TensorView device_view(void* data, DType dtype, const Shape& shape, const
 }
 inline TensorView dense_view(void* data, DType dtype, const Shape& shape, int device) {
   return device_view(data, dtype, shape, row_major_strides(shape), device);
-}
-
-/// Strides equal on every axis of extent > 1 (the stride of an extent-1 axis is never used).
-inline bool same_strides(const Shape& shape, const Strides& x, const Strides& y) {
-  if (x.size() != shape.size() || y.size() != shape.size()) return false;
-  for (int i = 0; i < shape.size(); ++i)
-    if (shape[i] > 1 && x[i] != y[i]) return false;
-  return true;
 }
 
 inline std::size_t bytes_of(const Shape& shape, DType dtype) {
@@ -51,25 +41,35 @@ class MatmulImpl : public CachedPlan {
   std::vector<AlgorithmInfo> algorithms() const;
   void autotune(const AutotuneOptions& options);
   Tensor execute(const MatmulExecuteOptions& options);
+  void reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream);
   void reset_operands(const MatmulOperands& operands, std::optional<StreamRef> stream);
   /// The function form's cache hit: takes the operands without the checks of reset_operands, because the plan key
   /// already fixed every operand's layout, memory and alignment class (and the call's execute orders its stream).
   void adopt_operands(MatmulOperands&& operands) noexcept;
-  void release_operands() noexcept;
+  void release_operand() noexcept;
   void free() noexcept;
   /// alpha / beta of later executes (the function form passes them per call).
   void set_scalars(std::complex<double> alpha, std::complex<double> beta);
 
+  const Shape& result_shape() const noexcept { return problem_.result_shape; }
+  DType result_dtype() const noexcept { return problem_.result_dtype; }
+  const Strides& result_strides() const noexcept { return problem_.result_strides; }
+  std::string describe() const;
+  void require_alive(const char* method) const { state_.require_alive(method); }
+
   const Tensor& aux() const noexcept { return aux_out_; }
+  const mm::Problem& problem() const noexcept { return problem_; }
   const Tensor& bias_gradient() const noexcept { return bias_gradient_out_; }
 
  private:
   struct Operand {
     std::optional<TensorRef> ref;
-    std::uint32_t alignment = 0;  ///< alignment class (<= 16 bytes) planned for
+    std::optional<OperandSignature> planned;  ///< what a new operand must match (unset: not part of the product)
   };
   enum Slot { slot_a, slot_b, slot_c, slot_bias, slot_aux, slot_count };
 
+  /// reset_operand(s): checks every given operand against its planned signature before replacing any.
+  void replace_operands(const MatmulOperands& operands, std::optional<StreamRef> stream, const char* method);
   void validate_and_plan_problem();
   /// Builds lt_ and asks for candidates. bgrada / bgradb products cuBLASLt has no fused algorithm for fall back to
   /// the plain product plus a separate bias-gradient reduction (bias_gradient_kernel_).
@@ -85,8 +85,8 @@ class MatmulImpl : public CachedPlan {
   mm::LtPointers stage(StreamRef stream, void* d, void* aux, void* bias_gradient);
   Tensor execute_cpu(const MatmulExecuteOptions& options);
   Tensor execute_cuda(const MatmulExecuteOptions& options);
-  /// InvalidArgument unless `out` can hold D as planned (dtype, shape, strides, memory, alignment).
-  void check_output(const TensorView& out) const;
+  /// What an `out` must match: D's dtype, shape and planned strides where D would live, 16-byte aligned on devices.
+  void plan_output_signature();
   void require_ready(const char* method) const;
 
   const char* who_;
@@ -97,17 +97,20 @@ class MatmulImpl : public CachedPlan {
   mm::Problem problem_;
   ObjectState state_;
   PhaseOrder order_;
+  PhaseStreams streams_;  ///< phases without a stream run on MatmulOptions::stream, else the current stream
   std::unique_ptr<mm::LtPlan> lt_;
   bool bias_gradient_kernel_ = false;       ///< bgrada / bgradb computed by launch_bias_gradient, not the epilog
   cudaStream_t recorded_stream_ = nullptr;  ///< operands' uses already recorded on this stream
-  TensorView checked_out_;                  ///< layout of the last `out` that passed check_output
-  bool out_checked_ = false;
+  OperandSignature out_signature_;
+  std::string out_strides_note_;         ///< why D has its planned orientation, for a strides mismatch of `out`
   bool construct_after_pending_ = true;  ///< MatmulOptions::after not yet waited for (the first plan does)
   bool c_in_d_ = false;
   std::array<DeviceBuffer, slot_count> staging_;
   DeviceBuffer workspace_, result_staging_, aux_staging_, bias_gradient_staging_, scales_, flush_;
   Tensor aux_out_, bias_gradient_out_;
-  GraphReplay replay_;  ///< repeated identical executes replayed as one graph launch
+  GraphReplay replay_;                    ///< repeated identical executes replayed as one graph launch
+  std::unique_ptr<StagedMatmul> staged_;  ///< host operands through the staging engine (made at the first execute)
+  Tensor execute_staged(const MatmulExecuteOptions& options);
 };
 
 }  // namespace cuplan::detail

@@ -7,6 +7,7 @@
 
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
 
 namespace cuplan::detail::mm {
 namespace {
@@ -148,10 +149,9 @@ bool epilog_allows_swap(Epilog e) noexcept {
   return e == Epilog::none || e == Epilog::relu || e == Epilog::gelu;
 }
 
+// The one shape notation of every cuplan message, "[4, 5]" (the Dims formatter).
 std::string shape_string(const Shape& shape) {
-  std::string out = "(";
-  for (int i = 0; i < shape.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", shape[i]);
-  return out + (shape.size() == 1 ? ",)" : ")");
+  return fmt::format("{}", shape);
 }
 
 std::optional<Shape> broadcast_shapes(const Shape& x, const Shape& y) {
@@ -458,7 +458,7 @@ Problem plan_problem(const ProblemSpec& spec, const char* who) {
     const bool shared = bias.ndim() == 1 && bias.shape()[0] == p.m;
     const bool per_batch = p.batch_count > 1 && bias.shape() == batched;
     if (!shared && !per_batch)
-      throw InvalidArgument(fmt::format("{}: bias has shape {}; expected ({},) (length M) or {}", who,
+      throw InvalidArgument(fmt::format("{}: bias has shape {}; expected [{}] (length M) or {}", who,
                                         shape_string(bias.shape()), p.m, shape_string(batched)));
     if (!bias.is_contiguous())
       throw InvalidArgument(

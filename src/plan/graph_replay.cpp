@@ -2,19 +2,20 @@
 
 #include "plan/graph_replay.hpp"
 
-#include <atomic>
+#include <fmt/format.h>
+
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
+#include "cuplan/errors.hpp"
 
 namespace cuplan::detail {
 
-std::uint64_t next_replay_generation() noexcept {
-  static std::atomic<std::uint64_t> counter{0};
-  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+void ReplayKey::overflow() {
+  throw InvalidArgument(fmt::format("graph replay key: expected at most {} words, got more", capacity));
 }
 
 namespace {
@@ -53,13 +54,17 @@ GraphReplay::~GraphReplay() {
   reset();
 }
 
-void GraphReplay::reset() noexcept {
+void GraphReplay::invalidate() noexcept {
   // An in-flight launch completes; CUDA frees the executable graph afterwards.
   for (Entry& entry : graphs_) {
     if (entry.exec != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(entry.exec));
     entry = Entry{};
   }
   recent_count_ = recent_next_ = 0;
+}
+
+void GraphReplay::reset() noexcept {
+  invalidate();
   captures_ = replays_ = 0;
 }
 

@@ -9,15 +9,40 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace cuplan::detail {
 
-/// Every pointer and value that the captured work depends on; unused words stay zero.
-using ReplayKey = std::array<std::uint64_t, 16>;
+/// Every pointer and value that the captured work depends on, added one by one (like PlanKey). What the plan
+/// itself fixes (descriptors, scalars, algorithm order) is not in the key: a change there calls
+/// GraphReplay::invalidate, the one invalidation rule of every operation.
+class ReplayKey {
+ public:
+  static constexpr std::size_t capacity = 16;
+  ReplayKey& add(const void* pointer) {
+    return add_word(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(pointer)));
+  }
+  ReplayKey& add(double value) { return add_word(std::bit_cast<std::uint64_t>(value)); }
+  template <class T>
+  requires std::is_integral_v<T> || std::is_enum_v<T> ReplayKey& add(T value) {
+    return add_word(static_cast<std::uint64_t>(value));
+  }
+  friend bool operator==(const ReplayKey&, const ReplayKey&) noexcept = default;
 
-/// A fresh value for the part of a key that says "the plan changed" (descriptors, scalars, algorithm order).
-std::uint64_t next_replay_generation() noexcept;
+ private:
+  ReplayKey& add_word(std::uint64_t word) {
+    if (size_ == capacity) [[unlikely]]
+      overflow();
+    words_[size_++] = word;
+    return *this;
+  }
+  [[noreturn]] static void overflow();  // InvalidArgument: a key builder adds more than `capacity` words
+  std::array<std::uint64_t, capacity> words_{};
+  std::size_t size_ = 0;
+};
 
 class GraphReplay {
  public:
@@ -55,6 +80,9 @@ class GraphReplay {
     remember(key);
   }
 
+  /// The plan behind the work changed (new library plan, scalars, algorithm order): the same key would now enqueue
+  /// other work, so the graphs and the call history are dropped. The capture budget is kept.
+  void invalidate() noexcept;
   /// Turns replay off (every call enqueues directly) or back on.
   void set_enabled(bool enabled) noexcept { enabled_ = enabled; }
   /// Drops the captured graphs and the call history.

@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "base/geometry.hpp"
 #include "base/log.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
@@ -26,7 +25,10 @@ namespace detail {
 
 PlanKey& PlanKey::add_word(std::int64_t value) {
   if (size_ == capacity) [[unlikely]]
-    throw InvalidArgument(fmt::format("plan key: expected at most {} words, got more", capacity));
+    throw InvalidArgument(fmt::format(
+        "{} plan key: expected at most {} words describing the call, got more (too many dimensions or axes for one "
+        "plan; the operation's own checks should have named the option)",
+        words_[0] == static_cast<std::int64_t>(PlanKind::fft) ? "FFT" : "Matmul", capacity));
   words_[size_++] = value;
   return *this;
 }
@@ -41,15 +43,11 @@ PlanKey& PlanKey::add(double value) {
   return add_word(std::bit_cast<std::int64_t>(value));
 }
 
-PlanKey& PlanKey::add(const TensorView& view) {
-  add(static_cast<std::int64_t>(view.dtype().code()));
-  add(view.shape());
-  add(view.strides());
-  add(static_cast<std::int64_t>(view.device().index()));
-  add(static_cast<std::int64_t>(view.memory_space()));
+PlanKey& PlanKey::add(const OperandSignature& operand) {
+  add(operand.dtype.code()).add(operand.shape).add(operand.strides);
+  add((static_cast<std::int64_t>(operand.device) << 1) | (operand.host ? 1 : 0));
   // Libraries pick kernels by pointer alignment: a plan serves only data of the alignment class it was made for.
-  add(static_cast<std::int64_t>(alignment_class(view.data())));
-  return *this;
+  return add(operand.alignment);
 }
 
 PlanKey& PlanKey::add_host_execution_device(const TensorView& operand, Execution execution) {

@@ -12,6 +12,7 @@
 
 #include "cuplan/execution.hpp"
 #include "cuplan/tensor.hpp"
+#include "plan/operand_signature.hpp"
 
 namespace cuplan::detail {
 
@@ -34,7 +35,7 @@ class PlanKey {
   }
   PlanKey& add(const Dims& dims);
   PlanKey& add(double value);
-  PlanKey& add(const TensorView& view);  ///< dtype, shape, strides, device, memory space, alignment class
+  PlanKey& add(const OperandSignature& operand);  ///< every field: a plan serves only operands it was made for
   /// For operands in host memory whose execution names no device: the current device, which such a plan runs on.
   PlanKey& add_host_execution_device(const TensorView& operand, Execution execution);
   std::size_t hash() const noexcept;

@@ -1,5 +1,6 @@
-// cuplan::copy: any two memory spaces and layouts, stream-ordered, following the blocking rule of
-// docs/getting-started.md.
+// The runtime's copy primitive: any two memory spaces and layouts, stream-ordered, following the blocking rule of
+// docs/getting-started.md. The public cuplan::copy (src/plan/copy.cpp) sends large pageable host <-> device copies
+// through the staging engine and everything else here.
 //
 // Order of preference once a GPU is involved: one cudaMemcpyAsync when the reduced copy is one contiguous block,
 // one cudaMemcpy2DAsync when it is pitched rows, otherwise the strided copy kernel on the device (directly for
@@ -11,10 +12,12 @@
 #include <cstdint>
 
 #include "base/cuda_check.hpp"
-#include "runtime/copy_kernels.hpp"
+#include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/copy.hpp"
+#include "runtime/copy_kernels.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
 
@@ -28,7 +31,9 @@ bool device_side(const TensorView& view) noexcept {
   return view.memory_space() == MemorySpace::device || view.memory_space() == MemorySpace::managed;
 }
 
-void check_operands(const TensorView& src, const TensorView& dst) {
+}  // namespace
+
+void detail::check_copy_operands(const TensorView& src, const TensorView& dst) {
   if (src.dtype() != dst.dtype()) {
     throw InvalidArgument(
         fmt::format("copy: dst has dtype {}, expected {} (the dtype of src)", dst.dtype(), src.dtype()));
@@ -39,6 +44,8 @@ void check_operands(const TensorView& src, const TensorView& dst) {
   }
   detail::check_non_overlapping(dst, "dst", "copy");
 }
+
+namespace {
 
 // Largest word (up to 8 bytes) that divides the element size and both base addresses, so that every access of the
 // kernel is aligned even for views at odd offsets.
@@ -139,10 +146,39 @@ void staged_device_to_host(const TensorView& src, const TensorView& dst, StreamR
                             dst.data(), element_size);
 }
 
-void copy_between(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
-                  const TensorRef* src_owner, const TensorRef* dst_owner) {
-  check_operands(src, dst);
-  if (src.numel() == 0) return;
+}  // namespace
+
+StreamRef detail::copy_stream(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream) {
+  const bool dst_on_device = device_side(dst);
+  const Device work_device = dst_on_device ? dst.device() : src.device();
+  if (!cuda_available()) detail::require_cuda(fmt::format("copy involving {} memory", work_device).c_str());
+  const StreamRef on = stream ? *stream : current_stream(work_device);
+  const Device stream_device = copy_stream_device(src, dst, on);
+  if (!(device_side(src) && stream_device == src.device()) && !(dst_on_device && stream_device == dst.device())) {
+    throw InvalidArgument(fmt::format("copy: stream belongs to {}, expected a stream of {} (the device of {})",
+                                      stream_device, work_device, dst_on_device ? "dst" : "src"));
+  }
+  return on;
+}
+
+Device detail::copy_stream_device(const TensorView& src, const TensorView& dst, StreamRef stream) {
+  const Device work_device = device_side(dst) ? dst.device() : src.device();
+  return detail::is_default_stream_handle(stream.native()) ? work_device : stream.device();
+}
+
+void detail::copy_primitive(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
+                            const TensorRef* src_owner, const TensorRef* dst_owner) {
+  check_copy_operands(src, dst);
+  if (src.numel() == 0 || detail::same_elements(src, dst)) return;  // nothing to move
+  if (detail::views_overlap(src, dst)) {
+    // Like memmove: the source is read completely (into a dense temporary) before any element of dst is written.
+    const Device where = device_side(src) ? src.device() : Device::cpu();
+    const Tensor temporary = Tensor::empty(src.shape(), src.dtype(), where, device_side(src) ? stream : std::nullopt);
+    const TensorRef temporary_ref(temporary);
+    copy_primitive(src, temporary.view(), stream, src_owner, &temporary_ref);
+    copy_primitive(temporary.view(), dst, stream, &temporary_ref, dst_owner);
+    return;
+  }
   const std::size_t element_size = src.dtype().size();
   const bool src_on_device = device_side(src);
   const bool dst_on_device = device_side(dst);
@@ -155,15 +191,8 @@ void copy_between(const TensorView& src, const TensorView& dst, std::optional<St
     return;
   }
 
-  const Device work_device = dst_on_device ? dst.device() : src.device();
-  if (!cuda_available()) detail::require_cuda(fmt::format("copy involving {} memory", work_device).c_str());
-  const StreamRef on = stream ? *stream : current_stream(work_device);
-  const Device stream_device = detail::is_default_stream_handle(on.native()) ? work_device : on.device();
-  if (!(src_on_device && stream_device == src.device()) && !(dst_on_device && stream_device == dst.device())) {
-    throw InvalidArgument(fmt::format("copy: stream belongs to {}, expected a stream of {} (the device of {})",
-                                      stream_device, work_device, dst_on_device ? "dst" : "src"));
-  }
-  DeviceScope scope(stream_device);
+  const StreamRef on = copy_stream(src, dst, stream);
+  DeviceScope scope(copy_stream_device(src, dst, on));
   const CopyGeometry g = detail::reduce_copy(src.shape(), src.strides(), dst.strides());
 
   if (src_on_device && dst_on_device) {
@@ -193,28 +222,6 @@ void copy_between(const TensorView& src, const TensorView& dst, std::optional<St
   } else {
     staged_device_to_host(src, dst, on);
   }
-}
-
-}  // namespace
-
-void copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream) {
-  copy_between(src, dst, stream, nullptr, nullptr);
-}
-
-void copy(const TensorRef& src, const TensorRef& dst, std::optional<StreamRef> stream) {
-  copy_between(src.view(), dst.view(), stream, &src, &dst);
-}
-
-void copy(const Tensor& src, const Tensor& dst, std::optional<StreamRef> stream) {
-  copy(TensorRef(src), TensorRef(dst), stream);
-}
-
-void copy(const Tensor& src, const TensorView& dst, std::optional<StreamRef> stream) {
-  copy(TensorRef(src), TensorRef(dst), stream);
-}
-
-void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> stream) {
-  copy(TensorRef(src), TensorRef(dst), stream);
 }
 
 }  // namespace cuplan

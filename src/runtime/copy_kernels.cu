@@ -54,4 +54,13 @@ cudaError_t launch_strided_copy(const StridedCopyArgs& args, cudaStream_t stream
   }
 }
 
+cudaError_t load_strided_copy_kernels() noexcept {
+  cudaFuncAttributes attributes{};
+  cudaError_t status = cudaFuncGetAttributes(&attributes, strided_copy_kernel<std::uint8_t>);
+  if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, strided_copy_kernel<std::uint16_t>);
+  if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, strided_copy_kernel<std::uint32_t>);
+  if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, strided_copy_kernel<std::uint64_t>);
+  return status;
+}
+
 }  // namespace cuplan::detail

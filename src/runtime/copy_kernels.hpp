@@ -17,5 +17,8 @@ struct StridedCopyArgs {
 /// Launches the strided copy kernel on `stream` (the caller has made the stream's device current). Returns the
 /// launch status for the caller to check.
 cudaError_t launch_strided_copy(const StridedCopyArgs& args, cudaStream_t stream) noexcept;
+/// Loads the kernel's code now, so that a later first launch does not (a lazy module load can wait for work already
+/// running on the device). Returns the status.
+cudaError_t load_strided_copy_kernels() noexcept;
 
 }  // namespace cuplan::detail

@@ -13,6 +13,7 @@
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
+#include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/stream_handle.hpp"
 
@@ -34,6 +35,8 @@ struct Slot {
 };
 
 thread_local std::array<Slot, detail::max_devices> t_slots;
+// Without a GPU: the one slot of the host streams (index -1 in StreamScope).
+thread_local Slot t_host_slot;
 
 Slot& slot_for(int device, const char* who) {
   if (device < 0 || device >= detail::max_devices) [[unlikely]] {
@@ -41,10 +44,6 @@ Slot& slot_for(int device, const char* who) {
         fmt::format("{}: expected a CUDA device index in [0, {}), got {}", who, detail::max_devices, device));
   }
   return t_slots[static_cast<std::size_t>(device)];
-}
-
-std::shared_ptr<detail::StreamHandle> retain(StreamRef stream) {
-  return stream.owner() != nullptr ? stream.owner()->shared_from_this() : nullptr;
 }
 
 StreamRef make_fallback(int device) {
@@ -71,8 +70,8 @@ Device device_to_enter(StreamRef stream) {
 }
 
 void use_stream(StreamRef stream) {
-  Slot& slot = slot_for(stream.device().index(), "Stream::use");
-  slot.current_owner = retain(stream);
+  Slot& slot = host_streams() ? t_host_slot : slot_for(stream.device().index(), "Stream::use");
+  slot.current_owner = detail::Access::retain(stream);
   slot.current = stream;
   slot.set = true;
 }
@@ -81,14 +80,16 @@ void use_stream(StreamRef stream) {
 
 StreamRef current_stream(std::optional<Device> device) {
   int index = 0;
+  if (detail::host_streams() && (!device || device->is_cpu())) {
+    // Without a GPU: the host stream in use, else the default handle, so host-only code runs unchanged.
+    return t_host_slot.set ? t_host_slot.current : StreamRef(detail::fallback_stream_handle());
+  }
   if (device) {
     if (device->is_cpu()) [[unlikely]] {
       throw InvalidArgument("current_stream: expected a CUDA device, got cpu");
     }
     index = device->index();
   } else {
-    // Without a GPU there is no stream to choose; the default handle lets host-only code paths run unchanged.
-    if (!cuda_available()) return StreamRef(detail::fallback_stream_handle());
     CUPLAN_CUDA_CHECK(cudaGetDevice(&index));
   }
   Slot& slot = slot_for(index, "current_stream");
@@ -102,10 +103,10 @@ StreamRef current_stream(std::optional<Device> device) {
 }
 
 StreamScope::StreamScope(StreamRef stream) {
-  detail::require_cuda("StreamScope");
-  device_ = stream.device().index();
-  Slot& slot = slot_for(device_, "StreamScope");
-  auto keep = retain(stream);
+  const bool host = detail::host_streams();
+  device_ = host ? -1 : stream.device().index();
+  Slot& slot = host ? t_host_slot : slot_for(device_, "StreamScope");
+  auto keep = detail::Access::retain(stream);
   slot.saved_owners.push_back(slot.current_owner);  // the only step that can throw: done before any change
   previous_ = slot.current;
   had_previous_ = slot.set;
@@ -115,7 +116,7 @@ StreamScope::StreamScope(StreamRef stream) {
 }
 
 StreamScope::~StreamScope() {
-  Slot& slot = t_slots[static_cast<std::size_t>(device_)];
+  Slot& slot = device_ < 0 ? t_host_slot : t_slots[static_cast<std::size_t>(device_)];
   slot.current = previous_;
   slot.set = had_previous_;
   slot.current_owner = std::move(slot.saved_owners.back());

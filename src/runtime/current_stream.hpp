@@ -23,6 +23,14 @@ Device device_to_enter(StreamRef stream);
 /// Stream::use(): makes `stream` the calling thread's current stream of its device until changed.
 void use_stream(StreamRef stream);
 
+/// True where streams and events are host streams and host events: no usable GPU (docs/streams.md).
+inline bool host_streams() noexcept {
+  return !cuda_available();
+}
+
+/// Blocks the host until every event of `events` is complete; host events always are.
+void wait_on_host(const EventList& events);
+
 /// The default-stream handle current_stream() falls back to (legacy, or per-thread when
 /// CUPLAN_PER_THREAD_DEFAULT_STREAM=1); the environment is read once.
 cudaStream_t fallback_stream_handle() noexcept;

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -69,15 +72,31 @@ Device current_device_for(const char* what) {
   return Device::current();
 }
 
+// Host events need a non-null handle that is unique among live events; it is never given to CUDA.
+cudaEvent_t next_host_token() noexcept {
+  static std::atomic<std::uintptr_t> counter{0};
+  return reinterpret_cast<cudaEvent_t>((counter.fetch_add(1, std::memory_order_relaxed) + 1) * 16);
+}
+
+std::int64_t host_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
 // Event
 
-Event::Event(bool timing) : Event(current_device_for("Event"), timing) {}
+Event::Event(bool timing) : Event(detail::host_streams() ? Device::cpu() : current_device_for("Event"), timing) {}
 
 Event::Event(Device device, bool timing) : timing_(timing) {
-  detail::require_cuda("Event");
+  if (detail::host_streams() && device.is_cpu()) {
+    handle_ = next_host_token();
+    host_ = true;
+    return;
+  }
+  detail::require_cuda("Event on a CUDA device");
   if (!device.is_cuda()) [[unlikely]] {
     throw InvalidArgument(fmt::format("Event device: expected a CUDA device, got {}", device.to_string()));
   }
@@ -98,7 +117,9 @@ Event::Event(Device device, bool timing) : timing_(timing) {
 Event::Event(Event&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       timing_(std::exchange(other.timing_, false)),
-      recorded_(std::exchange(other.recorded_, false)) {}
+      recorded_(std::exchange(other.recorded_, false)),
+      host_(std::exchange(other.host_, false)),
+      host_time_ns_(std::exchange(other.host_time_ns_, 0)) {}
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
@@ -106,12 +127,14 @@ Event& Event::operator=(Event&& other) noexcept {
     handle_ = std::exchange(other.handle_, nullptr);
     timing_ = std::exchange(other.timing_, false);
     recorded_ = std::exchange(other.recorded_, false);
+    host_ = std::exchange(other.host_, false);
+    host_time_ns_ = std::exchange(other.host_time_ns_, 0);
   }
   return *this;
 }
 
 Event::~Event() {
-  if (handle_ == nullptr) return;
+  if (handle_ == nullptr || host_) return;
   if (several_devices()) event_devices().remove(handle_);
   // Destroying an event whose recorded work is still pending is allowed: CUDA releases it once that work completes.
   CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(handle_));
@@ -119,6 +142,12 @@ Event::~Event() {
 
 void Event::record(std::optional<StreamRef> stream) {
   require_live(handle_, "record");
+  if (host_) {
+    // Host streams run their work at the call, so everything before this point is done now.
+    host_time_ns_ = host_now_ns();
+    recorded_ = true;
+    return;
+  }
   const int own_device = event_device(handle_);
   const StreamRef target = stream ? *stream : current_stream(Device::cuda(own_device));
   if (several_devices()) {
@@ -138,12 +167,14 @@ void Event::record(std::optional<StreamRef> stream) {
 void Event::synchronize() const {
   require_live(handle_, "synchronize");
   require_recorded(recorded_, "synchronize", "event");
+  if (host_) return;
   CUPLAN_CUDA_CHECK(cudaEventSynchronize(handle_));
 }
 
 bool Event::done() const {
   require_live(handle_, "done");
   require_recorded(recorded_, "done", "event");
+  if (host_) return true;
   const cudaError_t status = cudaEventQuery(handle_);
   if (status == cudaErrorNotReady) return false;
   CUPLAN_CUDA_CHECK(status);
@@ -161,6 +192,8 @@ float Event::elapsed_ms(const Event& start, const Event& stop) {
           "Event::elapsed_ms: the {} event was created without timing; construct it with Event(true)", which));
     }
   }
+  if (start.host_ && stop.host_)
+    return static_cast<float>(static_cast<double>(stop.host_time_ns_ - start.host_time_ns_) / 1e6);
   // The elapsed time exists only once both events have completed; wait for them rather than fail with
   // cudaErrorNotReady.
   CUPLAN_CUDA_CHECK(cudaEventSynchronize(start.handle_));
@@ -181,6 +214,11 @@ EventRef::EventRef(const Event& event) : handle_(event.native()) {
         "after: expected recorded events, got one that was never recorded; record it on the "
         "producing stream first");
   }
+}
+
+void detail::wait_on_host(const EventList& events) {
+  if (host_streams()) return;  // host events are complete once recorded
+  for (const EventRef& event : events) CUPLAN_CUDA_CHECK(cudaEventSynchronize(event.native()));
 }
 
 EventList::EventList(std::initializer_list<EventRef> events) {

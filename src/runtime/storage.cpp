@@ -12,6 +12,7 @@
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
+#include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/stream_handle.hpp"
 
@@ -76,10 +77,6 @@ class NoexceptDeviceScope {
   int previous_ = -1;
 };
 
-std::shared_ptr<StreamHandle> retain(StreamRef stream) {
-  return stream.owner() ? stream.owner()->shared_from_this() : nullptr;
-}
-
 // Makes `alloc_stream` (of `device`, which is current) wait for the work enqueued so far on `use`.
 void order_free_after(int device, cudaStream_t alloc_stream, cudaStream_t use) noexcept {
   int use_device = device;
@@ -105,6 +102,29 @@ void order_free_after(int device, cudaStream_t alloc_stream, cudaStream_t use) n
 
 }  // namespace
 
+PoolStatistics pool_statistics(int device) {
+  PoolStatistics stats;
+  if (device < 0 || device >= max_devices) return stats;
+  const DeviceResources* resources = g_resources[device].load(std::memory_order_acquire);
+  if (resources == nullptr) return stats;
+  std::uint64_t value = 0;
+  CUPLAN_CUDA_CHECK(cudaMemPoolGetAttribute(resources->pool, cudaMemPoolAttrUsedMemCurrent, &value));
+  stats.used = value;
+  CUPLAN_CUDA_CHECK(cudaMemPoolGetAttribute(resources->pool, cudaMemPoolAttrUsedMemHigh, &value));
+  stats.used_high = value;
+  CUPLAN_CUDA_CHECK(cudaMemPoolGetAttribute(resources->pool, cudaMemPoolAttrReservedMemCurrent, &value));
+  stats.reserved = value;
+  return stats;
+}
+
+void reset_pool_peak(int device) {
+  if (device < 0 || device >= max_devices) return;
+  const DeviceResources* resources = g_resources[device].load(std::memory_order_acquire);
+  if (resources == nullptr) return;
+  std::uint64_t zero = 0;  // resets the high-water mark to the current use
+  CUPLAN_CUDA_CHECK(cudaMemPoolSetAttribute(resources->pool, cudaMemPoolAttrUsedMemHigh, &zero));
+}
+
 std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, MemorySpace space, StreamRef stream) {
   std::shared_ptr<Storage> storage(new Storage());
   storage->bytes_ = bytes;
@@ -115,7 +135,7 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
     case MemorySpace::device: {
       require_cuda("Storage::allocate (device memory)");
       device.check_valid("Storage::allocate: device");
-      storage->alloc_stream_owner_ = retain(stream);
+      storage->alloc_stream_owner_ = Access::retain(stream);
       if (bytes == 0) break;
       DeviceScope scope(device);
       DeviceResources& resources = device_resources(device.index());
@@ -163,7 +183,7 @@ void Storage::record_use(StreamRef stream) {
   std::lock_guard lock(mutex_);
   if (std::find(uses_.begin(), uses_.end(), stream.native()) != uses_.end()) return;
   uses_.push_back(stream.native());
-  if (auto owner = retain(stream)) owners_.push_back(std::move(owner));
+  if (auto owner = Access::retain(stream)) owners_.push_back(std::move(owner));
 }
 
 Storage::~Storage() {
@@ -181,7 +201,9 @@ Storage::~Storage() {
       CUPLAN_CUDA_CHECK_NOEXCEPT(cudaFreeHost(data_));
       break;
     case MemorySpace::host_pageable:
-      for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
+      // Host streams (no GPU) ran their work at the call: nothing to wait for.
+      if (!host_streams())
+        for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
       ::operator delete (data_, std::align_val_t{host_alignment});
       break;
     case MemorySpace::managed:

@@ -19,6 +19,17 @@ namespace cuplan::detail {
 
 class StreamHandle;
 
+/// Bytes of a device's cuplan memory pool (all zero before the device's first allocation): `used` by live
+/// allocations now, `used_high` the most since the last reset_pool_peak, `reserved` held by the pool.
+struct PoolStatistics {
+  std::size_t used = 0;
+  std::size_t used_high = 0;
+  std::size_t reserved = 0;
+};
+PoolStatistics pool_statistics(int device);
+/// Starts a new `used_high` measurement at the current use.
+void reset_pool_peak(int device);
+
 class Storage {
  public:
   /// Allocate `bytes` in `space` (device: stream-ordered on `stream` of `device`; host_pinned: cudaMallocHost;

@@ -68,6 +68,7 @@ StreamRef::StreamRef(const Stream& stream) noexcept
     : handle_(stream.handle_), owner_(stream.owner_.get()), device_(stream.device_) {}
 
 Device StreamRef::device() const {
+  if (detail::host_streams()) return Device::cpu();
   if (device_ >= 0) return Device::cuda(device_);
   detail::require_cuda("StreamRef::device");
   if (detail::is_default_stream_handle(handle_)) return Device::current();
@@ -77,13 +78,13 @@ Device StreamRef::device() const {
 }
 
 void StreamRef::synchronize() const {
-  detail::require_cuda("Stream::synchronize");
+  if (detail::host_streams()) return;  // host work ran at the call
   DeviceScope scope(detail::device_to_enter(*this));
   CUPLAN_CUDA_CHECK(cudaStreamSynchronize(handle_));
 }
 
 bool StreamRef::done() const {
-  detail::require_cuda("Stream::done");
+  if (detail::host_streams()) return true;
   DeviceScope scope(detail::device_to_enter(*this));
   const cudaError_t status = cudaStreamQuery(handle_);
   if (status == cudaErrorNotReady) return false;
@@ -92,14 +93,12 @@ bool StreamRef::done() const {
 }
 
 Event StreamRef::record() const {
-  detail::require_cuda("Stream::record");
   Event event(device(), false);
   event.record(*this);
   return event;
 }
 
 void StreamRef::wait(const Event& event) const {
-  detail::require_cuda("Stream::wait");
   if (event.native() == nullptr) [[unlikely]] {
     throw StateError("Stream::wait: the event was moved from; it no longer refers to a CUDA event");
   }
@@ -108,12 +107,13 @@ void StreamRef::wait(const Event& event) const {
     throw StateError(
         "Stream::wait: the event was never recorded; record it on the producing stream before waiting on it");
   }
+  if (detail::host_streams()) return;  // a host event is complete once recorded
   DeviceScope scope(detail::device_to_enter(*this));
   CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(handle_, event.native(), 0));
 }
 
 void StreamRef::wait(StreamRef other) const {
-  detail::require_cuda("Stream::wait");
+  if (detail::host_streams()) return;  // work on host streams runs at the call, so it is already ordered
   // A stream is always ordered after itself; the default handles are per device, so only skip named streams.
   if (other.handle_ == handle_ && !detail::is_default_stream_handle(handle_)) return;
   const int other_device = other.device().index();
@@ -129,10 +129,18 @@ void StreamRef::wait(StreamRef other) const {
 // ---------------------------------------------------------------------------------------------------------------
 // Stream
 
-Stream::Stream() : Stream(current_device_for("Stream")) {}
+Stream::Stream() : Stream(detail::host_streams() ? Device::cpu() : current_device_for("Stream")) {}
 
 Stream::Stream(Device device, int priority, bool non_blocking) {
-  detail::require_cuda("Stream");
+  if (detail::host_streams() && device.is_cpu()) {
+    // No GPU: a host stream. Its handle is a unique token so that two streams compare different.
+    owner_ = std::make_shared<detail::StreamHandle>(detail::StreamHandle::Host{});
+    handle_ = owner_->native();
+    device_ = 0;
+    host_ = true;
+    return;
+  }
+  detail::require_cuda("Stream on a CUDA device");
   checked_cuda_device(device, "Stream device");
   DeviceScope scope(device);
   int least = 0;
@@ -152,38 +160,45 @@ Stream::Stream(Device device, int priority, bool non_blocking) {
   device_ = device.index();
 }
 
-Stream::Stream(cudaStream_t handle, int device, std::shared_ptr<detail::StreamHandle> owner)
-    : handle_(handle), device_(device), owner_(std::move(owner)) {}
+Stream Stream::host_default(cudaStream_t handle) {
+  Stream stream(handle, 0);
+  stream.host_ = true;
+  return stream;
+}
 
 Stream Stream::external(cudaStream_t handle) {
-  detail::require_cuda("Stream::external");
+  detail::require_cuda("Stream::external (wraps a CUDA stream)");
   const Device device = StreamRef(handle).device();
-  return Stream(handle, device.index(), nullptr);
+  return Stream(handle, device.index());
 }
 
 Stream Stream::legacy_default(std::optional<Device> device) {
-  detail::require_cuda("Stream::legacy_default");
+  if (detail::host_streams() && (!device || device->is_cpu())) return host_default(cudaStreamLegacy);
+  detail::require_cuda("Stream::legacy_default on a CUDA device");
   const Device d = checked_cuda_device(device ? *device : Device::current(), "Stream::legacy_default device");
-  return Stream(cudaStreamLegacy, d.index(), nullptr);
+  return Stream(cudaStreamLegacy, d.index());
 }
 
 Stream Stream::per_thread_default(std::optional<Device> device) {
-  detail::require_cuda("Stream::per_thread_default");
+  if (detail::host_streams() && (!device || device->is_cpu())) return host_default(cudaStreamPerThread);
+  detail::require_cuda("Stream::per_thread_default on a CUDA device");
   const Device d = checked_cuda_device(device ? *device : Device::current(), "Stream::per_thread_default device");
-  return Stream(cudaStreamPerThread, d.index(), nullptr);
+  return Stream(cudaStreamPerThread, d.index());
 }
 
 // A moved-from stream keeps device_ = -1: every live Stream has a device, which is how methods detect it.
 Stream::Stream(Stream&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       device_(std::exchange(other.device_, -1)),
-      owner_(std::move(other.owner_)) {}
+      owner_(std::move(other.owner_)),
+      host_(std::exchange(other.host_, false)) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   if (this != &other) {
     handle_ = std::exchange(other.handle_, nullptr);
     device_ = std::exchange(other.device_, -1);
     owner_ = std::move(other.owner_);
+    host_ = std::exchange(other.host_, false);
   }
   return *this;
 }
@@ -201,6 +216,7 @@ void require_live(int device, const char* method) {
 
 int Stream::priority() const {
   require_live(device_, "priority");
+  if (host_) return 0;
   DeviceScope scope(detail::device_to_enter(ref()));
   int value = 0;
   CUPLAN_CUDA_CHECK(cudaStreamGetPriority(handle_, &value));

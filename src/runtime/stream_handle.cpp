@@ -9,6 +9,7 @@ namespace cuplan::detail {
 // cudaStreamDestroy returns at once; work already enqueued on the stream still completes, so stream-ordered frees
 // enqueued before this point are safe.
 StreamHandle::~StreamHandle() {
+  if (host_) return;
   CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(stream_));
 }
 

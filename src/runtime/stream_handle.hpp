@@ -11,7 +11,10 @@ namespace cuplan::detail {
 class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
  public:
   StreamHandle(cudaStream_t stream, int device) noexcept : stream_(stream), device_(device) {}
-  ~StreamHandle();  // cudaStreamDestroy (failure logged, never thrown)
+  /// A host stream (no GPU): its handle is this object's address, a unique token never given to CUDA.
+  struct Host {};
+  explicit StreamHandle(Host) noexcept : stream_(reinterpret_cast<cudaStream_t>(this)), device_(-1), host_(true) {}
+  ~StreamHandle();  // cudaStreamDestroy (failure logged, never thrown); nothing for a host stream
   StreamHandle(const StreamHandle&) = delete;
   StreamHandle& operator=(const StreamHandle&) = delete;
   cudaStream_t native() const noexcept { return stream_; }
@@ -20,6 +23,7 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
  private:
   cudaStream_t stream_;
   int device_;
+  bool host_ = false;
 };
 
 }  // namespace cuplan::detail

@@ -9,13 +9,12 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/access.hpp"
+#include "runtime/copy.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan {
-
-Tensor::Tensor(TensorView view, std::shared_ptr<detail::Storage> storage)
-    : view_(std::move(view)), storage_(std::move(storage)) {}
 
 Tensor Tensor::empty(Shape shape, DType dtype, Device device, std::optional<StreamRef> stream, HostMemory host_memory) {
   return empty_strided(shape, row_major_strides(shape), dtype, device, stream, host_memory);
@@ -66,14 +65,14 @@ Tensor Tensor::empty_strided(Shape shape, Strides strides, DType dtype, Device d
     }
     auto storage = detail::Storage::allocate(static_cast<std::size_t>(bytes), device, MemorySpace::device, on);
     TensorView view(storage->data(), dtype, shape, strides, device, MemorySpace::device);
-    return Tensor(std::move(view), std::move(storage));
+    return detail::Access::make_tensor(std::move(view), std::move(storage));
   }
   const MemorySpace space = host_memory == HostMemory::pinned ? MemorySpace::host_pinned : MemorySpace::host_pageable;
   // Host memory is not stream-ordered; the stream given (if any) only names where later uses are recorded.
   auto storage =
       detail::Storage::allocate(static_cast<std::size_t>(bytes), Device::cpu(), space, stream.value_or(StreamRef{}));
   TensorView view(storage->data(), dtype, shape, strides, Device::cpu(), space);
-  return Tensor(std::move(view), std::move(storage));
+  return detail::Access::make_tensor(std::move(view), std::move(storage));
 }
 
 Tensor Tensor::empty_like(const TensorView& like, Device device, std::optional<StreamRef> stream) {
@@ -81,26 +80,28 @@ Tensor Tensor::empty_like(const TensorView& like, Device device, std::optional<S
 }
 
 Tensor Tensor::alias(const TensorRef& owner, const TensorView& view) {
-  if (owner.storage()) {
-    const auto* begin = static_cast<const unsigned char*>(owner.storage()->data());
+  const std::shared_ptr<detail::Storage>& storage = detail::Access::storage(owner);
+  if (storage) {
+    const auto* begin = static_cast<const unsigned char*>(storage->data());
     const auto* first = static_cast<const unsigned char*>(view.data());
-    if (view.numel() > 0 && (first < begin || first + view.span_bytes() > begin + owner.storage()->bytes())) {
+    if (view.numel() > 0 && (first < begin || first + view.span_bytes() > begin + storage->bytes())) {
       throw InvalidArgument(
           fmt::format("Tensor::alias: view: expected memory inside the owner's {} bytes, got a "
                       "view of {} bytes at offset {}",
-                      owner.storage()->bytes(), view.span_bytes(), first - begin));
+                      storage->bytes(), view.span_bytes(), first - begin));
     }
   }
-  return Tensor(view, owner.storage());
+  return detail::Access::make_tensor(view, storage);
 }
 
 Tensor Tensor::wrap(const TensorView& view) {
-  return Tensor(view, nullptr);
+  return detail::Access::make_tensor(view, nullptr);
 }
 
 Tensor Tensor::to(Device device, std::optional<StreamRef> stream) const {
   Tensor result = empty(shape(), dtype(), device, stream);
-  copy(*this, result, stream);
+  const TensorRef src(*this), dst(result);
+  detail::copy_primitive(src.view(), dst.view(), stream, &src, &dst);
   return result;
 }
 
@@ -117,7 +118,7 @@ void TensorRef::record_stream(StreamRef stream) const {
 }
 
 Tensor TensorRef::as_tensor() const {
-  return Tensor(view_, storage_);
+  return detail::Access::make_tensor(view_, storage_);
 }
 
 }  // namespace cuplan

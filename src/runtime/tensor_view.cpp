@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+#include <type_traits>
+
 #include "base/geometry.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -170,28 +173,53 @@ DType dlpack_dtype(DLDataType type) {
     }
   }
   throw NotSupported(
-      fmt::format("TensorView(DLTensor): dtype (code {}, bits {}, lanes {}) is not supported: expected float 16/32/64, "
-                  "bfloat 16, complex 32/64/128 or int 8/32/64 with 1 lane",
+      fmt::format("TensorView(DLTensor): dtype: expected float 16/32/64, bfloat 16, complex 32/64/128 or int 8/32/64 "
+                  "with 1 lane, got (code {}, bits {}, lanes {}) (not supported)",
                   static_cast<int>(type.code), static_cast<int>(type.bits), static_cast<int>(type.lanes)));
 }
 
 }  // namespace
 
 TensorView::TensorView(const DLTensor& tensor) {
+  // Every field is checked before it is read: a DLTensor comes from another library and may be malformed.
   if (tensor.ndim < 0 || tensor.ndim > Dims::max_rank) {
     throw InvalidArgument(
-        fmt::format("TensorView(DLTensor): ndim must be in [0, {}], got {}", Dims::max_rank, tensor.ndim));
+        fmt::format("TensorView(DLTensor): ndim: expected 0 to {}, got {}", Dims::max_rank, tensor.ndim));
   }
   const DType dtype = dlpack_dtype(tensor.dtype);
   const auto rank = static_cast<std::size_t>(tensor.ndim);
+  if (rank > 0 && tensor.shape == nullptr) {
+    throw InvalidArgument(fmt::format(
+        "TensorView(DLTensor): shape: expected a pointer to {} extents (ndim = {}), got null", rank, tensor.ndim));
+  }
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (tensor.shape[i] < 0)
+      throw InvalidArgument(
+          fmt::format("TensorView(DLTensor): shape[{}]: expected an extent >= 0, got {}", i, tensor.shape[i]));
+  }
   const Shape shape(std::span<const std::int64_t>(tensor.shape, rank));
+  const std::int64_t numel = checked_numel(shape, "TensorView(DLTensor): shape");  // names an overflow first
+  // Null strides mean row-major (DLPack's compact layout).
   const Strides strides =
       tensor.strides ? Strides(std::span<const std::int64_t>(tensor.strides, rank)) : row_major_strides(shape);
+  if (tensor.data == nullptr && tensor.byte_offset != 0) {
+    throw InvalidArgument(fmt::format("TensorView(DLTensor): byte_offset: expected 0 with a null data pointer, got {}",
+                                      tensor.byte_offset));
+  }
   const void* data =
       tensor.data ? static_cast<const void*>(static_cast<const std::byte*>(tensor.data) + tensor.byte_offset) : nullptr;
+  if (data == nullptr && numel > 0) {
+    throw InvalidArgument(fmt::format(
+        "TensorView(DLTensor): data: expected a non-null pointer for shape {} ({} elements), got null", shape, numel));
+  }
   Device device = Device::cpu();
   MemorySpace space = MemorySpace::host_pageable;
-  switch (tensor.device.device_type) {
+  // Read as its underlying integer: a producer in another language may store a value the C++ enum does not name,
+  // and loading that as the enum would be undefined behaviour.
+  std::underlying_type_t<DLDeviceType> device_type = 0;
+  static_assert(sizeof(device_type) == sizeof(tensor.device.device_type));
+  std::memcpy(&device_type, &tensor.device.device_type, sizeof(device_type));
+  switch (device_type) {
     case kDLCPU:
       space =
           pointer_info(data).space == MemorySpace::host_pinned ? MemorySpace::host_pinned : MemorySpace::host_pageable;
@@ -200,6 +228,10 @@ TensorView::TensorView(const DLTensor& tensor) {
       space = MemorySpace::host_pinned;
       break;
     case kDLCUDA:
+      if (tensor.device.device_id < 0)
+        throw InvalidArgument(
+            fmt::format("TensorView(DLTensor): device.device_id: expected a CUDA device index >= 0, got {}",
+                        tensor.device.device_id));
       space = MemorySpace::device;
       device = Device::cuda(tensor.device.device_id);
       break;
@@ -212,9 +244,9 @@ TensorView::TensorView(const DLTensor& tensor) {
     }
     default:
       throw NotSupported(
-          fmt::format("TensorView(DLTensor): device type {} is not supported: expected kDLCPU, kDLCUDA, kDLCUDAHost or "
-                      "kDLCUDAManaged",
-                      static_cast<int>(tensor.device.device_type)));
+          fmt::format("TensorView(DLTensor): device.device_type: expected kDLCPU, kDLCUDA, kDLCUDAHost or "
+                      "kDLCUDAManaged, got {} (not supported)",
+                      static_cast<long long>(device_type)));
   }
   *this = TensorView(data, dtype, shape, strides, device, space);
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <string>
 #include <vector>
 
 #include "cuplan/format.hpp"
@@ -22,6 +23,45 @@ TEST(Format, ValueTypes) {
   EXPECT_EQ(fmt::format("{}", Dims{64, 256}), "[64, 256]");
   EXPECT_EQ(fmt::format("{}", Dims{}), "[]");
   EXPECT_EQ(fmt::format("{}", Dims{-1}), "[-1]");
+}
+
+TEST(Format, EnumsByName) {
+  EXPECT_EQ(fmt::format("{}", Direction::inverse), "inverse");
+  EXPECT_EQ(fmt::format("{:>8}|", Direction::forward), " forward|");
+  EXPECT_EQ(fmt::format("{}", Normalization::ortho), "ortho (1/sqrt(N))");  // the name describe() uses
+  EXPECT_EQ(fmt::format("{}", Parity::odd), "odd");
+  EXPECT_EQ(fmt::format("{}", ResultLayout::optimized), "optimized");
+  EXPECT_EQ(fmt::format("{}", Blocking::always), "always");
+  EXPECT_EQ(fmt::format("{}", LogLevel::warning), "warning");
+  EXPECT_EQ(fmt::format("{}", FFTType::r2c), "R2C");
+  EXPECT_EQ(fmt::format("{}", Epilog::gelu_bias), "gelu_bias");
+  EXPECT_EQ(fmt::format("{}", Compute::tf32), "tf32");
+}
+
+TEST(Format, ExecutionStreamsEventsAlgorithms) {
+  EXPECT_EQ(fmt::format("{}", Execution::automatic()), "automatic");
+  EXPECT_EQ(fmt::format("{}", Execution::cuda()), "cuda");
+  EXPECT_EQ(fmt::format("{}", Execution::cuda(1)), "cuda:1");
+  EXPECT_EQ(fmt::format("{}", Execution::cpu()), "cpu");
+  EXPECT_EQ(fmt::format("{}", Execution::cpu(4)), "cpu(threads=4)");
+  EXPECT_EQ(fmt::format("{}", StreamRef(cudaStreamLegacy)), "StreamRef(legacy default)");
+  EXPECT_EQ(fmt::format("{}", StreamRef(cudaStreamPerThread)), "StreamRef(per-thread default)");
+  EXPECT_EQ(fmt::format("{}", StreamRef()), "StreamRef(default)");
+  // A stream of the machine: a CUDA stream with a GPU, a host stream without one.
+  const Stream s;
+  const std::string text = fmt::format("{}", s);
+  EXPECT_EQ(text.rfind("Stream(0x", 0), 0U) << text;
+  EXPECT_NE(text.find(cuda_available() ? ", cuda:" : ", cpu, owning)"), std::string::npos) << text;
+  Event e;
+  EXPECT_EQ(fmt::format("{}", e), "Event(not recorded, no timing)");
+  e.record(s);
+  EXPECT_EQ(fmt::format("{}", e), "Event(recorded, no timing)");
+  const Event moved = std::move(e);
+  EXPECT_EQ(fmt::format("{}", e), "Event(moved-from)");  // NOLINT(bugprone-use-after-move)
+  AlgorithmInfo info{.index = 1, .algorithm_id = 21, .tile = 18, .stages = 8, .split_k = 2, .workspace_bytes = 1024};
+  EXPECT_EQ(fmt::format("{}", info), "algorithm 1 (id 21, tile 18, stages 8, split-k 2, workspace 1024 B)");
+  info.measured_ms = 0.25F;
+  EXPECT_EQ(fmt::format("{}", info), "algorithm 1 (id 21, tile 18, stages 8, split-k 2, workspace 1024 B, 0.2500 ms)");
 }
 
 TEST(Format, TensorViewAndTensor) {

@@ -58,6 +58,18 @@ TEST_P(FftClass, WritesIntoAUserOutput) {
   Tensor y = f.execute({.out = out.view});
   EXPECT_EQ(y.data(), out.view.data());
   EXPECT_LT(relative_error(to_dense(out.view), reference_dft(a.dense(), {3, 64}, {1}, -1)), tolerance(f32, 64));
+  // Every field of FFTExecuteOptions, in its documented order: the inverse back into the poisoned output.
+  auto back_host = HostArray<std::complex<float>>::random({3, 64});
+  std::fill(back_host.buffer.begin(), back_host.buffer.end(), std::complex<float>(NAN, NAN));
+  Operand back = to_space(back_host, GetParam());
+  const FFTExecuteOptions inverse{.direction = Direction::inverse,
+                                  .stream = std::nullopt,
+                                  .after = {},
+                                  .release_workspace = true,
+                                  .out = back.view};
+  f.reset_operand(out.view);
+  f.execute(inverse);
+  EXPECT_LT(relative_error(to_dense(back.view), scaled(a.dense(), 64.0)), tolerance(f32, 64));
 }
 
 TEST_P(FftClass, MovedObjectKeepsWorkingAndTheSourceReportsStateError) {

@@ -80,6 +80,38 @@ TEST(FftStreams, OperandAllocatedOnOneStreamAndReleasedWhileAnotherStillReadsIt)
   s_alloc.synchronize();
 }
 
+TEST(FftStreams, OptionsStreamIsTheDefaultOfExecuteAndResetOperand) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s1, s2;
+  auto host = HostArray<std::complex<double>>::random(kShape);
+  Operand source = to_space(host, Space::cuda, s1);
+  Operand next = to_space(host, Space::cuda, s1);
+  Tensor x = Tensor::empty(Shape{16, 32, 24}, c128, Device::cuda(0), s1);
+  CUPLAN_TEST_CUDA(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(x.numel()) * 16, s1));
+  s1.synchronize();
+  FFT f(x, {.axes = {0, 1}, .stream = s2});
+  f.plan();
+  const auto expected = reference_dft(host.dense(), kShape, {0, 1}, -1);
+  // The producer runs on s2 (the options' stream) after a spin: execute without a stream runs there, after it.
+  spin(s2);
+  copy(source.view, x.view(), s2);
+  Tensor y = f.execute();
+  s2.synchronize();
+  EXPECT_LT(relative_error(to_dense(y.view()), expected), 1e-12);
+  // Reset without a stream orders s2 after the last phase, an execute on s1 that starts late: clearing the old
+  // operand on s2 afterwards cannot reach that execute.
+  spin(s1);
+  Tensor y1 = f.execute({.stream = s1});
+  f.reset_operand(next.view);
+  CUPLAN_TEST_CUDA(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(x.numel()) * 16, s2));
+  s1.synchronize();
+  s2.synchronize();
+  EXPECT_LT(relative_error(to_dense(y1.view()), expected), 1e-12);
+  Tensor y2 = f.execute();
+  s2.synchronize();
+  EXPECT_LT(relative_error(to_dense(y2.view()), expected), 1e-12);
+}
+
 TEST(FftStreams, ExecuteWithoutAStreamUsesTheCurrentStreamOfTheScope) {
   CUPLAN_REQUIRE_GPU();
   Stream s1;

@@ -1,8 +1,8 @@
 // Class form lifecycle and the function form's plan cache.
 #include <gtest/gtest.h>
 
-#include "matmul/planner.hpp"
 #include "matmul/matmul_reference.hpp"
+#include "matmul/planner.hpp"
 
 namespace cuplan::testing {
 namespace {
@@ -34,9 +34,67 @@ TEST_P(MatmulClass, ResetOperandsComputesWithTheNewOperands) {
   EXPECT_LT(relative_error(read_all(mm.execute()), reference(a2, b2)), 1e-12);
   mm.autotune();  // CPU: nothing to choose; GPU: times the candidates on these operands
   EXPECT_LT(relative_error(read_all(mm.execute()), reference(a2, b2)), 1e-12);
-  mm.release_operands();
+  mm.release_operand();
   mm.reset_operands({.a = a.view(), .b = b.view()});
   EXPECT_LT(relative_error(read_all(mm.execute()), reference(a, b)), 1e-12);
+}
+
+/// An output of the planned result layout on `device`, filled with NaN so that an element left unwritten shows.
+Tensor poisoned_output(const Matmul& mm, Device device) {
+  Tensor out = Tensor::empty_strided(mm.result_shape(), mm.result_strides(), mm.result_dtype(), device);
+  Tensor host = Tensor::empty_strided(mm.result_shape(), mm.result_strides(), mm.result_dtype());
+  std::vector<double> nan(static_cast<std::size_t>(host.numel()), std::nan(""));
+  copy(TensorView(nan.data(), mm.result_shape()), host);
+  copy(host, out);
+  return out;
+}
+
+TEST_P(MatmulClass, ResetOperandBComputesWithTheNewB) {
+  HostMatrix<double> a({}, 12, 7), b({}, 7, 9);
+  Matmul mm(a.view(), b.view(), {.execution = execution()});
+  mm.plan();
+  for (int step = 0; step < 3; ++step) {
+    HostMatrix<double> b_step({}, 7, 9);  // fresh random values each step
+    mm.reset_operand(MatmulOperand::b, b_step.view());
+    Tensor out = poisoned_output(mm, Device::cpu());
+    const Tensor d = mm.execute({.out = out.view()});
+    EXPECT_EQ(d.data(), out.data());
+    EXPECT_LT(relative_error(read_all(out), reference(a, b_step)), 1e-12) << "step " << step;
+  }
+}
+
+TEST_P(MatmulClass, ResultQueriesDescribeTheReturnedD) {
+  HostMatrix<double> a({3}, 6, 5), b({3}, 5, 4);
+  std::vector<double> bias = random_vector<double>(6);
+  for (const Epilog epilog : {Epilog::none, Epilog::relu_bias}) {
+    MatmulOptions options{.epilog = epilog, .execution = execution()};
+    if (epilog == Epilog::relu_bias) options.bias = TensorView(bias.data(), {6});
+    Matmul mm(a.view(), b.view(), options);
+    mm.plan();
+    const Tensor d = mm.execute();
+    EXPECT_EQ(mm.result_shape(), d.shape()) << to_string(epilog);
+    EXPECT_EQ(mm.result_dtype(), d.dtype()) << to_string(epilog);
+    EXPECT_EQ(mm.result_strides(), d.strides()) << to_string(epilog);
+    const std::string text = mm.describe();
+    EXPECT_NE(text.find("6 x 4 x 5 batch 3"), std::string::npos) << text;
+    EXPECT_NE(text.find(to_string(epilog)), std::string::npos) << text;
+    EXPECT_NE(text.find(GetParam() ? "cuBLASLt" : "OpenBLAS"), std::string::npos) << text;
+    EXPECT_EQ(fmt::format("{}", mm), text);
+  }
+}
+
+TEST_P(MatmulClass, FreeNeverThrowsAndLaterCallsAreStateErrors) {
+  static_assert(noexcept(std::declval<Matmul&>().free()));
+  HostMatrix<double> a({}, 4, 4), b({}, 4, 4);
+  Matmul mm(a.view(), b.view(), {.execution = execution()});
+  mm.plan();
+  mm.free();
+  mm.free();  // twice: still nothing thrown
+  EXPECT_THROW((void)mm.result_shape(), StateError);
+  EXPECT_THROW((void)mm.describe(), StateError);
+  EXPECT_THROW(mm.reset_operand(MatmulOperand::a, a.view()), StateError);
+  Matmul moved = std::move(mm);
+  mm.free();  // NOLINT(bugprone-use-after-move): a moved-from object frees nothing and does not throw
 }
 
 TEST_P(MatmulClass, MovedFromObjectReportsStateError) {
@@ -87,7 +145,7 @@ TEST_P(MatmulClass, MatmulWithAuxReturnsTheBiasGradient) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Spaces, MatmulClass, ::testing::Values(false, true),
-                         [](const auto& info) { return std::string(info.param ? "cuda" : "cpu"); });
+                         [](const auto& test_info) { return std::string(test_info.param ? "cuda" : "cpu"); });
 
 TEST(MatmulLayout, DescribesStridesWithoutCopies) {
   using detail::mm::describe_matrix;

@@ -42,7 +42,7 @@ TEST(MatmulErrors, BatchShapesCannotBroadcast) {
       [&] {
         Matmul(o.av, TensorView(o.b.data(), {3, 5, 6}), cpu);
       },
-      {"batch shapes", "(4,)", "(3,)"});
+      {"batch shapes", "[4]", "[3]"});
 }
 TEST(MatmulErrors, DtypesDoNotCombine) {
   Operands o;
@@ -64,7 +64,7 @@ TEST(MatmulErrors, BiasOfWrongLength) {
         Matmul(o.av, o.bv,
                {.epilog = Epilog::bias, .bias = TensorView(o.bias.data(), {6}), .execution = Execution::cpu()});
       },
-      {"bias", "(6,)", "(3,)"});
+      {"bias", "[6]", "[3]"});
 }
 TEST(MatmulErrors, BiasOfWrongDtype) {
   Operands o;
@@ -82,7 +82,7 @@ TEST(MatmulErrors, COfWrongShape) {
       [&] {
         Matmul(o.av, o.bv, {.c = TensorView(o.c.data(), {4, 6, 3}), .beta = 1.0, .execution = Execution::cpu()});
       },
-      {"operand c", "(4, 6, 3)", "(4, 3, 6)"});
+      {"operand c", "[4, 6, 3]", "[4, 3, 6]"});
 }
 TEST(MatmulErrors, BetaWithoutC) {
   Operands o;
@@ -149,7 +149,16 @@ TEST(MatmulErrors, MisalignedPointerAtReset) {
   Matmul mm(TensorView(a, {4, 4}), TensorView(b, {4, 4}), cpu);
   mm.plan();
   const auto* shifted = reinterpret_cast<const float*>(reinterpret_cast<const char*>(a) + 4);  // 4-byte aligned
-  expect_error<InvalidArgument>([&] { mm.reset_operands({.a = TensorView(shifted, f32, {4, 4})}); }, {"a", "align"});
+  expect_error<InvalidArgument>(
+      [&] {
+        mm.reset_operand(MatmulOperand::a, TensorView(shifted, f32, {4, 4}));
+      },
+      {"reset_operand", "a", "alignment", "16 bytes"});
+  expect_error<InvalidArgument>(
+      [&] {
+        mm.reset_operands({.a = TensorView(shifted, f32, {4, 4})});
+      },
+      {"reset_operands", "a", "alignment"});
   EXPECT_NO_THROW((void)mm.execute()) << "a rejected reset leaves the object usable";
 }
 TEST(MatmulErrors, ResetWithOtherShapes) {
@@ -160,7 +169,29 @@ TEST(MatmulErrors, ResetWithOtherShapes) {
       [&] {
         mm.reset_operands({.b = TensorView(o.b.data(), {4, 6, 5})});
       },
-      {"reset_operands", "b", "(4, 6, 5)", "(4, 5, 6)"});
+      {"reset_operands", "b shape", "expected [4, 5, 6]", "got [4, 6, 5]"});
+  expect_error<InvalidArgument>(
+      [&] {
+        mm.reset_operand(MatmulOperand::b, TensorView(o.b.data(), {4, 6, 5}));
+      },
+      {"Matmul.reset_operand", "b shape", "expected [4, 5, 6]", "got [4, 6, 5]"});
+  std::vector<double> b64(o.b.size());
+  expect_error<InvalidArgument>(
+      [&] {
+        mm.reset_operand(MatmulOperand::b, TensorView(b64.data(), {4, 5, 6}));
+      },
+      {"reset_operand", "b dtype", "expected f32", "got f64"});
+  expect_error<InvalidArgument>(
+      [&] {
+        mm.reset_operand(MatmulOperand::b, TensorView(o.b.data(), f32, {4, 5, 6}, Strides({30, 1, 5})));
+      },
+      {"reset_operand", "b strides", "expected [30, 6, 1]", "got [30, 1, 5]"});
+  // Not part of the planned product, or no operand at all.
+  expect_error<InvalidArgument>([&] { mm.reset_operand(MatmulOperand::bias, TensorView(o.bias.data(), {3})); },
+                                {"reset_operand", "bias", "planned"});
+  expect_error<InvalidArgument>([&] { mm.reset_operand(static_cast<MatmulOperand>(9), o.bv); },
+                                {"reset_operand", "which", "MatmulOperand", "9"});
+  EXPECT_NO_THROW((void)mm.execute()) << "rejected resets leave the object usable";
 }
 TEST(MatmulErrors, ExecuteBeforePlan) {
   Operands o;
@@ -175,13 +206,15 @@ TEST(MatmulErrors, CallsAfterFree) {
   expect_error<StateError>([&] { (void)mm.execute(); }, {"execute"});
   expect_error<StateError>([&] { mm.plan(); }, {"plan"});
   expect_error<StateError>([&] { mm.reset_operands({.a = o.av}); }, {"reset_operands"});
+  expect_error<StateError>([&] { mm.reset_operand(MatmulOperand::a, o.av); }, {"reset_operand"});
+  expect_error<StateError>([&] { (void)mm.result_shape(); }, {"result_shape"});
   EXPECT_NO_THROW(mm.free());
 }
-TEST(MatmulErrors, ExecuteAfterReleaseOperands) {
+TEST(MatmulErrors, ExecuteAfterReleaseOperand) {
   Operands o;
   Matmul mm(o.av, o.bv, cpu);
   mm.plan();
-  mm.release_operands();
+  mm.release_operand();
   expect_error<StateError>([&] { (void)mm.execute(); }, {"execute"});
 }
 TEST(MatmulErrors, FunctionFormWithAuxEpilogPointsToMatmulWithAux) {
@@ -210,18 +243,18 @@ TEST(MatmulErrors, OutputOfAnotherLayoutOrShape) {
       [&] {
         (void)mm.execute({.out = TensorView(d.data(), {4, 3, 6})});
       },
-      {"out", "strides", "(18, 6, 1)", "(18, 1, 3)", "column-major"});
+      {"out strides", "[18, 1, 3]", "[18, 6, 1]", "column-major"});
   expect_error<InvalidArgument>(
       [&] {
         (void)mm.execute({.out = TensorView(d.data(), {4, 6, 3})});
       },
-      {"out", "(4, 6, 3)", "(4, 3, 6)"});
+      {"out shape", "expected [4, 3, 6]", "got [4, 6, 3]"});
   std::vector<double> d64(4 * 3 * 6);
   expect_error<InvalidArgument>(
       [&] {
         (void)mm.execute({.out = TensorView(d64.data(), f64, {4, 3, 6}, Strides({18, 1, 3}))});
       },
-      {"out", "f64", "f32"});
+      {"out dtype", "expected f32", "got f64"});
   EXPECT_NO_THROW((void)mm.execute({.out = TensorView(d.data(), f32, {4, 3, 6}, Strides({18, 1, 3}))}));
 }
 TEST(MatmulErrors, MemoryLimitTooSmallForAnyAlgorithm) {

@@ -14,12 +14,12 @@ namespace {
 enum class Space { cpu, cuda_host, cuda_device };
 
 struct Case {
-  Shape batch_a, batch_b;
-  std::int64_t m, n, k;
+  Shape batch_a{}, batch_b{};
+  std::int64_t m = 0, n = 0, k = 0;
   bool a_row_major = true, b_row_major = true;
   std::int64_t pad = 0;
   bool with_c = false;
-  Shape batch_c;  ///< C's batch shape (broadcast to D's)
+  Shape batch_c{};  ///< C's batch shape (broadcast to D's)
   bool c_row_major = true;
   cd alpha{1.0}, beta{0.0};
   Epilog epilog = Epilog::none;
@@ -125,13 +125,16 @@ class MatmulNumerics : public ::testing::TestWithParam<Space> {
       }
       result = out ? mm.execute({.out = out->view()}) : mm.execute();
     }
-    if (out) EXPECT_EQ(result.data(), out->data()) << "execute with `out` returns a tensor over `out`";
+    if (out) {
+      EXPECT_EQ(result.data(), out->data()) << "execute with `out` returns a tensor over `out`";
+    }
     ASSERT_EQ(result.shape(), expect_shape);
     // The planned layout, the same on every backend; values are read through the strides below.
-    if (column_major)
+    if (column_major) {
       EXPECT_TRUE(is_column_major_stack(result.view())) << "strides " << ::testing::PrintToString(result.strides());
-    else
+    } else {
       EXPECT_TRUE(result.view().is_contiguous()) << "strides " << ::testing::PrintToString(result.strides());
+    }
     const Tensor d = host(result);
     if (GetParam() == Space::cuda_device) cudaDeviceSynchronize();
     // Reference.
@@ -397,10 +400,11 @@ TEST_P(MatmulNumerics, VectorOperands) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Spaces, MatmulNumerics, ::testing::Values(Space::cpu, Space::cuda_host, Space::cuda_device),
-                         [](const auto& info) {
-                           return std::string(info.param == Space::cpu
-                                                  ? "cpu"
-                                                  : (info.param == Space::cuda_host ? "cuda_host" : "cuda_device"));
+                         [](const auto& test_info) {
+                           return std::string(
+                               test_info.param == Space::cpu
+                                   ? "cpu"
+                                   : (test_info.param == Space::cuda_host ? "cuda_host" : "cuda_device"));
                          });
 
 }  // namespace

@@ -119,10 +119,10 @@ TEST(MatmulReplay, NewOperandsScalarsAndAutotuneAreHonoured) {
   mm.plan({.stream = s});
   for (int i = 0; i < 3; ++i) (void)mm.execute({.stream = s, .out = d.view()});
   expect_all(d, 2.0f * n, s);
-  mm.reset_operands({.a = a2}, s);
+  mm.reset_operand(MatmulOperand::a, a2, s);
   (void)mm.execute({.stream = s, .out = d.view()});
   expect_all(d, 10.0f * n, s);
-  mm.reset_operands({.a = a}, s);
+  mm.reset_operand(MatmulOperand::a, a, s);
   (void)mm.execute({.stream = s, .out = d.view()});  // the graph captured for `a` replays again
   expect_all(d, 2.0f * n, s);
   mm.autotune({.iterations = 3, .stream = s});

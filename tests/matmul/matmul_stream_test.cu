@@ -21,6 +21,13 @@ std::vector<float> to_host(const Tensor& t) {
 // Products of constant matrices: every element of D = k * a * b.
 constexpr std::int64_t n = 256;
 
+/// An n x n f32 matrix on cuda:0, allocated on `s` and filled with `value` there.
+Tensor constant(float value, StreamRef s) {
+  Tensor t = Tensor::empty({n, n}, f32, Device::cuda(0), s);
+  launch_fill(t.data<float>(), n * n, value, s);
+  return t;
+}
+
 TEST(MatmulStream, AfterEventsOrderTheProducer) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
@@ -62,17 +69,13 @@ TEST(MatmulStream, ObjectOptionsGiveTheDefaultStreamAndTheFirstPlanWaitsForTheir
 TEST(MatmulStream, ResetOnAnotherStreamIsOrderedAfterTheLastExecute) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
-  Tensor a = Tensor::empty({n, n}, f32, Device::cuda(0), s1), b = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  Tensor a2 = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  launch_fill(a.data<float>(), n * n, 3.0f, s1);
-  launch_fill(b.data<float>(), n * n, 1.0f, s1);
-  launch_fill(a2.data<float>(), n * n, 5.0f, s1);
+  Tensor a = constant(3.0f, s1), b = constant(1.0f, s1), a2 = constant(5.0f, s1);
   Matmul mm(a, b);
   mm.plan({.stream = s1});
   spin<<<1, 1, 0, s1>>>(long_spin);  // the execute below starts late
   Tensor d = mm.execute({.stream = s1});
   // Reset from s2: the library makes s2 wait for the execute, so overwriting the old A on s2 is safe.
-  mm.reset_operands({.a = a2}, s2);
+  mm.reset_operand(MatmulOperand::a, a2, s2);
   launch_fill(a.data<float>(), n * n, -100.0f, s2);
   s2.synchronize();
   s1.synchronize();
@@ -80,6 +83,33 @@ TEST(MatmulStream, ResetOnAnotherStreamIsOrderedAfterTheLastExecute) {
   Tensor d2 = mm.execute({.stream = s2});
   s2.synchronize();
   for (float v : to_host(d2)) ASSERT_EQ(v, 5.0f * n);
+}
+
+TEST(MatmulStream, OptionsStreamIsTheDefaultOfExecuteAndResetOperand) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s1, s2;
+  Tensor a = constant(2.0f, s1), b = constant(1.0f, s1), b2 = constant(3.0f, s1);
+  s1.synchronize();
+  Matmul mm(a, b, {.stream = s2});
+  mm.plan();
+  // A producer on s2 rewrites B late: execute without a stream runs on s2 (the options' stream), after it.
+  spin<<<1, 1, 0, s2>>>(long_spin);
+  launch_fill(b.data<float>(), n * n, 4.0f, s2);
+  Tensor d = mm.execute();
+  s2.synchronize();
+  for (float v : to_host(d)) ASSERT_EQ(v, 2.0f * 4.0f * n);
+  // Reset without a stream orders s2 (not the current stream) after the last phase, an execute on s1 that starts
+  // late: overwriting the old B on s2 afterwards is safe.
+  spin<<<1, 1, 0, s1>>>(long_spin);
+  Tensor d1 = mm.execute({.stream = s1});
+  mm.reset_operand(MatmulOperand::b, b2);
+  launch_fill(b.data<float>(), n * n, -100.0f, s2);
+  s1.synchronize();
+  s2.synchronize();
+  for (float v : to_host(d1)) ASSERT_EQ(v, 2.0f * 4.0f * n);
+  Tensor d2 = mm.execute();
+  s2.synchronize();
+  for (float v : to_host(d2)) ASSERT_EQ(v, 2.0f * 3.0f * n);
 }
 
 TEST(MatmulStream, ExecuteOnAnotherStreamWaitsForThePreviousPhase) {

@@ -1,26 +1,91 @@
 #!/usr/bin/env bash
-# Installs a built cuplan tree into a temporary prefix, then configures, builds and runs the consumer project next
-# to this script against that prefix with find_package(cuplan). Proves the installed package is complete.
+# Builds and runs one consumer project (next to this script) against cuplan, the way users do:
 #
-#   bash tests/package/check_package.sh [BUILD_DIR]    (default: build)
+#   bash tests/package/check_package.sh BUILD_DIR MODE
+#
+# MODE: cxx (find_package, plain C++), cuda (find_package before enable_language(CUDA)), moved (install, move the
+# prefix, then find_package), subdirectory (add_subdirectory of the source tree). Every consumer program is built
+# with -Wall -Wextra -Wpedantic -Wshadow -Werror and run; the cxx mode also checks the pkg-config file and the
+# SONAME. Without a GPU the programs run their CPU paths.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build_dir="$(cd "${1:-$here/../../build}" && pwd)"
+source_dir="$(cd "$here/../.." && pwd)"
+build_dir="$(cd "${1:?usage: check_package.sh BUILD_DIR MODE}" && pwd)"
+mode="${2:?usage: check_package.sh BUILD_DIR MODE}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/cuplan-package.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+cuda_args=()
+[[ -x /usr/local/cuda/bin/nvcc ]] && cuda_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+arch="$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build_dir/CMakeCache.txt")"
+[[ -n "$arch" ]] && cuda_args+=(-DCMAKE_CUDA_ARCHITECTURES="$arch")
 
-echo "== installing $build_dir into $work/prefix"
-cmake --install "$build_dir" --prefix "$work/prefix"
+configure=(cmake -S "$here" -B "$work/consumer" "${generator[@]}" -DCUPLAN_CONSUMER_MODE="$mode"
+           -DCUPLAN_SOURCE_DIR="$source_dir")
+prefix="$work/prefix"
+case "$mode" in
+  cxx | cuda | moved)
+    echo "== installing $build_dir into $prefix"
+    cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+    if [[ "$mode" == moved ]]; then
+      mv "$prefix" "$work/moved-prefix"
+      prefix="$work/moved-prefix"
+      echo "== moved the installed prefix to $prefix"
+      if grep -rl "$work/prefix" "$prefix" >/dev/null 2>&1; then
+        echo "FAILED: the installed package names its original prefix:" >&2
+        grep -rl "$work/prefix" "$prefix" >&2
+        exit 1
+      fi
+    fi
+    configure+=(-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}")
+    ;;
+  subdirectory)
+    configure+=("${cuda_args[@]}" -DCUPLAN_CONSUMER_EXPECTED_BUILD_TYPE=)
+    ;;
+  *) echo "check_package.sh: unknown mode '$mode' (cxx, cuda, moved, subdirectory)" >&2; exit 2 ;;
+esac
 
-echo "== configuring the consumer"
-cmake -S "$here" -B "$work/consumer" "${generator[@]}" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release
+echo "== configuring the $mode consumer"
+"${configure[@]}"
+echo "== building the $mode consumer"
+programs=(cuplan_consumer readme_example getting_started)
+[[ "$mode" == cuda ]] && programs+=(cuda_consumer)
+cmake --build "$work/consumer" --target "${programs[@]}" --parallel 2
 
-echo "== building the consumer"
-cmake --build "$work/consumer"
+for program in "${programs[@]}"; do
+  echo "== running $program"
+  "$work/consumer/$program"
+done
 
-echo "== running the consumer"
-"$work/consumer/cuplan_consumer"
+if [[ "$mode" == cxx ]]; then
+  # FFTW and OpenBLAS are private to the shared library: the package must not ask a consumer for them.
+  if grep -riE "fftw|openblas|cblas" "$prefix"/lib*/cmake/cuplan; then
+    echo "FAILED: the installed CMake package refers to FFTW or OpenBLAS" >&2
+    exit 1
+  fi
+  library="$(ls "$prefix"/lib*/libcuplan.so.*.*.* | head -n1)"
+  soname="$(objdump -p "$library" | awk '/SONAME/ {print $2}')"
+  echo "== SONAME of $(basename "$library"): $soname"
+  [[ "$soname" == libcuplan.so.0 ]] || { echo "FAILED: expected SONAME libcuplan.so.0" >&2; exit 1; }
+  echo "== pkg-config"
+  pc_dir="$(dirname "$(ls "$prefix"/lib*/pkgconfig/cuplan.pc)")"
+  flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs cuplan)"
+  echo "$flags"
+  # The same program built by hand from the pkg-config flags, with the strict warnings.
+  g++ -std=c++20 -Wall -Wextra -Wpedantic -Wshadow -Werror "$here/main.cpp" -o "$work/pc_consumer" $flags \
+    -Wl,-rpath,"$prefix/lib" -Wl,-rpath,"$(dirname "$(ls "$prefix"/lib*/libcuplan.so | head -n1)")"
+  "$work/pc_consumer"
+fi
+if [[ "$mode" == cuda && -x /usr/local/cuda/bin/nvcc ]]; then
+  # Plain nvcc without CMake, from the pkg-config flags: C++20 and fmt's constexpr setting must be all it needs.
+  echo "== plain nvcc with pkg-config flags"
+  pc_dir="$(dirname "$(ls "$prefix"/lib*/pkgconfig/cuplan.pc)")"
+  flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs cuplan)"
+  /usr/local/cuda/bin/nvcc -std=c++20 -arch=sm_"$(a="${arch:-90-real}"; echo "${a%%[-;]*}")" -Xcompiler=-Wall,-Wextra,-Wshadow,-Werror \
+    "$here/cuda_main.cu" -o "$work/nvcc_consumer" $flags -Xlinker -rpath -Xlinker "$(dirname "$(ls "$prefix"/lib*/libcuplan.so)")"
+  "$work/nvcc_consumer"
+fi
+echo "== $mode consumer: ok"

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cuplan/errors.hpp"
 #include "plan/graph_replay.hpp"
 #include "runtime/spin_kernel.cuh"
 #include "support/test_support.hpp"
@@ -31,7 +32,8 @@ struct Fixture {
   }
   /// Runs the memset of `value` through `replay` under the key {buffer, value}.
   void run(detail::GraphReplay& replay, int value, cudaStream_t on = nullptr) {
-    const detail::ReplayKey key{reinterpret_cast<std::uintptr_t>(buffer), static_cast<std::uint64_t>(value)};
+    detail::ReplayKey key;
+    key.add(buffer).add(value);
     replay.run(key, 0, on != nullptr ? on : stream, [&](cudaStream_t s) {
       ++enqueued;
       CUPLAN_TEST_CUDA(cudaMemsetAsync(buffer, value, bytes, s));
@@ -123,7 +125,8 @@ TEST(GraphReplay, KeysThatKeepEvictingEachOtherStopBeingCaptured) {
   int captured = 0;
   for (int r = 0; r < rounds; ++r)
     for (int k = 1; k <= keys; ++k) {
-      const detail::ReplayKey key{static_cast<std::uint64_t>(k)};
+      detail::ReplayKey key;
+      key.add(k);
       replay.run(key, 0, f.stream, [&](cudaStream_t s) {
         cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
         CUPLAN_TEST_CUDA(cudaStreamIsCapturing(s, &status));
@@ -166,7 +169,8 @@ TEST(GraphReplay, WorkThatFailsUnderCaptureTurnsReplayOffAndStillRuns) {
   CUPLAN_REQUIRE_GPU();
   Fixture f;
   detail::GraphReplay replay;
-  const detail::ReplayKey key{1};
+  detail::ReplayKey key;
+  key.add(1);
   int direct = 0;
   auto work = [&](cudaStream_t s) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -229,6 +233,38 @@ TEST(GraphReplay, DisabledAndResetRunEveryCallDirectly) {
   EXPECT_EQ(f.enqueued, 5);
   EXPECT_FALSE(replay.holds_graph());
   EXPECT_TRUE(f.all_equal(2));
+}
+
+TEST(GraphReplay, InvalidateDropsTheGraphsSoTheSameKeyRunsDirectly) {
+  CUPLAN_REQUIRE_GPU();
+  Fixture f;
+  detail::GraphReplay replay;
+  f.run(replay, 4);
+  f.run(replay, 4);  // captured
+  ASSERT_TRUE(replay.holds_graph());
+  replay.invalidate();  // the plan behind the key changed: the graph would replay stale work
+  EXPECT_FALSE(replay.holds_graph());
+  f.clear();
+  f.run(replay, 4);
+  EXPECT_EQ(f.enqueued, 3) << "the first call after invalidate must enqueue the work itself";
+  EXPECT_TRUE(f.all_equal(4));
+}
+
+TEST(ReplayKey, KeysDifferInAnyWordAndOverflowIsRejected) {
+  int x = 0;
+  detail::ReplayKey a, b, c;
+  a.add(&x).add(2.5).add(3);
+  b.add(&x).add(2.5).add(3);
+  c.add(&x).add(2.5).add(4);
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(a == c);
+  detail::ReplayKey shorter, zero_ended;
+  shorter.add(&x).add(2.5);
+  zero_ended.add(&x).add(2.5).add(0);
+  EXPECT_FALSE(shorter == zero_ended) << "a key with a trailing zero word differs from the shorter key";
+  detail::ReplayKey full;
+  for (std::size_t i = 0; i < detail::ReplayKey::capacity; ++i) full.add(i);
+  EXPECT_THROW(full.add(1), InvalidArgument);
 }
 
 TEST(GraphReplay, WithoutAGpuNothingIsCalled) {

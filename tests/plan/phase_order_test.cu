@@ -148,7 +148,7 @@ TEST_F(PhaseOrderTest, DeviceBufferGrowsAndKeepsItsBlockWhenLargeEnough) {
 TEST_F(PhaseOrderTest, StreamOfAnotherDeviceIsRejected) {
   if (cuda_device_count() < 2) GTEST_SKIP() << "needs two CUDA devices; this machine has " << cuda_device_count();
   Stream other(Device::cuda(1));
-  EXPECT_THROW(check_stream_device(other, 0, "fft"), InvalidArgument);
+  EXPECT_THROW(check_stream_device(other, 0, "FFT", "execute"), InvalidArgument);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace {
 std::atomic<int> g_live_plans{0};
 
 struct CountingPlan : CachedPlan {
-  explicit CountingPlan(int id) : id(id) { ++g_live_plans; }
+  explicit CountingPlan(int plan_id) : id(plan_id) { ++g_live_plans; }
   ~CountingPlan() override { --g_live_plans; }
   int id;
 };

@@ -9,6 +9,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/access.hpp"
 #include "runtime/storage.hpp"
 #include "support/test_support.hpp"
 
@@ -27,8 +28,8 @@ TEST(Tensor, HostAllocationIsAlignedRowMajorAndOwning) {
     EXPECT_EQ(t.memory_space(), MemorySpace::host_pageable);
     EXPECT_EQ(t.device(), Device::cpu());
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.data()) % 64, 0u) << dtype.name();
-    ASSERT_NE(t.storage(), nullptr);
-    EXPECT_EQ(t.storage()->bytes(), 105 * dtype.size());
+    ASSERT_NE(detail::Access::storage(t), nullptr);
+    EXPECT_EQ(detail::Access::storage(t)->bytes(), 105 * dtype.size());
   }
 }
 
@@ -50,18 +51,18 @@ TEST(Tensor, EmptyShapeHasNoMemory) {
 
 TEST(Tensor, CopiesShareMemory) {
   Tensor a = Tensor::empty({16}, f32);
-  std::weak_ptr<detail::Storage> watch = a.storage();
+  std::weak_ptr<detail::Storage> watch = detail::Access::storage(a);
   {
     Tensor b = a;
     EXPECT_EQ(b.data(), a.data());
-    EXPECT_EQ(a.storage().use_count(), 2);
+    EXPECT_EQ(detail::Access::storage(a).use_count(), 2);
     b.data<float>()[3] = 42.0f;
     EXPECT_EQ(a.data<float>()[3], 42.0f);
   }
-  EXPECT_EQ(a.storage().use_count(), 1);
+  EXPECT_EQ(detail::Access::storage(a).use_count(), 1);
   TensorRef ref(a);
   Tensor c = ref.as_tensor();
-  EXPECT_EQ(c.storage(), a.storage());
+  EXPECT_EQ(detail::Access::storage(c), detail::Access::storage(a));
   EXPECT_TRUE(c.owning());
   a = Tensor();
   c = Tensor();
@@ -79,7 +80,7 @@ TEST(Tensor, WrapAliasesWithoutOwning) {
   EXPECT_EQ(w.shape(), (Dims{3, 4}));
   w.record_stream(StreamRef{});  // nothing to record for memory owned elsewhere
   TensorRef ref(view);
-  EXPECT_EQ(ref.storage(), nullptr);
+  EXPECT_EQ(detail::Access::storage(ref), nullptr);
   ref.record_stream(StreamRef{});
   Tensor as = ref.as_tensor();
   EXPECT_FALSE(as.owning());

@@ -4,6 +4,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,46 @@ void expect_invalid(F make, std::initializer_list<const char*> fragments) {
     const std::string m = e.what();
     for (const char* f : fragments) EXPECT_NE(m.find(f), std::string::npos) << "missing '" << f << "' in: " << m;
   }
+}
+
+// Braced strides are the first stride call users write: every constructor form takes them.
+TEST(TensorView, BracedStridesInEveryForm) {
+  std::vector<std::complex<float>> h(64 * 256);
+  const void* raw = h.data();
+  const Dims column_major{1, 64};
+  const Dims row_major{256, 1};
+
+  const TensorView untyped(raw, c64, {64, 256}, {1, 64});
+  EXPECT_EQ(untyped.strides(), column_major);
+  EXPECT_EQ(untyped.dtype(), c64);
+  const TensorView untyped_device(raw, c64, {64, 256}, {1, 64}, Device::cpu());
+  EXPECT_EQ(untyped_device.strides(), column_major);
+  EXPECT_EQ(untyped_device.device(), Device::cpu());
+  const TensorView untyped_default(raw, c64, {64, 256});
+  EXPECT_EQ(untyped_default.strides(), row_major);
+  const TensorView untyped_empty_braces(raw, c64, {64, 256}, {}, Device::cpu());  // {}: row-major, as before
+  EXPECT_EQ(untyped_empty_braces.strides(), row_major);
+  const TensorView untyped_nullopt(raw, c64, {64, 256}, std::nullopt, Device::cpu());
+  EXPECT_EQ(untyped_nullopt.strides(), row_major);
+
+  const TensorView typed(h.data(), {64, 256}, {1, 64});
+  EXPECT_EQ(typed.strides(), column_major);
+  EXPECT_EQ(typed.dtype(), c64);
+  const TensorView typed_device(h.data(), {64, 256}, {1, 64}, Device::cpu());
+  EXPECT_EQ(typed_device.strides(), column_major);
+  const TensorView typed_default(h.data(), {64, 256});
+  EXPECT_EQ(typed_default.strides(), row_major);
+  const TensorView typed_empty_braces(h.data(), {64, 256}, {}, Device::cpu());
+  EXPECT_EQ(typed_empty_braces.strides(), row_major);
+  const Strides named{1, 64};
+  const TensorView typed_named(h.data(), {64, 256}, named);
+  EXPECT_EQ(typed_named.strides(), column_major);
+  const std::optional<Strides> maybe = named;
+  const TensorView typed_optional(h.data(), {64, 256}, maybe, Device::cpu());
+  EXPECT_EQ(typed_optional.strides(), column_major);
+
+  // Braced strides are validated like any others.
+  expect_invalid([&] { TensorView bad(raw, c64, {64, 256}, {1}); }, {"strides", "[1]"});
 }
 
 TEST(TensorView, FromTypedPointerDefaultsToRowMajorHost) {

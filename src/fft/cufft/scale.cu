@@ -63,4 +63,12 @@ cudaError_t launch_scale(void* data, ScalePrecision precision, int components, i
   return cudaErrorInvalidValue;
 }
 
+cudaError_t load_scale_kernels() noexcept {
+  cudaFuncAttributes attributes{};
+  cudaError_t status = cudaFuncGetAttributes(&attributes, scale_kernel<float>);
+  if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, scale_kernel<double>);
+  if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, scale_kernel<__half>);
+  return status;
+}
+
 }  // namespace cuplan::detail

@@ -12,4 +12,9 @@ enum class ScalePrecision { f16, f32, f64 };
 cudaError_t launch_scale(void* data, ScalePrecision precision, int components, int rank, const long long* extent,
                          const long long* stride, double scale, cudaStream_t stream);
 
+/// Loads the normalisation kernels' code now (cudaFuncGetAttributes forces it). Under lazy module loading a
+/// kernel's first launch loads its module and can wait for work already running on the device; plan() calls this
+/// so that a planned execute never does (docs/streams.md). Returns the status.
+cudaError_t load_scale_kernels() noexcept;
+
 }  // namespace cuplan::detail

@@ -219,7 +219,7 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
       static_cast<int>(op_b), to_string(p.epilog), to_string(p.compute));
 }
 
-void LtPlan::set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept {
+bool LtPlan::set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept {
   const auto previous_alpha = alpha_, previous_beta = beta_;
   switch (scale_type_) {
     case CUDA_R_16F:
@@ -243,7 +243,7 @@ void LtPlan::set_scalars(std::complex<double> alpha, std::complex<double> beta) 
       put_scalar(beta_, beta);
       break;
   }
-  if (alpha_ != previous_alpha || beta_ != previous_beta) generation_ = next_replay_generation();
+  return alpha_ != previous_alpha || beta_ != previous_beta;
 }
 
 LtPlan::~LtPlan() {
@@ -509,7 +509,6 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
       "ms)",
       who_, sorted.size(), count, order.front(), kept.front(), median[0]);
   candidates_ = std::move(sorted);
-  generation_ = next_replay_generation();
   measured_ms_ = std::move(kept);
 }
 

@@ -12,7 +12,6 @@
 
 #include "cuplan/matmul.hpp"
 #include "matmul/planner.hpp"
-#include "plan/graph_replay.hpp"
 
 namespace cuplan::detail::mm {
 
@@ -44,11 +43,9 @@ class LtPlan {
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;
 
-  /// alpha and beta of the next runs (host scalars of the scale type; not part of the plan).
-  void set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept;
-  /// Changes whenever a run with the same pointers would enqueue different work (scalars, algorithm order): part of
-  /// the key under which a run is replayed as a graph.
-  std::uint64_t generation() const noexcept { return generation_; }
+  /// alpha and beta of the next runs (host scalars of the scale type; not part of the plan). True when they
+  /// changed, so that a run with the same pointers now enqueues different work (graph replay invalidates).
+  bool set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept;
   /// Sets the epilog pointers (bias, aux, bias gradient, fp8 scales) when they differ from the last ones.
   void bind(const LtPointers& p);
   /// Asks the heuristic for candidates; InvalidArgument when memory_limit is too small for every algorithm,
@@ -65,7 +62,7 @@ class LtPlan {
   /// Times every candidate `iterations` times with CUDA events on `stream` (flushing L2 with `flush` of
   /// `flush_bytes` before each timed run when given, outside the timed region), keeps those that ran and reorders
   /// them by median time (autotune_order: the heuristic's first stays first unless another is measurably faster).
-  /// Blocks until timing is done.
+  /// Blocks until timing is done. The chosen algorithm may change: a replayed run must be invalidated.
   void autotune(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size, int iterations,
                 void* flush, std::size_t flush_bytes);
 
@@ -78,7 +75,6 @@ class LtPlan {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
   std::array<unsigned char, 16> alpha_{}, beta_{};
-  std::uint64_t generation_ = next_replay_generation();
   cudaDataType_t scale_type_ = CUDA_R_32F;
   bool swapped_ = false;
   bool has_c_ = false;

@@ -1,0 +1,49 @@
+// Matmul option and aliasing checks (matmul_validate.hpp).
+
+#include "matmul/matmul_validate.hpp"
+
+#include <fmt/format.h>
+
+#include "base/overlap.hpp"
+#include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
+#include "plan/option_checks.hpp"
+
+namespace cuplan::detail::mm {
+
+void check_epilog(Epilog epilog, const char* who) {
+  check_enum_range(epilog, Epilog::bgradb, who, "epilog", "Epilog");
+}
+
+void validate_matmul_options(const MatmulOptions& o, const char* who) {
+  check_epilog(o.epilog, who);
+  check_enum_range(o.compute, Compute::f64, who, "compute", "Compute");
+  check_blocking(o.blocking, who);
+  check_execution(o.execution, who);
+}
+
+void check_beta_needs_c(std::complex<double> beta, bool has_c, const char* who) {
+  if (beta != std::complex<double>(0.0) && !has_c) [[unlikely]]
+    throw InvalidArgument(
+        fmt::format("{}: beta = ({}, {}) needs operand c; none given", who, beta.real(), beta.imag()));
+}
+
+void check_output_aliasing(const TensorView& out, std::span<const TensorView* const, 5> inputs, const char* who) {
+  static constexpr const char* names[] = {"a", "b", "c", "bias", "epilog_aux"};
+  // Runs on every execute with an out: nothing is formatted unless a check fails.
+  if (self_overlaps(out.shape(), out.strides())) [[unlikely]]
+    check_no_self_overlap(out, "out", fmt::format("{}.execute", who).c_str());
+  for (int i = 0; i < 5; ++i) {
+    if (inputs[i] == nullptr || !views_overlap(out, *inputs[i])) continue;
+    if (i == 2 && same_elements(out, *inputs[i])) continue;  // D over C, element for element: supported
+    if (i == 2)
+      throw InvalidArgument(fmt::format(
+          "{}.execute: out overlaps c: out may share c's memory only as the very same elements (same data pointer, "
+          "dtype, shape and strides as D), got out {} {} strides {} at {} and c {} {} strides {} at {}",
+          who, out.dtype(), out.shape(), out.strides(), out.data(), inputs[i]->dtype(), inputs[i]->shape(),
+          inputs[i]->strides(), inputs[i]->data()));
+    check_no_overlap(out, "out", *inputs[i], names[i], fmt::format("{}.execute", who).c_str());
+  }
+}
+
+}  // namespace cuplan::detail::mm

@@ -1,0 +1,29 @@
+#pragma once
+// The function forms' cached-plan protocol, written once for every operation (fft*, matmul*).
+
+#include <utility>
+
+#include "plan/plan_cache.hpp"
+
+namespace cuplan::detail {
+
+/// Checks out the plan for `key` (made by `make()` on a miss, from this call's operands), gives a hit this call's
+/// operands through `adopt(impl)` (the key fixed their layout, so nothing is checked again), runs `run(impl)` and
+/// drops the operands again (`impl.release_operand()`), so the cache keeps plans and never the caller's memory. An
+/// exception discards the plan, whose state is then unknown; the lease returns it to the cache otherwise.
+template <class Impl, class Make, class Adopt, class Run>
+auto run_cached(const PlanKey& key, Make&& make, Adopt&& adopt, Run&& run) {
+  PlanLease lease = acquire_plan(key, std::forward<Make>(make));
+  Impl& impl = *static_cast<Impl*>(lease.get());
+  try {
+    if (lease.hit()) adopt(impl);
+    auto result = run(impl);
+    impl.release_operand();
+    return result;
+  } catch (...) {
+    lease.discard();
+    throw;
+  }
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,123 @@
+// cuplan::copy (cuplan/tensor.hpp). Large copies between pageable host memory and device memory go through the
+// staging engine: host threads copy into pinned slots while the previous slot's DMA runs, which is several times
+// faster than the driver's own staging of pageable memory. Everything else is the runtime's copy primitive.
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "base/geometry.hpp"
+#include "base/nvtx.hpp"
+#include "cuplan/tensor.hpp"
+#include "plan/staging/chunking.hpp"
+#include "plan/staging/pipeline.hpp"
+#include "runtime/copy.hpp"
+
+namespace cuplan {
+
+namespace {
+
+using detail::staging::ChunkParts;
+using detail::staging::HostPart;
+
+// Below this the driver's pageable copy costs about as much as the engine's first host copy.
+constexpr std::size_t engine_bytes = std::size_t{4} << 20;
+// One chunk: a DMA of this size runs near PCIe peak, and three of them in pinned memory are a modest footprint.
+constexpr std::size_t chunk_bytes = std::size_t{16} << 20;
+
+// The engine of the copy function: its pinned slots are kept for the life of the process (pinning costs
+// milliseconds per call otherwise). One copy at a time; a concurrent copy takes the primitive.
+struct CopyEngine {
+  std::mutex mutex;
+  detail::staging::StagingPipeline pipeline;
+};
+CopyEngine& engine() {
+  static CopyEngine* e = new CopyEngine;  // leaked on purpose: copies may run from static destructors
+  return *e;
+}
+
+bool engine_worthy(const TensorView& src, const TensorView& dst) {
+  const bool h2d = src.memory_space() == MemorySpace::host_pageable && dst.memory_space() == MemorySpace::device;
+  const bool d2h = src.memory_space() == MemorySpace::device && dst.memory_space() == MemorySpace::host_pageable;
+  if (!h2d && !d2h) return false;
+  if (static_cast<std::size_t>(src.numel()) * src.dtype().size() < engine_bytes) return false;
+  return detail::is_single_block(detail::reduce_copy(src.shape(), src.strides(), dst.strides()));
+}
+
+// The contiguous block of `view` (one block by engine_worthy) as bytes.
+std::byte* first_byte(const TensorView& view) {
+  return static_cast<std::byte*>(view.data());
+}
+
+void copy_engine(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
+                 const TensorRef* src_owner, const TensorRef* dst_owner) {
+  detail::check_copy_operands(src, dst);
+  if (src.numel() == 0 || !engine_worthy(src, dst)) {
+    detail::copy_primitive(src, dst, stream, src_owner, dst_owner);
+    return;
+  }
+  const StreamRef on = detail::copy_stream(src, dst, stream);
+  CopyEngine& e = engine();
+  std::unique_lock lock(e.mutex, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    detail::copy_primitive(src, dst, stream, src_owner, dst_owner);
+    return;
+  }
+  detail::NvtxRange range("cuplan::copy (staged)");
+  const Device device = detail::copy_stream_device(src, dst, on);
+  DeviceScope scope(device);
+  const bool h2d = dst.memory_space() == MemorySpace::device;
+  const std::size_t bytes = static_cast<std::size_t>(src.numel()) * src.dtype().size();
+  // A layout that reduces to one block may still start anywhere its lowest-address element is: with positive unit
+  // strides that is data().
+  std::byte* host = first_byte(h2d ? src : dst);
+  std::byte* device_bytes = first_byte(h2d ? dst : src);
+  detail::staging::PipelineRun run;
+  run.device = device.index();
+  run.caller = on;
+  run.chunks = static_cast<std::int64_t>((bytes + chunk_bytes - 1) / chunk_bytes);
+  run.slots = detail::staging::max_slots;
+  (h2d ? run.in_host_bytes : run.out_host_bytes) = std::min(bytes, chunk_bytes);
+  run.parts = [&](std::int64_t i) {
+    const std::size_t begin = static_cast<std::size_t>(i) * chunk_bytes;
+    const std::size_t size = std::min(chunk_bytes, bytes - begin);
+    HostPart part{TensorView(host + begin, i8, Shape{static_cast<std::int64_t>(size)}, Strides{1}, Device::cpu(),
+                             MemorySpace::host_pageable),
+                  Strides{1}};
+    ChunkParts parts;
+    if (h2d) {
+      parts.in = part;
+      parts.in_device = device_bytes + begin;
+    } else {
+      parts.out = part;
+      parts.out_device = device_bytes + begin;
+    }
+    return parts;
+  };
+  e.pipeline.run(run);
+}
+
+}  // namespace
+
+void copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream) {
+  copy_engine(src, dst, stream, nullptr, nullptr);
+}
+
+void copy(const TensorRef& src, const TensorRef& dst, std::optional<StreamRef> stream) {
+  copy_engine(src.view(), dst.view(), stream, &src, &dst);
+}
+
+void copy(const Tensor& src, const Tensor& dst, std::optional<StreamRef> stream) {
+  copy(TensorRef(src), TensorRef(dst), stream);
+}
+
+void copy(const Tensor& src, const TensorView& dst, std::optional<StreamRef> stream) {
+  copy(TensorRef(src), TensorRef(dst), stream);
+}
+
+void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> stream) {
+  copy(TensorRef(src), TensorRef(dst), stream);
+}
+
+}  // namespace cuplan

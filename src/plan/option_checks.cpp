@@ -1,0 +1,37 @@
+// Enum range and thread-count rules (option_checks.hpp).
+
+#include "plan/option_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "cuplan/errors.hpp"
+
+namespace cuplan::detail {
+
+void throw_enum_range(const char* op, const char* option, const char* type, long long value, long long last) {
+  throw InvalidArgument(fmt::format("{}: {}: expected a {} value from 0 to {} (one of its enumerators), got {}", op,
+                                    option, type, last, value));
+}
+
+int cpu_threads(int threads, const char* op) {
+  if (threads < 0) [[unlikely]]
+    throw InvalidArgument(fmt::format(
+        "{}: execution: Execution::cpu threads: expected 0 (all hardware threads) or a positive count, got {}", op,
+        threads));
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return threads == 0 ? 0 : std::min(threads, hardware);
+}
+
+void check_execution(Execution execution, const char* op) {
+  check_enum_range(execution.kind(), Execution::Kind::cpu, op, "execution", "Execution::Kind");
+  if (execution.kind() == Execution::Kind::cpu) (void)cpu_threads(execution.threads(), op);
+}
+
+void check_blocking(Blocking blocking, const char* op) {
+  check_enum_range(blocking, Blocking::always, op, "blocking", "Blocking");
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,211 @@
+#include "plan/staging/pipeline.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "base/cuda_check.hpp"
+#include "base/geometry.hpp"
+#include "base/nvtx.hpp"
+#include "plan/staging/chunking.hpp"
+#include "plan/staging/host_copy_pool.hpp"
+
+namespace cuplan::detail::staging {
+
+namespace {
+
+std::size_t part_bytes(const HostPart& part) noexcept {
+  return static_cast<std::size_t>(part.host.numel()) * part.host.dtype().size();
+}
+
+// Pinned memory laid out as on the device: the DMA reads or writes it in place, no host copy.
+bool direct(const HostPart& part) noexcept {
+  if (part.host.memory_space() != MemorySpace::host_pinned) return false;
+  return is_single_block(reduce_copy(part.host.shape(), part.host.strides(), part.device_strides));
+}
+
+void pack(const HostPart& part, void* pinned) noexcept {
+  NvtxRange range("cuplan::staging::pack");
+  parallel_copy_strided(reduce_copy(part.host.shape(), part.host.strides(), part.device_strides), part.host.data(),
+                        pinned, part.host.dtype().size());
+}
+
+void unpack(const void* pinned, const HostPart& part) noexcept {
+  NvtxRange range("cuplan::staging::unpack");
+  parallel_copy_strided(reduce_copy(part.host.shape(), part.device_strides, part.host.strides()), pinned,
+                        part.host.data(), part.host.dtype().size());
+}
+
+void* offset(void* base, std::size_t bytes, int slot) noexcept {
+  return base == nullptr ? nullptr : static_cast<std::byte*>(base) + static_cast<std::size_t>(slot) * bytes;
+}
+
+}  // namespace
+
+StagingPipeline::~StagingPipeline() {
+  release();
+}
+
+void StagingPipeline::ensure_streams(int device) {
+  if (device_ == device && upload_ != nullptr) return;
+  release_streams();
+  DeviceScope scope(Device::cuda(device));
+  device_ = device;
+  for (cudaStream_t* s : {&upload_, &compute_, &download_})
+    CUPLAN_CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+  CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&start_, cudaEventDisableTiming));
+  for (int k = 0; k < max_slots; ++k)
+    for (cudaEvent_t* e : {&uploaded_[k], &computed_[k], &downloaded_[k]})
+      CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+}
+
+void StagingPipeline::release() noexcept {
+  in_ring_.release();
+  out_ring_.release();
+  in_device_.release();
+  out_device_.release();
+  release_streams();
+}
+
+void StagingPipeline::release_streams() noexcept {
+  if (upload_ == nullptr) return;
+  for (cudaStream_t s : {upload_, compute_, download_}) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(s));
+  CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(start_));
+  for (int k = 0; k < max_slots; ++k)
+    for (cudaEvent_t e : {uploaded_[k], computed_[k], downloaded_[k]}) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
+  upload_ = compute_ = download_ = nullptr;
+  start_ = nullptr;
+  device_ = -1;
+}
+
+void StagingPipeline::drain() noexcept {
+  for (cudaStream_t s : {upload_, compute_, download_})
+    if (s != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));
+}
+
+void StagingPipeline::run(const PipelineRun& run) {
+  if (run.chunks <= 0) return;
+  NvtxRange range("cuplan::staging::run");
+  const int slots = run.chunks == 1 ? 1 : std::clamp(run.slots, 1, max_slots);
+  if (run.in_slot_bytes > 0) in_device_.ensure(slots * run.in_slot_bytes, run.device, run.caller);
+  if (run.out_slot_bytes > 0) out_device_.ensure(slots * run.out_slot_bytes, run.device, run.caller);
+  if (run.chunks == 1)
+    run_direct(run);
+  else
+    run_pipelined(run);
+}
+
+// One chunk: everything on the caller's stream, no internal stream or event (the small-operand path).
+void StagingPipeline::run_direct(const PipelineRun& run) {
+  const cudaStream_t s = run.caller.native();
+  const ChunkParts p = run.parts(0);
+  void* din = p.in_device != nullptr ? p.in_device : in_device_.data();
+  void* dout = p.out_device != nullptr ? p.out_device : (run.out_slot_bytes > 0 ? out_device_.data() : din);
+  try {
+    if (p.in) {
+      const void* src = p.in->host.data();
+      if (!direct(*p.in)) {
+        in_ring_.ensure(1, run.in_host_bytes);
+        pack(*p.in, in_ring_.slot(0));
+        src = in_ring_.slot(0);
+      }
+      CUPLAN_CUDA_CHECK(cudaMemcpyAsync(din, src, part_bytes(*p.in), cudaMemcpyHostToDevice, s));
+    }
+    if (run.compute) run.compute(0, din, dout, s);
+    void* staged_out = nullptr;
+    if (p.out) {
+      void* dst = p.out->host.data();
+      if (!direct(*p.out)) {
+        out_ring_.ensure(1, run.out_host_bytes);
+        dst = staged_out = out_ring_.slot(0);
+      }
+      CUPLAN_CUDA_CHECK(cudaMemcpyAsync(dst, dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, s));
+    }
+    CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (staged_out != nullptr) unpack(staged_out, *p.out);
+  } catch (...) {
+    CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));  // no DMA may still touch the pinned slots
+    throw;
+  }
+}
+
+void StagingPipeline::run_pipelined(const PipelineRun& run) {
+  const int slots = std::clamp(run.slots, 1, max_slots);
+  ensure_streams(run.device);
+  std::vector<ChunkParts> parts;
+  parts.reserve(static_cast<std::size_t>(run.chunks));
+  bool ring_in = false, ring_out = false;
+  for (std::int64_t i = 0; i < run.chunks; ++i) {
+    parts.push_back(run.parts(i));
+    ring_in = ring_in || (parts.back().in && !direct(*parts.back().in));
+    ring_out = ring_out || (parts.back().out && !direct(*parts.back().out));
+  }
+  if (ring_in) in_ring_.ensure(slots, run.in_host_bytes);
+  if (ring_out) out_ring_.ensure(slots, run.out_host_bytes);
+  const bool in_place = run.out_slot_bytes == 0;
+
+  // Chunk j's result is unpacked once chunk j + slots - 1 is enqueued: the host copies while the DMAs run.
+  auto finish = [&](std::int64_t j) {
+    const ChunkParts& p = parts[static_cast<std::size_t>(j)];
+    if (!p.out || direct(*p.out)) return;
+    const int k = static_cast<int>(j % slots);
+    {
+      NvtxRange wait("cuplan::staging::wait");
+      CUPLAN_CUDA_CHECK(cudaEventSynchronize(downloaded_[k]));
+    }
+    unpack(out_ring_.slot(k), *p.out);
+  };
+
+  try {
+    CUPLAN_CUDA_CHECK(cudaEventRecord(start_, run.caller.native()));
+    for (cudaStream_t s : {upload_, compute_, download_}) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s, start_, 0));
+    for (std::int64_t i = 0; i < run.chunks; ++i) {
+      const ChunkParts& p = parts[static_cast<std::size_t>(i)];
+      const int k = static_cast<int>(i % slots);
+      const bool reused = i >= slots;  // slot k held chunk i - slots
+      void* din = p.in_device != nullptr ? p.in_device : offset(in_device_.data(), run.in_slot_bytes, k);
+      void* dout =
+          p.out_device != nullptr ? p.out_device : (in_place ? din : offset(out_device_.data(), run.out_slot_bytes, k));
+      if (p.in) {
+        const void* src = p.in->host.data();
+        if (!direct(*p.in)) {
+          if (reused) CUPLAN_CUDA_CHECK(cudaEventSynchronize(uploaded_[k]));  // the pinned slot is free again
+          pack(*p.in, in_ring_.slot(k));
+          src = in_ring_.slot(k);
+        }
+        if (reused && run.compute) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, computed_[k], 0));
+        if (reused && in_place && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, downloaded_[k], 0));
+        CUPLAN_CUDA_CHECK(cudaMemcpyAsync(din, src, part_bytes(*p.in), cudaMemcpyHostToDevice, upload_));
+        CUPLAN_CUDA_CHECK(cudaEventRecord(uploaded_[k], upload_));
+      }
+      if (run.compute) {
+        if (p.in) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_[k], 0));
+        if (reused && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, downloaded_[k], 0));
+        run.compute(i, din, dout, compute_);
+        CUPLAN_CUDA_CHECK(cudaEventRecord(computed_[k], compute_));
+      }
+      if (p.out) {
+        if (run.compute)
+          CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, computed_[k], 0));
+        else if (p.in)
+          CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, uploaded_[k], 0));
+        void* dst = direct(*p.out) ? p.out->host.data() : out_ring_.slot(k);
+        CUPLAN_CUDA_CHECK(cudaMemcpyAsync(dst, dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, download_));
+        CUPLAN_CUDA_CHECK(cudaEventRecord(downloaded_[k], download_));
+      }
+      if (i >= slots - 1) finish(i - (slots - 1));
+    }
+    for (std::int64_t j = std::max<std::int64_t>(0, run.chunks - (slots - 1)); j < run.chunks; ++j) finish(j);
+    // Back onto the caller's stream: it continues after every internal stream (one event, re-recorded per stream:
+    // each wait captures the record made just before it).
+    for (cudaStream_t s : {upload_, compute_, download_}) {
+      CUPLAN_CUDA_CHECK(cudaEventRecord(start_, s));
+      CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(run.caller.native(), start_, 0));
+    }
+    for (cudaStream_t s : {upload_, compute_, download_}) CUPLAN_CUDA_CHECK(cudaStreamSynchronize(s));
+  } catch (...) {
+    drain();
+    throw;
+  }
+}
+
+}  // namespace cuplan::detail::staging

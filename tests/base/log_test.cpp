@@ -1,0 +1,64 @@
+// The logger threshold: set_log_level filters before the logger is called, and CUPLAN_LOG names the initial level.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/log.hpp"
+#include "cuplan/execution.hpp"
+
+namespace cuplan {
+namespace {
+
+TEST(Log, ThresholdFiltersBeforeTheLogger) {
+  std::vector<std::pair<LogLevel, std::string>> seen;
+  set_logger([&](LogLevel level, std::string_view message) { seen.emplace_back(level, std::string(message)); });
+  const LogLevel before = log_level();
+  auto emit_all = [] {
+    detail::log(LogLevel::debug, "debug {}", 1);
+    detail::log(LogLevel::info, "info {}", 2);
+    detail::log(LogLevel::warning, "warning {}", 3);
+  };
+
+  set_log_level(LogLevel::debug);
+  emit_all();
+  ASSERT_EQ(seen.size(), 3U);
+  EXPECT_EQ(seen[0], (std::pair{LogLevel::debug, std::string("debug 1")}));
+
+  seen.clear();
+  set_log_level(LogLevel::info);
+  EXPECT_EQ(log_level(), LogLevel::info);
+  emit_all();
+  ASSERT_EQ(seen.size(), 2U);
+  EXPECT_EQ(seen[0].second, "info 2");
+  EXPECT_EQ(seen[1].second, "warning 3");
+
+  seen.clear();
+  set_log_level(LogLevel::warning);
+  emit_all();
+  ASSERT_EQ(seen.size(), 1U);
+  EXPECT_EQ(seen[0], (std::pair{LogLevel::warning, std::string("warning 3")}));
+
+  set_logger({});
+  set_log_level(before);
+}
+
+// The environment is read once per process: each case runs in a fresh child process that inherits it.
+TEST(Log, EnvironmentNamesTheLevel) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::pair<const char*, LogLevel> cases[] = {
+      {"debug", LogLevel::debug}, {"info", LogLevel::info}, {"1", LogLevel::info}, {"warning", LogLevel::warning}};
+  for (const auto& [value, expected] : cases) {
+    setenv("CUPLAN_LOG", value, 1);
+    EXPECT_EXIT(std::exit(log_level() == expected ? 0 : 1), ::testing::ExitedWithCode(0), "") << value;
+  }
+  unsetenv("CUPLAN_LOG");
+  EXPECT_EXIT(std::exit(log_level() == LogLevel::debug ? 0 : 1), ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace cuplan

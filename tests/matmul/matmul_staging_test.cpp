@@ -1,0 +1,106 @@
+// Host operands with CUDA execution through the staging engine (docs/staging.md): a small device_memory_limit
+// splits the rows of A and D into chunks (M not divisible by the chunk, strided operands), B is uploaded once, and
+// the result equals a float64 reference with the output poisoned first. Peak device memory is read from the pool's
+// statistics. Bad limits give the documented errors.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "matmul/matmul_reference.hpp"
+#include "runtime/storage.hpp"
+
+namespace cuplan::testing {
+namespace {
+
+constexpr std::size_t workspace_cap = 4096;  // MatmulOptions::memory_limit: keeps the reserve small in the tests
+
+// D = A B for host A (M x K) and B (K x N) in the given orientations under `limit` device bytes.
+template <class T>
+void check_staged(std::int64_t m, std::int64_t k, std::int64_t n, bool a_row_major, bool b_row_major, std::size_t limit,
+                  double tolerance) {
+  HostMatrix<T> a({}, m, k, a_row_major, 3), b({}, k, n, b_row_major, 1);
+  Matmul mm(a.view(), b.view(),
+            {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = limit});
+  mm.plan();
+  Tensor probe = mm.execute();  // learns D's planned strides
+  Tensor out = Tensor::empty_strided(probe.shape(), probe.strides(), probe.dtype(), Device::cpu());
+  std::memset(out.data(), 0xff, static_cast<std::size_t>(out.numel()) * out.dtype().size());  // NaN patterns
+  detail::reset_pool_peak(0);
+  const std::size_t before = detail::pool_statistics(0).used;
+  Tensor result = mm.execute({.out = out.view()});
+  EXPECT_LE(detail::pool_statistics(0).used_high - before, limit) << "peak device memory above the limit";
+  const auto got = read_all(result);
+  double num = 0, den = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      cd ref = 0;
+      for (std::int64_t p = 0; p < k; ++p) ref += a.at({}, 0, i, p) * b.at({}, 0, p, j);
+      num += std::norm(got[static_cast<std::size_t>(i * n + j)] - ref);
+      den += std::norm(ref);
+    }
+  EXPECT_LT(std::sqrt(num / den), tolerance);
+}
+
+// B bytes + workspace cap + slot rounding, plus room for `rows` rows of A and D in three slots.
+std::size_t limit_for(std::int64_t k, std::int64_t n, std::size_t element, std::int64_t rows) {
+  const std::size_t b = (static_cast<std::size_t>(k * n) * element + 255) / 256 * 256;
+  return b + workspace_cap + 2 * 256 * 3 + 3 * static_cast<std::size_t>(rows * (k + n)) * element;
+}
+
+TEST(MatmulStaging, RowsThatDoNotDivideByTheChunk) {
+  CUPLAN_REQUIRE_GPU();
+  check_staged<double>(37, 24, 20, true, true, limit_for(24, 20, 8, 5), 1e-12);
+  check_staged<float>(101, 16, 48, true, true, limit_for(16, 48, 4, 8), 1e-5);
+}
+
+TEST(MatmulStaging, StridedAndColumnMajorOperands) {
+  CUPLAN_REQUIRE_GPU();
+  check_staged<double>(45, 17, 23, false, true, limit_for(17, 23, 8, 4), 1e-12);
+  check_staged<double>(45, 17, 23, true, false, limit_for(17, 23, 8, 4), 1e-12);
+  check_staged<std::complex<double>>(29, 9, 13, false, false, limit_for(9, 13, 16, 3), 1e-12);
+}
+
+TEST(MatmulStaging, UnderTheDefaultLimitIsOneChunk) {
+  CUPLAN_REQUIRE_GPU();
+  check_staged<float>(64, 64, 64, true, true, std::size_t{1} << 30, 1e-5);
+}
+
+TEST(MatmulStaging, BAboveTheLimitIsNotSupportedNamingTheMinimum) {
+  CUPLAN_REQUIRE_GPU();
+  HostMatrix<float> a({}, 8, 256), b({}, 256, 256);
+  Matmul mm(a.view(), b.view(),
+            {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = 100000});
+  mm.plan();
+  try {
+    (void)mm.execute();
+    FAIL() << "expected NotSupported";
+  } catch (const NotSupported& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("device_memory_limit"), std::string::npos) << message;
+    EXPECT_NE(message.find("minimum limit"), std::string::npos) << message;
+  }
+}
+
+TEST(MatmulStaging, LimitWithoutRoomForARowIsInvalidNamingTheSmallest) {
+  CUPLAN_REQUIRE_GPU();
+  HostMatrix<float> a({}, 8, 1024), b({}, 1024, 4);
+  // B (16 KiB) and the workspace fit; one row of A and D (4112 bytes) does not.
+  const std::size_t limit = 16384 + workspace_cap + 100;
+  Matmul mm(a.view(), b.view(),
+            {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = limit});
+  mm.plan();
+  try {
+    (void)mm.execute();
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("smallest limit that works"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace cuplan::testing

@@ -1,0 +1,164 @@
+// The staging engine's chunk arithmetic and host copy pool (CPU only): counts, remainders, the memory limit and
+// its errors, and parallel strided copies against the serial reference.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "cuplan/errors.hpp"
+#include "plan/staging/chunking.hpp"
+#include "plan/staging/host_copy_pool.hpp"
+
+namespace cuplan::detail::staging {
+namespace {
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+ChunkRequest request(std::int64_t units, std::size_t unit_bytes, std::size_t limit, std::size_t fixed = 0) {
+  ChunkRequest r;
+  r.units = units;
+  r.unit_bytes = unit_bytes;
+  r.limit = limit;
+  r.fixed_bytes = fixed;
+  r.who = "FFT";
+  return r;
+}
+
+// Every unit is covered exactly once, chunks are contiguous and within the limit.
+void expect_consistent(const ChunkPlan& plan, const ChunkRequest& r) {
+  std::int64_t covered = 0;
+  for (std::int64_t i = 0; i < plan.count; ++i) {
+    EXPECT_EQ(plan.begin(i), covered);
+    EXPECT_GE(plan.size(i), 1);
+    EXPECT_LE(plan.size(i), plan.chunk);
+    covered += plan.size(i);
+  }
+  EXPECT_EQ(covered, r.units);
+  EXPECT_LE(plan.device_bytes(r), r.limit);
+  EXPECT_GE(plan.slots, 1);
+  EXPECT_LE(plan.slots, max_slots);
+}
+
+TEST(StagingChunking, SmallOperandIsOneChunk) {
+  const auto r = request(64, 1024, std::size_t{1} << 30);
+  const ChunkPlan plan = plan_chunks(r);
+  EXPECT_EQ(plan.count, 1);
+  EXPECT_EQ(plan.chunk, 64);
+  EXPECT_EQ(plan.last, 64);
+  EXPECT_EQ(plan.slots, 1);
+  expect_consistent(plan, r);
+}
+
+TEST(StagingChunking, LargeOperandSplitsNearTheTarget) {
+  // 16384 rows of 64 KiB (in + out): 1 GiB, target 64 MiB per slot -> 1024 rows per chunk, 16 chunks.
+  const auto r = request(16384, 64 * 1024, std::size_t{8} << 30);
+  const ChunkPlan plan = plan_chunks(r);
+  EXPECT_EQ(plan.chunk, 1024);
+  EXPECT_EQ(plan.count, 16);
+  EXPECT_EQ(plan.last, 1024);
+  EXPECT_EQ(plan.slots, max_slots);
+  expect_consistent(plan, r);
+}
+
+TEST(StagingChunking, RemainderIsBalanced) {
+  // 10 units, room for 3 slots of 4 units: 3 chunks of 4, 4, 2 -> balanced to 4, 4, 2 (ceil(10 / 3) = 4).
+  const auto r = request(10, MiB, 12 * MiB);
+  ChunkRequest small_target = r;
+  small_target.target_bytes = 4 * MiB;
+  const ChunkPlan plan = plan_chunks(small_target);
+  EXPECT_EQ(plan.count, 3);
+  EXPECT_EQ(plan.chunk, 4);
+  EXPECT_EQ(plan.last, 2);
+  expect_consistent(plan, small_target);
+  // 9 units under the same limit: three even chunks of 3, not 4 + 4 + 1.
+  small_target.units = 9;
+  const ChunkPlan even = plan_chunks(small_target);
+  EXPECT_EQ(even.count, 3);
+  EXPECT_EQ(even.chunk, 3);
+  EXPECT_EQ(even.last, 3);
+  expect_consistent(even, small_target);
+}
+
+TEST(StagingChunking, LimitBoundsTheChunkAndTheSlots) {
+  // Room for 5 units in all: 3 slots cannot hold 2 each, so 3 slots of 1 unit.
+  auto r = request(100, MiB, 5 * MiB + 100);
+  ChunkPlan plan = plan_chunks(r);
+  EXPECT_EQ(plan.chunk, 1);
+  EXPECT_EQ(plan.count, 100);
+  EXPECT_EQ(plan.slots, 3);
+  expect_consistent(plan, r);
+  // Room for one unit only: one slot, serialised chunks.
+  r.limit = MiB + MiB / 2;
+  plan = plan_chunks(r);
+  EXPECT_EQ(plan.chunk, 1);
+  EXPECT_EQ(plan.slots, 1);
+  expect_consistent(plan, r);
+}
+
+TEST(StagingChunking, FixedBytesCountAgainstTheLimit) {
+  const auto r = request(1000, MiB, 40 * MiB, 10 * MiB);  // 30 MiB room, 3 slots -> 10 units per chunk
+  const ChunkPlan plan = plan_chunks(r);
+  EXPECT_EQ(plan.chunk, 10);
+  EXPECT_EQ(plan.count, 100);
+  expect_consistent(plan, r);
+  EXPECT_EQ(minimum_limit(r), 11 * MiB);
+}
+
+TEST(StagingChunking, LimitTooSmallNamesTheSmallestThatWorks) {
+  const auto r = request(8, 3000, 4000, 2000);
+  try {
+    (void)plan_chunks(r);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("FFT"), std::string::npos) << message;
+    EXPECT_NE(message.find("device_memory_limit"), std::string::npos) << message;
+    EXPECT_NE(message.find("4000"), std::string::npos) << message;
+    EXPECT_NE(message.find("5000"), std::string::npos) << message;  // 3000 per unit + 2000 fixed
+  }
+}
+
+TEST(StagingChunking, BadRequestsAreRejected) {
+  EXPECT_THROW((void)plan_chunks(request(-1, 8, MiB)), InvalidArgument);
+  EXPECT_THROW((void)plan_chunks(request(4, 0, MiB)), InvalidArgument);
+  const ChunkPlan none = plan_chunks(request(0, 8, MiB));
+  EXPECT_EQ(none.count, 0);
+}
+
+TEST(StagingChunking, DefaultLimitIsHalfTheFreeMemory) {
+  EXPECT_EQ(default_limit(std::size_t{80} << 30), std::size_t{40} << 30);
+  EXPECT_EQ(default_limit(0), 0u);
+}
+
+TEST(HostCopyPool, RunsEveryTaskOnce) {
+  std::vector<int> hits(1000, 0);
+  HostCopyPool::instance().parallel_for(static_cast<std::int64_t>(hits.size()), [&](std::int64_t i) { ++hits[i]; });
+  for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+TEST(HostCopyPool, ParallelStridedCopyMatchesTheSerialCopy) {
+  // A transposing copy large enough to be split: [1024, 600] int32, source column-major, destination row-major.
+  const std::int64_t rows = 1024, cols = 600;
+  std::vector<std::int32_t> src(rows * cols), dst(rows * cols, -1), reference(rows * cols, -2);
+  std::iota(src.begin(), src.end(), 0);
+  const Shape shape{rows, cols};
+  const CopyGeometry g = reduce_copy(shape, Strides{1, rows}, Strides{cols, 1});
+  parallel_copy_strided(g, src.data(), dst.data(), sizeof(std::int32_t));
+  copy_strided_host(g, src.data(), reference.data(), sizeof(std::int32_t));
+  EXPECT_EQ(dst, reference);
+  EXPECT_EQ(dst[1 * cols + 0], src[1]);  // dst[1][0] = src(1, 0) at column-major offset 1
+}
+
+TEST(HostCopyPool, ParallelContiguousCopy) {
+  std::vector<std::uint8_t> src(5 * MiB + 3), dst(src.size(), 0);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  const Shape shape{static_cast<std::int64_t>(src.size())};
+  parallel_copy_strided(reduce_copy(shape, Strides{1}, Strides{1}), src.data(), dst.data(), 1);
+  EXPECT_EQ(dst, src);
+}
+
+}  // namespace
+}  // namespace cuplan::detail::staging

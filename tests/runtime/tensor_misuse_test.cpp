@@ -1,0 +1,143 @@
+// Misuse of views and copies, table-driven: malformed DLPack tensors (every field), and cuplan::copy between
+// overlapping views, which must behave like memmove.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "cuplan/cuplan.hpp"
+#include "support/misuse_table.hpp"
+#include "support/test_support.hpp"
+
+namespace cuplan::testing {
+namespace {
+
+#if CUPLAN_HAS_DLPACK
+
+struct DLStorage {
+  std::vector<float> data = std::vector<float>(64, 1.0f);
+  std::int64_t shape[2] = {4, 8};
+};
+DLStorage& storage() {
+  static DLStorage s;
+  return s;
+}
+
+DLTensor valid_tensor() {
+  DLTensor t{};
+  t.data = storage().data.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = 2;
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = storage().shape;
+  t.strides = nullptr;  // row-major
+  return t;
+}
+
+MisuseRow dl_row(std::string name, void (*edit)(DLTensor&), Expect expect, std::vector<std::string> fragments) {
+  return {std::move(name),
+          [edit] {
+            DLTensor t = valid_tensor();
+            edit(t);
+            TensorView view(t);
+            (void)view;
+          },
+          expect, std::move(fragments)};
+}
+
+std::vector<MisuseRow> dlpack_rows() {
+  static std::int64_t negative[2] = {4, -8};
+  static std::int64_t huge[2] = {std::int64_t{1} << 40, std::int64_t{1} << 40};
+  static std::int64_t one[1] = {4};
+  std::vector<MisuseRow> t;
+  t.push_back(dl_row("null_shape", [](DLTensor& x) { x.shape = nullptr; }, Expect::invalid_argument,
+                     {"DLTensor", "shape", "null", "ndim = 2"}));
+  t.push_back(dl_row("null_data_with_elements", [](DLTensor& x) { x.data = nullptr; }, Expect::invalid_argument,
+                     {"DLTensor", "data", "32 elements", "null"}));
+  t.push_back(dl_row("negative_ndim", [](DLTensor& x) { x.ndim = -1; }, Expect::invalid_argument,
+                     {"DLTensor", "ndim", "got -1"}));
+  t.push_back(dl_row("ndim_above_max_rank", [](DLTensor& x) { x.ndim = 99; }, Expect::invalid_argument,
+                     {"DLTensor", "ndim", "got 99"}));
+  t.push_back(dl_row("negative_extent", [](DLTensor& x) { x.shape = negative; }, Expect::invalid_argument,
+                     {"DLTensor", "shape[1]", "got -8"}));
+  t.push_back(dl_row("overflowing_shape", [](DLTensor& x) { x.shape = huge; }, Expect::invalid_argument,
+                     {"DLTensor", "shape"}));
+  t.push_back(dl_row("dtype_bits", [](DLTensor& x) { x.dtype.bits = 24; }, Expect::not_supported,
+                     {"DLTensor", "dtype", "bits 24"}));
+  t.push_back(dl_row("dtype_lanes", [](DLTensor& x) { x.dtype.lanes = 4; }, Expect::not_supported,
+                     {"DLTensor", "dtype", "lanes 4"}));
+  t.push_back(dl_row("dtype_code", [](DLTensor& x) { x.dtype.code = 42; }, Expect::not_supported,
+                     {"DLTensor", "dtype", "code 42"}));
+  t.push_back(dl_row("device_type", [](DLTensor& x) { x.device.device_type = kDLOpenCL; }, Expect::not_supported,
+                     {"DLTensor", "device_type", "got 4"}));
+  t.push_back(dl_row("cuda_device_id",
+                     [](DLTensor& x) {
+                       x.device = {kDLCUDA, -2};
+                     },
+                     Expect::invalid_argument, {"DLTensor", "device_id", "got -2"}));
+  t.push_back(dl_row("offset_without_data",
+                     [](DLTensor& x) {
+                       x.data = nullptr;
+                       x.shape = one;
+                       x.ndim = 1;
+                       one[0] = 0;
+                       x.byte_offset = 16;
+                     },
+                     Expect::invalid_argument, {"DLTensor", "byte_offset", "got 16"}));
+  return t;
+}
+
+class DLPackMisuse : public ::testing::TestWithParam<MisuseRow> {};
+TEST_P(DLPackMisuse, RaisesTypedError) {
+  check_row(GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Rows, DLPackMisuse, ::testing::ValuesIn(dlpack_rows()), row_name);
+
+TEST(DLPack, NullStridesMeanRowMajor) {
+  DLTensor t = valid_tensor();
+  const TensorView view(t);
+  EXPECT_EQ(view.strides(), (Strides{8, 1}));
+  EXPECT_EQ(view.numel(), 32);
+}
+
+#endif  // CUPLAN_HAS_DLPACK
+
+// copy between overlapping host views gives what memmove gives (the source read in full first).
+// The parameter: dst starts this many elements after src (negative: before).
+class CopyOverlap : public ::testing::TestWithParam<std::int64_t> {};
+TEST_P(CopyOverlap, OneDimensionalBehavesLikeMemmove) {
+  const std::int64_t shift = GetParam(), n = 1000;
+  std::vector<double> buffer(static_cast<std::size_t>(n + 2 * std::abs(shift)));
+  std::iota(buffer.begin(), buffer.end(), 0.0);
+  std::vector<double> expected = buffer;
+  const std::int64_t src = std::abs(shift), dst = src + shift;
+  std::memmove(expected.data() + dst, expected.data() + src, static_cast<std::size_t>(n) * sizeof(double));
+  copy(TensorView(buffer.data() + src, {n}), TensorView(buffer.data() + dst, {n}));
+  EXPECT_EQ(buffer, expected);
+}
+INSTANTIATE_TEST_SUITE_P(Shifts, CopyOverlap, ::testing::Values(1, -1, 7, -7, 999));
+
+TEST(CopyOverlap, TwoDimensionalTransposeInPlaceRegion) {
+  // dst is src's memory seen transposed: every element must come from the original values.
+  std::vector<float> buffer = random_vector<float>(16);
+  const std::vector<float> original = buffer;
+  copy(TensorView(buffer.data(), f32, {4, 4}, Strides{4, 1}), TensorView(buffer.data(), f32, {4, 4}, Strides{1, 4}));
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(buffer[static_cast<std::size_t>(c * 4 + r)], original[r * 4 + c]);
+}
+
+TEST(CopyOverlap, DestinationThatOverlapsItselfIsRejected) {
+  std::vector<float> buffer(64), src(32);
+  check_row({"copy_dst_self_overlap",
+             [&] {
+               copy(TensorView(src.data(), {4, 8}), TensorView(buffer.data(), f32, {4, 8}, Strides{1, 1}));
+             },
+             Expect::invalid_argument,
+             {"copy", "dst overlaps itself"}});
+}
+
+}  // namespace
+}  // namespace cuplan::testing

@@ -1,0 +1,60 @@
+#pragma once
+// Table-driven misuse tests: each row is one call, the exception type it must raise and fragments its message must
+// contain (the operand, the expected and the actual value). A row that raises nothing, or another type, fails.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cuplan/errors.hpp"
+
+namespace cuplan::testing {
+
+enum class Expect { invalid_argument, not_supported, state_error };
+
+struct MisuseRow {
+  std::string name;  // gtest parameter name: letters, digits and underscores
+  std::function<void()> call;
+  Expect expect;
+  std::vector<std::string> fragments;
+};
+
+inline const char* expect_name(Expect e) {
+  switch (e) {
+    case Expect::invalid_argument:
+      return "InvalidArgument";
+    case Expect::not_supported:
+      return "NotSupported";
+    case Expect::state_error:
+      return "StateError";
+  }
+  return "?";
+}
+
+/// Runs the row's call; the message of the expected exception, or a failure description.
+inline void check_row(const MisuseRow& row) {
+  std::string message, got = "no exception";
+  bool right_type = false;
+  try {
+    row.call();
+  } catch (const InvalidArgument& e) {
+    got = "InvalidArgument", message = e.what(), right_type = row.expect == Expect::invalid_argument;
+  } catch (const NotSupported& e) {
+    got = "NotSupported", message = e.what(), right_type = row.expect == Expect::not_supported;
+  } catch (const StateError& e) {
+    got = "StateError", message = e.what(), right_type = row.expect == Expect::state_error;
+  } catch (const std::exception& e) {
+    got = "another exception", message = e.what();
+  }
+  ASSERT_TRUE(right_type) << row.name << ": expected " << expect_name(row.expect) << ", got " << got << ": " << message;
+  for (const std::string& part : row.fragments)
+    EXPECT_NE(message.find(part), std::string::npos) << row.name << ": message lacks \"" << part << "\": " << message;
+}
+
+inline std::string row_name(const ::testing::TestParamInfo<MisuseRow>& info) {
+  return info.param.name;
+}
+
+}  // namespace cuplan::testing
