@@ -8,22 +8,11 @@
 #include <string>
 
 #include "base/log.hpp"
+#include "cuplan/format.hpp"
 
 namespace cuplan {
 namespace detail {
 namespace {
-
-const char* level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::debug:
-      return "debug";
-    case LogLevel::info:
-      return "info";
-    case LogLevel::warning:
-      return "warning";
-  }
-  return "?";
-}
 
 bool environment_logs() {
   const char* value = std::getenv("CUPLAN_LOG");
@@ -43,7 +32,9 @@ LogLevel environment_level() {
 Logger environment_logger() {
   if (!environment_logs()) return {};
   return [](LogLevel level, std::string_view message) {
-    std::fprintf(stderr, "[cuplan %s] %.*s\n", level_name(level), static_cast<int>(message.size()), message.data());
+    const std::string_view name = to_string(level);
+    std::fprintf(stderr, "[cuplan %.*s] %.*s\n", static_cast<int>(name.size()), name.data(),
+                 static_cast<int>(message.size()), message.data());
   };
 }
 

@@ -31,8 +31,8 @@ Tensor FftImpl::execute(const FFTExecuteOptions& options) {
   const TensorView* out = options.out ? &*options.out : nullptr;
   if (out != nullptr) {
     if (inplace_) throw InvalidArgument("FFT.execute: out: an output cannot be given for an in-place transform");
-    out_signature_.require_match(*out, "FFT", "execute", "out");
     check_no_self_overlap(*out, "out", "FFT");
+    out_signature_.require_match(*out, "FFT", "execute", "out");
   }
   return execute_validated(direction, options.stream, options.after, out, options.release_workspace);
 }

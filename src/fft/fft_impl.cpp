@@ -64,6 +64,7 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   if (out_hint) {
     if (options.inplace)
       throw InvalidArgument("FFT: out: an output cannot be given for an in-place transform (inplace = true)");
+    check_no_self_overlap(*out_hint, "out", "FFT");  // its strides would become the planned result layout
     request.out_shape = out_hint->shape();
     request.out_dtype = out_hint->dtype();
     request.out_strides = out_hint->strides();
@@ -83,6 +84,7 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   }
   // Alignment: what the backend needs (not the pointer's class), so a reset may bring any usable pointer.
   operand_signature_ = OperandSignature::of(x);
+  planned_strides_ = x.strides();
   operand_signature_.alignment = static_cast<std::uint32_t>(required_alignment(x.dtype()));
   out_signature_ = OperandSignature::result(decision_.out_dtype, decision_.out_shape, decision_.out_strides,
                                             is_host(operand_space_), operand_device_.index(),

@@ -69,6 +69,7 @@ class FftImpl final : public CachedPlan {
   PhaseStreams streams_;
   TensorRef operand_;
   OperandSignature operand_signature_;  // what reset_operand's operands must match
+  Strides planned_strides_;             // the operand's strides at construction (the staged path's host layout)
   OperandSignature out_signature_;      // what an execute's `out` must match
   Device operand_device_;               // cpu() for host memory
   MemorySpace operand_space_ = MemorySpace::host_pageable;

@@ -74,12 +74,13 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
 Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
   require_ready("execute");
   if (options.out) {
-    out_signature_.require_match(*options.out, who_, "execute", "out", out_strides_note_.c_str());
-    // Every call: the operands may have changed since the layout was checked.
+    // Overlap first (an out over an operand usually also misses the planned layout, and the overlap is the error
+    // to report), every call: the operands may have changed since the last one.
     const TensorView* inputs[slot_count] = {};
     for (int i = 0; i < slot_count; ++i)
       if (operands_[i].ref) inputs[i] = &operands_[i].ref->view();
     mm::check_output_aliasing(*options.out, inputs, who_);
+    out_signature_.require_match(*options.out, who_, "execute", "out", out_strides_note_.c_str());
   }
   return target_.cuda ? execute_cuda(options) : execute_cpu(options);
 }
