@@ -66,8 +66,8 @@ enum class InputLayout { natural, transposed };
 
 /// A box of the global array: offsets and extents per axis (ndim entries).
 struct CUPLAN_API DistributedBox {
-  std::vector<std::int64_t> offset;
-  std::vector<std::int64_t> extent;
+  std::vector<std::int64_t> offset{};
+  std::vector<std::int64_t> extent{};
   std::int64_t numel() const;
   Shape shape() const;
   friend bool operator==(const DistributedBox&, const DistributedBox&) = default;
@@ -75,8 +75,8 @@ struct CUPLAN_API DistributedBox {
 
 /// Where one rank's data lies before and after the transform, and the decomposition chosen.
 struct DistributedBoxes {
-  DistributedBox input;
-  DistributedBox output;
+  DistributedBox input{};
+  DistributedBox output{};
   Decomposition decomposition = Decomposition::slab;
   std::array<int, 2> process_grid{1, 1};
 };
@@ -84,27 +84,27 @@ struct DistributedBoxes {
 struct DistributedFFTOptions {
   Decomposition decomposition = Decomposition::automatic;
   /// rows x cols, rows * cols = communicator size (pencil; a slab takes {size, 1}). Empty: chosen.
-  std::optional<std::array<int, 2>> process_grid;
+  std::optional<std::array<int, 2>> process_grid{};
   /// Empty: C2C for a complex operand, R2C for a real one. C2R needs it.
-  std::optional<FFTType> fft_type;
+  std::optional<FFTType> fft_type{};
   /// `optimized` leaves the result in the transposed layout of the last stage and skips the exchanges back
   /// (output_box() says where); not for C2R, whose result is real and always natural.
   ResultLayout result_layout = ResultLayout::natural;
   InputLayout input_layout = InputLayout::natural;
   Normalization normalization = Normalization::none;
-  std::optional<StreamRef> stream;  ///< stream of the constructor's ordering (current stream if empty)
-  EventList after;                  ///< events the first phase waits for
+  std::optional<StreamRef> stream{};  ///< stream of the constructor's ordering (current stream if empty)
+  EventList after{};                  ///< events the first phase waits for
 };
 
 struct DistributedExecuteOptions {
   /// C2C: forward by default. R2C is always forward and C2R always inverse.
-  std::optional<Direction> direction;
-  std::optional<StreamRef> stream;
-  EventList after;
+  std::optional<Direction> direction{};
+  std::optional<StreamRef> stream{};
+  EventList after{};
   /// Release the exchange buffers and local plans' workspace at the end of this call (stream-ordered).
   bool release_workspace = false;
   /// Write the result here (shape of output_box(), dtype result_dtype(), contiguous, on the communicator's device).
-  std::optional<TensorView> out;
+  std::optional<TensorView> out{};
 };
 
 namespace detail {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -94,13 +95,16 @@ struct Case {
 };
 
 std::string name(const Case& c) {
-  std::string s = std::string(cuplan::to_string(c.type)) + (c.f64 ? " f64 " : " f32 ");
-  s += c.decomposition == Decomposition::slab ? "slab" : c.decomposition == Decomposition::pencil ? "pencil" : "auto";
-  if (c.grid) s += " " + std::to_string((*c.grid)[0]) + "x" + std::to_string((*c.grid)[1]);
-  for (auto e : c.shape) s += " " + std::to_string(e);
-  s += c.layout == cuplan::ResultLayout::optimized ? " optimized" : " natural";
-  s += c.direction == cuplan::Direction::inverse ? " inverse" : "";
-  return s;
+  std::ostringstream s;  // a stream: GCC 12 warns falsely (-Wrestrict) on std::string concatenation at -O3
+  s << cuplan::to_string(c.type) << (c.f64 ? " f64 " : " f32 ")
+    << (c.decomposition == Decomposition::slab     ? "slab"
+        : c.decomposition == Decomposition::pencil ? "pencil"
+                                                   : "auto");
+  if (c.grid) s << " " << (*c.grid)[0] << "x" << (*c.grid)[1];
+  for (auto e : c.shape) s << " " << e;
+  s << (c.layout == cuplan::ResultLayout::optimized ? " optimized" : " natural");
+  if (c.direction == cuplan::Direction::inverse) s << " inverse";
+  return s.str();
 }
 
 // The single-GPU float64 transform of the whole array (device 0), and its input.
@@ -208,7 +212,9 @@ void run_rank(const Case& c, const Reference& ref, Communicator& comm, std::vect
 }
 
 void check_case(const Case& c, std::vector<Communicator>& comms) {
-  SCOPED_TRACE(name(c) + " on " + std::to_string(comms.size()) + " ranks");
+  std::ostringstream trace;
+  trace << name(c) << " on " << comms.size() << " ranks";
+  SCOPED_TRACE(trace.str());
   const Reference ref = make_reference(c);
   std::vector<cplx> got_c(ref.out_c.size());
   std::vector<double> got_r(ref.out_r.size());
