@@ -14,7 +14,7 @@ set -uo pipefail
 
 rank() {
   case "$1" in
-    base) echo 1 ;; runtime) echo 2 ;; plan) echo 3 ;; fft | matmul) echo 4 ;; *) echo 0 ;;
+    base) echo 1 ;; runtime) echo 2 ;; plan) echo 3 ;; fft | matmul | distributed) echo 4 ;; *) echo 0 ;;
   esac
 }
 
@@ -42,7 +42,7 @@ check_tree() {
         fi
       fi
     done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-    if [[ -z "$sub" ]] && grep -qE '^#include <(cufft|cufftXt|cublasLt|cublas_v2|fftw3|cblas)\.h>' "$file"; then
+    if [[ -z "$sub" ]] && grep -qE '^#include <(cufft|cufftXt|cublasLt|cublas_v2|fftw3|cblas|nccl)\.h>' "$file"; then
       echo "$rel: includes a math library header outside a backend folder"; violations=$((violations + 1))
     fi
   done < <(find "$src" -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' \) | sort)

@@ -1,0 +1,156 @@
+#pragma once
+// Distributed FFT over NCCL (docs/distributed.md): the optional component cuplan::distributed. One DistributedFFT
+// per rank transforms a global 2D or 3D array of which each rank holds one box, with the plan/execute phases and the
+// stream contract of FFT. Not included by cuplan/cuplan.hpp: the core library does not need NCCL. This header does
+// not include nccl.h either; pass an ncclComm_t (a `ncclComm*`) where you already have one.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuplan/device.hpp"
+#include "cuplan/export.hpp"
+#include "cuplan/fft.hpp"
+#include "cuplan/stream.hpp"
+#include "cuplan/tensor.hpp"
+
+struct ncclComm;  // NCCL's communicator (ncclComm_t is ncclComm*)
+
+namespace cuplan {
+
+/// A NCCL communicator bound to one device. Copies share it; an owning one is destroyed with the last copy.
+class CUPLAN_API Communicator {
+ public:
+  /// Bytes of a NCCL unique id (NCCL_UNIQUE_ID_BYTES).
+  static constexpr std::size_t unique_id_bytes = 128;
+  using UniqueId = std::array<char, unique_id_bytes>;
+
+  /// Wraps a communicator the caller owns (and destroys after every user is gone); rank, size and device are read
+  /// from it.
+  explicit Communicator(ncclComm* comm);
+  /// A new unique id (ncclGetUniqueId): made by one rank and given to all (MPI_Bcast, a file, shared memory).
+  static UniqueId unique_id();
+  /// Joins the communicator of `size` ranks named by `id` as `rank` on `device` (ncclCommInitRank). Collective:
+  /// every rank calls it at the same time, from its own process or thread.
+  static Communicator from_unique_id(const UniqueId& id, int rank, int size, Device device);
+  /// One communicator per device for a single process that drives all of them (ncclCommInitAll); rank i uses
+  /// devices[i].
+  static std::vector<Communicator> local_all(std::span<const int> devices);
+
+  int rank() const;
+  int size() const;
+  Device device() const;
+  ncclComm* native() const;
+  /// True when this object destroys the communicator (from_unique_id, local_all).
+  bool owning() const;
+
+  struct State;  ///< opaque: the shared NCCL communicator
+
+ private:
+  explicit Communicator(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;
+};
+
+/// How the global array is cut over the ranks. `slab`: along one axis (2D and 3D); `pencil`: along two axes over
+/// a rows x cols process grid (3D); `automatic`: slab when the first two axes have at least as many elements as
+/// there are ranks, else the most square pencil grid that fits.
+enum class Decomposition { automatic, slab, pencil };
+/// Where the operand comes from: `natural` (each rank holds its input_box(), cut along axis 0, or axes 0 and 1 for
+/// a pencil), or `transposed`, the layout a ResultLayout::optimized forward transform leaves (C2C and C2R only: the
+/// first exchanges are skipped).
+enum class InputLayout { natural, transposed };
+
+/// A box of the global array: offsets and extents per axis (ndim entries).
+struct CUPLAN_API DistributedBox {
+  std::vector<std::int64_t> offset{};
+  std::vector<std::int64_t> extent{};
+  std::int64_t numel() const;
+  Shape shape() const;
+  friend bool operator==(const DistributedBox&, const DistributedBox&) = default;
+};
+
+/// Where one rank's data lies before and after the transform, and the decomposition chosen.
+struct DistributedBoxes {
+  DistributedBox input{};
+  DistributedBox output{};
+  Decomposition decomposition = Decomposition::slab;
+  std::array<int, 2> process_grid{1, 1};
+};
+
+struct DistributedFFTOptions {
+  Decomposition decomposition = Decomposition::automatic;
+  /// rows x cols, rows * cols = communicator size (pencil; a slab takes {size, 1}). Empty: chosen.
+  std::optional<std::array<int, 2>> process_grid{};
+  /// Empty: C2C for a complex operand, R2C for a real one. C2R needs it.
+  std::optional<FFTType> fft_type{};
+  /// `optimized` leaves the result in the transposed layout of the last stage and skips the exchanges back
+  /// (output_box() says where); not for C2R, whose result is real and always natural.
+  ResultLayout result_layout = ResultLayout::natural;
+  InputLayout input_layout = InputLayout::natural;
+  Normalization normalization = Normalization::none;
+  std::optional<StreamRef> stream{};  ///< stream of the constructor's ordering (current stream if empty)
+  EventList after{};                  ///< events the first phase waits for
+};
+
+struct DistributedExecuteOptions {
+  /// C2C: forward by default. R2C is always forward and C2R always inverse.
+  std::optional<Direction> direction{};
+  std::optional<StreamRef> stream{};
+  EventList after{};
+  /// Release the exchange buffers and local plans' workspace at the end of this call (stream-ordered).
+  bool release_workspace = false;
+  /// Write the result here (shape of output_box(), dtype result_dtype(), contiguous, on the communicator's device).
+  std::optional<TensorView> out{};
+};
+
+namespace detail {
+class DistributedFftImpl;
+}
+
+/// One rank's part of a distributed FFT. Move-only. Every rank of the communicator constructs one with the same
+/// global shape and options, and calls plan and execute in the same order (the exchanges are collective).
+class CUPLAN_API DistributedFFT {
+ public:
+  /// `global_shape` is the logical shape of the transform (for R2C and C2R the real side; the complex side has
+  /// n/2+1 on the last axis). `local_operand` is this rank's input_box() of the input: contiguous, in device
+  /// memory of the communicator's device. Validates; no GPU work and no communication.
+  DistributedFFT(Communicator comm, Shape global_shape, TensorRef local_operand, DistributedFFTOptions options = {});
+  DistributedFFT(DistributedFFT&&) noexcept;
+  DistributedFFT& operator=(DistributedFFT&&) noexcept;
+  DistributedFFT(const DistributedFFT&) = delete;
+  DistributedFFT& operator=(const DistributedFFT&) = delete;
+  ~DistributedFFT();
+
+  /// The boxes of this communicator's rank for an operand of `operand_dtype`, before any operand exists (to
+  /// allocate the local operand). Same checks and errors as the constructor.
+  static DistributedBoxes boxes(const Communicator& comm, const Shape& global_shape, DType operand_dtype,
+                                const DistributedFFTOptions& options = {});
+
+  /// Allocates the exchange buffers and plans the local FFTs (on `stream`, else the construction stream).
+  void plan(std::optional<StreamRef> stream = {});
+  /// Enqueues the transform on the stream and returns (device operands never block). Collective.
+  Tensor execute(DistributedExecuteOptions options = {});
+  /// Replaces the operand by one of the same shape and dtype on the same device.
+  void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});
+  void release_operand();
+  /// Releases plans and buffers; every later call throws StateError. Never throws.
+  void free() noexcept;
+
+  DistributedBox input_box() const;
+  DistributedBox output_box() const;
+  Decomposition decomposition() const;      ///< slab or pencil (as resolved)
+  std::array<int, 2> process_grid() const;  ///< rows x cols (slab: size x 1)
+  FFTType type() const;
+  DType result_dtype() const;
+  /// One line: type, precision, global shape, decomposition, rank, boxes, steps.
+  std::string describe() const;
+
+ private:
+  std::unique_ptr<detail::DistributedFftImpl> impl_;
+};
+
+}  // namespace cuplan

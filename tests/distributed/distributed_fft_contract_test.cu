@@ -1,0 +1,277 @@
+// DistributedFFT's contract beyond the numbers: device operands on the caller's stream behind a busy kernel, phases
+// on different streams, round trips through the transposed layout, release_workspace, typed errors, and ranks as
+// forked processes that share the NCCL unique id through a file.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "distributed_test_util.cuh"
+
+namespace {
+
+using cuplan::Direction;
+using cuplan::InvalidArgument;
+using cuplan::StateError;
+
+int all_gpus() {
+  return std::min(cuplan::cuda_device_count(), 8);
+}
+
+// Forward optimized (C2C or R2C), then the inverse object with transposed input, scaled by 1/N: back to x on every
+// rank without a gather. `release` drops the buffers after each execute, so every call reallocates them.
+template <class R>
+void round_trip(Communicator& comm, FFTType forward_type, const std::vector<std::int64_t>& shape, bool release) {
+  using C = std::complex<R>;
+  const bool real = forward_type == FFTType::r2c;
+  const cuplan::Shape g{std::span<const std::int64_t>(shape)};
+  const cuplan::Stream stream(comm.device());
+  cuplan::DistributedFFTOptions fo;
+  fo.fft_type = forward_type;
+  fo.result_layout = cuplan::ResultLayout::optimized;
+  fo.stream = stream.ref();
+  const cuplan::DType in_dtype = real ? cuplan::dtype_of<R> : cuplan::dtype_of<C>;
+  const auto boxes = DistributedFFT::boxes(comm, g, in_dtype, fo);
+  const std::size_t n = static_cast<std::size_t>(boxes.input.numel());
+  const auto host_x = cuplan::Tensor::empty(boxes.input.shape(), in_dtype);
+  if (real) {
+    auto v = cuplan::testing::random_vector<R>(n);
+    std::copy(v.begin(), v.end(), host_x.data<R>());
+  } else {
+    auto v = cuplan::testing::random_vector<C>(n);
+    std::copy(v.begin(), v.end(), host_x.data<C>());
+  }
+  const auto x = host_x.to(comm.device(), stream.ref());
+  DistributedFFT forward(comm, g, x, fo);
+  cuplan::DistributedFFTOptions io;
+  io.fft_type = real ? FFTType::c2r : FFTType::c2c;
+  io.input_layout = cuplan::InputLayout::transposed;
+  io.normalization = cuplan::Normalization::inverse;
+  io.stream = stream.ref();
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto spectrum = forward.execute({.release_workspace = release});
+    EXPECT_EQ(forward.output_box().extent, std::vector<std::int64_t>(spectrum.shape().begin(), spectrum.shape().end()));
+    DistributedFFT inverse(comm, g, spectrum, io);
+    EXPECT_EQ(inverse.output_box(), boxes.input);
+    const auto back = inverse
+                          .execute({.direction = real ? std::optional<Direction>{} : Direction::inverse,
+                                    .release_workspace = release})
+                          .to(cuplan::Device::cpu(), stream.ref());
+    double err = 0, den = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const C got = real ? C(back.data<R>()[i]) : back.data<C>()[i];
+      const C want = real ? C(host_x.data<R>()[i]) : host_x.data<C>()[i];
+      err += std::norm(got - want);
+      den += std::norm(want);
+    }
+    EXPECT_LT(std::sqrt(err / den), sizeof(R) == 8 ? 1e-12 : 2e-6) << "pass " << pass;
+  }
+}
+
+}  // namespace
+
+TEST(DistributedFFTStreams, DeviceOperandsOnTheCallersStreamBehindABusyKernelDoNotBlock) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(all_gpus());
+  const Case c{FFTType::c2c, Decomposition::automatic, {}, {16, 12, 10}, {}, Direction::forward, true};
+  const Reference ref = make_reference(c);
+  std::vector<cplx> got(ref.out_c.size());
+  std::mutex m;
+  on_ranks(comms, [&](int, Communicator& comm) {
+    const cuplan::Stream stream(comm.device());
+    cuplan::DistributedFFTOptions o;
+    o.stream = stream.ref();
+    const cuplan::Shape g{std::span<const std::int64_t>(c.shape)};
+    const auto boxes = DistributedFFT::boxes(comm, g, cuplan::c128, o);
+    auto staged =
+        cuplan::Tensor::empty(boxes.input.shape(), cuplan::c128, cuplan::Device::cpu(), {}, cuplan::HostMemory::pinned);
+    box_copy(boxes.input, c.shape, ref.in_c.data(), staged.data<cplx>(), true);
+    auto operand = cuplan::Tensor::empty(boxes.input.shape(), cuplan::c128, comm.device(), stream.ref());
+    CUPLAN_TEST_CUDA(cudaMemsetAsync(operand.data(), 0xFF, boxes.input.numel() * 16, stream));
+    DistributedFFT plan(comm, g, operand, o);
+    plan.plan();
+    CUPLAN_TEST_CUDA(cudaStreamSynchronize(stream));
+    // The producer of the operand runs after a busy kernel on the same stream; execute must not wait for it.
+    cuplan::testing::spin_kernel<<<1, 1, 0, stream>>>(cuplan::testing::cycles_for_ms(300.0, comm.device().index()));
+    CUPLAN_TEST_CUDA(cudaGetLastError());
+    CUPLAN_TEST_CUDA(
+        cudaMemcpyAsync(operand.data(), staged.data(), boxes.input.numel() * 16, cudaMemcpyHostToDevice, stream));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto result = plan.execute({.stream = stream.ref()});
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_FALSE(stream.done()) << "execute returned after the busy kernel finished (" << ms << " ms): it blocked";
+    const auto host = result.to(cuplan::Device::cpu(), stream.ref());
+    std::lock_guard lock(m);
+    box_copy<cplx, cplx>(plan.output_box(), c.shape, nullptr, host.data<cplx>(), false, got.data());
+  });
+  EXPECT_LT(rel_error(got, ref.out_c), 1e-12);
+}
+
+TEST(DistributedFFTStreams, PlanAndExecuteOnDifferentStreamsWithAfterEvents) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(all_gpus());
+  const Case c{FFTType::r2c, Decomposition::automatic, {}, {10, 9, 8}, {}, Direction::forward, true};
+  const Reference ref = make_reference(c);
+  std::vector<cplx> got(ref.out_c.size());
+  std::mutex m;
+  on_ranks(comms, [&](int, Communicator& comm) {
+    const cuplan::Stream s1(comm.device()), s2(comm.device());
+    const cuplan::Shape g{std::span<const std::int64_t>(c.shape)};
+    const auto boxes = DistributedFFT::boxes(comm, g, cuplan::f64, {});
+    auto operand = cuplan::Tensor::empty(boxes.input.shape(), cuplan::f64, comm.device(), s1.ref());
+    std::vector<double> local(static_cast<std::size_t>(boxes.input.numel()));
+    box_copy(boxes.input, c.shape, ref.in_r.data(), local.data(), true);
+    cuplan::testing::spin_kernel<<<1, 1, 0, s1>>>(cuplan::testing::cycles_for_ms(50.0, comm.device().index()));
+    cuplan::copy(cuplan::TensorView(local.data(), boxes.input.shape()), operand, s1.ref());
+    cuplan::Event ready(comm.device(), false);
+    ready.record(s1.ref());
+    DistributedFFT plan(comm, g, operand, {.stream = s1.ref()});
+    plan.plan(s1.ref());
+    const auto result = plan.execute({.stream = s2.ref(), .after = {ready}});
+    const auto host = result.to(cuplan::Device::cpu(), s2.ref());
+    std::lock_guard lock(m);
+    box_copy<cplx, cplx>(plan.output_box(), ref.out_shape, nullptr, host.data<cplx>(), false, got.data());
+  });
+  EXPECT_LT(rel_error(got, ref.out_c), 1e-12);
+}
+
+TEST(DistributedFFTRoundTrip, OptimizedForwardThenTransposedInverseGivesTheInput) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(all_gpus());
+  on_ranks(comms, [&](int, Communicator& comm) {
+    round_trip<double>(comm, FFTType::c2c, {9, 8, 7}, false);
+    round_trip<float>(comm, FFTType::r2c, {8, 9, 11}, false);
+    round_trip<double>(comm, FFTType::r2c, {12, 20}, true);  // release_workspace: buffers come back each call
+  });
+}
+
+TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(1);
+  Communicator& comm = comms[0];
+  auto x = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64, comm.device());
+  const cuplan::Shape g{8, 8, 8};
+  auto throws_with = [](auto&& call, const std::string& text, auto type_tag) {
+    using E = decltype(type_tag);
+    try {
+      call();
+      ADD_FAILURE() << "no exception; expected one naming '" << text << "'";
+    } catch (const E& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  // A bad decomposition; a grid for another rank count (the communicator of the wrong size).
+  auto x2 = cuplan::Tensor::empty({8, 8}, cuplan::c64, comm.device());
+  throws_with(
+      [&] {
+        (void)DistributedFFT(comm, {8, 8}, x2, {.decomposition = Decomposition::pencil});
+      },
+      "pencil needs a 3D", InvalidArgument(""));
+  throws_with(
+      [&] {
+        (void)DistributedFFT(comm, g, x, {.process_grid = std::array<int, 2>{2, 2}});
+      },
+      "but the communicator has 1", InvalidArgument(""));
+  // Operands that are not the rank's input box, of the wrong dtype or on the host.
+  auto small = cuplan::Tensor::empty({8, 8, 4}, cuplan::c64, comm.device());
+  throws_with([&] { (void)DistributedFFT(comm, g, small, {}); }, "expected shape 8x8x8", InvalidArgument(""));
+  throws_with([&] { (void)DistributedFFT(comm, g, x, {.fft_type = FFTType::r2c}); }, "got dtype c64",
+              InvalidArgument(""));
+  auto host = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64);
+  throws_with([&] { (void)DistributedFFT(comm, g, host, {}); }, "expected device memory", InvalidArgument(""));
+  throws_with([&] { (void)DistributedFFT(comm, {8, 8, 8, 8}, x, {}); }, "2 or 3 dimensions", InvalidArgument(""));
+  throws_with(
+      [&] {
+        (void)DistributedFFT(comm, g, x, {.fft_type = FFTType::c2r, .result_layout = cuplan::ResultLayout::optimized});
+      },
+      "result_layout", InvalidArgument(""));
+  auto real = cuplan::Tensor::empty({8, 8, 8}, cuplan::f32, comm.device());
+  throws_with([&] { (void)DistributedFFT(comm, g, real, {.input_layout = cuplan::InputLayout::transposed}); },
+              "input_layout", InvalidArgument(""));
+  // A contradicting direction, a wrong `out`, use after release_operand and after free().
+  DistributedFFT r2c(comm, g, real, {});
+  throws_with([&] { r2c.execute({.direction = Direction::inverse}); }, "always forward", InvalidArgument(""));
+  throws_with([&] { r2c.execute({.out = x.view()}); }, "out: expected a contiguous c64 tensor of shape 8x8x5",
+              InvalidArgument(""));
+  r2c.release_operand();
+  throws_with([&] { r2c.execute(); }, "no operand", StateError(""));
+  r2c.reset_operand(real);
+  EXPECT_NO_THROW(r2c.execute());
+  r2c.free();
+  throws_with([&] { r2c.execute(); }, "freed", StateError(""));
+  throws_with([&] { r2c.plan(); }, "freed", StateError(""));
+  throws_with([&] { (void)r2c.input_box(); }, "freed", StateError(""));
+  CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
+}
+
+TEST(DistributedFFTErrors, ShapeTooSmallForTheRankCount) {
+  CUPLAN_REQUIRE_GPUS(2);
+  auto comms = local_comms(2);
+  // Axis 0 has one element for two slabs: a rank would own nothing.
+  EXPECT_THROW(DistributedFFT::boxes(comms[0], {1, 8, 8}, cuplan::c64, {.decomposition = Decomposition::slab}),
+               InvalidArgument);
+}
+
+// Ranks as processes: each child re-runs this executable with only DistributedFFTChild.Rank selected, so it starts
+// CUDA and NCCL fresh. Rank 0 writes the unique id to a file; the others wait for it.
+TEST(DistributedFFTChild, Rank) {
+  const char* rank_env = std::getenv("CUPLAN_DIST_RANK");
+  if (rank_env == nullptr) GTEST_SKIP() << "runs only as a child of DistributedFFTProcesses (CUPLAN_DIST_RANK unset)";
+  const int rank = std::atoi(rank_env);
+  const int size = std::atoi(std::getenv("CUPLAN_DIST_SIZE"));
+  const std::filesystem::path file = std::getenv("CUPLAN_DIST_ID_FILE");
+  Communicator::UniqueId id{};
+  if (rank == 0) {
+    id = Communicator::unique_id();
+    std::filesystem::path tmp = file;
+    tmp += ".tmp";
+    std::ofstream(tmp, std::ios::binary).write(id.data(), static_cast<std::streamsize>(id.size()));
+    std::filesystem::rename(tmp, file);  // readers never see a partial id
+  } else {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(file)) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "rank 0 never wrote the unique id";
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::ifstream(file, std::ios::binary).read(id.data(), static_cast<std::streamsize>(id.size()));
+  }
+  Communicator comm = Communicator::from_unique_id(id, rank, size, cuplan::Device::cuda(rank));
+  ASSERT_EQ(comm.size(), size);
+  ASSERT_EQ(comm.rank(), rank);
+  round_trip<double>(comm, FFTType::c2c, {9, 8, 7}, false);
+  round_trip<float>(comm, FFTType::r2c, {10, 9, 8}, false);
+}
+
+TEST(DistributedFFTProcesses, RanksAsProcessesShareTheUniqueIdThroughAFile) {
+  CUPLAN_REQUIRE_GPUS(2);
+  const int size = all_gpus();
+  // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string at -O3.
+  std::string leaf = "cuplan_dist_";
+  leaf += std::to_string(getpid());
+  const auto dir = std::filesystem::temp_directory_path() / leaf;
+  std::filesystem::create_directories(dir);
+  const auto id_file = (dir / "nccl_id").string();
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<pid_t> children;
+  for (int r = 0; r < size; ++r) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0) << "fork failed";
+    if (pid == 0) {
+      setenv("CUPLAN_DIST_RANK", std::to_string(r).c_str(), 1);
+      setenv("CUPLAN_DIST_SIZE", std::to_string(size).c_str(), 1);
+      setenv("CUPLAN_DIST_ID_FILE", id_file.c_str(), 1);
+      execl(self.c_str(), self.c_str(), "--gtest_filter=DistributedFFTChild.Rank", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    children.push_back(pid);
+  }
+  for (int r = 0; r < size; ++r) {
+    int status = 0;
+    waitpid(children[static_cast<std::size_t>(r)], &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "rank " << r << " failed (status " << status << ")";
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,233 @@
+#pragma once
+// Shared by the distributed FFT tests: GPU-count gating, ranks as threads, scatter and gather of boxes, the
+// single-GPU float64 reference, and one correctness case run on every rank.
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "cuplan/cuplan.hpp"
+#include "cuplan/distributed.hpp"
+#include "runtime/spin_kernel.cuh"
+#include "support/test_support.hpp"
+
+namespace {
+
+using cuplan::Communicator;
+using cuplan::Decomposition;
+using cuplan::DistributedFFT;
+using cuplan::FFTType;
+using cplx = std::complex<double>;
+
+#define CUPLAN_REQUIRE_GPUS(n)                                                      \
+  do {                                                                              \
+    CUPLAN_REQUIRE_GPU();                                                           \
+    const int found_ = cuplan::cuda_device_count();                                 \
+    if (found_ < (n)) GTEST_SKIP() << "needs " << (n) << " GPUs, found " << found_; \
+  } while (0)
+
+std::int64_t prod(const std::vector<std::int64_t>& s) {
+  std::int64_t p = 1;
+  for (auto e : s) p *= e;
+  return p;
+}
+
+// Row-major copy between a global host array of shape `g` and the box's local array.
+template <class T, class U>
+void box_copy(const cuplan::DistributedBox& box, const std::vector<std::int64_t>& g, const T* global, U* local,
+              bool to_local, T* global_out = nullptr) {
+  std::array<std::int64_t, 3> lo{0, 0, 0}, n{1, 1, 1}, gs{1, 1, 1};
+  for (std::size_t d = 0; d < g.size(); ++d) {
+    lo[d] = box.offset[d];
+    n[d] = box.extent[d];
+    gs[d] = g[d];
+  }
+  for (std::int64_t i = 0; i < n[0]; ++i)
+    for (std::int64_t j = 0; j < n[1]; ++j)
+      for (std::int64_t k = 0; k < n[2]; ++k) {
+        const std::int64_t gi = ((lo[0] + i) * gs[1] + (lo[1] + j)) * gs[2] + (lo[2] + k);
+        const std::int64_t li = (i * n[1] + j) * n[2] + k;
+        if (to_local)
+          local[li] = static_cast<U>(global[gi]);
+        else
+          global_out[gi] = static_cast<T>(local[li]);
+      }
+}
+
+// Runs fn(rank, comm) on one thread per communicator and rethrows the first failure.
+void on_ranks(std::vector<Communicator>& comms, const std::function<void(int, Communicator&)>& fn) {
+  std::vector<std::thread> threads;
+  std::mutex m;
+  std::exception_ptr error;
+  for (int r = 0; r < static_cast<int>(comms.size()); ++r)
+    threads.emplace_back([&, r] {
+      try {
+        CUPLAN_TEST_CUDA(cudaSetDevice(comms[static_cast<std::size_t>(r)].device().index()));
+        fn(r, comms[static_cast<std::size_t>(r)]);
+      } catch (...) {
+        std::lock_guard lock(m);
+        if (!error) error = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+std::vector<Communicator> local_comms(int n) {
+  std::vector<int> devices(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)] = i;
+  return Communicator::local_all(devices);
+}
+
+struct Case {
+  FFTType type = FFTType::c2c;
+  Decomposition decomposition = Decomposition::automatic;
+  std::optional<std::array<int, 2>> grid;
+  std::vector<std::int64_t> shape;
+  cuplan::ResultLayout layout = cuplan::ResultLayout::natural;
+  cuplan::Direction direction = cuplan::Direction::forward;
+  bool f64 = true;
+};
+
+std::string name(const Case& c) {
+  std::ostringstream s;  // a stream: GCC 12 warns falsely (-Wrestrict) on std::string concatenation at -O3
+  s << cuplan::to_string(c.type) << (c.f64 ? " f64 " : " f32 ")
+    << (c.decomposition == Decomposition::slab     ? "slab"
+        : c.decomposition == Decomposition::pencil ? "pencil"
+                                                   : "auto");
+  if (c.grid) s << " " << (*c.grid)[0] << "x" << (*c.grid)[1];
+  for (auto e : c.shape) s << " " << e;
+  s << (c.layout == cuplan::ResultLayout::optimized ? " optimized" : " natural");
+  if (c.direction == cuplan::Direction::inverse) s << " inverse";
+  return s.str();
+}
+
+// The single-GPU float64 transform of the whole array (device 0), and its input.
+struct Reference {
+  std::vector<cplx> in_c, out_c;
+  std::vector<double> in_r, out_r;
+  std::vector<std::int64_t> in_shape, out_shape;
+};
+
+Reference make_reference(const Case& c) {
+  CUPLAN_TEST_CUDA(cudaSetDevice(0));
+  Reference ref;
+  std::vector<std::int64_t> cshape = c.shape;
+  cshape.back() = c.type == FFTType::c2c ? cshape.back() : cshape.back() / 2 + 1;
+  const cuplan::Shape real_shape{std::span<const std::int64_t>(c.shape)};
+  const cuplan::Shape complex_shape{std::span<const std::int64_t>(cshape)};
+  cuplan::FFTOptions o;
+  o.stream = cuplan::current_stream(cuplan::Device::cuda(0));
+  o.last_axis_parity = c.shape.back() % 2 == 0 ? cuplan::Parity::even : cuplan::Parity::odd;
+  auto to_dev = [&](const cuplan::TensorView& host) {
+    return cuplan::Tensor::wrap(host).to(cuplan::Device::cuda(0), o.stream);
+  };
+  auto to_host = [&](const cuplan::Tensor& dev) { return dev.to(cuplan::Device::cpu(), o.stream); };
+  auto fetch = [](const cuplan::Tensor& host, auto& vec) {
+    using V = typename std::decay_t<decltype(vec)>::value_type;
+    vec.assign(host.data<V>(), host.data<V>() + host.numel());
+  };
+  if (c.type == FFTType::r2c || c.type == FFTType::c2r) {
+    auto x = cuplan::testing::random_vector<double>(static_cast<std::size_t>(prod(c.shape)));
+    const auto spectrum = to_host(cuplan::rfft(to_dev(cuplan::TensorView(x.data(), real_shape)), o));
+    if (c.type == FFTType::r2c) {
+      ref.in_r = x;
+      fetch(spectrum, ref.out_c);
+      ref.in_shape = c.shape;
+      ref.out_shape = cshape;
+    } else {
+      fetch(spectrum, ref.in_c);  // Hermitian by construction, so C2R is defined unambiguously
+      const auto back = to_host(cuplan::irfft(to_dev(spectrum), o));
+      fetch(back, ref.out_r);
+      ref.in_shape = cshape;
+      ref.out_shape = c.shape;
+    }
+    return ref;
+  }
+  ref.in_c = cuplan::testing::random_vector<cplx>(static_cast<std::size_t>(prod(c.shape)));
+  const auto dev = to_dev(cuplan::TensorView(ref.in_c.data(), complex_shape));
+  const auto out = to_host(c.direction == cuplan::Direction::forward ? cuplan::fft(dev, o) : cuplan::ifft(dev, o));
+  fetch(out, ref.out_c);
+  ref.in_shape = ref.out_shape = c.shape;
+  return ref;
+}
+
+template <class T>
+double rel_error(const std::vector<T>& got, const std::vector<T>& want) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    num += std::norm(std::complex<double>(got[i]) - std::complex<double>(want[i]));
+    den += std::norm(std::complex<double>(want[i]));
+  }
+  return std::sqrt(num / den);  // NaN (a poisoned element left unwritten) fails every comparison
+}
+
+// One rank's part of a case: scatter, transform into a poisoned `out`, gather into `gathered`.
+template <class R>
+void run_rank(const Case& c, const Reference& ref, Communicator& comm, std::vector<cplx>& gathered_c,
+              std::vector<double>& gathered_r, std::mutex& m) {
+  using C = std::complex<R>;
+  cuplan::DistributedFFTOptions o;
+  o.decomposition = c.decomposition;
+  o.process_grid = c.grid;
+  o.fft_type = c.type;
+  o.result_layout = c.layout;
+  const cuplan::Stream stream(comm.device());
+  o.stream = stream.ref();
+  const cuplan::DType in_dtype = c.type == FFTType::r2c ? cuplan::dtype_of<R> : cuplan::dtype_of<C>;
+  const auto boxes = DistributedFFT::boxes(comm, cuplan::Shape(std::span<const std::int64_t>(c.shape)), in_dtype, o);
+  const std::int64_t n_in = boxes.input.numel();
+  const std::int64_t n_out = boxes.output.numel();
+  auto operand = cuplan::Tensor::empty(boxes.input.shape(), in_dtype, comm.device(), stream.ref());
+  if (c.type == FFTType::r2c) {
+    std::vector<R> local(static_cast<std::size_t>(n_in));
+    box_copy(boxes.input, ref.in_shape, ref.in_r.data(), local.data(), true);
+    cuplan::copy(cuplan::TensorView(local.data(), boxes.input.shape()), operand, stream.ref());
+  } else {
+    std::vector<C> local(static_cast<std::size_t>(n_in));
+    box_copy(boxes.input, ref.in_shape, ref.in_c.data(), local.data(), true);
+    cuplan::copy(cuplan::TensorView(local.data(), boxes.input.shape()), operand, stream.ref());
+  }
+  DistributedFFT plan(comm, cuplan::Shape(std::span<const std::int64_t>(c.shape)), operand, o);
+  EXPECT_EQ(plan.input_box(), boxes.input);
+  EXPECT_EQ(plan.output_box(), boxes.output);
+  plan.plan();
+  const cuplan::DType out_dtype = plan.result_dtype();
+  auto out = cuplan::Tensor::empty(boxes.output.shape(), out_dtype, comm.device(), stream.ref());
+  CUPLAN_TEST_CUDA(cudaMemsetAsync(out.data(), 0xFF, n_out * out_dtype.size(), stream));  // NaN poison
+  const auto direction = c.type == FFTType::c2c ? std::optional<cuplan::Direction>(c.direction) : std::nullopt;
+  plan.execute(
+      {.direction = direction, .stream = stream.ref(), .after = {}, .release_workspace = false, .out = out.view()});
+  const auto host = out.to(cuplan::Device::cpu(), stream.ref());
+  std::lock_guard lock(m);
+  if (c.type == FFTType::c2r)
+    box_copy<double, R>(boxes.output, ref.out_shape, nullptr, host.data<R>(), false, gathered_r.data());
+  else
+    box_copy<cplx, C>(boxes.output, ref.out_shape, nullptr, host.data<C>(), false, gathered_c.data());
+}
+
+void check_case(const Case& c, std::vector<Communicator>& comms) {
+  std::ostringstream trace;
+  trace << name(c) << " on " << comms.size() << " ranks";
+  SCOPED_TRACE(trace.str());
+  const Reference ref = make_reference(c);
+  std::vector<cplx> got_c(ref.out_c.size());
+  std::vector<double> got_r(ref.out_r.size());
+  std::mutex m;
+  on_ranks(comms, [&](int, Communicator& comm) {
+    if (c.f64)
+      run_rank<double>(c, ref, comm, got_c, got_r, m);
+    else
+      run_rank<float>(c, ref, comm, got_c, got_r, m);
+  });
+  const double tol = c.f64 ? 1e-12 : 2e-6;
+  const double err = c.type == FFTType::c2r ? rel_error(got_r, ref.out_r) : rel_error(got_c, ref.out_c);
+  EXPECT_LT(err, tol) << name(c);
+}
+
+}  // namespace
