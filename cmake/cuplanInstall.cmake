@@ -24,7 +24,10 @@ install(FILES
 # toolkit is outside the prefix; pkg-config --define-variable=cuda_prefix=DIR points at another one.
 get_filename_component(CUPLAN_PC_CUDA_PREFIX "${CUDAToolkit_BIN_DIR}" DIRECTORY)
 file(RELATIVE_PATH CUPLAN_PC_CCCL_SUFFIX "${CUPLAN_PC_CUDA_PREFIX}" "${CUPLAN_CCCL_INCLUDE_DIR}")
-file(RELATIVE_PATH CUPLAN_PC_CUDA_INCLUDE_SUFFIX "${CUPLAN_PC_CUDA_PREFIX}" "${CUDAToolkit_INCLUDE_DIRS}")
+# CUDAToolkit_INCLUDE_DIRS may be a list (the toolkit's include directory and its cccl subdirectory): take the one
+# that holds the runtime's header.
+find_path(CUPLAN_CUDA_RUNTIME_INCLUDE_DIR cuda_runtime_api.h HINTS ${CUDAToolkit_INCLUDE_DIRS} NO_DEFAULT_PATH)
+file(RELATIVE_PATH CUPLAN_PC_CUDA_INCLUDE_SUFFIX "${CUPLAN_PC_CUDA_PREFIX}" "${CUPLAN_CUDA_RUNTIME_INCLUDE_DIR}")
 file(RELATIVE_PATH CUPLAN_PC_CUDA_LIB_SUFFIX "${CUPLAN_PC_CUDA_PREFIX}" "${CUDAToolkit_LIBRARY_DIR}")
 file(RELATIVE_PATH CUPLAN_PC_PREFIX_FROM_PC "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 configure_file(cmake/cuplan.pc.in ${CMAKE_CURRENT_BINARY_DIR}/cuplan.pc @ONLY)

@@ -228,6 +228,7 @@ void DistributedFftImpl::plan(std::optional<StreamRef> stream_opt) {
   const StreamRef stream = pick_stream(stream_opt);
   dist::DeviceGuard guard(comm_.device().index());
   begin_phase(stream, {});
+  CUPLAN_DIST_CUDA(dist::load_copy_boxes_kernels());  // no module load left for a first execute (pack.hpp)
   allocate_buffers(stream);
   make_ffts(stream);
   planned_ = true;

@@ -38,6 +38,13 @@ __global__ void copy_boxes_kernel(PieceTable table) {
 
 }  // namespace
 
+cudaError_t load_copy_boxes_kernels() noexcept {
+  cudaFuncAttributes attributes{};
+  cudaError_t status = cudaFuncGetAttributes(&attributes, copy_boxes_kernel<unsigned long long>);
+  if (status == cudaSuccess) status = cudaFuncGetAttributes(&attributes, copy_boxes_kernel<Bytes16>);
+  return status;
+}
+
 void copy_boxes(std::span<const BoxCopy> copies, std::size_t element_bytes, cudaStream_t stream) {
   if (element_bytes != 8 && element_bytes != 16) throw std::logic_error("copy_boxes: elements of 8 or 16 bytes only");
   for (std::size_t first = 0; first < copies.size(); first += max_pieces) {

@@ -24,4 +24,8 @@ struct BoxCopy {
 /// Enqueues the copies on `stream`; elements of `element_bytes` (8: c64, 16: c128).
 void copy_boxes(std::span<const BoxCopy> copies, std::size_t element_bytes, cudaStream_t stream);
 
+/// Loads the copy kernels' module now (plan time). Under lazy module loading a first launch loads it, which can wait
+/// for work already running on the device and so block an execute whose stream is busy.
+cudaError_t load_copy_boxes_kernels() noexcept;
+
 }  // namespace cuplan::detail::dist

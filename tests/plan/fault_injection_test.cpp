@@ -162,14 +162,16 @@ Snapshot snapshot(bool gpu_path) {
   return s;
 }
 
-void expect_same(const Snapshot& before, const Snapshot& after, const std::string& where) {
+// Nothing leaked: no more is held than before the failed call. An object may hold less afterwards (the staging
+// engine gives its buffers back when a chunk fails, and makes them again on the next call).
+void expect_no_more(const Snapshot& before, const Snapshot& after, const std::string& where) {
   for (int i = 0; i < fault::site_count; ++i) {
-    EXPECT_EQ(after.live[i].allocations, before.live[i].allocations)
+    EXPECT_LE(after.live[i].allocations, before.live[i].allocations)
         << where << ": live " << fault::to_string(static_cast<fault::Site>(i)) << " allocations";
-    EXPECT_EQ(after.live[i].bytes, before.live[i].bytes)
+    EXPECT_LE(after.live[i].bytes, before.live[i].bytes)
         << where << ": live " << fault::to_string(static_cast<fault::Site>(i)) << " bytes";
   }
-  EXPECT_EQ(after.pool_used, before.pool_used) << where << ": device pool use";
+  EXPECT_LE(after.pool_used, before.pool_used) << where << ": device pool use";
 }
 
 class FaultInjectionTest : public ::testing::Test {
@@ -208,7 +210,7 @@ TEST_F(FaultInjectionTest, EveryAllocationOfEveryPathFailsCleanlyAndThePathWorks
       }
       EXPECT_TRUE(fault::fired()) << where;
       fault::disarm();
-      expect_same(before, snapshot(path.gpu), where);
+      expect_no_more(before, snapshot(path.gpu), where);
       EXPECT_EQ(bytes_of(call()), expected) << where << ": the path must work once memory is back";
     }
     sites_covered.insert(path.site);

@@ -52,6 +52,14 @@ class OrderingCheckerGpuTest : public ::testing::Test {
 };
 
 TEST_F(OrderingCheckerGpuTest, ReadOnAnotherStreamWithoutAnEdgeThrowsAndTheFixedProgramPasses) {
+  // Plans first: making a cuFFT plan may wait for work on the device (module loading), which would wait for the
+  // gate below; the calls under test then hit the plan cache and only enqueue. The reads use plans other than the
+  // producer's: a call on the producer's own cached plan is ordered after it by the plan's phase edge.
+  (void)fft(x_, {.stream = s1_});
+  (void)ifft(x_, {.normalization = Normalization::ortho, .stream = s2_});
+  (void)ifft(x_, {.normalization = Normalization::inverse, .stream = s2_});
+  s1_.synchronize();
+  s2_.synchronize();
   CheckingOn on;
   HostGate gate;
   gate.hold(s1_);
@@ -66,7 +74,7 @@ TEST_F(OrderingCheckerGpuTest, ReadOnAnotherStreamWithoutAnEdgeThrowsAndTheFixed
     EXPECT_NE(message.find(".after = {event}"), std::string::npos) << message;
   }
   // An FFT on s2 reading y is caught the same way.
-  EXPECT_THROW((void)ifft(y, {.stream = s2_}), OrderingError);
+  EXPECT_THROW((void)ifft(y, {.normalization = Normalization::ortho, .stream = s2_}), OrderingError);
   // The fixed programs: Stream::wait, then `.after`.
   Event done = s1_.record();
   s2_.wait(done);
@@ -118,6 +126,14 @@ TEST_F(OrderingCheckerGpuTest, AnEdgeMadeOutsideCuplanIsDeclaredWithAssumeOrdere
 TEST_F(OrderingCheckerGpuTest, MatmulOperandsAreCheckedAndOffNothingIsThrown) {
   Tensor a = Tensor::empty(Shape{rows, rows}, c64, Device::cuda(0), s1_);
   copy(TensorView(host_.data(), Shape{rows, rows}), a, s1_);
+  {
+    // Plans first (see above): the products under test then hit the plan cache and only enqueue.
+    const Tensor warm = fft(a, {.stream = s1_});
+    s1_.synchronize();
+    (void)matmul(warm, a, {.stream = s2_});
+    (void)matmul(a, a, {.c = warm, .beta = 1.0, .stream = s2_});
+    s2_.synchronize();
+  }
   {
     CheckingOn on;
     HostGate gate;

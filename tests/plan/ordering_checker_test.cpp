@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -157,10 +159,15 @@ TEST(OrderingCheckerSwitch, OnOffAndAHostStreamCopyNeverThrows) {
   // Host streams (and host memory) run at the call: nothing is ever pending, nothing is thrown.
   Tensor a = Tensor::empty(Shape{64}, f32, Device::cpu());
   Tensor b = Tensor::empty(Shape{64}, f32, Device::cpu());
-  Stream s_b(Device::cpu());
+  // A host stream without a GPU, a CUDA stream with one (host memory still runs at the call).
+  std::optional<Stream> s_b;
+  if (cuda_available())
+    s_b.emplace();
+  else
+    s_b.emplace(Device::cpu());
   EXPECT_NO_THROW(copy(a, b));
   EXPECT_NO_THROW(copy(b, a));
-  EXPECT_NO_THROW(assume_ordered(a.view(), s_b));
+  EXPECT_NO_THROW(assume_ordered(a.view(), *s_b));
   set_checking(false);
   EXPECT_FALSE(checking());
   EXPECT_NO_THROW(copy(a, b));

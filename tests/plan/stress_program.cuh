@@ -73,7 +73,7 @@ inline std::vector<Op> generate(std::uint64_t seed, int count, bool planted) {
     const auto at = ops.begin() + count / 2;
     Op spin{Kind::spin, 0};
     spin.spin_cycles = 200'000'000;  // about 0.1 s: the write is surely pending when the read is enqueued
-    Op write{Kind::kernel, 0, 0, 0, 0};
+    Op write{Kind::copy, 0, 2, 0, 0};  // a cuplan write (copy of tensor 2 into 0): the checker sees cuplan's writes
     Op read{Kind::copy, 1, 0, 1, 0};
     read.planted = true;
     ops.insert(at, {spin, write, read});
