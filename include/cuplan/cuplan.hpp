@@ -9,5 +9,6 @@
 #include "cuplan/fft.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/matmul.hpp"
+#include "cuplan/memory.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"

@@ -1,4 +1,5 @@
-// Owned memory with stream-ordered release: per-device pools, recorded stream uses, ordered frees.
+// Owned memory with stream-ordered release: device memory from the device's MemoryResource (cuplan's pool by
+// default), recorded stream uses, ordered frees.
 
 #include "runtime/storage.hpp"
 
@@ -16,6 +17,7 @@
 #include "cuplan/format.hpp"
 #include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"
+#include "runtime/memory_registry.hpp"
 #include "runtime/pinned_cache.hpp"
 #include "runtime/stream_handle.hpp"
 
@@ -105,6 +107,16 @@ void order_free_after(int device, cudaStream_t alloc_stream, cudaStream_t use) n
 
 }  // namespace
 
+cudaMemPool_t default_pool(int device) {
+  return device_resources(device).pool;
+}
+
+cudaMemPool_t existing_default_pool(int device) noexcept {
+  if (device < 0 || device >= max_devices) return nullptr;
+  const DeviceResources* resources = g_resources[device].load(std::memory_order_acquire);
+  return resources == nullptr ? nullptr : resources->pool;
+}
+
 PoolStatistics pool_statistics(int device) {
   PoolStatistics stats;
   if (device < 0 || device >= max_devices) return stats;
@@ -148,16 +160,16 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
       storage->alloc_stream_owner_ = Access::retain(stream);
       if (bytes == 0) break;
       DeviceScope scope(device);
-      DeviceResources& resources = device_resources(device.index());
-      const cudaError_t status = fault::inject(fault::Site::device)
-                                     ? cudaErrorMemoryAllocation
-                                     : cudaMallocFromPoolAsync(&storage->data_, bytes, resources.pool, stream.native());
-      if (status == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
+      (void)device_resources(device.index());  // the destructor's ordering event, made before any memory exists
+      storage->resource_ = device_resource(device.index());
+      void* data =
+          fault::inject(fault::Site::device) ? nullptr : storage->resource_->allocate(bytes, stream.native());
+      if (data == nullptr) {
         throw OutOfMemory(
             fmt::format("Storage::allocate: cannot allocate {} bytes of device memory on {}", bytes, device));
       }
-      CUPLAN_CUDA_CHECK(status);
+      storage->data_ = data;
+      note_allocate(device.index(), bytes);
       break;
     }
     case MemorySpace::host_pinned: {
@@ -207,7 +219,7 @@ Storage::~Storage() {
     case MemorySpace::device: {
       NoexceptDeviceScope scope(device_.index());
       for (cudaStream_t use : uses_) order_free_after(device_.index(), alloc_stream_.native(), use);
-      CUPLAN_CUDA_CHECK_NOEXCEPT(cudaFreeAsync(data_, alloc_stream_.native()));
+      release_to(*resource_, device_.index(), data_, bytes_, alloc_stream_.native());
       break;
     }
     case MemorySpace::host_pinned:

@@ -1,11 +1,11 @@
 #pragma once
 // Owned memory with stream-ordered release (docs/getting-started.md).
 //
-// Device memory comes from a per-device cuplan memory pool through cudaMallocFromPoolAsync on the allocation
-// stream. Every other stream that uses the memory is recorded (record_use); the destructor makes the allocation
-// stream wait for the work enqueued so far on each of them and then frees on the allocation stream, so the pool
-// cannot hand the bytes out again before every recorded use has finished. cuplan-made streams are kept alive by
-// the record until then.
+// Device memory comes from the device's MemoryResource (cuplan/memory.hpp; by default a per-device cuplan memory
+// pool through cudaMallocFromPoolAsync) on the allocation stream. Every other stream that uses the memory is recorded
+// (record_use); the destructor makes the allocation stream wait for the work enqueued so far on each of them and then
+// frees on the allocation stream, so the pool cannot hand the bytes out again before every recorded use has finished.
+// cuplan-made streams are kept alive by the record until then.
 
 #include <cstddef>
 #include <memory>
@@ -15,9 +15,18 @@
 #include "cuplan/device.hpp"
 #include "cuplan/stream.hpp"
 
+namespace cuplan {
+class MemoryResource;
+}
+
 namespace cuplan::detail {
 
 class StreamHandle;
+
+/// The default pool of `device`, made on first use (release threshold UINT64_MAX: it keeps what is freed).
+cudaMemPool_t default_pool(int device);
+/// The default pool of `device` if it was made, else null.
+cudaMemPool_t existing_default_pool(int device) noexcept;
 
 /// Bytes of a device's cuplan memory pool (all zero before the device's first allocation): `used` by live
 /// allocations now, `used_high` the most since the last reset_pool_peak, `reserved` held by the pool.
@@ -55,6 +64,7 @@ class Storage {
   Device device_;
   MemorySpace space_ = MemorySpace::host_pageable;
   StreamRef alloc_stream_;
+  std::shared_ptr<MemoryResource> resource_;  // device memory: the resource that allocated it gets it back
   std::shared_ptr<StreamHandle> alloc_stream_owner_;
   std::mutex mutex_;
   std::vector<cudaStream_t> uses_;                     // streams other than the allocation stream

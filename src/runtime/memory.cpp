@@ -1,0 +1,178 @@
+// Memory resources: the per-device registry, the pool and callback adapters, counters and default-pool controls.
+
+#include "cuplan/memory.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <utility>
+
+#include "base/cuda_check.hpp"
+#include "base/log.hpp"
+#include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
+#include "runtime/current_stream.hpp"
+#include "runtime/memory_registry.hpp"
+#include "runtime/storage.hpp"
+
+namespace cuplan {
+
+MemoryResource::~MemoryResource() = default;
+
+PoolResource::PoolResource(cudaMemPool_t pool) : pool_(pool) {
+  if (pool == nullptr) throw InvalidArgument("PoolResource: pool must not be null; expected a cudaMemPool_t");
+}
+
+void* PoolResource::allocate(std::size_t bytes, cudaStream_t stream) {
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, pool_, stream);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    return nullptr;  // the caller throws OutOfMemory naming the size and the device
+  }
+  CUPLAN_CUDA_CHECK(status);
+  return ptr;
+}
+
+void PoolResource::deallocate(void* ptr, std::size_t /*bytes*/, cudaStream_t stream) {
+  CUPLAN_CUDA_CHECK(cudaFreeAsync(ptr, stream));
+}
+
+CallbackResource::CallbackResource(AllocateFn allocate_fn, DeallocateFn deallocate_fn)
+    : allocate_(std::move(allocate_fn)), deallocate_(std::move(deallocate_fn)) {
+  if (!allocate_) throw InvalidArgument("CallbackResource: allocate callback is empty; expected a callable");
+  if (!deallocate_) throw InvalidArgument("CallbackResource: deallocate callback is empty; expected a callable");
+}
+
+void* CallbackResource::allocate(std::size_t bytes, cudaStream_t stream) {
+  return allocate_(bytes, stream);
+}
+
+void CallbackResource::deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) {
+  deallocate_(ptr, bytes, stream);
+}
+
+namespace {
+
+struct DeviceMemory {
+  std::mutex mutex;
+  std::shared_ptr<MemoryResource> user;         // null: the default pool
+  std::shared_ptr<MemoryResource> default_one;  // made on first use
+  std::atomic<std::size_t> in_use{0}, peak{0}, allocations{0}, deallocations{0};
+};
+
+DeviceMemory g_devices[detail::max_devices];
+
+// Validates a public call's device: a CUDA device index in range.
+DeviceMemory& device_memory(Device device, const char* who) {
+  if (!device.is_cuda() || device.index() < 0 || device.index() >= detail::max_devices) {
+    throw InvalidArgument(fmt::format("{}: device must be a CUDA device; got {}", who, device));
+  }
+  return g_devices[device.index()];
+}
+
+std::shared_ptr<MemoryResource> default_locked(DeviceMemory& memory, int device) {
+  if (!memory.default_one) memory.default_one = std::make_shared<PoolResource>(detail::default_pool(device));
+  return memory.default_one;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::shared_ptr<MemoryResource> device_resource(int device) {
+  DeviceMemory& memory = g_devices[device];
+  std::lock_guard lock(memory.mutex);
+  return memory.user ? memory.user : default_locked(memory, device);
+}
+
+void note_allocate(int device, std::size_t bytes) noexcept {
+  DeviceMemory& memory = g_devices[device];
+  memory.allocations.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t now = memory.in_use.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::size_t peak = memory.peak.load(std::memory_order_relaxed);
+  while (now > peak && !memory.peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+void release_to(MemoryResource& resource, int device, void* ptr, std::size_t bytes, cudaStream_t stream) noexcept {
+  try {
+    resource.deallocate(ptr, bytes, stream);
+  } catch (const std::exception& e) {
+    log(LogLevel::warning, "MemoryResource::deallocate of {} bytes on cuda:{} threw: {}", bytes, device, e.what());
+  } catch (...) {
+    log(LogLevel::warning, "MemoryResource::deallocate of {} bytes on cuda:{} threw a non-standard exception", bytes,
+        device);
+  }
+  DeviceMemory& memory = g_devices[device];
+  memory.deallocations.fetch_add(1, std::memory_order_relaxed);
+  memory.in_use.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+}  // namespace detail
+
+namespace memory {
+
+void set_resource(Device device, std::shared_ptr<MemoryResource> resource) {
+  DeviceMemory& memory = device_memory(device, "memory::set_resource");
+  detail::require_cuda("memory::set_resource");
+  device.check_valid("memory::set_resource: device");
+  std::lock_guard lock(memory.mutex);
+  memory.user = std::move(resource);
+}
+
+std::shared_ptr<MemoryResource> get_resource(Device device) {
+  DeviceMemory& memory = device_memory(device, "memory::get_resource");
+  detail::require_cuda("memory::get_resource");
+  device.check_valid("memory::get_resource: device");
+  std::lock_guard lock(memory.mutex);
+  return memory.user ? memory.user : default_locked(memory, device.index());
+}
+
+std::shared_ptr<MemoryResource> default_resource(Device device) {
+  DeviceMemory& memory = device_memory(device, "memory::default_resource");
+  detail::require_cuda("memory::default_resource");
+  device.check_valid("memory::default_resource: device");
+  std::lock_guard lock(memory.mutex);
+  return default_locked(memory, device.index());
+}
+
+void trim(std::size_t keep_bytes) {
+  for (int device = 0; device < detail::max_devices; ++device) {
+    if (cudaMemPool_t pool = detail::existing_default_pool(device))
+      CUPLAN_CUDA_CHECK(cudaMemPoolTrimTo(pool, keep_bytes));
+  }
+}
+
+void set_release_threshold(Device device, std::uint64_t bytes) {
+  (void)device_memory(device, "memory::set_release_threshold");
+  detail::require_cuda("memory::set_release_threshold");
+  device.check_valid("memory::set_release_threshold: device");
+  CUPLAN_CUDA_CHECK(
+      cudaMemPoolSetAttribute(detail::default_pool(device.index()), cudaMemPoolAttrReleaseThreshold, &bytes));
+}
+
+Stats stats(Device device) {
+  const DeviceMemory& memory = device_memory(device, "memory::stats");
+  Stats result;
+  result.bytes_in_use = memory.in_use.load(std::memory_order_relaxed);
+  result.peak_bytes = memory.peak.load(std::memory_order_relaxed);
+  result.allocations = memory.allocations.load(std::memory_order_relaxed);
+  result.deallocations = memory.deallocations.load(std::memory_order_relaxed);
+  if (cudaMemPool_t pool = detail::existing_default_pool(device.index())) {
+    std::uint64_t reserved = 0;
+    CUPLAN_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+    result.pool_reserved = static_cast<std::size_t>(reserved);
+  }
+  return result;
+}
+
+void reset_peak(Device device) {
+  DeviceMemory& memory = device_memory(device, "memory::reset_peak");
+  memory.peak.store(memory.in_use.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+}  // namespace memory
+}  // namespace cuplan
