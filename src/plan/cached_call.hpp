@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "cuplan/errors.hpp"
 #include "plan/plan_cache.hpp"
 
 namespace cuplan::detail {
@@ -10,7 +11,10 @@ namespace cuplan::detail {
 /// Checks out the plan for `key` (made by `make()` on a miss, from this call's operands), gives a hit this call's
 /// operands through `adopt(impl)` (the key fixed their layout, so nothing is checked again), runs `run(impl)` and
 /// drops the operands again (`impl.release_operand()`), so the cache keeps plans and never the caller's memory. An
-/// exception discards the plan, whose state is then unknown; the lease returns it to the cache otherwise.
+/// exception discards the plan, whose state is then unknown; the lease returns it to the cache otherwise. The one
+/// exception with a known state is the ordering checker's OrderingError, raised before the call enqueues anything:
+/// that plan is kept (destroying a cuFFT or cuBLASLt plan may wait for the device, and so for the very work the
+/// error is about).
 template <class Impl, class Make, class Adopt, class Run>
 auto run_cached(const PlanKey& key, Make&& make, Adopt&& adopt, Run&& run) {
   PlanLease lease = acquire_plan(key, std::forward<Make>(make));
@@ -20,6 +24,9 @@ auto run_cached(const PlanKey& key, Make&& make, Adopt&& adopt, Run&& run) {
     auto result = run(impl);
     impl.release_operand();
     return result;
+  } catch (const OrderingError&) {
+    impl.release_operand();
+    throw;
   } catch (...) {
     lease.discard();
     throw;

@@ -37,6 +37,8 @@ class OrderingCheckerGpuTest : public ::testing::Test {
     host_ = cuplan::testing::random_vector<C>(rows * cols);
     x_ = Tensor::empty(Shape{rows, cols}, c64, Device::cuda(0), s1_);
     copy(TensorView(host_.data(), Shape{rows, cols}), x_, s1_);
+    // The producer's plan first: making a cuFFT plan may wait for work on the device, which would wait for a gate.
+    (void)fft(x_, {.stream = s1_});
     s1_.synchronize();
   }
   std::vector<C> to_host(const Tensor& t, StreamRef stream) {

@@ -94,6 +94,7 @@ TEST(MemoryResource, EveryDeviceAllocationGoesThroughTheUserResource) {
     Tensor fx = fft(x, {.axes = {1}, .stream = s1});
     FFT staged(TensorView(host.data(), {64, 48}),
                {.axes = {1}, .execution = Execution::cuda(), .stream = s1, .device_memory_limit = 16 * 1024});
+    staged.plan();
     Tensor fh = staged.execute();
     // Matmul on device operands (workspace, result) and on host operands (staged rows).
     auto ha = testing::random_vector<float>(96 * 80);
@@ -103,6 +104,7 @@ TEST(MemoryResource, EveryDeviceAllocationGoesThroughTheUserResource) {
     Tensor d = matmul(a, b, {.stream = s1});
     Matmul host_mm(TensorView(ha.data(), {96, 80}), TensorView(hb.data(), {80, 72}),
                    {.execution = Execution::cuda(), .stream = s1, .device_memory_limit = 80 * 72 * 4 + 64 * 1024});
+    host_mm.plan();
     Tensor dh = host_mm.execute();
     s1.synchronize();
     EXPECT_GT(counter.allocations, 6u) << "expected tensors, workspaces and staging buffers through the resource";
@@ -131,6 +133,9 @@ TEST(MemoryResource, FreeWaitsForTheLastUseOnAnotherStream) {
     ResourceScope scope(counter.resource());
     Tensor x = Tensor::empty({4096}, c64, Device::cuda(0), s1);
     ptr = x.data();
+    // The plan first: making a cuFFT plan may wait for work on the device, which would wait for the gate below.
+    (void)fft(x, {.stream = s2});
+    s2.synchronize();
     s1.synchronize();
     gate.hold(s2.native());
     Tensor fx = fft(x, {.stream = s2});  // a use on s2, queued behind the held kernel
