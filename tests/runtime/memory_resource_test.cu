@@ -103,7 +103,10 @@ TEST(MemoryResource, EveryDeviceAllocationGoesThroughTheUserResource) {
     Tensor b = Tensor::wrap(TensorView(hb.data(), {80, 72})).to(Device::cuda(0), s1);
     Tensor d = matmul(a, b, {.stream = s1});
     Matmul host_mm(TensorView(ha.data(), {96, 80}), TensorView(hb.data(), {80, 72}),
-                   {.execution = Execution::cuda(), .stream = s1, .device_memory_limit = 80 * 72 * 4 + 64 * 1024});
+                   {.execution = Execution::cuda(),
+                     .stream = s1,
+                     .memory_limit = std::size_t{1} << 20,  // workspace, so that a small limit still holds B
+                     .device_memory_limit = 80 * 72 * 4 + (std::size_t{1} << 20) + 64 * 1024});
     host_mm.plan();
     Tensor dh = host_mm.execute();
     s1.synchronize();
