@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "support/bench_check.hpp"
 #include "cuplan/cuplan.hpp"
+#include "support/bench_check.hpp"
 #include "support/bias_gelu.hpp"
 
 namespace cp = cuplan;
@@ -159,14 +159,13 @@ struct RawLt {
     std::uint32_t tile = 0, stages = 0;
     std::size_t written = 0;
     const auto& algo = algos[i].algo;
-    BENCH_CUBLAS_CHECK(
-        cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &written));
+    BENCH_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &written));
     BENCH_CUBLAS_CHECK(
         cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &written));
     BENCH_CUBLAS_CHECK(
         cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof(stages), &written));
     BENCH_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split_k,
-                                                             sizeof(split_k), &written));
+                                                            sizeof(split_k), &written));
     return std::to_string(id) + "/" + std::to_string(tile) + "/" + std::to_string(stages) + "/" +
            std::to_string(split_k);
   }
@@ -248,12 +247,11 @@ void bench_products(bool quick) {
       // Head to head, interleaved (see time_ms_interleaved) over twice the rounds: cuplan, cuplan allocating, raw's
       // first choice replayed from a graph, raw's first choice called directly.
       const cudaGraphExec_t raw_graph = raw.capture(a.data(), b.data(), d.data());
-      const std::vector<float> head =
-          time_ms_interleaved(s, calls,
-                              {[&] { (void)mm.execute(into); }, [&] { (void)mm.execute({.stream = stream}); },
-                               [&] { BENCH_CUDA_CHECK(cudaGraphLaunch(raw_graph, s)); },
-                               [&] { raw.run(a.data(), b.data(), d.data(), s); }},
-                              2 * reps);
+      const std::vector<float> head = time_ms_interleaved(
+          s, calls,
+          {[&] { (void)mm.execute(into); }, [&] { (void)mm.execute({.stream = stream}); },
+           [&] { BENCH_CUDA_CHECK(cudaGraphLaunch(raw_graph, s)); }, [&] { raw.run(a.data(), b.data(), d.data(), s); }},
+          2 * reps);
       BENCH_CUDA_CHECK(cudaGraphExecDestroy(raw_graph));
       const float ours = head[0], alloc = head[1], graph = head[2], first = head[3];
       // Raw's best of its top 8 (interleaved among themselves).

@@ -10,8 +10,8 @@
 #include <functional>
 #include <vector>
 
-#include "support/bench_check.hpp"
 #include "cuplan/cuplan.hpp"
+#include "support/bench_check.hpp"
 
 namespace {
 

@@ -162,8 +162,7 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
       DeviceScope scope(device);
       (void)device_resources(device.index());  // the destructor's ordering event, made before any memory exists
       storage->resource_ = device_resource(device.index());
-      void* data =
-          fault::inject(fault::Site::device) ? nullptr : storage->resource_->allocate(bytes, stream.native());
+      void* data = fault::inject(fault::Site::device) ? nullptr : storage->resource_->allocate(bytes, stream.native());
       if (data == nullptr) {
         throw OutOfMemory(
             fmt::format("Storage::allocate: cannot allocate {} bytes of device memory on {}", bytes, device));

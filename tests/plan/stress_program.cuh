@@ -72,7 +72,7 @@ inline std::vector<Op> generate(std::uint64_t seed, int count, bool planted) {
     // Mid-program: a long spin, a write of tensor 0 on stream 0, then a read of it on stream 1 with no edge.
     const auto at = ops.begin() + count / 2;
     Op spin{Kind::spin, 0};
-    spin.spin_cycles = 200'000'000;  // about 0.1 s: the write is surely pending when the read is enqueued
+    spin.spin_cycles = 200'000'000;    // about 0.1 s: the write is surely pending when the read is enqueued
     Op write{Kind::copy, 0, 2, 0, 0};  // a cuplan write (copy of tensor 2 into 0): the checker sees cuplan's writes
     Op read{Kind::copy, 1, 0, 1, 0};
     read.planted = true;
