@@ -20,23 +20,6 @@ namespace {
 // Enumerating offsets costs memory and time linear in the element count; past this the answer is conservative.
 constexpr std::int64_t kEnumerationLimit = std::int64_t{1} << 20;
 
-struct ByteRange {
-  std::uintptr_t begin = 0;  // first byte
-  std::uintptr_t end = 0;    // one past the last byte
-};
-
-// Byte range of a non-empty view (the constructor checked that its offsets fit in 64 bits).
-ByteRange byte_range(const TensorView& v) noexcept {
-  std::int64_t lowest = 0, highest = 0;
-  for (int axis = 0; axis < v.ndim(); ++axis) {
-    const std::int64_t reach = (v.shape()[axis] - 1) * v.strides()[axis];
-    (reach < 0 ? lowest : highest) += reach;
-  }
-  const auto base = reinterpret_cast<std::uintptr_t>(v.data());
-  const auto size = static_cast<std::int64_t>(v.dtype().size());
-  return {base + static_cast<std::uintptr_t>(lowest * size), base + static_cast<std::uintptr_t>((highest + 1) * size)};
-}
-
 // Element offsets of every index tuple, sorted (the caller bounds numel).
 std::vector<std::int64_t> sorted_offsets(const Shape& shape, const Strides& strides) {
   std::vector<std::int64_t> offsets{0};
@@ -70,6 +53,17 @@ std::string describe(const TensorView& v) {
 }
 
 }  // namespace
+
+ByteRange byte_range(const TensorView& v) noexcept {
+  std::int64_t lowest = 0, highest = 0;
+  for (int axis = 0; axis < v.ndim(); ++axis) {
+    const std::int64_t reach = (v.shape()[axis] - 1) * v.strides()[axis];
+    (reach < 0 ? lowest : highest) += reach;
+  }
+  const auto base = reinterpret_cast<std::uintptr_t>(v.data());
+  const auto size = static_cast<std::int64_t>(v.dtype().size());
+  return {base + static_cast<std::uintptr_t>(lowest * size), base + static_cast<std::uintptr_t>((highest + 1) * size)};
+}
 
 bool self_overlaps(const Shape& shape, const Strides& strides) noexcept {
   if (is_non_overlapping(shape, strides)) return false;

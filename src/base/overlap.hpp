@@ -3,9 +3,19 @@
 // two views share memory. Exact where that is cheap (1-D, 2-D, disjoint or dense ranges, or small views), otherwise
 // conservative: "overlaps" is answered when it cannot be ruled out. No CUDA calls here.
 
+#include <cstdint>
+
 #include "cuplan/tensor.hpp"
 
 namespace cuplan::detail {
+
+/// The bytes a view can reach: [begin, end).
+struct ByteRange {
+  std::uintptr_t begin = 0;  ///< first byte
+  std::uintptr_t end = 0;    ///< one past the last byte
+};
+/// Byte range of a non-empty view (its constructor checked that the offsets fit in 64 bits).
+ByteRange byte_range(const TensorView& v) noexcept;
 
 /// True when two index tuples of the layout reach the same element. Exact for up to two axes of extent > 1 and
 /// whenever the sorted-stride test or an enumeration (small views) decides; otherwise true (conservative).

@@ -9,6 +9,7 @@
 
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
+#include "base/overlap.hpp"
 #include "cuplan/checking.hpp"
 #include "cuplan/errors.hpp"
 #include "runtime/current_stream.hpp"
@@ -202,16 +203,8 @@ const bool g_installed = [] {
 thread_local int t_depth = 0;
 
 OrderingTracker::Range range_of(const OperandUse& use) {
-  const TensorView& v = *use.view;
-  std::int64_t lowest = 0, highest = 0;
-  for (int axis = 0; axis < v.ndim(); ++axis) {
-    const std::int64_t reach = (v.shape()[axis] - 1) * v.strides()[axis];
-    (reach < 0 ? lowest : highest) += reach;
-  }
-  const auto base = reinterpret_cast<std::uintptr_t>(v.data());
-  const auto size = static_cast<std::int64_t>(v.dtype().size());
-  return {base + static_cast<std::uintptr_t>(lowest * size), base + static_cast<std::uintptr_t>((highest + 1) * size),
-          use.name, use.write, !use.fresh};
+  const ByteRange bytes = byte_range(*use.view);
+  return {bytes.begin, bytes.end, use.name, use.write, !use.fresh};
 }
 
 }  // namespace
