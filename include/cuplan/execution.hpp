@@ -19,7 +19,9 @@ class CUPLAN_API Execution {
   static constexpr Execution automatic() { return Execution(); }
   /// CUDA on `device`; -1 means the operands' device (or the current device for host operands).
   static constexpr Execution cuda(int device = -1) { return Execution(Kind::cuda, device, 0); }
-  /// The CPU with `threads` threads; 0 means the library default (all hardware threads).
+  /// The CPU with `threads` threads. 0 means the library default: for FFTW one thread per 64 Ki elements, at most
+  /// one per hardware thread; for OpenBLAS its current setting. A count above the hardware concurrency is clamped,
+  /// a negative one is an InvalidArgument (docs/getting-started.md, "CPU and GPU execution").
   static constexpr Execution cpu(int threads = 0) { return Execution(Kind::cpu, -1, threads); }
 
   constexpr Kind kind() const { return kind_; }

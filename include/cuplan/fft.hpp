@@ -1,6 +1,6 @@
 #pragma once
 // Fast Fourier transforms (docs/fft.md): the class form FFT (plan once, execute many times, with the stream
-// contract of section 5) and the function forms fft, ifft, rfft, irfft backed by the shared plan cache.
+// contract of docs/streams.md) and the function forms fft, ifft, rfft, irfft backed by the shared plan cache.
 // CUDA execution uses cuFFT; CPU execution uses FFTW.
 
 #include <cstddef>

@@ -74,7 +74,8 @@ struct Fp8Scales {
   ScaleFactor d{};
 };
 
-/// Options of a product. The leading fields and their order are part of the API (docs/getting-started.md).
+/// Options of a product. The order of the fields is part of the API: new fields are appended at the end
+/// (docs/getting-started.md, "Options are aggregates").
 struct MatmulOptions {
   std::optional<TensorRef> c{};  ///< addend, broadcastable to D's shape; used with beta
   std::complex<double> alpha{1.0};
