@@ -41,10 +41,13 @@ configure() {  # build dir, sanitizer list
 }
 
 run_all() {  # build dir, targets...
-  local dir="$1" failed=() t
+  local dir="$1" failed=() t exe
   shift
   for t in "$@"; do
-    if ! "$dir/tests/$t" --gtest_brief=1 >"$dir/$t.log" 2>&1; then
+    # Most tests build into tests/; a component's tests into a folder of their own (tests/distributed).
+    exe="$dir/tests/$t"
+    [[ -x "$exe" ]] || exe="$(find "$dir/tests" -name "$t" -type f -perm -u+x | head -n 1)"
+    if ! "$exe" --gtest_brief=1 >"$dir/$t.log" 2>&1; then
       failed+=("$t")
       tail -40 "$dir/$t.log"
     fi
