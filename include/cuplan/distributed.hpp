@@ -96,16 +96,9 @@ struct DistributedFFTOptions {
   EventList after{};                  ///< events the first phase waits for
 };
 
-struct DistributedExecuteOptions {
-  /// C2C: forward by default. R2C is always forward and C2R always inverse.
-  std::optional<Direction> direction{};
-  std::optional<StreamRef> stream{};
-  EventList after{};
-  /// Release the exchange buffers and local plans' workspace at the end of this call (stream-ordered).
-  bool release_workspace = false;
-  /// Write the result here (shape of output_box(), dtype result_dtype(), contiguous, on the communicator's device).
-  std::optional<TensorView> out{};
-};
+/// The execute options of FFT, with the same meaning: `release_workspace` also releases the exchange buffers, and
+/// `out` has the shape of output_box(), the dtype result_dtype(), is contiguous and on the communicator's device.
+using DistributedExecuteOptions = FFTExecuteOptions;
 
 namespace detail {
 class DistributedFftImpl;

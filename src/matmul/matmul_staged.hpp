@@ -26,7 +26,7 @@ class StagedMatmul {
   /// whole-operand staging of MatmulImpl::stage.
   static bool eligible(const mm::Problem& problem, const TensorView& a, const TensorView& b) noexcept;
   /// `options`: the outer object's options (their operands are not used). NotSupported when B alone does not fit
-  /// the limit (splitting N is not implemented); InvalidArgument when the limit cannot hold one row of A and D
+  /// the limit (this path splits M only); InvalidArgument when the limit cannot hold one row of A and D
   /// next to B and the workspace (both name the minimum).
   StagedMatmul(const MatmulOptions& options, const mm::Problem& problem, int device, const char* who);
   ~StagedMatmul();
