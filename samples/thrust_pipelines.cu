@@ -8,7 +8,9 @@
 //   s2: B = sequence, B = B * B                       │ (independent of A)
 //   s3:                         waits for a_ready ───┘ C = A + 1
 //
-// The third stage waits for A only, on the GPU; pipeline B is never waited for by s3.
+// The third stage waits for A only, on the GPU; pipeline B is never waited for by s3. Without a GPU the same
+// program runs with host tensors, host streams (work runs at the call, events are complete at once) and Thrust's
+// host policy.
 #include <cstdint>
 #include <vector>
 
@@ -23,33 +25,51 @@
 
 namespace cp = cuplan;
 
+// Thrust's execution policy for a stream: the host policy for a host stream, par_nosync on a CUDA stream.
+struct HostPolicy {
+  auto operator()(const cp::Stream&) const { return thrust::host; }
+};
+struct DevicePolicy {
+  auto operator()(const cp::Stream& s) const { return thrust::cuda::par_nosync.on(s.native()); }
+};
+
+// The three stages with `policy(stream)` giving the Thrust execution policy of a stream.
+template <class PolicyFor>
+void run_stages(PolicyFor policy, const cp::Stream& s1, const cp::Stream& s2, const cp::Stream& s3, cp::Tensor& a,
+                cp::Tensor& b, cp::Tensor& c, std::int64_t n) {
+  std::int64_t* pa = a.data<std::int64_t>();
+  std::int64_t* pb = b.data<std::int64_t>();
+  std::int64_t* pc = c.data<std::int64_t>();
+
+  // Pipeline A on s1: a[i] = sum_{k<=i} 2k = i (i + 1).
+  thrust::sequence(policy(s1), pa, pa + n, std::int64_t{0});
+  thrust::transform(policy(s1), pa, pa + n, pa, [] __host__ __device__(std::int64_t v) { return 2 * v; });
+  thrust::inclusive_scan(policy(s1), pa, pa + n, pa);
+  cp::Event a_ready = s1.record();
+
+  // Pipeline B on s2, independent of A: b[i] = i * i.
+  thrust::sequence(policy(s2), pb, pb + n, std::int64_t{0});
+  thrust::transform(policy(s2), pb, pb + n, pb, [] __host__ __device__(std::int64_t v) { return v * v; });
+
+  // Stage C on s3 depends on A only: wait for A's event on the GPU, then c[i] = a[i] + 1. `a` is read on s3 by a
+  // raw algorithm, so record that use: its memory then outlives the work on s3 whatever is dropped first.
+  s3.wait(a_ready);
+  a.record_stream(s3);
+  thrust::transform(policy(s3), pa, pa + n, pc, [] __host__ __device__(std::int64_t v) { return v + 1; });
+}
+
 int main() {
-  sample::require_gpu("thrust_pipelines");
+  const cp::Device device = sample::device("thrust_pipelines");
   try {
     constexpr std::int64_t n = 1 << 22;
-    cp::Stream s1, s2, s3;
-    auto a = cp::Tensor::empty({n}, cp::i64, cp::Device::cuda(0), s1);
-    auto b = cp::Tensor::empty({n}, cp::i64, cp::Device::cuda(0), s2);
-    auto c = cp::Tensor::empty({n}, cp::i64, cp::Device::cuda(0), s3);
-    std::int64_t* pa = a.data<std::int64_t>();
-    std::int64_t* pb = b.data<std::int64_t>();
-    std::int64_t* pc = c.data<std::int64_t>();
-
-    // Pipeline A on s1: a[i] = sum_{k<=i} 2k = i (i + 1).
-    thrust::sequence(thrust::cuda::par_nosync.on(s1), pa, pa + n, std::int64_t{0});
-    thrust::transform(thrust::cuda::par_nosync.on(s1), pa, pa + n, pa, [] __device__(std::int64_t v) { return 2 * v; });
-    thrust::inclusive_scan(thrust::cuda::par_nosync.on(s1), pa, pa + n, pa);
-    cp::Event a_ready = s1.record();
-
-    // Pipeline B on s2, independent of A: b[i] = i * i.
-    thrust::sequence(thrust::cuda::par_nosync.on(s2), pb, pb + n, std::int64_t{0});
-    thrust::transform(thrust::cuda::par_nosync.on(s2), pb, pb + n, pb, [] __device__(std::int64_t v) { return v * v; });
-
-    // Stage C on s3 depends on A only: wait for A's event on the GPU, then c[i] = a[i] + 1. `a` is read on s3 by a
-    // raw algorithm, so record that use: its memory then outlives the work on s3 whatever is dropped first.
-    s3.wait(a_ready);
-    a.record_stream(s3);
-    thrust::transform(thrust::cuda::par_nosync.on(s3), pa, pa + n, pc, [] __device__(std::int64_t v) { return v + 1; });
+    cp::Stream s1(device), s2(device), s3(device);
+    auto a = cp::Tensor::empty({n}, cp::i64, device, s1);
+    auto b = cp::Tensor::empty({n}, cp::i64, device, s2);
+    auto c = cp::Tensor::empty({n}, cp::i64, device, s3);
+    if (device.is_cpu())
+      run_stages(HostPolicy{}, s1, s2, s3, a, b, c, n);
+    else
+      run_stages(DevicePolicy{}, s1, s2, s3, a, b, c, n);
 
     // Results: each copy runs on the stream that produced the tensor (host memory involved: blocking).
     std::vector<std::int64_t> host_b(n), host_c(n);

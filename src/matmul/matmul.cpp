@@ -100,11 +100,14 @@ void MatmulImpl::validate_and_plan_problem() {
 
 void MatmulImpl::plan_output_signature() {
   const mm::Problem& p = problem_;
-  const bool host_result = !target_.cuda || target_.host_operands;
-  // Device outputs are written by the planned algorithms, chosen for 16-byte aligned D.
+  // D lives where the operands live, whatever executes (the blocking rule; FFT does the same).
+  const bool host_result = target_.host_operands;
+  // Device outputs of CUDA execution are written by the planned algorithms, chosen for 16-byte aligned D.
+  const bool algorithm_writes_out = target_.cuda && !host_result;
   out_signature_ =
-      OperandSignature::result(p.result_dtype, p.result_shape, p.result_strides, host_result, target_.device,
-                               host_result ? static_cast<std::uint32_t>(p.result_dtype.alignment()) : 16);
+      OperandSignature::result(p.result_dtype, p.result_shape, p.result_strides, host_result,
+                               target_.cuda ? target_.device : target_.operand_device,
+                               algorithm_writes_out ? 16 : static_cast<std::uint32_t>(p.result_dtype.alignment()));
   out_strides_note_ = fmt::format("D is {} for epilog {}{}", p.swapped ? "row-major" : "column-major",
                                   to_string(p.epilog), p.swapped ? "" : ", cuBLASLt's native orientation");
 }

@@ -156,9 +156,11 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
     c_view = host_copies[slot_c].view();
   }
   mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), c_view, host_view(slot_bias), host_view(slot_aux)};
-  Tensor d =
-      out ? Tensor::wrap(*out)
-          : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype, Device::cpu());
+  // Device operands get device results (the blocking rule, as FFT): computed on the host, then copied back.
+  const bool device_result = copy_stream.has_value();
+  Tensor d = out && !device_result ? Tensor::wrap(*out)
+                                   : Tensor::empty_strided(problem_.result_shape, problem_.result_strides,
+                                                           problem_.result_dtype, Device::cpu());
   const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
   aux_out_ = traits.aux_output ? Tensor::empty(problem_.aux_shape, problem_.aux_dtype, Device::cpu()) : Tensor();
   bias_gradient_out_ = traits.bias_gradient
@@ -166,7 +168,15 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
                            : Tensor();
   mm::cpu_matmul(problem_, in, options_.alpha, options_.beta, {d.data(), aux_out_.data(), bias_gradient_out_.data()},
                  target_.cpu_threads);
-  return d;
+  if (!device_result) return d;
+  const Device device = Device::cuda(target_.operand_device);
+  Tensor device_d = out ? Tensor::wrap(*out)
+                        : Tensor::empty_strided(problem_.result_shape, problem_.result_strides, problem_.result_dtype,
+                                                device, copy_stream);
+  copy(d, device_d, copy_stream);  // from host memory: blocking
+  if (aux_out_.numel() > 0) aux_out_ = aux_out_.to(device, copy_stream);
+  if (bias_gradient_out_.numel() > 0) bias_gradient_out_ = bias_gradient_out_.to(device, copy_stream);
+  return device_d;
 }
 
 Tensor MatmulImpl::execute_staged(const MatmulExecuteOptions& options) {

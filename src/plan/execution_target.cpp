@@ -50,6 +50,7 @@ ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::s
                     who, name_at(names, first_host), name_at(names, first_device), operand_device));
   }
   target.host_operands = first_device == operands.size();
+  target.operand_device = operand_device;
 
   switch (execution.kind()) {
     case Execution::Kind::automatic:

@@ -18,6 +18,7 @@ struct ExecutionTarget {
   int device = -1;             ///< CUDA device index when cuda
   int cpu_threads = 0;         ///< CPU threads when !cuda (0: library default)
   bool host_operands = false;  ///< operands live in host memory (pageable or pinned)
+  int operand_device = -1;     ///< CUDA device the operands live on (-1 for host operands); results live there too
   bool blocking = false;       ///< the call synchronises before returning
   bool multi_device = false;   ///< CUDA execution in a process that sees several devices
 };

@@ -1,0 +1,95 @@
+// One rule for FFT and Matmul: CPU execution of device operands copies them to the host, computes, and gives the
+// result back on the operands' device (docs/getting-started.md, the blocking rule). An `out` must be device memory.
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <cstring>
+#include <vector>
+
+#include "cuplan/cuplan.hpp"
+#include "fft/fft_test_util.hpp"
+
+namespace cuplan::testing {
+namespace {
+
+Tensor filled_host(const std::vector<cd>& values, Shape shape, DType dtype) {
+  Tensor t = Tensor::empty(std::move(shape), dtype, Device::cpu());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (dtype == c64)
+      t.data<std::complex<float>>()[i] = std::complex<float>(values[i]);
+    else
+      t.data<double>()[i] = values[i].real();
+  }
+  return t;
+}
+
+std::vector<cd> random_values(std::size_t n, bool complex) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<cd> v(n);
+  for (auto& x : v) x = complex ? cd(u(rng()), u(rng())) : cd(u(rng()), 0.0);
+  return v;
+}
+
+std::vector<cd> reference_product(const std::vector<cd>& a, const std::vector<cd>& b, int m, int n, int k) {
+  std::vector<cd> d(static_cast<std::size_t>(m * n));
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p) d[static_cast<std::size_t>(i * n + j)] += a[i * k + p] * b[p * n + j];
+  return d;
+}
+
+class CpuExecutionOfDeviceOperands : public ::testing::Test {
+ protected:
+  void SetUp() override { CUPLAN_REQUIRE_GPU(); }
+  Stream stream_{Device::cuda(0)};
+};
+
+TEST_F(CpuExecutionOfDeviceOperands, FftResultIsOnTheOperandsDevice) {
+  const auto values = random_values(6 * 32, true);
+  const Tensor x = filled_host(values, {6, 32}, c64).to(Device::cuda(0), stream_);
+  const auto ref = reference_dft(values, {6, 32}, {1}, -1);
+  const FFTOptions options{.axes = {1}, .execution = Execution::cpu(), .stream = stream_};
+
+  const Tensor y = fft(x, options);
+  EXPECT_FALSE(y.view().on_host());
+  EXPECT_EQ(y.device(), Device::cuda(0));
+  EXPECT_LT(relative_error(to_dense(y.to(Device::cpu(), stream_).view()), ref), tolerance(c64, 32));
+
+  FFT plan(x, options);
+  plan.plan();
+  Tensor out = Tensor::empty({6, 32}, c64, Device::cuda(0), stream_);
+  plan.execute({.out = out.view()});
+  EXPECT_LT(relative_error(to_dense(out.to(Device::cpu(), stream_).view()), ref), tolerance(c64, 32));
+  Tensor host_out = Tensor::empty({6, 32}, c64, Device::cpu());
+  EXPECT_THROW(plan.execute({.out = host_out.view()}), InvalidArgument);
+}
+
+TEST_F(CpuExecutionOfDeviceOperands, MatmulResultIsOnTheOperandsDeviceAsForFft) {
+  const int m = 7, n = 5, k = 9;
+  const auto av = random_values(m * k, false), bv = random_values(k * n, false);
+  const Tensor a = filled_host(av, {m, k}, f64).to(Device::cuda(0), stream_);
+  const Tensor b = filled_host(bv, {k, n}, f64).to(Device::cuda(0), stream_);
+  const auto ref = reference_product(av, bv, m, n, k);
+  const MatmulOptions options{.execution = Execution::cpu(), .stream = stream_};
+
+  const Tensor d = matmul(a, b, options);
+  EXPECT_FALSE(d.view().on_host());
+  EXPECT_EQ(d.device(), Device::cuda(0));
+  EXPECT_LT(relative_error(to_dense(d.to(Device::cpu(), stream_).view()), ref), 1e-12);
+
+  Matmul plan(a, b, options);
+  plan.plan();
+  Tensor out = Tensor::empty_strided(plan.result_shape(), plan.result_strides(), f64, Device::cuda(0), stream_);
+  plan.execute({.out = out.view()});
+  EXPECT_LT(relative_error(to_dense(out.to(Device::cpu(), stream_).view()), ref), 1e-12);
+  Tensor host_out = Tensor::empty_strided(plan.result_shape(), plan.result_strides(), f64, Device::cpu());
+  EXPECT_THROW(plan.execute({.out = host_out.view()}), InvalidArgument);
+  // The same object keeps working after the refused call.
+  const Tensor again = plan.execute();
+  EXPECT_EQ(again.device(), Device::cuda(0));
+  EXPECT_LT(relative_error(to_dense(again.to(Device::cpu(), stream_).view()), ref), 1e-12);
+}
+
+}  // namespace
+}  // namespace cuplan::testing

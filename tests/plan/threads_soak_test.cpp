@@ -1,0 +1,243 @@
+// Threads and soak, through the public API as users call it:
+// - 16 threads run FFT and Matmul, class and function forms, on random shapes and dtypes, each checked against a
+//   float64 reference (outputs poisoned first). On the CPU execution space (run under TSan by
+//   scripts/sanitize_cpu.sh) and on the GPU (each thread on its own stream, device and host operands).
+// - 100,000 plan/execute/free cycles on the GPU with the pool's bytes in use and reserved bytes flat.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <complex>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuplan/cuplan.hpp"
+#include "fft/fft_test_util.hpp"
+
+namespace cuplan::testing {
+namespace {
+
+using cf = std::complex<float>;
+
+/// A host Tensor holding `values` (row-major) as dtype `dtype` (c64, c128, f32 or f64).
+Tensor host_tensor(const std::vector<cd>& values, Shape shape, DType dtype) {
+  Tensor t = Tensor::empty(std::move(shape), dtype, Device::cpu());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    switch (dtype.code()) {
+      case DTypeCode::c64:
+        t.data<cf>()[i] = cf(values[i]);
+        break;
+      case DTypeCode::c128:
+        t.data<cd>()[i] = values[i];
+        break;
+      case DTypeCode::f32:
+        t.data<float>()[i] = static_cast<float>(values[i].real());
+        break;
+      default:
+        t.data<double>()[i] = values[i].real();
+        break;
+    }
+  }
+  return t;
+}
+
+/// The logical values of `t` after the work on `stream` that produced it (a blocking copy on that stream).
+std::vector<cd> read_back(const TensorView& t, StreamRef stream) {
+  Tensor host = Tensor::empty(t.shape(), t.dtype(), Device::cpu());
+  std::memset(host.data(), 0xff, static_cast<std::size_t>(host.numel()) * t.dtype().size());  // poison
+  copy(t, host.view(), stream);
+  return to_dense(host.view());
+}
+
+std::vector<cd> random_values(std::size_t n, bool complex, std::mt19937_64& gen) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<cd> v(n);
+  for (auto& x : v) x = complex ? cd(u(gen), u(gen)) : cd(u(gen), 0.0);
+  return v;
+}
+
+/// D = A B in float64, A [m, k], B [k, n] row-major.
+std::vector<cd> reference_product(const std::vector<cd>& a, const std::vector<cd>& b, std::int64_t m, std::int64_t n,
+                                  std::int64_t k) {
+  std::vector<cd> d(static_cast<std::size_t>(m * n));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      cd acc = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        acc += a[static_cast<std::size_t>(i * k + p)] * b[static_cast<std::size_t>(p * n + j)];
+      d[static_cast<std::size_t>(i * n + j)] = acc;
+    }
+  return d;
+}
+
+enum class Form { function, function_out, klass };
+
+/// One thread's worth of random calls. Returns a description of the first wrong result (empty when all agree).
+struct Worker {
+  Space space;
+  unsigned seed;
+  int calls;
+
+  std::string run() const {
+    std::mt19937_64 gen(seed);
+    std::optional<Stream> stream;
+    if (space == Space::cuda) stream.emplace(Device::cuda(0));
+    const Execution execution =
+        space == Space::cpu ? Execution::cpu(1 + static_cast<int>(seed % 2)) : Execution::cuda();
+    for (int call = 0; call < calls; ++call) {
+      const bool is_fft = gen() % 2 == 0;
+      const auto form = static_cast<Form>(gen() % 3);
+      // On the GPU a quarter of the calls take host operands (the staging path), the rest device operands.
+      const bool device_operands = space == Space::cuda && gen() % 4 != 0;
+      const StreamRef s = stream ? stream->ref() : current_stream();
+      std::string failure = is_fft ? fft_call(gen, form, device_operands, execution, s)
+                                   : matmul_call(gen, form, device_operands, execution, s);
+      if (!failure.empty()) return fmt::format("call {} ({}): {}", call, is_fft ? "fft" : "matmul", failure);
+    }
+    return {};
+  }
+
+  static Tensor place(const Tensor& host, bool on_device, StreamRef s) {
+    return on_device ? host.to(Device::cuda(0), s) : host;
+  }
+
+  std::string fft_call(std::mt19937_64& gen, Form form, bool on_device, const Execution& execution, StreamRef s) const {
+    static constexpr std::int64_t lengths[] = {8, 12, 16, 30, 64, 100};
+    const std::int64_t batch = 1 + static_cast<std::int64_t>(gen() % 6);
+    const std::int64_t n = lengths[gen() % std::size(lengths)];
+    const DType dtype = gen() % 2 ? c64 : c128;
+    const auto values = random_values(static_cast<std::size_t>(batch * n), true, gen);
+    const Tensor x = place(host_tensor(values, {batch, n}, dtype), on_device, s);
+    // A prvalue per call, not a copy of one object (GCC 13's -Warray-bounds misreads copying the 1-element axes).
+    const auto options = [&] { return FFTOptions{.axes = {1}, .execution = execution, .stream = s}; };
+    std::vector<cd> got;
+    if (form == Form::function) {
+      got = read_back(fft(x, options()), s);
+    } else if (form == Form::function_out) {
+      Tensor out = Tensor::empty({batch, n}, dtype, on_device ? Device::cuda(0) : Device::cpu(), s);
+      if (!on_device) std::memset(out.data(), 0xff, static_cast<std::size_t>(batch * n) * dtype.size());
+      fft(x, out.view(), options());
+      got = read_back(out.view(), s);
+    } else {
+      FFT plan(x, options());
+      plan.plan();
+      got = read_back(plan.execute(), s);
+      plan.free();
+    }
+    const double err = relative_error(got, reference_dft(values, {batch, n}, {1}, -1));
+    if (!(err < tolerance(dtype, n))) return fmt::format("[{}, {}] {} error {}", batch, n, dtype, err);
+    return {};
+  }
+
+  std::string matmul_call(std::mt19937_64& gen, Form form, bool on_device, const Execution& execution,
+                          StreamRef s) const {
+    const std::int64_t m = 1 + static_cast<std::int64_t>(gen() % 40), n = 1 + static_cast<std::int64_t>(gen() % 40),
+                       k = 1 + static_cast<std::int64_t>(gen() % 40);
+    const DType dtype = gen() % 2 ? f32 : f64;
+    const auto a_values = random_values(static_cast<std::size_t>(m * k), false, gen);
+    const auto b_values = random_values(static_cast<std::size_t>(k * n), false, gen);
+    const Tensor a = place(host_tensor(a_values, {m, k}, dtype), on_device, s);
+    const Tensor b = place(host_tensor(b_values, {k, n}, dtype), on_device, s);
+    MatmulOptions options{.execution = execution, .stream = s};
+    std::vector<cd> got;
+    if (form == Form::function) {
+      got = read_back(matmul(a, b, options), s);
+    } else if (form == Form::function_out) {
+      // D = A B + 1 * C over a zero C: the accumulate path, whose result is a new Tensor.
+      Tensor c = host_tensor(std::vector<cd>(static_cast<std::size_t>(m * n)), {m, n}, dtype);
+      c = place(c, on_device, s);
+      options.c = c;
+      options.beta = 1.0;
+      got = read_back(matmul(a, b, options), s);
+    } else {
+      Matmul plan(a, b, options);
+      plan.plan();
+      got = read_back(plan.execute(), s);
+      plan.free();
+    }
+    const double err = relative_error(got, reference_product(a_values, b_values, m, n, k));
+    const double tol = dtype == f64 ? 1e-12 : 1e-5;
+    if (!(err < tol)) return fmt::format("{}x{}x{} {} error {}", m, n, k, dtype, err);
+    return {};
+  }
+};
+
+class ThreadsAndSoak : public ::testing::TestWithParam<Space> {};
+
+TEST_P(ThreadsAndSoak, SixteenThreadsOfRandomCallsAgreeWithTheReference) {
+  CUPLAN_REQUIRE_SPACE(GetParam());
+  constexpr int threads = 16;
+  const int calls = GetParam() == Space::cuda ? 60 : 25;
+  const unsigned base_seed = std::random_device{}();
+  std::vector<std::string> failures(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        failures[static_cast<std::size_t>(t)] = Worker{GetParam(), base_seed + static_cast<unsigned>(t), calls}.run();
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(t)] = std::string("exception: ") + e.what();
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < threads; ++t)
+    EXPECT_EQ(failures[static_cast<std::size_t>(t)], "") << "thread " << t << ", seed " << base_seed + t;
+}
+
+INSTANTIATE_TEST_SUITE_P(Spaces, ThreadsAndSoak, ::testing::Values(Space::cpu, Space::cuda), space_name);
+
+int soak_cycles() {
+  const char* env = std::getenv("CUPLAN_SOAK_CYCLES");  // shortened under compute-sanitizer
+  return env ? std::max(1000, std::atoi(env)) : 100000;
+}
+
+TEST(Soak, PlanExecuteFreeCyclesKeepDeviceMemoryFlat) {
+  CUPLAN_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  Stream s(gpu);
+  const auto fft_values = random_values(4 * 64, true, rng());
+  const auto a_values = random_values(24 * 16, false, rng()), b_values = random_values(16 * 20, false, rng());
+  const Tensor x = host_tensor(fft_values, {4, 64}, c64).to(gpu, s);
+  const Tensor a = host_tensor(a_values, {24, 16}, f32).to(gpu, s);
+  const Tensor b = host_tensor(b_values, {16, 20}, f32).to(gpu, s);
+
+  const int cycles = soak_cycles(), samples = 10;
+  std::vector<memory::Stats> stats;
+  Tensor last_fft, last_product;
+  for (int cycle = 0; cycle < cycles; ++cycle) {
+    {
+      FFT f(x, {.axes = {1}, .stream = s});
+      f.plan();
+      last_fft = f.execute();
+      f.free();
+    }
+    {
+      Matmul mm(a, b, {.stream = s});
+      mm.plan();
+      last_product = mm.execute();
+      mm.free();
+    }
+    if ((cycle + 1) % (cycles / samples) == 0) {
+      s.synchronize();
+      stats.push_back(memory::stats(gpu));
+    }
+  }
+  EXPECT_LT(relative_error(read_back(last_fft, s), reference_dft(fft_values, {4, 64}, {1}, -1)), tolerance(c64, 64));
+  EXPECT_LT(relative_error(read_back(last_product, s), reference_product(a_values, b_values, 24, 20, 16)), 1e-5);
+  // After the first sample (pool warm), neither the live bytes nor what the pool holds from the driver may grow.
+  ASSERT_EQ(stats.size(), static_cast<std::size_t>(samples));
+  for (std::size_t i = 1; i < stats.size(); ++i) {
+    EXPECT_EQ(stats[i].bytes_in_use, stats[0].bytes_in_use) << "sample " << i;
+    EXPECT_LE(stats[i].pool_reserved, stats[0].pool_reserved) << "sample " << i;
+    EXPECT_EQ(stats[i].allocations - stats[i].deallocations, stats[0].allocations - stats[0].deallocations)
+        << "sample " << i;
+  }
+  EXPECT_GE(stats.back().allocations, static_cast<std::size_t>(cycles)) << "the cycles must allocate (results)";
+}
+
+}  // namespace
+}  // namespace cuplan::testing
