@@ -5,7 +5,8 @@
 //       so that only the host side is timed (steady_clock, median over rounds);
 //   (c) the same for the function form fft();
 //   (d) CPU: FFT::execute with Execution::cpu() vs fftwf_execute_dft of the same FFTW plan flags.
-// Usage: fft_bench [--quick]. GPU parts are skipped (and said so) without a GPU.
+// Usage: fft_bench [--quick] [--csv PATH]. GPU parts are skipped (and said so) without a GPU; --csv also writes the
+// figures as CSV (bench/support/bench_csv.hpp), one row per variant against its baseline.
 
 #include <cuda_runtime_api.h>
 #include <cufft.h>
@@ -15,7 +16,7 @@
 #include <chrono>
 #include <complex>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -23,6 +24,8 @@
 #include <vector>
 
 #include <cuplan/cuplan.hpp>
+
+#include "support/bench_csv.hpp"
 
 namespace cp = cuplan;
 using cfloat = std::complex<float>;
@@ -109,7 +112,8 @@ void ratio_line(const char* what, double cuplan, double raw, const char* unit) {
               raw, unit, cuplan / raw, cuplan - raw, unit);
 }
 
-void throughput_case(const char* name, std::vector<long long> dims, long long batch, int reps, cp::StreamRef s) {
+void throughput_case(const char* name, std::vector<long long> dims, long long batch, int reps, cp::StreamRef s,
+                     bench::Csv& csv) {
   long long n_total = batch;
   for (auto d : dims) n_total *= d;
   const auto host = random_values(static_cast<std::size_t>(n_total));
@@ -143,9 +147,11 @@ void throughput_case(const char* name, std::vector<long long> dims, long long ba
   std::printf("(a) %s: %s\n", name, f.describe().c_str());
   ratio_line("execute into out, GPU time", out_ms, raw_ms, "ms");
   ratio_line("execute with a new result, GPU time", new_ms, raw_ms, "ms");
+  csv.row("a", name, "execute into out", out_ms, "ms", "cufftExecC2C", raw_ms);
+  csv.row("a", name, "execute with a new result", new_ms, "ms", "cufftExecC2C", raw_ms);
 }
 
-void host_cost(bool quick, cp::StreamRef s) {
+void host_cost(bool quick, cp::StreamRef s, bench::Csv& csv) {
   const long long n = 256;
   const auto host = random_values(n);
   cp::Tensor x = cp::Tensor::empty({n}, cp::c64, cp::Device::cuda(0), s);
@@ -175,9 +181,15 @@ void host_cost(bool quick, cp::StreamRef s) {
   std::printf("(c) function form, same transform\n");
   ratio_line("fft(x, out)", us[3], raw_us, "us");
   ratio_line("fft(x) with a new result", us[4], raw_us, "us");
+  const std::string what = "C2C c64 n=256 batch 1";
+  csv.row("b", what, "FFT::execute into out (graph replay)", us[1], "us", "cufftExecC2C", raw_us);
+  csv.row("b", what, "FFT::execute into out, graph_replay = false", us[5], "us", "cufftExecC2C", raw_us);
+  csv.row("b", what, "FFT::execute with a new result", us[2], "us", "cufftExecC2C", raw_us);
+  csv.row("c", what, "fft(x, out)", us[3], "us", "cufftExecC2C", raw_us);
+  csv.row("c", what, "fft(x) with a new result", us[4], "us", "cufftExecC2C", raw_us);
 }
 
-void cpu_case(bool quick) {
+void cpu_case(bool quick, bench::Csv& csv) {
   const long long batch = quick ? 16 : 64, n = 4096;
   const int reps = quick ? 5 : 30;
   auto in = random_values(static_cast<std::size_t>(batch * n));
@@ -213,12 +225,18 @@ void cpu_case(bool quick) {
   std::printf("(d) CPU, C2C c64 %lld x %lld, %d threads, FFTW_ESTIMATE: %s\n", batch, n, threads, f.describe().c_str());
   ratio_line("FFT::execute into out", out_us, raw_us, "us");
   ratio_line("FFT::execute with a new result", new_us, raw_us, "us");
+  const std::string what =
+      "CPU C2C c64 " + std::to_string(batch) + " x " + std::to_string(n) + ", " + std::to_string(threads) + " threads";
+  csv.row("d", what, "FFT::execute into out", out_us, "us", "fftwf_execute_dft", raw_us);
+  csv.row("d", what, "FFT::execute with a new result", new_us, "us", "fftwf_execute_dft", raw_us);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bench::Options options = bench::parse_options(argc, argv);
+  const bool quick = options.quick;
+  bench::Csv csv(options.csv, "fft");
   try {
     std::printf("cuplan FFT benchmarks%s\n", quick ? " (--quick: small sizes, few repetitions)" : "");
     if (cp::cuda_available()) {
@@ -228,19 +246,19 @@ int main(int argc, char** argv) {
       cp::Stream s;
       const int reps = quick ? 5 : 25;
       if (quick) {
-        throughput_case("C2C c64 n=4096 x 1024", {4096}, 1024, reps, s);
-        throughput_case("C2C c64 n=1000 x 4096", {1000}, 4096, reps, s);
-        throughput_case("C2C c64 128^3", {128, 128, 128}, 1, reps, s);
+        throughput_case("C2C c64 n=4096 x 1024", {4096}, 1024, reps, s, csv);
+        throughput_case("C2C c64 n=1000 x 4096", {1000}, 4096, reps, s, csv);
+        throughput_case("C2C c64 128^3", {128, 128, 128}, 1, reps, s, csv);
       } else {
-        throughput_case("C2C c64 n=4096 x 16384", {4096}, 16384, reps, s);
-        throughput_case("C2C c64 n=1000 x 65536", {1000}, 65536, reps, s);
-        throughput_case("C2C c64 512^3", {512, 512, 512}, 1, reps, s);
+        throughput_case("C2C c64 n=4096 x 16384", {4096}, 16384, reps, s, csv);
+        throughput_case("C2C c64 n=1000 x 65536", {1000}, 65536, reps, s, csv);
+        throughput_case("C2C c64 512^3", {512, 512, 512}, 1, reps, s, csv);
       }
-      host_cost(quick, s);
+      host_cost(quick, s, csv);
     } else {
       std::printf("no CUDA device: GPU benchmarks (a)-(c) skipped\n");
     }
-    cpu_case(quick);
+    cpu_case(quick, csv);
     return 0;
   } catch (const cp::Error& e) {
     std::fprintf(stderr, "cuplan error: %s\n", e.what());

@@ -7,7 +7,8 @@
 // GPU times are per call, from batches of back-to-back calls between two events (one call per event pair would
 // count the host's launch cost as GPU time for small products); cuplan executes into a preallocated output like
 // the raw side, and the allocating variant is reported next to it.
-// Usage: matmul_bench [--quick]
+// Usage: matmul_bench [--quick] [--csv PATH]; --csv also writes the figures as CSV (bench/support/bench_csv.hpp),
+// one row per variant against its baseline.
 // Host code only (C++): the unfused bias + gelu baseline kernel is bench/support/bias_gelu.cu.
 #include <cblas.h>
 #include <cublasLt.h>
@@ -15,13 +16,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
 #include "support/bench_check.hpp"
+#include "support/bench_csv.hpp"
 #include "support/bias_gelu.hpp"
 
 namespace cp = cuplan;
@@ -199,7 +200,7 @@ struct Kind {
   bool tf32;
 };
 
-void bench_products(bool quick) {
+void bench_products(bool quick, bench::Csv& csv) {
   std::vector<Shape3> shapes = {
       {1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 64}, {64, 8192, 8192}};
   if (quick) shapes = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 64}};
@@ -289,10 +290,17 @@ void bench_products(bool quick) {
           first / ours, best / planned, best / tuned, graph / ours,
           config_of(ours_first) == raw_first ? "same" : ("raw " + raw_first).c_str(),
           tuned_first == raw_best ? "same" : ("ours " + tuned_first + " raw " + raw_best).c_str());
+      const std::string what =
+          std::string(kind.name) + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k);
+      csv.row("a", what, "execute into out", ours, "ms", "raw first choice", first);
+      csv.row("a", what, "execute allocating", alloc, "ms", "raw first choice", first);
+      csv.row("a", what, "execute into out", ours, "ms", "raw graph replay", graph);
+      csv.row("a", what, "execute into out, as planned", planned, "ms", "raw best of 8", best);
+      csv.row("b", what, "execute into out, autotuned", tuned, "ms", "raw best of 8", best);
     }
 }
 
-void bench_fused() {
+void bench_fused(bench::Csv& csv) {
   const std::int64_t n = 4096;
   cp::Stream stream;
   cp::StreamScope scope(stream);
@@ -346,9 +354,11 @@ void bench_fused() {
       "%.4f, raw best of 8 %.4f), speed-up %.3fx\n",
       (long long)n, t_fused, native ? "column-major" : "row-major", fused.algorithms()[0].description.c_str(), t_split,
       t_split_cuplan, t_split_raw, t_split / t_fused);
+  csv.row("c", "bf16 " + std::to_string(n) + "^2 matmul+bias+gelu", "fused epilog", t_fused, "ms",
+          "matmul then bias+gelu kernel", t_split);
 }
 
-void bench_host_cost() {
+void bench_host_cost(bench::Csv& csv) {
   const std::int64_t n = 64;
   // Batches well below the GPU's launch queue depth (~1000 entries), synchronised in between: a full queue would
   // make the host wait for the GPU, and the figure would be GPU time, not host cost.
@@ -393,9 +403,13 @@ void bench_host_cost() {
       "into a preallocated out %.3f us (%+.3f us, graph replay); the same with graph_replay = false %.3f us "
       "(%+.3f us); execute allocating its result %.3f us (%+.3f us)\n",
       batches, calls, bare, ours_out, ours_out - bare, ours_direct, ours_direct - bare, ours, ours - bare);
+  const std::string what = "f32 " + std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
+  csv.row("d", what, "execute into out (graph replay)", ours_out, "us", "cublasLtMatmul", bare);
+  csv.row("d", what, "execute into out, graph_replay = false", ours_direct, "us", "cublasLtMatmul", bare);
+  csv.row("d", what, "execute allocating", ours, "us", "cublasLtMatmul", bare);
 }
 
-void bench_cpu(bool quick) {
+void bench_cpu(bool quick, bench::Csv& csv) {
   const std::int64_t n = quick ? 256 : 1024;
   std::vector<float> a(n * n), b(n * n), d(n * n);
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -433,20 +447,25 @@ void bench_cpu(bool quick) {
       "\n(e) CPU f32 %lld^3: cuplan into out %.3f ms, raw OpenBLAS sgemm %.3f ms, ratio raw/cuplan %.3f; cuplan "
       "allocating its result %.3f ms (ratio %.3f)\n",
       (long long)n, ours, raw, raw / ours, alloc, raw / alloc);
+  const std::string what = "CPU f32 " + std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
+  csv.row("e", what, "execute into out", ours, "ms", "cblas_sgemm", raw);
+  csv.row("e", what, "execute allocating", alloc, "ms", "cblas_sgemm", raw);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bench::Options options = bench::parse_options(argc, argv);
+  const bool quick = options.quick;
   if (quick) reps = 10;
-  bench_cpu(quick);
+  bench::Csv csv(options.csv, "matmul");
+  bench_cpu(quick, csv);
   if (!cp::cuda_available()) {
     std::printf("no CUDA device: GPU benchmarks (a)-(d) skipped\n");
     return 0;
   }
-  bench_host_cost();
-  bench_fused();
-  bench_products(quick);
+  bench_host_cost(csv);
+  bench_fused(csv);
+  bench_products(quick, csv);
   return 0;
 }
