@@ -34,14 +34,14 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # ---- 1. Debian packages: install only the missing ones -------------------------------------------------------
 required_packages=(cmake ninja-build g++ pkg-config libfmt-dev libgtest-dev libfftw3-dev
-                   libopenblas-dev)
+                   libopenblas-dev doxygen)  # doxygen: the API reference and its test docs.reference
 optional_packages=(libdlpack-dev)  # TensorView(DLTensor) is compiled only when the header is present
 
 is_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 install_missing_packages() {
   if ! command -v dpkg-query >/dev/null 2>&1; then
-    warn "not a Debian/Ubuntu system: install cmake, ninja, g++, fmt, GoogleTest, FFTW and OpenBLAS yourself"
+    warn "not a Debian/Ubuntu system: install cmake, ninja, g++, fmt, GoogleTest, FFTW, OpenBLAS and doxygen yourself"
     return 0
   fi
   local missing_required=() missing_optional=() p

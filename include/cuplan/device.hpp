@@ -20,18 +20,23 @@ enum class MemorySpace : std::uint8_t { host_pageable, host_pinned, device, mana
 /// A place that runs work or holds memory: the CPU, or CUDA device i.
 class CUPLAN_API Device {
  public:
+  /// What a Device is: the CPU or a CUDA device.
   enum class Kind : std::uint8_t { cpu, cuda };
 
   /// The CPU.
   constexpr Device() = default;
+  /// The CPU (same as Device()).
   static constexpr Device cpu() { return Device(); }
   /// CUDA device `index`; checked against the device count when used (InvalidArgument if out of range).
   static constexpr Device cuda(int index = 0) { return Device(Kind::cuda, index); }
   /// The calling thread's current CUDA device (NotSupported "no CUDA device: ..." without a GPU).
   static Device current();
 
+  /// The CPU or a CUDA device.
   constexpr Kind kind() const { return kind_; }
+  /// True for the CPU.
   constexpr bool is_cpu() const { return kind_ == Kind::cpu; }
+  /// True for a CUDA device.
   constexpr bool is_cuda() const { return kind_ == Kind::cuda; }
   /// Device index; -1 for the CPU.
   constexpr int index() const { return kind_ == Kind::cuda ? index_ : -1; }
@@ -44,7 +49,9 @@ class CUPLAN_API Device {
   /// NotSupported ("no CUDA device: ...") if there is no GPU at all.
   void check_valid(const char* what = "device") const;
 
+  /// "cpu" or "cuda:<index>".
   std::string to_string() const;
+  /// Same kind and index.
   friend constexpr bool operator==(Device a, Device b) { return a.kind_ == b.kind_ && a.index() == b.index(); }
 
  private:
@@ -56,7 +63,9 @@ class CUPLAN_API Device {
 /// Makes `device` current for the calling thread until the scope ends (restored even on exception).
 class CUPLAN_API DeviceScope {
  public:
+  /// Makes `device` current (no-op for the CPU).
   explicit DeviceScope(Device device);
+  /// Restores the device that was current before.
   ~DeviceScope();
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;

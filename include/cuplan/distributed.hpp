@@ -27,6 +27,7 @@ class CUPLAN_API Communicator {
  public:
   /// Bytes of a NCCL unique id (NCCL_UNIQUE_ID_BYTES).
   static constexpr std::size_t unique_id_bytes = 128;
+  /// A NCCL unique id (the bytes of an ncclUniqueId), which names a communicator to the ranks that join it.
   using UniqueId = std::array<char, unique_id_bytes>;
 
   /// Wraps a communicator the caller owns (and destroys after every user is gone); rank, size and device are read
@@ -41,9 +42,13 @@ class CUPLAN_API Communicator {
   /// devices[i].
   static std::vector<Communicator> local_all(std::span<const int> devices);
 
+  /// This member's rank, 0 <= rank() < size().
   int rank() const;
+  /// Number of ranks.
   int size() const;
+  /// The CUDA device this member runs on.
   Device device() const;
+  /// The NCCL communicator (an ncclComm_t).
   ncclComm* native() const;
   /// True when this object destroys the communicator (from_unique_id, local_all).
   bool owning() const;
@@ -66,22 +71,27 @@ enum class InputLayout { natural, transposed };
 
 /// A box of the global array: offsets and extents per axis (ndim entries).
 struct CUPLAN_API DistributedBox {
-  std::vector<std::int64_t> offset{};
-  std::vector<std::int64_t> extent{};
+  std::vector<std::int64_t> offset{};  ///< index of the box's first element in the global array, per axis
+  std::vector<std::int64_t> extent{};  ///< length of the box per axis
+  /// Number of elements (product of the extents).
   std::int64_t numel() const;
+  /// The extents as a Shape (the shape of the local tensor).
   Shape shape() const;
+  /// Same offsets and extents.
   friend bool operator==(const DistributedBox&, const DistributedBox&) = default;
 };
 
 /// Where one rank's data lies before and after the transform, and the decomposition chosen.
 struct DistributedBoxes {
-  DistributedBox input{};
-  DistributedBox output{};
-  Decomposition decomposition = Decomposition::slab;
-  std::array<int, 2> process_grid{1, 1};
+  DistributedBox input{};                             ///< this rank's box of the operand
+  DistributedBox output{};                            ///< this rank's box of the result
+  Decomposition decomposition = Decomposition::slab;  ///< slab or pencil, as resolved
+  std::array<int, 2> process_grid{1, 1};              ///< rows x cols (slab: size x 1)
 };
 
+/// Options of a DistributedFFT; every rank passes the same.
 struct DistributedFFTOptions {
+  /// How the global array is cut over the ranks (see Decomposition).
   Decomposition decomposition = Decomposition::automatic;
   /// rows x cols, rows * cols = communicator size (pencil; a slab takes {size, 1}). Empty: chosen.
   std::optional<std::array<int, 2>> process_grid{};
@@ -90,7 +100,9 @@ struct DistributedFFTOptions {
   /// `optimized` leaves the result in the transposed layout of the last stage and skips the exchanges back
   /// (output_box() says where); not for C2R, whose result is real and always natural.
   ResultLayout result_layout = ResultLayout::natural;
+  /// Layout of the operand (see InputLayout).
   InputLayout input_layout = InputLayout::natural;
+  /// Scaling of the result, as FFTOptions::normalization (N is the product of the global lengths).
   Normalization normalization = Normalization::none;
   std::optional<StreamRef> stream{};  ///< stream of the constructor's ordering (current stream if empty)
   EventList after{};                  ///< events the first phase waits for
@@ -112,7 +124,9 @@ class CUPLAN_API DistributedFFT {
   /// n/2+1 on the last axis). `local_operand` is this rank's input_box() of the input: contiguous, in device
   /// memory of the communicator's device. Validates; no GPU work and no communication.
   DistributedFFT(Communicator comm, Shape global_shape, TensorRef local_operand, DistributedFFTOptions options = {});
+  /// Takes over the plan; the moved-from object's calls throw StateError.
   DistributedFFT(DistributedFFT&&) noexcept;
+  /// Releases this object's plan and takes over the other's; the moved-from object's calls throw StateError.
   DistributedFFT& operator=(DistributedFFT&&) noexcept;
   DistributedFFT(const DistributedFFT&) = delete;
   DistributedFFT& operator=(const DistributedFFT&) = delete;
@@ -129,15 +143,20 @@ class CUPLAN_API DistributedFFT {
   Tensor execute(DistributedExecuteOptions options = {});
   /// Replaces the operand by one of the same shape and dtype on the same device.
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});
+  /// Drops the object's reference to the operand (plan and execute need reset_operand first).
   void release_operand();
   /// Releases plans and buffers; every later call throws StateError. Never throws.
   void free() noexcept;
 
+  /// This rank's box of the operand.
   DistributedBox input_box() const;
+  /// This rank's box of the result (transposed for ResultLayout::optimized).
   DistributedBox output_box() const;
   Decomposition decomposition() const;      ///< slab or pencil (as resolved)
   std::array<int, 2> process_grid() const;  ///< rows x cols (slab: size x 1)
+  /// The transform type (c2c, r2c or c2r) as resolved.
   FFTType type() const;
+  /// Element type of the result.
   DType result_dtype() const;
   /// One line: type, precision, global shape, decomposition, rank, boxes, steps.
   std::string describe() const;

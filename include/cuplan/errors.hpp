@@ -1,6 +1,6 @@
 #pragma once
-// The cuplan error hierarchy (see the error types in docs/getting-started.md and docs/fft.md, docs/matmul.md). Every
-// exception cuplan throws derives from cuplan::Error.
+// The cuplan error hierarchy (which mistake gives which error: docs/misuse.md, "The table", and the "Errors"
+// sections of docs/fft.md and docs/matmul.md). Every exception cuplan throws derives from cuplan::Error.
 
 #include <stdexcept>
 #include <string>
@@ -51,10 +51,16 @@ class CUPLAN_API OrderingError : public Error {
 /// status, `status_name()` the symbolic name (e.g. "CUFFT_INVALID_SIZE").
 class CUPLAN_API LibraryError : public Error {
  public:
+  /// An error of `library` (e.g. "cuFFT") from the expression `call`, which returned `status` (symbolic name
+  /// `status_name`); `message` is what() and should name them all.
   LibraryError(std::string library, std::string call, int status, std::string status_name, std::string message);
+  /// The library that failed, e.g. "cuFFT", "cuBLASLt", "CUDA runtime".
   const std::string& library() const noexcept { return library_; }
+  /// The failing expression.
   const std::string& call() const noexcept { return call_; }
+  /// The numeric status the call returned.
   int status() const noexcept { return status_; }
+  /// The symbolic name of status(), e.g. "CUFFT_INVALID_SIZE".
   const std::string& status_name() const noexcept { return status_name_; }
 
  private:

@@ -14,8 +14,11 @@ namespace cuplan {
 /// Execution space. `automatic` uses CUDA when a device is present, otherwise the CPU.
 class CUPLAN_API Execution {
  public:
+  /// The execution space an Execution names.
   enum class Kind : std::uint8_t { automatic, cuda, cpu };
+  /// `automatic`.
   constexpr Execution() = default;
+  /// CUDA when a device is present, otherwise the CPU.
   static constexpr Execution automatic() { return Execution(); }
   /// CUDA on `device`; -1 means the operands' device (or the current device for host operands).
   static constexpr Execution cuda(int device = -1) { return Execution(Kind::cuda, device, 0); }
@@ -24,9 +27,13 @@ class CUPLAN_API Execution {
   /// a negative one is an InvalidArgument (docs/getting-started.md, "CPU and GPU execution").
   static constexpr Execution cpu(int threads = 0) { return Execution(Kind::cpu, -1, threads); }
 
+  /// automatic, cuda or cpu.
   constexpr Kind kind() const { return kind_; }
+  /// The CUDA device index given to cuda(); -1 for the operands' device, and for the other kinds.
   constexpr int device() const { return device_; }
+  /// The CPU thread count given to cpu(); 0 for the library default, and for the other kinds.
   constexpr int threads() const { return threads_; }
+  /// Same kind, device and thread count.
   friend constexpr bool operator==(Execution a, Execution b) {
     return a.kind_ == b.kind_ && a.device_ == b.device_ && a.threads_ == b.threads_;
   }
@@ -44,6 +51,7 @@ enum class Blocking : std::uint8_t { automatic, always };
 
 /// Log levels of the logger hook.
 enum class LogLevel : std::uint8_t { debug, info, warning };
+/// A logger: called with the level and the message of each log line at or above log_level().
 using Logger = std::function<void(LogLevel, std::string_view)>;
 /// Install a logger (an empty function turns logging off). It receives what was planned and why, workspace sizes,
 /// internal copies made, at or above the log level. Setting CUPLAN_LOG=1 (or =debug, =info, =warning) in the
@@ -52,24 +60,27 @@ CUPLAN_API void set_logger(Logger logger);
 /// The least severe level passed to the logger; messages below it are not even formatted. Default: debug (all), or
 /// the level CUPLAN_LOG names (CUPLAN_LOG=1 means info).
 CUPLAN_API void set_log_level(LogLevel level);
+/// The level set by set_log_level() (or by CUPLAN_LOG).
 CUPLAN_API LogLevel log_level() noexcept;
 
 /// Counters of the plan cache shared by the function forms (fft, ifft, rfft, irfft, matmul).
 struct PlanCacheStats {
-  std::uint64_t hits = 0;
-  std::uint64_t misses = 0;
-  std::uint64_t evictions = 0;
-  std::size_t size = 0;      ///< plans held now (idle and in use)
-  std::size_t capacity = 0;  ///< most plans kept idle; least recently used beyond it are destroyed
+  std::uint64_t hits = 0;       ///< calls that found an idle plan
+  std::uint64_t misses = 0;     ///< calls that had to make a plan
+  std::uint64_t evictions = 0;  ///< idle plans destroyed to stay within the capacity
+  std::size_t size = 0;         ///< plans held now (idle and in use)
+  std::size_t capacity = 0;     ///< most plans kept idle; least recently used beyond it are destroyed
 };
 
 /// The function forms' plan cache: a thread-safe, bounded LRU keyed by everything that defines a plan (operation,
 /// shapes, strides, dtypes, options, device). A plan is used by one thread at a time; a call that finds its plan
 /// busy makes another.
 namespace plan_cache {
+/// The counters now.
 CUPLAN_API PlanCacheStats stats();
 CUPLAN_API void set_capacity(std::size_t capacity);  ///< default 64
 CUPLAN_API void clear();                             ///< destroys idle plans; plans in use go when their call ends
+/// Sets hits, misses and evictions to zero.
 CUPLAN_API void reset_stats();
 }  // namespace plan_cache
 

@@ -34,16 +34,23 @@ enum class ResultLayout { natural, optimized };
 /// N is the product of the logical transform lengths.
 enum class Normalization { none, inverse, forward, ortho };
 
+/// Options of an FFT (class form) and of the function forms fft, ifft, rfft, irfft. An aggregate: name the fields
+/// you set, `{.axes = {0, 1}, .stream = s}`; new fields are appended at the end.
 struct FFTOptions {
   /// Axes to transform (1 to 3, negative counts from the end). Empty: the last min(ndim, 3) axes. For R2C and
   /// C2R the last entry is the axis that is halved (R2C) or restored (C2R).
   std::vector<int> axes{};
+  /// C2R: whether the restored last axis has even or odd length (see Parity).
   Parity last_axis_parity = Parity::even;
   /// Write the result over the operand (C2C: same layout; R2C/C2R: the real side padded to 2(n/2+1) values).
   bool inplace = false;
+  /// Layout of the result (see ResultLayout).
   ResultLayout result_layout = ResultLayout::natural;
+  /// Scaling of the result (see Normalization).
   Normalization normalization = Normalization::none;
+  /// Where the transform runs (see Execution).
   Execution execution{};
+  /// When calls return (see Blocking).
   Blocking blocking = Blocking::automatic;
   /// Default stream of every phase of the class form (plan, execute, reset_operand) and the stream of the function
   /// forms; empty: the current stream at each call (docs/streams.md, "One rule for every phase").
@@ -62,10 +69,13 @@ struct FFTOptions {
   std::size_t device_memory_limit = 0;
 };
 
+/// Options of one FFT::execute call.
 struct FFTExecuteOptions {
   /// C2C: forward by default. R2C is always forward and C2R always inverse (a contradicting value is an error).
   std::optional<Direction> direction{};
+  /// Stream of this call; empty: the stream of FFTOptions::stream, else the current stream.
   std::optional<StreamRef> stream{};
+  /// Events this call's work waits for.
   EventList after{};
   /// Release the workspace at the end of this call (stream-ordered); it is allocated again by the next execute.
   bool release_workspace = false;
@@ -84,7 +94,9 @@ class CUPLAN_API FFT {
  public:
   /// Validates the operand and options and chooses the layout; no GPU work.
   explicit FFT(TensorRef operand, FFTOptions options = {});
+  /// Takes over the plan; the moved-from object behaves like a freed one (its calls throw StateError).
   FFT(FFT&&) noexcept;
+  /// Frees this object's plan and takes over the other's; the moved-from object behaves like a freed one.
   FFT& operator=(FFT&&) noexcept;
   FFT(const FFT&) = delete;
   FFT& operator=(const FFT&) = delete;
@@ -105,13 +117,18 @@ class CUPLAN_API FFT {
   /// Releases plan, workspace and staging buffers; every later call throws StateError.
   void free() noexcept;
 
+  /// The transform type (c2c, r2c or c2r) as resolved from the operand and options.
   FFTType type() const;
-  const std::vector<int>& axes() const;  ///< normalised (non-negative), in the order given
+  /// The transformed axes, normalised (non-negative), in the order given.
+  const std::vector<int>& axes() const;
+  /// Shape of the result.
   Shape result_shape() const;
+  /// Element type of the result.
   DType result_dtype() const;
   /// Strides of the result (row-major unless ResultLayout::optimized chose another layout, or in place); an `out`
   /// given to execute must have them.
   Strides result_strides() const;
+  /// True when the transform runs on CUDA (cuFFT), false on the CPU (FFTW).
   bool uses_cuda() const;
   /// Workspace bytes of the plan (0 before plan()).
   std::size_t workspace_size() const;
@@ -131,15 +148,24 @@ CUPLAN_API Tensor rfft(TensorRef x, FFTOptions options = {});
 /// Inverse complex-to-real transform (length of the last axis from options.last_axis_parity).
 CUPLAN_API Tensor irfft(TensorRef x, FFTOptions options = {});
 
+/// \name Function forms with an output
+/// @{
+
 /// The same, writing into `out` (shape and dtype of the result, memory space of `x`).
 CUPLAN_API void fft(TensorRef x, const TensorView& out, FFTOptions options = {});
 CUPLAN_API void ifft(TensorRef x, const TensorView& out, FFTOptions options = {});
 CUPLAN_API void rfft(TensorRef x, const TensorView& out, FFTOptions options = {});
 CUPLAN_API void irfft(TensorRef x, const TensorView& out, FFTOptions options = {});
+/// @}
 
+/// \name Names of the FFT enums
+/// @{
+
+/// The enumerator's name, e.g. "r2c", "inverse", "ortho".
 CUPLAN_API std::string_view to_string(FFTType type);
 CUPLAN_API std::string_view to_string(Direction direction);
 CUPLAN_API std::string_view to_string(Normalization normalization);
+/// @}
 
 }  // namespace cuplan
 

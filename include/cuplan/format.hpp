@@ -26,6 +26,10 @@
 
 namespace cuplan {
 
+/// \name Names of enums
+/// @{
+
+/// The enumerator's name, e.g. "host_pinned", "odd", "optimized", "always", "warning", "cuda".
 constexpr std::string_view to_string(MemorySpace space) noexcept {
   switch (space) {
     case MemorySpace::host_pageable:
@@ -75,6 +79,7 @@ constexpr std::string_view to_string(Execution::Kind kind) noexcept {
   }
   return "?";
 }
+/// @}
 
 /// The most derived cuplan error class of `error`, e.g. "CudaError".
 inline std::string_view error_kind(const Error& error) noexcept {

@@ -60,31 +60,32 @@ enum class Compute : std::uint8_t { automatic, f16, f32, tf32, f64 };
 
 /// One fp8 scale factor: a host value, or a one-element f32 tensor in device memory read when the product runs.
 struct ScaleFactor {
-  std::optional<float> value{};
-  std::optional<TensorRef> tensor{};
+  std::optional<float> value{};       ///< the factor as a host value
+  std::optional<TensorRef> tensor{};  ///< the factor as a one-element f32 device tensor (instead of `value`)
+  /// True when `value` or `tensor` is set.
   bool given() const noexcept { return value.has_value() || tensor.has_value(); }
 };
 
 /// Scale factors of an fp8 product: D = scale_a * scale_b * (A @ B) ... as cuBLASLt defines them. `a` and `b` are
 /// required for fp8 operands; `c` and `d` apply only to fp8 C / D, which cuplan does not produce, and must be unset.
 struct Fp8Scales {
-  ScaleFactor a{};
-  ScaleFactor b{};
-  ScaleFactor c{};
-  ScaleFactor d{};
+  ScaleFactor a{};  ///< scale of A (required for fp8 A)
+  ScaleFactor b{};  ///< scale of B (required for fp8 B)
+  ScaleFactor c{};  ///< scale of an fp8 C (must be unset)
+  ScaleFactor d{};  ///< scale of an fp8 D (must be unset)
 };
 
 /// Options of a product. The order of the fields is part of the API: new fields are appended at the end
 /// (docs/getting-started.md, "Options are aggregates").
 struct MatmulOptions {
-  std::optional<TensorRef> c{};  ///< addend, broadcastable to D's shape; used with beta
-  std::complex<double> alpha{1.0};
-  std::complex<double> beta{0.0};
-  Epilog epilog = Epilog::none;
-  std::optional<TensorRef> bias{};  ///< length M (or batch..., M), dtype of D
-  Compute compute = Compute::automatic;
-  Execution execution{};
-  Blocking blocking = Blocking::automatic;
+  std::optional<TensorRef> c{};             ///< addend, broadcastable to D's shape; used with beta
+  std::complex<double> alpha{1.0};          ///< scale of the product (real for real products)
+  std::complex<double> beta{0.0};           ///< scale of C (real for real products)
+  Epilog epilog = Epilog::none;             ///< what happens to the scaled product (see Epilog)
+  std::optional<TensorRef> bias{};          ///< length M (or batch..., M), dtype of D
+  Compute compute = Compute::automatic;     ///< compute precision (see Compute)
+  Execution execution{};                    ///< where the product runs (see Execution)
+  Blocking blocking = Blocking::automatic;  ///< when calls return (see Blocking)
   /// Default stream of every phase of the class form (plan, autotune, execute, reset_operand) and the stream of the
   /// function forms; empty: the current stream at each call (docs/streams.md, "One rule for every phase").
   std::optional<StreamRef> stream{};
@@ -92,9 +93,9 @@ struct MatmulOptions {
   std::optional<TensorRef> epilog_aux{};  ///< input of drelu / dgelu (the aux output of the forward epilog)
   std::optional<DType> result_dtype{};    ///< default: A's dtype (bf16 for fp8 operands)
   bool conjugate_a = false;               ///< op(A) = conj(A) for complex A
-  bool conjugate_b = false;
-  Fp8Scales scales{};
-  std::size_t memory_limit = 0;  ///< most workspace bytes an algorithm may use; 0 = 32 MiB
+  bool conjugate_b = false;               ///< op(B) = conj(B) for complex B
+  Fp8Scales scales{};                     ///< scale factors of fp8 operands
+  std::size_t memory_limit = 0;           ///< most workspace bytes an algorithm may use; 0 = 32 MiB
   /// CUDA execution: an execute whose pointers, scalars and algorithm came among the last few calls is captured once
   /// as a CUDA graph and then replayed, which costs the host about a microsecond instead of a cuBLASLt call's
   /// several. Same work, same stream order; false enqueues every call directly (docs/matmul.md, "Graph replay").
@@ -111,14 +112,20 @@ enum class MatmulOperand : std::uint8_t { a, b, c, bias, epilog_aux };
 /// New operands for Matmul::reset_operands; unset ones keep their current value. Shapes, dtypes, layouts and
 /// alignment classes must match those the object was planned for.
 struct MatmulOperands {
+  /// \name Operands
+  /// @{
+
+  /// The new operand of that name (MatmulOperand); empty: unchanged.
   std::optional<TensorRef> a{}, b{}, c{}, bias{};
   std::optional<TensorRef> epilog_aux{};
+  /// @}
 };
 
+/// Options of one Matmul::execute call.
 struct MatmulExecuteOptions {
-  std::optional<StreamRef> stream{};
-  EventList after{};
-  bool release_workspace = false;  ///< release the workspace after this call (stream-ordered) instead of keeping it
+  std::optional<StreamRef> stream{};  ///< stream of this call; empty: MatmulOptions::stream, else the current stream
+  EventList after{};                  ///< events this call's work waits for
+  bool release_workspace = false;     ///< release the workspace after this call (stream-ordered) instead of keeping it
   /// Write D here instead of allocating it; execute then returns a Tensor that wraps `out`. It must have D's dtype,
   /// shape and planned strides (row-major or column-major, see Matmul), live where D would (device memory of the
   /// object's device for device operands, 16-byte aligned; host memory otherwise) and stay valid until the product
@@ -133,19 +140,21 @@ struct MatmulPreferences {
   int max_waves_count = 0;                    ///< 0: no limit
 };
 
+/// Options of Matmul::plan.
 struct MatmulPlanOptions {
-  MatmulPreferences preferences{};
-  std::optional<Epilog> epilog{};  ///< replaces the constructor's epilog (and its inputs below) when set
-  std::optional<TensorRef> bias{};
-  std::optional<TensorRef> epilog_aux{};
-  std::optional<StreamRef> stream{};
-  EventList after{};
+  MatmulPreferences preferences{};        ///< what the cuBLASLt heuristic is asked for
+  std::optional<Epilog> epilog{};         ///< replaces the constructor's epilog (and its inputs below) when set
+  std::optional<TensorRef> bias{};        ///< bias of the replacing epilog
+  std::optional<TensorRef> epilog_aux{};  ///< aux input of the replacing epilog (drelu / dgelu)
+  std::optional<StreamRef> stream{};      ///< stream of this phase; empty: MatmulOptions::stream, else the current one
+  EventList after{};                      ///< events this phase waits for
 };
 
+/// Options of Matmul::autotune.
 struct AutotuneOptions {
-  int iterations = 3;       ///< timed runs per candidate (the median is kept)
-  bool flush_cache = true;  ///< overwrite a buffer larger than L2 before each timed run
-  std::optional<StreamRef> stream{};
+  int iterations = 3;                 ///< timed runs per candidate (the median is kept)
+  bool flush_cache = true;            ///< overwrite a buffer larger than L2 before each timed run
+  std::optional<StreamRef> stream{};  ///< stream of the timed runs; empty: MatmulOptions::stream, else the current one
 };
 
 /// One candidate algorithm of a planned product.
@@ -164,7 +173,7 @@ struct AlgorithmInfo {
 
 /// Outputs of an epilog that produces more than D.
 struct MatmulResult {
-  Tensor d{};
+  Tensor d{};              ///< the product D
   Tensor aux{};            ///< relu mask or gelu input (the *_aux epilogs), else empty
   Tensor bias_gradient{};  ///< *_bgrad, bgrada, bgradb, else empty
 };
@@ -182,7 +191,10 @@ class CUPLAN_API Matmul {
  public:
   /// Validates operands and options and chooses the layout; no GPU work yet.
   Matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
+  /// Takes over the plan and operands; the moved-from object's calls throw StateError.
   Matmul(Matmul&&) noexcept;
+  /// Releases this object's plan and takes over the other's plan and operands; the moved-from object's calls throw
+  /// StateError.
   Matmul& operator=(Matmul&&) noexcept;
   Matmul(const Matmul&) = delete;
   Matmul& operator=(const Matmul&) = delete;
@@ -212,6 +224,7 @@ class CUPLAN_API Matmul {
 
   /// Shape of D: batch... x M x N.
   Shape result_shape() const;
+  /// Element type of D (MatmulOptions::result_dtype, else A's dtype, bf16 for fp8 operands).
   DType result_dtype() const;
   /// Strides of D as planned (row-major or column-major, see above); an `out` given to execute must have them.
   Strides result_strides() const;
@@ -233,9 +246,13 @@ CUPLAN_API Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
 /// As matmul, also returning the epilog's aux output and bias gradient.
 CUPLAN_API MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options = {});
 
-/// Names for messages and logs.
+/// \name Names of the matmul enums
+/// @{
+
+/// Names for messages and logs, e.g. "gelu_bias", "tf32".
 CUPLAN_API const char* to_string(Epilog epilog) noexcept;
 CUPLAN_API const char* to_string(Compute compute) noexcept;
+/// @}
 
 }  // namespace cuplan
 

@@ -32,24 +32,36 @@ class CUPLAN_API StreamRef {
  public:
   /// The legacy default stream of the current device.
   StreamRef() = default;
-  StreamRef(const Stream& stream) noexcept;                         // NOLINT(google-explicit-constructor)
-  StreamRef(cudaStream_t handle) noexcept : handle_(handle) {}      // NOLINT
+  /// Refers to `stream` (keeping a cuplan-made stream alive while tensors record it).
+  StreamRef(const Stream& stream) noexcept;  // NOLINT(google-explicit-constructor)
+  /// Refers to a stream made elsewhere; null is the legacy default stream.
+  StreamRef(cudaStream_t handle) noexcept : handle_(handle) {}  // NOLINT
+  /// Refers to the stream of a libcu++ stream reference.
   StreamRef(cuda::stream_ref ref) noexcept : handle_(ref.get()) {}  // NOLINT
 
+  /// The CUDA stream handle.
   cudaStream_t native() const noexcept { return handle_; }
-  operator cudaStream_t() const noexcept { return handle_; }                        // NOLINT
+  /// The CUDA stream handle, for CUDA calls and kernel launches.
+  operator cudaStream_t() const noexcept { return handle_; }  // NOLINT
+  /// The stream as a libcu++ stream reference.
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
   /// The device the stream belongs to (cudaStreamGetDevice for streams made elsewhere).
   Device device() const;
   /// True for a stream made by cuplan (Stream's constructors), which tensors that used it keep alive.
   bool owning() const noexcept { return owner_ != nullptr; }
 
+  /// Block the host until all work on the stream is done.
   void synchronize() const;
+  /// True when all work enqueued so far is done.
   bool done() const;
+  /// Record a new event on the stream and return it.
   Event record() const;
+  /// Make later work on the stream wait for `event` (StateError if the event was never recorded).
   void wait(const Event& event) const;
+  /// Make later work on the stream wait for all work enqueued on `other` so far.
   void wait(StreamRef other) const;
 
+  /// Same underlying stream.
   friend bool operator==(StreamRef a, StreamRef b) noexcept { return a.handle_ == b.handle_; }
 
  private:
@@ -77,18 +89,28 @@ class CUPLAN_API Stream {
   /// The per-thread default stream of `device` (current if omitted).
   static Stream per_thread_default(std::optional<Device> device = {});
 
+  /// Takes over the stream; the moved-from object refers to no stream (its calls throw StateError).
   Stream(Stream&&) noexcept;
+  /// Drops this object's stream (see the destructor) and takes over the other's.
   Stream& operator=(Stream&&) noexcept;
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
+  /// Drops this object's share of an owning stream, which is destroyed when no Tensor that used it is left.
   ~Stream();
 
+  /// The CUDA stream handle.
   cudaStream_t native() const noexcept { return handle_; }
-  operator cudaStream_t() const noexcept { return handle_; }                        // NOLINT
+  /// The CUDA stream handle, for CUDA calls and kernel launches.
+  operator cudaStream_t() const noexcept { return handle_; }  // NOLINT
+  /// The stream as a libcu++ stream reference.
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
+  /// A non-owning reference to this stream.
   StreamRef ref() const noexcept { return StreamRef(*this); }
+  /// The device the stream belongs to (Device::cpu() for a host stream).
   Device device() const noexcept { return host_ ? Device::cpu() : Device::cuda(device_); }
+  /// The stream's priority (lower is higher priority; 0 for a host stream).
   int priority() const;
+  /// True when cuplan created the stream and destroys it (false for external() and the default streams).
   bool owning() const noexcept { return owner_ != nullptr; }
 
   /// Record a new event on this stream and return it.
@@ -117,9 +139,13 @@ class CUPLAN_API Stream {
 /// A non-owning reference to a recorded event, for `after` lists.
 class CUPLAN_API EventRef {
  public:
+  /// No event.
   EventRef() = default;
+  /// Refers to `event`, which must have been recorded (StateError otherwise).
   EventRef(const Event& event);  // NOLINT(google-explicit-constructor); StateError if never recorded
+  /// Refers to an event made elsewhere; the caller records it before the call that waits for it.
   explicit EventRef(cudaEvent_t handle) noexcept : handle_(handle) {}
+  /// The CUDA event handle.
   cudaEvent_t native() const noexcept { return handle_; }
 
  private:
@@ -132,8 +158,11 @@ class CUPLAN_API Event {
  public:
   /// An event on the current device. `timing` enables elapsed_ms.
   explicit Event(bool timing = false);
+  /// An event on `device` (a host event for Device::cpu() without a GPU); `timing` enables elapsed_ms.
   Event(Device device, bool timing);
+  /// Takes over the event; the moved-from object holds none.
   Event(Event&&) noexcept;
+  /// Destroys this object's event and takes over the other's.
   Event& operator=(Event&&) noexcept;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -145,8 +174,11 @@ class CUPLAN_API Event {
   void synchronize() const;
   /// True when the captured work is done (StateError if never recorded).
   bool done() const;
+  /// True once record() was called.
   bool recorded() const noexcept { return recorded_; }
+  /// True when the event was made with timing (elapsed_ms works).
   bool timing() const noexcept { return timing_; }
+  /// The CUDA event handle.
   cudaEvent_t native() const noexcept { return handle_; }
   /// Milliseconds between two recorded timing events (StateError if either was not recorded or lacks timing).
   static float elapsed_ms(const Event& start, const Event& stop);
@@ -162,12 +194,19 @@ class CUPLAN_API Event {
 /// Events a call must wait for before its work starts (`.after = {e1, e2}`); holds up to 8 without allocating.
 class CUPLAN_API EventList {
  public:
+  /// Most events a list holds.
   static constexpr std::size_t capacity = 8;
+  /// No events.
   EventList() = default;
+  /// The events given (InvalidArgument past `capacity`).
   EventList(std::initializer_list<EventRef> events);  // InvalidArgument past `capacity`
+  /// Number of events.
   std::size_t size() const noexcept { return size_; }
+  /// True when there are no events.
   bool empty() const noexcept { return size_ == 0; }
+  /// First event.
   const EventRef* begin() const noexcept { return events_.data(); }
+  /// Past the last event.
   const EventRef* end() const noexcept { return events_.data() + size_; }
 
  private:
@@ -184,7 +223,9 @@ CUPLAN_API StreamRef current_stream(std::optional<Device> device = {});
 /// Scopes nest; the previous stream is restored when the scope ends, also by exception.
 class CUPLAN_API StreamScope {
  public:
+  /// Makes `stream` current for its device.
   explicit StreamScope(StreamRef stream);
+  /// Restores the stream that was current before.
   ~StreamScope();
   StreamScope(const StreamScope&) = delete;
   StreamScope& operator=(const StreamScope&) = delete;

@@ -33,31 +33,54 @@ struct Access;  // the library's own access to ownership (defined inside the lib
 /// Up to `max_rank` extents or strides, stored inline (no allocation). Shapes and strides count elements.
 class CUPLAN_API Dims {
  public:
+  /// Most entries a Dims holds.
   static constexpr int max_rank = 8;
+  /// No entries (rank 0).
   Dims() = default;
+  /// The values given, `{64, 256}` (InvalidArgument past max_rank).
   Dims(std::initializer_list<std::int64_t> values);  // InvalidArgument past max_rank
+  /// The values of a span (InvalidArgument past max_rank).
   explicit Dims(std::span<const std::int64_t> values);
+  /// `rank` entries, each `value` (InvalidArgument for a negative rank or one past max_rank).
   static Dims filled(int rank, std::int64_t value);
 
+  /// Number of entries (the rank).
   int size() const noexcept { return rank_; }
+  /// True for rank 0.
   bool empty() const noexcept { return rank_ == 0; }
+  /// \name Element access
+  /// @{
+
+  /// Entry `i` (0 <= i < size(); not checked).
   std::int64_t operator[](int i) const noexcept { return values_[static_cast<std::size_t>(i)]; }
   std::int64_t& operator[](int i) noexcept { return values_[static_cast<std::size_t>(i)]; }
+  /// @}
+  /// \name Iteration
+  /// @{
+
+  /// The entries as a range.
   const std::int64_t* begin() const noexcept { return values_.data(); }
   const std::int64_t* end() const noexcept { return values_.data() + rank_; }
   std::int64_t* begin() noexcept { return values_.data(); }
   std::int64_t* end() noexcept { return values_.data() + rank_; }
+  /// @}
+  /// The entries as a span.
   std::span<const std::int64_t> span() const noexcept { return {values_.data(), static_cast<std::size_t>(rank_)}; }
+  /// Appends `v` (InvalidArgument past max_rank).
   void push_back(std::int64_t v);  // InvalidArgument past max_rank
 
+  /// Same rank and entries.
   friend bool operator==(const Dims& a, const Dims& b) noexcept;
 
  private:
   std::array<std::int64_t, max_rank> values_{};
   int rank_ = 0;
 };
+/// Same rank and entries.
 CUPLAN_API bool operator==(const Dims& a, const Dims& b) noexcept;
+/// Extents of a tensor, in elements.
 using Shape = Dims;
+/// Strides of a tensor, in elements.
 using Strides = Dims;
 
 /// Product of extents with overflow check (InvalidArgument naming `what` on overflow or a negative extent).
@@ -70,18 +93,24 @@ CUPLAN_API Strides column_major_strides(const Shape& shape);
 /// Find the memory space and device of a pointer (cudaPointerGetAttributes). Where no driver or no GPU exists,
 /// every pointer is pageable host memory.
 struct PointerInfo {
-  MemorySpace space = MemorySpace::host_pageable;
-  Device device = Device::cpu();
+  MemorySpace space = MemorySpace::host_pageable;  ///< where the memory lives
+  Device device = Device::cpu();                   ///< the device of device and managed memory, else the CPU
 };
+/// The memory space and device of `pointer` (see PointerInfo); never throws.
 CUPLAN_API PointerInfo pointer_info(const void* pointer) noexcept;
 
 /// A non-owning view of memory: {data pointer, dtype, shape, strides in elements, device, memory space}.
 /// Strides default to row-major. Device and memory space are found from the pointer unless stated.
 class CUPLAN_API TensorView {
  public:
+  /// An empty view (null data, rank 0).
   TensorView() = default;
+  /// A view of `data` with `dtype` and `shape`; `strides` in elements (row-major if empty); `device` states the
+  /// device (found from the pointer if empty). InvalidArgument for a layout that does not fit (negative strides or
+  /// extents, misaligned data, overflow).
   TensorView(const void* data, DType dtype, Shape shape, std::optional<Strides> strides = {},
              std::optional<Device> device = {});
+  /// The same with the dtype taken from the pointer type (dtype_of<T>).
   template <class T>
   TensorView(T* data, Shape shape, std::optional<Strides> strides = {}, std::optional<Device> device = {})
       : TensorView(static_cast<const void*>(data), dtype_of<T>, shape, strides, device) {}
@@ -89,6 +118,7 @@ class CUPLAN_API TensorView {
   TensorView(const void* data, DType dtype, Shape shape, std::initializer_list<std::int64_t> strides,
              std::optional<Device> device = {})
       : TensorView(data, dtype, shape, braced_strides(strides), device) {}
+  /// Braced strides with the dtype taken from the pointer type.
   template <class T>
   TensorView(T* data, Shape shape, std::initializer_list<std::int64_t> strides, std::optional<Device> device = {})
       : TensorView(static_cast<const void*>(data), dtype_of<T>, shape, braced_strides(strides), device) {}
@@ -99,37 +129,48 @@ class CUPLAN_API TensorView {
   explicit TensorView(const DLTensor& tensor);
 #endif
 
+  /// Pointer to the element at index 0 of every axis.
   void* data() const noexcept {
     return data_;
   }
+  /// The same as `T*` (not checked against dtype()).
   template <class T>
   T* data() const noexcept {
     return static_cast<T*>(data_);
   }
+  /// Element type.
   DType dtype() const noexcept {
     return dtype_;
   }
+  /// Extents.
   const Shape& shape() const noexcept {
     return shape_;
   }
+  /// Strides in elements.
   const Strides& strides() const noexcept {
     return strides_;
   }
   /// Extent / stride of axis `axis`; negative indices count from the end (InvalidArgument if out of range).
   std::int64_t size(int axis) const;
+  /// Stride of axis `axis` in elements; negative indices count from the end (InvalidArgument if out of range).
   std::int64_t stride(int axis) const;
+  /// The device of the memory (the CPU for host memory).
   Device device() const noexcept {
     return device_;
   }
+  /// Where the memory lives.
   MemorySpace memory_space() const noexcept {
     return space_;
   }
+  /// True for host memory, pageable or pinned.
   bool on_host() const noexcept {
     return space_ == MemorySpace::host_pageable || space_ == MemorySpace::host_pinned;
   }
+  /// Number of axes.
   int ndim() const noexcept {
     return shape_.size();
   }
+  /// Number of elements (product of the extents).
   std::int64_t numel() const noexcept {
     return numel_;
   }
@@ -177,8 +218,14 @@ class CUPLAN_API Tensor {
   /// the real operand's memory alive). A wrap when `owner` owns nothing. `view` must lie inside the owner's memory.
   static Tensor alias(const TensorRef& owner, const TensorView& view);
 
+  /// The view of this tensor's memory.
   const TensorView& view() const noexcept { return view_; }
+  /// The view of this tensor's memory, so that a Tensor goes where a TensorView is taken.
   operator const TensorView&() const noexcept { return view_; }  // NOLINT(google-explicit-constructor)
+  /// \name Accessors
+  /// @{
+
+  /// As the TensorView accessors of view().
   void* data() const noexcept { return view_.data(); }
   template <class T>
   T* data() const noexcept {
@@ -191,6 +238,8 @@ class CUPLAN_API Tensor {
   MemorySpace memory_space() const noexcept { return view_.memory_space(); }
   int ndim() const noexcept { return view_.ndim(); }
   std::int64_t numel() const noexcept { return view_.numel(); }
+  /// @}
+  /// True when data() is non-null or the tensor has no elements.
   bool defined() const noexcept { return view_.data() != nullptr || view_.numel() == 0; }
   /// True when this Tensor owns its memory (false for Tensor::wrap).
   bool owning() const noexcept { return storage_ != nullptr; }
@@ -215,9 +264,13 @@ class CUPLAN_API Tensor {
 /// (borrowed: the caller keeps the memory alive and orders its own producers and consumers).
 class CUPLAN_API TensorRef {
  public:
+  /// No operand (an empty view).
   TensorRef() = default;
+  /// `tensor`, sharing its ownership.
   TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage_) {}  // NOLINT
-  TensorRef(const TensorView& view) : view_(view) {}                                    // NOLINT
+  /// `view`, borrowed.
+  TensorRef(const TensorView& view) : view_(view) {}  // NOLINT
+  /// The operand's view.
   const TensorView& view() const noexcept { return view_; }
   /// True when cuplan owns the memory (an owning Tensor); false for a borrowed view.
   bool owning() const noexcept { return storage_ != nullptr; }
@@ -238,8 +291,13 @@ CUPLAN_API void copy(const TensorView& src, const TensorView& dst, std::optional
 /// The same for operands that may be owning Tensors: their use by `stream` is recorded (Tensor::record_stream), so
 /// dropping them right after the call is safe. Overloads for Tensor arguments keep calls unambiguous.
 CUPLAN_API void copy(const TensorRef& src, const TensorRef& dst, std::optional<StreamRef> stream = {});
+/// \name Overloads for Tensor arguments
+/// @{
+
+/// As copy(const TensorRef&, const TensorRef&, std::optional<StreamRef>).
 CUPLAN_API void copy(const Tensor& src, const Tensor& dst, std::optional<StreamRef> stream = {});
 CUPLAN_API void copy(const Tensor& src, const TensorView& dst, std::optional<StreamRef> stream = {});
 CUPLAN_API void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> stream = {});
+/// @}
 
 }  // namespace cuplan
