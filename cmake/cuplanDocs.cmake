@@ -4,7 +4,7 @@
 # docs.reference (tests/CMakeLists.txt) runs the same check in the test suite.
 find_package(Doxygen QUIET)
 if(NOT DOXYGEN_FOUND)
-  message(STATUS "cuplan: doxygen not found, no 'docs' target (API reference); install doxygen to build it")
+  message(STATUS "cuplan: doxygen not found, no 'docs' target (API reference); scripts/setup.sh installs it")
   return()
 endif()
 
@@ -25,4 +25,10 @@ add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/docs/reference/doxygen.stamp
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
   COMMENT "API reference (doxygen; any warning is an error)"
   VERBATIM)
-add_custom_target(docs DEPENDS ${PROJECT_BINARY_DIR}/docs/reference/doxygen.stamp)
+# Inside a parent project (add_subdirectory) the target is cuplan_docs, so that it cannot clash with the parent's own.
+if(PROJECT_IS_TOP_LEVEL)
+  set(CUPLAN_DOCS_TARGET docs)
+else()
+  set(CUPLAN_DOCS_TARGET cuplan_docs)
+endif()
+add_custom_target(${CUPLAN_DOCS_TARGET} DEPENDS ${PROJECT_BINARY_DIR}/docs/reference/doxygen.stamp)
