@@ -239,8 +239,9 @@ class CUPLAN_API Tensor {
   int ndim() const noexcept { return view_.ndim(); }
   std::int64_t numel() const noexcept { return view_.numel(); }
   /// @}
-  /// True when data() is non-null or the tensor has no elements.
-  bool defined() const noexcept { return view_.data() != nullptr || view_.numel() == 0; }
+  /// False for a default-constructed Tensor (e.g. an output an epilog did not produce); true for every Tensor made
+  /// by a factory, a call or a wrap, including one with no elements.
+  bool defined() const noexcept { return storage_ != nullptr || view_.data() != nullptr || view_.ndim() > 0; }
   /// True when this Tensor owns its memory (false for Tensor::wrap).
   bool owning() const noexcept { return storage_ != nullptr; }
 

@@ -42,6 +42,14 @@ TEST(Tensor, HostMemoryIsWritableOverItsWholeSize) {
   EXPECT_DOUBLE_EQ(sum, 0.5 * 999 * 1000 / 2);
 }
 
+TEST(Tensor, DefaultConstructedIsNotDefined) {
+  EXPECT_FALSE(Tensor().defined());
+  EXPECT_TRUE(Tensor::empty({1}, f32).defined());
+  EXPECT_TRUE(Tensor::empty({}, f32).defined());  // a scalar
+  float value = 0;
+  EXPECT_TRUE(Tensor::wrap(TensorView(&value, {1})).defined());
+}
+
 TEST(Tensor, EmptyShapeHasNoMemory) {
   Tensor t = Tensor::empty({4, 0}, f32);
   EXPECT_EQ(t.numel(), 0);
