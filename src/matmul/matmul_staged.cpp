@@ -34,8 +34,8 @@ Walk walk_of(const Shape& batch_shape, const Strides& full) {
 
 // A host view of `v`'s memory `offset` elements in.
 TensorView host_block(const TensorView& v, std::int64_t offset, const Shape& shape, const Strides& strides) {
-  return TensorView(static_cast<std::byte*>(v.data()) + offset * static_cast<std::int64_t>(v.dtype().size()),
-                    v.dtype(), shape, strides, Device::cpu(), v.memory_space());
+  return TensorView(static_cast<std::byte*>(v.data()) + offset * static_cast<std::int64_t>(v.dtype().size()), v.dtype(),
+                    shape, strides, Device::cpu(), v.memory_space());
 }
 
 void* at(void* base, std::size_t bytes) noexcept {
@@ -163,9 +163,9 @@ void StagedMatmul::execute(const StagedOperands& o, const TensorView& d, std::co
       parts.in_device = at(resident, static_cast<std::size_t>(step.block_row * step.cols) * p.b_dtype.size());
     } else if (step.kind == Kind::resident_a) {
       const Shape shape{step.rows, p.k};
-      parts.in = staging::HostPart{host_block(o.a, step.batch_begin * wa.batch + step.row_begin * wa.row, shape,
-                                              Strides{wa.row, wa.col}),
-                                   row_major_strides(shape)};
+      parts.in = staging::HostPart{
+          host_block(o.a, step.batch_begin * wa.batch + step.row_begin * wa.row, shape, Strides{wa.row, wa.col}),
+          row_major_strides(shape)};
       parts.in_device = at(resident, static_cast<std::size_t>(step.block_row * p.k) * p.a_dtype.size());
     } else {  // resident_bias
       parts.in = staging::HostPart{
@@ -185,15 +185,14 @@ void StagedMatmul::execute(const StagedOperands& o, const TensorView& d, std::co
           row_major_strides(shape)};
     } else {
       const Shape shape{nb, t.rows, p.k};
-      parts.in = staging::HostPart{host_block(o.a, t.batch_begin * wa.batch + t.row_begin * wa.row, shape,
-                                              Strides{wa.batch, wa.row, wa.col}),
-                                   row_major_strides(shape)};
+      parts.in = staging::HostPart{
+          host_block(o.a, t.batch_begin * wa.batch + t.row_begin * wa.row, shape, Strides{wa.batch, wa.row, wa.col}),
+          row_major_strides(shape)};
     }
     if (b_in_stack) {
       const Shape shape{nb, p.k, t.cols};
-      parts.more_in.push_back(
-          {host_block(o.b, t.batch_begin * wb.batch, shape, Strides{wb.batch, wb.row, wb.col}),
-           row_major_strides(shape), plan.slot_b});
+      parts.more_in.push_back({host_block(o.b, t.batch_begin * wb.batch, shape, Strides{wb.batch, wb.row, wb.col}),
+                               row_major_strides(shape), plan.slot_b});
     }
     if (p.has_c)
       parts.more_in.push_back({host_block(*o.c, t.batch_begin * wc.batch + t.row_begin * wc.row + t.col_begin * wc.col,
@@ -206,10 +205,9 @@ void StagedMatmul::execute(const StagedOperands& o, const TensorView& d, std::co
                                           per_entry ? Strides{bias_batch, 1} : Strides{1}),
                                row_major_strides(shape), plan.slot_bias});
     }
-    parts.out = staging::HostPart{
-        host_block(d, t.batch_begin * wd.batch + t.row_begin * wd.row + t.col_begin * wd.col, d_shape,
-                   Strides{wd.batch, wd.row, wd.col}),
-        d_device};
+    parts.out = staging::HostPart{host_block(d, t.batch_begin * wd.batch + t.row_begin * wd.row + t.col_begin * wd.col,
+                                             d_shape, Strides{wd.batch, wd.row, wd.col}),
+                                  d_device};
   };
 
   // One tile (small operands): the resident blocks are copied on the caller's stream and the tile takes the
@@ -257,9 +255,9 @@ void StagedMatmul::execute(const StagedOperands& o, const TensorView& d, std::co
       operands.b = TensorRef(mm::dense_view(in, p.b_dtype, Shape{p.k, t.cols}, device_));
     } else {
       operands.a = TensorRef(mm::dense_view(in, p.a_dtype, stack(nb, t.rows, p.k), device_));
-      operands.b = TensorRef(b_in_stack
-                                 ? mm::dense_view(at(in, plan.slot_b), p.b_dtype, stack(nb, p.k, t.cols), device_)
-                                 : mm::dense_view(resident, p.b_dtype, Shape{p.k, t.cols}, device_));
+      operands.b =
+          TensorRef(b_in_stack ? mm::dense_view(at(in, plan.slot_b), p.b_dtype, stack(nb, p.k, t.cols), device_)
+                               : mm::dense_view(resident, p.b_dtype, Shape{p.k, t.cols}, device_));
     }
     if (p.has_c)
       operands.c = TensorRef(mm::device_view(at(in, plan.slot_c), p.result_dtype, d_shape,

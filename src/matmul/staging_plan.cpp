@@ -51,7 +51,8 @@ Sizes sizes_of(const StagingRequest& r) noexcept {
 // Resident uploads of a block of `rows` rows of `row_bytes` each, in pieces no larger than `piece` bytes (at least
 // one row): the pinned slots stay the size of the input slots.
 void add_pieces(StagingPlan& plan, StagingStep step, std::int64_t rows, std::size_t row_bytes, std::size_t piece) {
-  const std::int64_t per = std::max<std::int64_t>(1, static_cast<std::int64_t>(piece / std::max<std::size_t>(1, row_bytes)));
+  const std::int64_t per =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(piece / std::max<std::size_t>(1, row_bytes)));
   const std::int64_t first = step.row_begin;
   for (std::int64_t r = 0; r < rows; r += per) {
     step.row_begin = first + r;
@@ -89,8 +90,8 @@ std::size_t lay_out_slot(StagingPlan& plan, const StagingRequest& r, std::size_t
 
 void finish(StagingPlan& plan, const StagingRequest& r, const staging::ChunkPlan& chunks) {
   plan.slots = chunks.slots;
-  plan.device_bytes =
-      r.workspace + plan.resident_bytes + static_cast<std::size_t>(plan.slots) * (plan.in_slot_bytes + plan.out_slot_bytes);
+  plan.device_bytes = r.workspace + plan.resident_bytes +
+                      static_cast<std::size_t>(plan.slots) * (plan.in_slot_bytes + plan.out_slot_bytes);
   plan.piece_bytes = std::max(plan.piece_bytes, plan.in_slot_bytes);
 }
 
@@ -117,8 +118,8 @@ StagingPlan plan_batches(const StagingRequest& r, const Sizes& s, std::size_t ro
     add_pieces(plan, b, r.k, mul(r.n, r.b_element), plan.in_slot_bytes);
   }
   for (std::int64_t i = 0; i < chunks.count; ++i) add_tile(plan, chunks.begin(i), chunks.size(i), 0, r.m, 0, r.n);
-  plan.moved_bytes = (r.b_batched ? mul(r.batch, s.b_item) : s.b_item) +
-                     mul(r.batch, s.a_item + s.dc_item + s.bias_item);
+  plan.moved_bytes =
+      (r.b_batched ? mul(r.batch, s.b_item) : s.b_item) + mul(r.batch, s.a_item + s.dc_item + s.bias_item);
   finish(plan, r, chunks);
   return plan;
 }
@@ -187,8 +188,8 @@ StagingPlan plan_b_columns(const StagingRequest& r, const Sizes& s, std::size_t 
       for (std::int64_t b = 0; b < r.batch; ++b) tiles(b, col);
     }
   }
-  plan.moved_bytes = (r.b_batched ? mul(r.batch, s.b_item) : s.b_item) +
-                     mul(r.batch * blocks, s.a_item + s.bias_item) + mul(r.batch, s.dc_item);
+  plan.moved_bytes = (r.b_batched ? mul(r.batch, s.b_item) : s.b_item) + mul(r.batch * blocks, s.a_item + s.bias_item) +
+                     mul(r.batch, s.dc_item);
   finish(plan, r, chunks);
   return plan;
 }
@@ -271,7 +272,8 @@ StagingPlan plan_staging(const StagingRequest& r) {
     const std::size_t unit = s.a_item + (r.b_batched ? s.b_item : 0) + s.dc_item + s.bias_item;
     const std::size_t resident = r.b_batched ? 0 : s.b_item;
     const bool pipelined = unit <= r.target_bytes && resident + staging::max_slots * unit <= room;
-    if (resident + unit <= room && (pipelined || resident + mul(r.batch, unit) <= room)) return plan_batches(r, s, room);
+    if (resident + unit <= room && (pipelined || resident + mul(r.batch, unit) <= room))
+      return plan_batches(r, s, room);
   }
   // One entry's B fits with a row of A and D: B stays, the rows of A and D stream.
   if (s.b_item + s.a_row + mul(r.n, s.d_el) + s.bias_el <= room) return plan_rows(r, s, room);

@@ -46,7 +46,7 @@ StagingPlan check(const StagingRequest& r) {
       b_ready = true;
       EXPECT_GE(s.rows, 1);
       EXPECT_LE(static_cast<std::size_t>(s.rows) *
-                    (s.kind == StagingStep::Kind::resident_b ? static_cast<std::size_t>(s.cols) * r.b_element
+                    (s.kind == StagingStep::Kind::resident_b   ? static_cast<std::size_t>(s.cols) * r.b_element
                      : s.kind == StagingStep::Kind::resident_a ? static_cast<std::size_t>(r.k) * r.a_element
                                                                : r.d_element),
                 plan.piece_bytes);
@@ -153,8 +153,8 @@ TEST(MatmulStagingPlan, EveryPlanStaysWithinItsLimit) {
           for (std::size_t extra : {std::size_t{0}, std::size_t{1000}, std::size_t{50000}, std::size_t{1} << 22}) {
             StagingRequest r = request(m, n, 24, batch, 0, batch > 1, c, true, 8);
             r.limit = staging_minimum_limit(r) + extra;
-            SCOPED_TRACE(::testing::Message() << "m " << m << " n " << n << " batch " << batch << " c " << c << " extra "
-                                            << extra);
+            SCOPED_TRACE(::testing::Message()
+                         << "m " << m << " n " << n << " batch " << batch << " c " << c << " extra " << extra);
             (void)check(r);
           }
 }

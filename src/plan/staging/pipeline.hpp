@@ -32,10 +32,10 @@ struct HostPart {
 
 /// What one chunk moves. A side without a device pointer uses the engine's slot buffer.
 struct ChunkParts {
-  std::optional<HostPart> in;   ///< uploaded before the compute step
-  std::optional<HostPart> out;  ///< downloaded after it
-  void* in_device = nullptr;    ///< upload here instead of the slot buffer (cuplan::copy into a device tensor)
-  void* out_device = nullptr;   ///< download from here instead of the slot buffer
+  std::optional<HostPart> in;     ///< uploaded before the compute step
+  std::optional<HostPart> out;    ///< downloaded after it
+  void* in_device = nullptr;      ///< upload here instead of the slot buffer (cuplan::copy into a device tensor)
+  void* out_device = nullptr;     ///< download from here instead of the slot buffer
   std::vector<HostPart> more_in;  ///< further inputs of the chunk, each at its device_offset
   /// The upload overwrites memory that the compute steps of earlier chunks read (a block an operation keeps on
   /// the device across chunks, written through in_device): it waits for every compute step enqueued before it.
