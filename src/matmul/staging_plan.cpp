@@ -225,6 +225,7 @@ StagingPlan plan_a_rows(const StagingRequest& r, const Sizes& s, std::size_t roo
         bias.batch_begin = b;
         bias.row_begin = row;
         bias.rows = rows;
+        plan.piece_bytes = std::max(plan.piece_bytes, mul(rows, r.d_element));
         plan.steps.push_back(bias);
       }
       for (std::int64_t j = 0; j < chunks.count; ++j) add_tile(plan, b, 1, row, rows, chunks.begin(j), chunks.size(j));
