@@ -137,14 +137,14 @@ TEST(MatmulStagingSplit, BatchThatDoesNotDivideByTheChunk) {
 
 TEST(MatmulStagingSplit, BroadcastBAndRowsWithinAnEntry) {
   CUPLAN_REQUIRE_GPU();
-  // B (24 x 20) shared by 5 entries of A (37 x 24): B stays, whole entries stream.
+  // B (24 x 20) shared by 5 entries of A (37 x 24): B stays, one entry per tile.
   check_case<double>({.batch = {5},
                       .a_batch = {5},
                       .b_batch = {},
                       .m = 37,
                       .k = 24,
                       .n = 20,
-                      .limit = limit_with(24 * 20 * 8, 2 * 37 * 44 * 8)},
+                      .limit = limit_with(24 * 20 * 8, 37 * 44 * 8 + 256)},
                      1e-12);
   // One entry does not fit a slot: M is split within each entry (each entry's own B uploaded once).
   check_case<double>({.batch = {3},
@@ -178,16 +178,28 @@ TEST(MatmulStagingSplit, BAboveTheLimitSplitsN) {
 
 TEST(MatmulStagingSplit, CWithBetaIsSplitLikeD) {
   CUPLAN_REQUIRE_GPU();
-  check_case<double>({.batch = {5},
-                      .a_batch = {5},
-                      .b_batch = {5},
+  // 7 entries, two per tile (the last one alone): C travels with A and B in each tile's slot.
+  check_case<double>({.batch = {7},
+                      .a_batch = {7},
+                      .b_batch = {7},
                       .m = 19,
                       .k = 8,
                       .n = 11,
-                      .c_batch = Shape{5},
+                      .c_batch = Shape{7},
                       .alpha = 0.75,
                       .beta = 0.5,
-                      .limit = limit_with(0, 2 * (19 * 8 + 8 * 11 + 2 * 19 * 11) * 8)},
+                      .limit = limit_with(0, 2 * (19 * 8 + 8 * 11 + 2 * 19 * 11) * 8 + 256)},
+                     1e-12);
+  // B shared by 3 entries and split into blocks of its columns that stay while A's rows stream.
+  check_case<double>({.batch = {3},
+                      .a_batch = {3},
+                      .b_batch = {},
+                      .m = 33,
+                      .k = 64,
+                      .n = 97,
+                      .c_batch = Shape{3},
+                      .beta = 2.0,
+                      .limit = 40000},
                      1e-12);
   // C broadcast over the batch, with rows and N split.
   check_case<double>({.batch = {2},
@@ -209,16 +221,26 @@ TEST(MatmulStagingSplit, BiasWithGeluIsSplitAlongM) {
   // bias per row of D (length M); D column-major (the epilog's layout).
   check_case<float>({.m = 77, .k = 24, .n = 30, .epilog = Epilog::gelu_bias, .limit = limit_with(24 * 30 * 4, 1500)},
                     1e-5);
-  // One bias per batch entry, batch split; and with N split and C.
-  check_case<double>({.batch = {5},
-                      .a_batch = {5},
-                      .b_batch = {5},
+  // One bias per batch entry, 7 entries two per tile; N split with B's columns staying (bias with A's rows);
+  // N split with A's rows staying (bias in the resident block), with C.
+  check_case<double>({.batch = {7},
+                      .a_batch = {7},
+                      .b_batch = {7},
                       .m = 16,
                       .k = 8,
                       .n = 9,
                       .epilog = Epilog::gelu_bias,
                       .bias_per_entry = true,
-                      .limit = limit_with(0, 2 * (16 * 8 + 8 * 9 + 16 * 9 + 16) * 8)},
+                      .limit = limit_with(0, 2 * (16 * 8 + 8 * 9 + 16 * 9 + 16) * 8 + 256)},
+                     1e-12);
+  check_case<double>({.batch = {3},
+                      .a_batch = {3},
+                      .b_batch = {},
+                      .m = 33,
+                      .k = 64,
+                      .n = 97,
+                      .epilog = Epilog::gelu_bias,
+                      .limit = 40000},
                      1e-12);
   check_case<double>({.batch = {2},
                       .a_batch = {2},
