@@ -100,9 +100,10 @@ struct MatmulOptions {
   /// as a CUDA graph and then replayed, which costs the host about a microsecond instead of a cuBLASLt call's
   /// several. Same work, same stream order; false enqueues every call directly (docs/matmul.md, "Graph replay").
   bool graph_replay = true;
-  /// CUDA execution of host operands: the most device memory (bytes) one call may hold for them. 2-D products
-  /// without C, bias, epilog or conjugation are run chunk by chunk over the rows of A and D within this limit, B
-  /// uploaded once (docs/staging.md). 0: half the device memory free when the first execute runs.
+  /// CUDA execution of host operands: the most device memory (bytes) one call may hold for them. Products are run
+  /// tile by tile within this limit, split along the batch, the rows of A, C and D, and N when B does not fit;
+  /// those with an aux buffer, bias gradient, fp8 scaling or conjugation run unsplit and must fit it
+  /// (docs/staging.md). 0: half the device memory free when the first execute runs.
   std::size_t device_memory_limit = 0;
 };
 

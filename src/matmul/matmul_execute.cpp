@@ -179,16 +179,47 @@ Tensor MatmulImpl::execute_cpu(const MatmulExecuteOptions& options) {
   return device_d;
 }
 
-Tensor MatmulImpl::execute_staged(const MatmulExecuteOptions& options) {
+StagedOperands MatmulImpl::staged_operands() const {
+  StagedOperands o{operands_[slot_a].ref->view(), operands_[slot_b].ref->view(), std::nullopt, std::nullopt};
+  if (operands_[slot_c].ref) o.c = operands_[slot_c].ref->view();
+  if (operands_[slot_bias].ref) o.bias = operands_[slot_bias].ref->view();
+  return o;
+}
+
+void MatmulImpl::require_unsplit_fits(const char* reason) const {
+  const std::size_t limit = options_.device_memory_limit;
+  if (limit == 0) return;  // the default limit: the unsplit staging runs as it always has
+  const mm::EpilogTraits traits = mm::epilog_traits(problem_.epilog);
+  auto matrix = [&](int slot, const mm::MatrixLayout& layout) {
+    const TensorView& v = operands_[slot].ref->view();
+    return layout.needs_copy ? bytes_of(mm::dense_copy_shape(problem_.batch_shape, layout.rows, layout.cols), v.dtype())
+                             : bytes_of(v.shape(), v.dtype());
+  };
+  auto vector = [&](int slot) {
+    return operands_[slot].ref ? bytes_of(operands_[slot].ref->view().shape(), operands_[slot].ref->view().dtype())
+                               : std::size_t{0};
+  };
+  std::size_t need = matrix(slot_a, problem_.a) + matrix(slot_b, problem_.b) + vector(slot_bias) + vector(slot_aux) +
+                     bytes_of(problem_.result_shape, problem_.result_dtype) + lt_->workspace_bytes();
+  if (traits.aux_output) need += bytes_of(problem_.aux_shape, problem_.aux_dtype);
+  if (traits.bias_gradient) need += bytes_of(problem_.bias_gradient_shape, problem_.result_dtype);
+  if (need <= limit) return;
+  throw NotSupported(fmt::format(
+      "{}: device_memory_limit: {} bytes cannot hold this product unsplit ({} bytes of operands, result and "
+      "workspace), and its host operands cannot be split: {} (epilog {}); the minimum limit for this product is {} "
+      "bytes",
+      who_, limit, need, reason, to_string(problem_.epilog), need));
+}
+
+Tensor MatmulImpl::execute_staged(const MatmulExecuteOptions& options, const StagedOperands& operands) {
   const int device = target_.device;
   Phase phase(order_, streams_, target_, options.stream, options.after, "execute");
   const StreamRef stream = phase.stream();
-  if (!staged_) staged_ = std::make_unique<StagedMatmul>(options_, problem_, device, who_);
+  if (!staged_) staged_ = std::make_unique<StagedMatmul>(options_, problem_, operands, device, who_);
   // A new D is pinned (docs/staging.md): the download DMAs into it, no fresh pageable pages to fault in.
   Tensor d = options.out ? Tensor::wrap(*options.out)
                          : empty_host_result(problem_.result_shape, problem_.result_strides, problem_.result_dtype);
-  staged_->execute(operands_[slot_a].ref->view(), operands_[slot_b].ref->view(), d.view(), options_.alpha,
-                   options_.beta, stream);
+  staged_->execute(operands, d.view(), options_.alpha, options_.beta, stream);
   aux_out_ = Tensor();
   bias_gradient_out_ = Tensor();
   if (options.release_workspace) staged_->release();
@@ -198,10 +229,14 @@ Tensor MatmulImpl::execute_staged(const MatmulExecuteOptions& options) {
 }
 
 Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
-  // Host operands of the products the staging engine covers: chunk by chunk within device_memory_limit.
-  if (target_.host_operands &&
-      StagedMatmul::eligible(problem_, operands_[slot_a].ref->view(), operands_[slot_b].ref->view()))
-    return execute_staged(options);
+  // Host operands: chunk by chunk within device_memory_limit, unless the product cannot be split; then the unsplit
+  // staging below, when it fits an explicit limit.
+  if (target_.host_operands) {
+    const StagedOperands operands = staged_operands();
+    const char* reason = StagedMatmul::unsplittable(problem_, operands);
+    if (reason == nullptr) return execute_staged(options, operands);
+    require_unsplit_fits(reason);
+  }
   const int device = target_.device;
   // cuBLASLt runs on the current device, which the phase makes the target's.
   Phase phase(order_, streams_, target_, options.stream, options.after, "execute");

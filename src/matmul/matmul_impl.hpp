@@ -110,7 +110,11 @@ class MatmulImpl : public CachedPlan {
   Tensor aux_out_, bias_gradient_out_;
   GraphReplay replay_;                    ///< repeated identical executes replayed as one graph launch
   std::unique_ptr<StagedMatmul> staged_;  ///< host operands through the staging engine (made at the first execute)
-  Tensor execute_staged(const MatmulExecuteOptions& options);
+  Tensor execute_staged(const MatmulExecuteOptions& options, const StagedOperands& operands);
+  StagedOperands staged_operands() const;
+  /// Host operands that cannot be split (`reason`) run unsplit: NotSupported naming the reason and the minimum
+  /// limit when that needs more than an explicit device_memory_limit.
+  void require_unsplit_fits(const char* reason) const;
 };
 
 }  // namespace cuplan::detail

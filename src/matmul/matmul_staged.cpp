@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
+#include <vector>
 
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
@@ -13,25 +15,51 @@ namespace cuplan::detail {
 
 namespace {
 
-// Slots start on 256-byte boundaries so that every slot has the alignment class the inner plans were made for.
-std::size_t round_up(std::size_t bytes) noexcept {
-  return (bytes + 255) / 256 * 256;
-}
+using Kind = mm::StagingStep::Kind;
 
 // What an inner product may use as cuBLASLt workspace: the outer object's memory_limit (0: 32 MiB, as planning).
 std::size_t workspace_reserve(const MatmulOptions& options) noexcept {
   return options.memory_limit != 0 ? options.memory_limit : std::size_t{32} << 20;
 }
 
-}  // namespace
+// Element strides of a host operand against the flattened full shape (batch, rows, cols): one batch stride.
+struct Walk {
+  std::int64_t batch = 0, row = 0, col = 0;
+};
 
-bool StagedMatmul::eligible(const mm::Problem& problem, const TensorView& a, const TensorView& b) noexcept {
-  return a.ndim() == 2 && b.ndim() == 2 && problem.batch_count == 1 && !problem.has_c && !problem.has_bias &&
-         !problem.has_aux && problem.epilog == Epilog::none && !problem.a_dtype.is_fp8() && !problem.conjugate_a &&
-         !problem.conjugate_b && problem.m > 0 && problem.n > 0 && problem.k > 0;
+Walk walk_of(const Shape& batch_shape, const Strides& full) {
+  const int nb = batch_shape.size();
+  return Walk{mm::flat_batch_stride(batch_shape, full), full[nb], full[nb + 1]};
 }
 
-StagedMatmul::StagedMatmul(const MatmulOptions& options, const mm::Problem& problem, int device, const char* who)
+// A host view of `v`'s memory `offset` elements in.
+TensorView host_block(const TensorView& v, std::int64_t offset, const Shape& shape, const Strides& strides) {
+  return TensorView(static_cast<std::byte*>(v.data()) + offset * static_cast<std::int64_t>(v.dtype().size()), v.dtype(),
+                    shape, strides, Device::cpu(), v.memory_space());
+}
+
+void* at(void* base, std::size_t bytes) noexcept {
+  return static_cast<std::byte*>(base) + bytes;
+}
+
+// A matrix stack of nb entries, or one matrix when nb == 1 (the inner products are 2-D then).
+Shape stack(std::int64_t nb, std::int64_t rows, std::int64_t cols) {
+  return nb > 1 ? Shape{nb, rows, cols} : Shape{rows, cols};
+}
+
+}  // namespace
+
+const char* StagedMatmul::unsplittable(const mm::Problem& p, const StagedOperands& o) noexcept {
+  if (p.m == 0 || p.n == 0 || p.k == 0) return "it is empty (M, N or K is 0)";
+  bool collapsible = mm::flat_batch_stride(p.batch_shape, mm::matrix_operand_strides(o.a, p.batch_shape, true)) >= 0 &&
+                     mm::flat_batch_stride(p.batch_shape, mm::matrix_operand_strides(o.b, p.batch_shape, false)) >= 0 &&
+                     mm::flat_batch_stride(p.batch_shape, p.d_strides) >= 0;
+  if (p.has_c) collapsible = collapsible && mm::flat_batch_stride(p.batch_shape, p.c_strides) >= 0;
+  return mm::unsplittable_reason(p, collapsible);
+}
+
+StagedMatmul::StagedMatmul(const MatmulOptions& options, const mm::Problem& problem, const StagedOperands& operands,
+                           int device, const char* who)
     : options_(options), problem_(problem), device_(device), who_(who) {
   options_.c.reset();
   options_.bias.reset();
@@ -47,142 +75,211 @@ StagedMatmul::StagedMatmul(const MatmulOptions& options, const mm::Problem& prob
     CUPLAN_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     limit_ = staging::default_limit(free_bytes);
   }
-  b_bytes_ = round_up(static_cast<std::size_t>(problem.k * problem.n) * problem.b_dtype.size());
-  a_row_bytes_ = static_cast<std::size_t>(problem.k) * problem.a_dtype.size();
-  d_row_bytes_ = static_cast<std::size_t>(problem.n) * problem.result_dtype.size();
-  workspace_bytes_ = workspace_reserve(options);
-  const std::size_t fixed = b_bytes_ + workspace_bytes_;
-  const std::size_t minimum = fixed + round_up(a_row_bytes_) + round_up(d_row_bytes_);
-  if (b_bytes_ + workspace_bytes_ > limit_)
-    throw NotSupported(fmt::format(
-        "{}: device_memory_limit: B ({} x {} {}) needs {} bytes on the device next to {} of workspace, more than the "
-        "limit of {} bytes; splitting N is not supported, the minimum limit for this product is {} bytes",
-        who, problem.k, problem.n, problem.b_dtype.name(), b_bytes_, workspace_bytes_, limit_, minimum));
-  // A row of A and of D, each slot rounded up: count the rounding once per slot as part of a row's cost.
-  staging::ChunkRequest request{problem.m, a_row_bytes_ + d_row_bytes_, fixed + 2 * 256 * staging::max_slots,
-                                limit_,    staging::target_chunk_bytes, who};
-  if (limit_ < request.fixed_bytes + request.unit_bytes)
-    throw InvalidArgument(fmt::format(
-        "{}: device_memory_limit: {} bytes cannot hold one row of A and D ({} bytes) next to B ({}) and the "
-        "workspace ({}); the smallest limit that works is {} bytes",
-        who, limit_, a_row_bytes_ + d_row_bytes_, b_bytes_, workspace_bytes_,
-        request.fixed_bytes + request.unit_bytes));
-  chunks_ = staging::plan_chunks(request);
+  mm::StagingRequest request;
+  request.m = problem.m;
+  request.n = problem.n;
+  request.k = problem.k;
+  request.batch = problem.batch_count;
+  request.b_batched =
+      problem.batch_count > 1 &&
+      walk_of(problem.batch_shape, mm::matrix_operand_strides(operands.b, problem.batch_shape, false)).batch != 0;
+  request.a_element = problem.a_dtype.size();
+  request.b_element = problem.b_dtype.size();
+  request.d_element = problem.result_dtype.size();
+  request.c = problem.has_c;
+  request.bias = problem.has_bias;
+  request.workspace = workspace_reserve(options);
+  request.limit = limit_;
+  request.who = who;
+  plan_ = mm::plan_staging(request);
 }
 
 StagedMatmul::~StagedMatmul() {
   release();  // the inner products first: their memory is ordered on the pipeline's streams
 }
 
-void StagedMatmul::plan_inner(std::unique_ptr<MatmulImpl>& inner, std::int64_t rows, StreamRef s) {
-  if (inner) return;
+MatmulImpl& StagedMatmul::inner(const TileShape& shape, StreamRef s) {
+  std::unique_ptr<MatmulImpl>& slot = inner_[shape];
+  if (slot) return *slot;
+  const auto [nb, rows, cols] = shape;
   // Planned on stand-in device views: planning reads their layout and alignment class only, and every slot the
   // pipeline later hands in is 256-byte aligned like this address.
   void* const stand_in = reinterpret_cast<void*>(std::uintptr_t{1} << 20);
-  const Shape a_shape{rows, problem_.k}, b_shape{problem_.k, problem_.n};
-  const TensorView a(stand_in, problem_.a_dtype, a_shape, row_major_strides(a_shape), Device::cuda(device_),
-                     MemorySpace::device);
-  const TensorView b(stand_in, problem_.b_dtype, b_shape, row_major_strides(b_shape), Device::cuda(device_),
-                     MemorySpace::device);
-  auto made = std::make_unique<MatmulImpl>(TensorRef(a), TensorRef(b), options_, who_);
+  const bool b_in_stack = plan_.b_in_slot && nb > 1;  // a batched B travels with its entries
+  const Shape a_shape = stack(nb, rows, problem_.k), b_shape = stack(b_in_stack ? nb : 1, problem_.k, cols);
+  MatmulOptions options = options_;
+  const Shape d_shape = stack(nb, rows, cols);
+  if (problem_.has_c)
+    options.c = TensorRef(mm::device_view(stand_in, problem_.result_dtype, d_shape,
+                                          mm::matrix_stack_strides(d_shape, problem_.swapped), device_));
+  if (problem_.has_bias) {
+    const Shape bias_shape = problem_.bias_batch_stride != 0 && nb > 1 ? Shape{nb, rows} : Shape{rows};
+    options.bias = TensorRef(mm::dense_view(stand_in, problem_.result_dtype, bias_shape, device_));
+  }
+  auto made = std::make_unique<MatmulImpl>(TensorRef(mm::dense_view(stand_in, problem_.a_dtype, a_shape, device_)),
+                                           TensorRef(mm::dense_view(stand_in, problem_.b_dtype, b_shape, device_)),
+                                           options, who_);
   MatmulPlanOptions plan;
   plan.stream = s;
   made->plan(plan);
   made->release_operand();
-  inner = std::move(made);
+  slot = std::move(made);
+  return *slot;
 }
 
-void StagedMatmul::execute(const TensorView& a, const TensorView& b, const TensorView& d, std::complex<double> alpha,
+void StagedMatmul::execute(const StagedOperands& o, const TensorView& d, std::complex<double> alpha,
                            std::complex<double> beta, StreamRef s) {
-  const Shape b_shape{problem_.k, problem_.n};
-  b_device_.ensure(b_bytes_, device_, s);
+  const mm::Problem& p = problem_;
   options_.alpha = alpha;
   options_.beta = beta;
-  plan_inner(full_, chunks_.chunk, s);
-  if (chunks_.last != chunks_.chunk) plan_inner(last_, chunks_.last, s);
-  for (MatmulImpl* inner : {full_.get(), last_.get()})
-    if (inner != nullptr) inner->set_scalars(alpha, beta);
+  const Walk wa = walk_of(p.batch_shape, mm::matrix_operand_strides(o.a, p.batch_shape, true));
+  const Walk wb = walk_of(p.batch_shape, mm::matrix_operand_strides(o.b, p.batch_shape, false));
+  const Walk wd = walk_of(p.batch_shape, p.d_strides);
+  const Walk wc = p.has_c ? walk_of(p.batch_shape, p.c_strides) : Walk{};
+  const std::int64_t bias_batch = p.bias_batch_stride;
+  const mm::StagingPlan& plan = plan_;
+  const bool a_rows = plan.schedule == mm::StagingSchedule::a_rows;
+  const bool b_in_stack = plan.b_in_slot;
+
+  void* resident = resident_.ensure(plan.resident_bytes, device_, s);
+  // The inner products of every tile shape, planned before the pipeline starts (on the caller's stream).
+  std::set<TileShape> shapes;
+  for (const mm::StagingStep& step : plan.steps)
+    if (step.kind == Kind::tile) shapes.insert({step.batches, step.rows, step.cols});
+  for (const TileShape& shape : shapes) inner(shape, s).set_scalars(alpha, beta);
+  // Several inner products: each gives its workspace back after its tile (stream-ordered on the compute stream,
+  // where the next one takes it again), so that one workspace reserve is held at a time.
+  const bool release_workspace = inner_.size() > 1;
+
+  // The host side of every step: a resident block written through `in_device`, or a tile's slot parts.
+  auto resident_part = [&](const mm::StagingStep& step, staging::ChunkParts& parts) {
+    parts.after_computes = true;
+    if (step.kind == Kind::resident_b) {
+      const Shape shape{step.rows, step.cols};
+      parts.in = staging::HostPart{
+          host_block(o.b, step.batch_begin * wb.batch + step.row_begin * wb.row + step.col_begin * wb.col, shape,
+                     Strides{wb.row, wb.col}),
+          row_major_strides(shape)};
+      parts.in_device = at(resident, static_cast<std::size_t>(step.block_row * step.cols) * p.b_dtype.size());
+    } else if (step.kind == Kind::resident_a) {
+      const Shape shape{step.rows, p.k};
+      parts.in = staging::HostPart{
+          host_block(o.a, step.batch_begin * wa.batch + step.row_begin * wa.row, shape, Strides{wa.row, wa.col}),
+          row_major_strides(shape)};
+      parts.in_device = at(resident, static_cast<std::size_t>(step.block_row * p.k) * p.a_dtype.size());
+    } else {  // resident_bias
+      parts.in = staging::HostPart{
+          host_block(*o.bias, step.batch_begin * bias_batch + step.row_begin, Shape{step.rows}, Strides{1}),
+          Strides{1}};
+      parts.in_device = at(resident, plan.resident_bias);
+    }
+  };
+  auto tile_parts = [&](const mm::StagingStep& t, staging::ChunkParts& parts) {
+    const std::int64_t nb = t.batches;
+    const Shape d_shape{nb, t.rows, t.cols};
+    const Strides d_device = mm::matrix_stack_strides(d_shape, p.swapped);
+    if (a_rows) {  // the streamed block is B's columns
+      const Shape shape{p.k, t.cols};
+      parts.in = staging::HostPart{
+          host_block(o.b, t.batch_begin * wb.batch + t.col_begin * wb.col, shape, Strides{wb.row, wb.col}),
+          row_major_strides(shape)};
+    } else {
+      const Shape shape{nb, t.rows, p.k};
+      parts.in = staging::HostPart{
+          host_block(o.a, t.batch_begin * wa.batch + t.row_begin * wa.row, shape, Strides{wa.batch, wa.row, wa.col}),
+          row_major_strides(shape)};
+    }
+    if (b_in_stack) {
+      const Shape shape{nb, p.k, t.cols};
+      parts.more_in.push_back({host_block(o.b, t.batch_begin * wb.batch, shape, Strides{wb.batch, wb.row, wb.col}),
+                               row_major_strides(shape), plan.slot_b});
+    }
+    if (p.has_c)
+      parts.more_in.push_back({host_block(*o.c, t.batch_begin * wc.batch + t.row_begin * wc.row + t.col_begin * wc.col,
+                                          d_shape, Strides{wc.batch, wc.row, wc.col}),
+                               d_device, plan.slot_c});
+    if (p.has_bias && !a_rows) {
+      const bool per_entry = bias_batch != 0 && nb > 1;
+      const Shape shape = per_entry ? Shape{nb, t.rows} : Shape{t.rows};
+      parts.more_in.push_back({host_block(*o.bias, t.batch_begin * bias_batch + t.row_begin, shape,
+                                          per_entry ? Strides{bias_batch, 1} : Strides{1}),
+                               row_major_strides(shape), plan.slot_bias});
+    }
+    parts.out = staging::HostPart{host_block(d, t.batch_begin * wd.batch + t.row_begin * wd.row + t.col_begin * wd.col,
+                                             d_shape, Strides{wd.batch, wd.row, wd.col}),
+                                  d_device};
+  };
+
+  // One tile (small operands): the resident blocks are copied on the caller's stream and the tile takes the
+  // engine's direct path. Several: every step goes through the pipeline, so that the host packs the next block
+  // while the previous one uploads.
+  std::vector<const mm::StagingStep*> chunks;
+  for (const mm::StagingStep& step : plan.steps) {
+    if (plan.tiles == 1 && step.kind != Kind::tile) {
+      staging::ChunkParts parts;
+      resident_part(step, parts);
+      const TensorView& host = parts.in->host;
+      copy(host, mm::device_view(parts.in_device, host.dtype(), host.shape(), parts.in->device_strides, device_), s);
+      continue;
+    }
+    chunks.push_back(&step);
+  }
 
   staging::PipelineRun run;
   run.device = device_;
   run.caller = s;
-  run.slots = chunks_.slots;
-  run.in_slot_bytes = round_up(static_cast<std::size_t>(chunks_.chunk) * a_row_bytes_);
-  run.out_slot_bytes = round_up(static_cast<std::size_t>(chunks_.chunk) * d_row_bytes_);
-  run.in_host_bytes = run.in_slot_bytes;
-  run.out_host_bytes = run.out_slot_bytes;
-  // Several chunks: B goes first through the pipeline too, in chunks of its rows on the upload stream, so that the
-  // host packs B's next rows while the previous ones upload and A's first chunks follow at once (uploading B whole
-  // on the caller's stream first would serialise its host copy and its DMA ahead of everything). The compute
-  // stream passes each B chunk's upload in order, so the first product starts after all of B. One chunk (small
-  // operands): B is copied on the caller's stream and the chunk takes the direct path.
-  const std::size_t b_row_bytes = static_cast<std::size_t>(problem_.n) * problem_.b_dtype.size();
-  std::int64_t b_rows = 0, b_chunks = 0;
-  if (chunks_.count > 1) {
-    b_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(run.in_slot_bytes / b_row_bytes));
-    b_chunks = (problem_.k + b_rows - 1) / b_rows;
-    run.in_host_bytes = std::max(run.in_host_bytes, static_cast<std::size_t>(b_rows) * b_row_bytes);
-  } else {
-    copy(b,
-         TensorView(b_device_.data(), problem_.b_dtype, b_shape, row_major_strides(b_shape), Device::cuda(device_),
-                    MemorySpace::device),
-         s);
-  }
-  run.chunks = b_chunks + chunks_.count;
-  // The device layout of D's rows: the inner product's planned result strides for `rows` rows.
-  auto inner_of = [&](std::int64_t rows) -> MatmulImpl& { return rows == chunks_.chunk ? *full_ : *last_; };
-  auto d_strides = [&](std::int64_t rows) { return inner_of(rows).problem().result_strides; };
+  run.chunks = static_cast<std::int64_t>(chunks.size());
+  run.slots = plan.slots;
+  run.in_slot_bytes = plan.in_slot_bytes;
+  run.out_slot_bytes = plan.out_slot_bytes;
+  run.in_host_bytes = plan.piece_bytes;
+  run.out_host_bytes = plan.out_slot_bytes;
   run.parts = [&](std::int64_t c) {
     staging::ChunkParts parts;
-    if (c < b_chunks) {  // rows [begin, begin + rows) of B, into their place in the dense device copy of B
-      const std::int64_t begin = c * b_rows, rows = std::min(b_rows, problem_.k - begin);
-      parts.in = staging::HostPart{
-          TensorView(
-              static_cast<std::byte*>(b.data()) + begin * b.strides()[0] * static_cast<std::int64_t>(b.dtype().size()),
-              b.dtype(), Shape{rows, problem_.n}, b.strides(), Device::cpu(), b.memory_space()),
-          row_major_strides(Shape{rows, problem_.n})};
-      parts.in_device = static_cast<std::byte*>(b_device_.data()) + static_cast<std::size_t>(begin) * b_row_bytes;
-      return parts;
-    }
-    const std::int64_t i = c - b_chunks, begin = chunks_.begin(i), rows = chunks_.size(i);
-    parts.in =
-        staging::HostPart{TensorView(static_cast<std::byte*>(a.data()) +
-                                         begin * a.strides()[0] * static_cast<std::int64_t>(a.dtype().size()),
-                                     a.dtype(), Shape{rows, problem_.k}, a.strides(), Device::cpu(), a.memory_space()),
-                          row_major_strides(Shape{rows, problem_.k})};
-    parts.out =
-        staging::HostPart{TensorView(static_cast<std::byte*>(d.data()) +
-                                         begin * d.strides()[0] * static_cast<std::int64_t>(d.dtype().size()),
-                                     d.dtype(), Shape{rows, problem_.n}, d.strides(), Device::cpu(), d.memory_space()),
-                          d_strides(rows)};
+    const mm::StagingStep& step = *chunks[static_cast<std::size_t>(c)];
+    if (step.kind == Kind::tile)
+      tile_parts(step, parts);
+    else
+      resident_part(step, parts);
     return parts;
   };
   run.compute = [&](std::int64_t c, void* in, void* out, cudaStream_t stream) {
-    if (c < b_chunks) return;  // an upload of B only: the compute stream just passes its event
-    const std::int64_t rows = chunks_.size(c - b_chunks);
-    const Shape a_shape{rows, problem_.k}, d_shape{rows, problem_.n};
-    const TensorView a_chunk(in, problem_.a_dtype, a_shape, row_major_strides(a_shape), Device::cuda(device_),
-                             MemorySpace::device);
-    const TensorView d_chunk(out, problem_.result_dtype, d_shape, d_strides(rows), Device::cuda(device_),
-                             MemorySpace::device);
-    MatmulImpl& inner = inner_of(rows);
+    const mm::StagingStep& t = *chunks[static_cast<std::size_t>(c)];
+    if (t.kind != Kind::tile) return;  // a resident upload: the compute stream just passes its event
+    const std::int64_t nb = t.batches;
+    MatmulImpl& product = inner({nb, t.rows, t.cols}, StreamRef(stream));
+    const Shape d_shape = stack(nb, t.rows, t.cols);
     MatmulOperands operands;
-    operands.a = TensorRef(a_chunk);
-    operands.b = TensorRef(TensorView(b_device_.data(), problem_.b_dtype, b_shape, row_major_strides(b_shape),
-                                      Device::cuda(device_), MemorySpace::device));
-    inner.adopt_operands(std::move(operands));
+    if (a_rows) {
+      operands.a = TensorRef(mm::dense_view(resident, p.a_dtype, Shape{t.rows, p.k}, device_));
+      operands.b = TensorRef(mm::dense_view(in, p.b_dtype, Shape{p.k, t.cols}, device_));
+    } else {
+      operands.a = TensorRef(mm::dense_view(in, p.a_dtype, stack(nb, t.rows, p.k), device_));
+      operands.b =
+          TensorRef(b_in_stack ? mm::dense_view(at(in, plan.slot_b), p.b_dtype, stack(nb, p.k, t.cols), device_)
+                               : mm::dense_view(resident, p.b_dtype, Shape{p.k, t.cols}, device_));
+    }
+    if (p.has_c)
+      operands.c = TensorRef(mm::device_view(at(in, plan.slot_c), p.result_dtype, d_shape,
+                                             mm::matrix_stack_strides(d_shape, p.swapped), device_));
+    if (p.has_bias) {
+      const Shape bias_shape = bias_batch != 0 && nb > 1 ? Shape{nb, t.rows} : Shape{t.rows};
+      operands.bias = TensorRef(mm::dense_view(a_rows ? at(resident, plan.resident_bias) : at(in, plan.slot_bias),
+                                               p.result_dtype, bias_shape, device_));
+    }
+    product.adopt_operands(std::move(operands));
     MatmulExecuteOptions execute;
     execute.stream = StreamRef(stream);
-    execute.out = d_chunk;
-    (void)inner.execute(execute);
+    execute.out = mm::device_view(out, p.result_dtype, product.result_shape(), product.result_strides(), device_);
+    execute.release_workspace = release_workspace;
+    (void)product.execute(execute);
   };
   pipeline_.run(run);
 }
 
 void StagedMatmul::release() noexcept {
-  full_.reset();
-  last_.reset();
-  b_device_.release();
+  inner_.clear();
+  resident_.release();
   pipeline_.release();
 }
 

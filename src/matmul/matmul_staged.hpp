@@ -1,17 +1,21 @@
 #pragma once
-// Matmul over host operands with CUDA execution, through the staging engine (docs/staging.md): B is uploaded once
-// (through the pipeline, in chunks of its rows, when there are several chunks), the rows of A and D are split into
-// chunks within MatmulOptions::device_memory_limit, and each chunk is a device product run by an inner Matmul
-// planned for the chunk's shape (a second one for a shorter last chunk).
+// Matmul over host operands with CUDA execution, through the staging engine (docs/staging.md): the product is cut
+// by mm::plan_staging into tiles within MatmulOptions::device_memory_limit (whole batch entries, rows of A and D,
+// and blocks of N when B does not fit), with the block that later tiles share (B, a block of B's columns, or a
+// block of A's rows) kept on the device between them. Each tile is a device product with C, bias and the
+// element-wise epilog, run by an inner Matmul planned for the tile's shape.
 
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <tuple>
 
 #include "cuplan/matmul.hpp"
 #include "matmul/planner.hpp"
-#include "plan/staging/chunking.hpp"
+#include "matmul/staging_plan.hpp"
 #include "plan/staging/pipeline.hpp"
 #include "plan/stateful.hpp"
 
@@ -19,39 +23,45 @@ namespace cuplan::detail {
 
 class MatmulImpl;
 
+/// The host operands of one execute, as the planned views (C and bias absent when the product has none).
+struct StagedOperands {
+  TensorView a, b;
+  std::optional<TensorView> c, bias;
+};
+
 class StagedMatmul {
  public:
-  /// The products this path takes: 2-D A and B, no C, no bias, no epilog, no fp8 scaling, no conjugation (an
-  /// inner product would copy a conjugated operand outside the limit). Others keep the
-  /// whole-operand staging of MatmulImpl::stage.
-  static bool eligible(const mm::Problem& problem, const TensorView& a, const TensorView& b) noexcept;
-  /// `options`: the outer object's options (their operands are not used). NotSupported when B alone does not fit
-  /// the limit (this path splits M only); InvalidArgument when the limit cannot hold one row of A and D
-  /// next to B and the workspace (both name the minimum).
-  StagedMatmul(const MatmulOptions& options, const mm::Problem& problem, int device, const char* who);
+  /// Why this path cannot split the product (nullptr when it can; then the unsplit staging of MatmulImpl runs).
+  static const char* unsplittable(const mm::Problem& problem, const StagedOperands& operands) noexcept;
+  /// `options`: the outer object's options (their operands are not used). InvalidArgument naming the smallest
+  /// limit that works when the limit cannot hold one row of A, one column of B and one element of D (and C).
+  /// `operands`: the planned host views (their batch strides decide whether B is shared by every batch entry).
+  StagedMatmul(const MatmulOptions& options, const mm::Problem& problem, const StagedOperands& operands, int device,
+               const char* who);
   ~StagedMatmul();
   StagedMatmul(const StagedMatmul&) = delete;
   StagedMatmul& operator=(const StagedMatmul&) = delete;
 
-  /// D = alpha A B (+ nothing) for host A, B and host D (the planned result layout); returns when D is on the host.
-  void execute(const TensorView& a, const TensorView& b, const TensorView& d, std::complex<double> alpha,
+  /// D = epilog(alpha A B + beta C (+ bias)) for host operands and host D (the planned result layout); returns
+  /// when D is on the host.
+  void execute(const StagedOperands& operands, const TensorView& d, std::complex<double> alpha,
                std::complex<double> beta, StreamRef s);
   void release() noexcept;
-  std::int64_t chunk_count() const noexcept { return chunks_.count; }
+  const mm::StagingPlan& plan() const noexcept { return plan_; }
 
  private:
-  /// The inner device product for chunks of `rows` rows, planned on `s` at first use.
-  void plan_inner(std::unique_ptr<MatmulImpl>& inner, std::int64_t rows, StreamRef s);
+  using TileShape = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // batches, rows, cols
+  /// The inner device product for tiles of this shape, planned on `s` at first use.
+  MatmulImpl& inner(const TileShape& shape, StreamRef s);
 
   MatmulOptions options_;
   mm::Problem problem_;
   int device_ = 0;
   const char* who_;
   std::size_t limit_ = 0;
-  std::size_t b_bytes_ = 0, a_row_bytes_ = 0, d_row_bytes_ = 0, workspace_bytes_ = 0;
-  staging::ChunkPlan chunks_;
-  std::unique_ptr<MatmulImpl> full_, last_;  // planned at the first execute; operands are the slots' memory
-  DeviceBuffer b_device_;
+  mm::StagingPlan plan_;
+  std::map<TileShape, std::unique_ptr<MatmulImpl>> inner_;  // operands are the slots' memory
+  DeviceBuffer resident_;
   staging::StagingPipeline pipeline_;
 };
 

@@ -46,10 +46,11 @@ void check_staged(std::int64_t m, std::int64_t k, std::int64_t n, bool a_row_maj
   EXPECT_LT(std::sqrt(num / den), tolerance);
 }
 
-// B bytes + workspace cap + slot rounding, plus room for `rows` rows of A and D in three slots.
+// B bytes + workspace cap + alignment padding (256 bytes for each of 17 parts), plus room for `rows` rows of A
+// and D in three slots.
 std::size_t limit_for(std::int64_t k, std::int64_t n, std::size_t element, std::int64_t rows) {
   const std::size_t b = (static_cast<std::size_t>(k * n) * element + 255) / 256 * 256;
-  return b + workspace_cap + 2 * 256 * 3 + 3 * static_cast<std::size_t>(rows * (k + n)) * element;
+  return b + workspace_cap + 256 * 17 + 3 * static_cast<std::size_t>(rows * (k + n)) * element;
 }
 
 TEST(MatmulStaging, RowsThatDoNotDivideByTheChunk) {
@@ -70,37 +71,30 @@ TEST(MatmulStaging, UnderTheDefaultLimitIsOneChunk) {
   check_staged<float>(64, 64, 64, true, true, std::size_t{1} << 30, 1e-5);
 }
 
-TEST(MatmulStaging, BAboveTheLimitIsNotSupportedNamingTheMinimum) {
+TEST(MatmulStaging, BAboveTheLimitSplitsN) {
   CUPLAN_REQUIRE_GPU();
-  HostMatrix<float> a({}, 8, 256), b({}, 256, 256);
-  Matmul mm(a.view(), b.view(),
-            {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = 100000});
-  mm.plan();
-  try {
-    (void)mm.execute();
-    FAIL() << "expected NotSupported";
-  } catch (const NotSupported& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("device_memory_limit"), std::string::npos) << message;
-    EXPECT_NE(message.find("minimum limit"), std::string::npos) << message;
-  }
+  // B (256 x 256 f32, 256 KiB) above a 100 KB limit: blocks of N as well as of M.
+  check_staged<float>(8, 256, 256, true, true, 100000, 1e-5);
+  check_staged<float>(300, 256, 256, false, true, 100000, 1e-5);
 }
 
-TEST(MatmulStaging, LimitWithoutRoomForARowIsInvalidNamingTheSmallest) {
+TEST(MatmulStaging, LimitWithoutRoomForARowAndAColumnIsInvalidNamingTheSmallest) {
   CUPLAN_REQUIRE_GPU();
   HostMatrix<float> a({}, 8, 1024), b({}, 1024, 4);
-  // B (16 KiB) and the workspace fit; one row of A and D (4112 bytes) does not.
-  const std::size_t limit = 16384 + workspace_cap + 100;
+  // One row of A (4096 bytes), one column of B (4096) and one element of D (4) next to the workspace (4096) and
+  // the alignment padding (256 x 17 = 4352): 16644 bytes; one byte less cannot run.
+  const std::size_t smallest = 4096 + 4096 + 4 + workspace_cap + 4352;
   Matmul mm(a.view(), b.view(),
-            {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = limit});
+            {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = smallest - 1});
   mm.plan();
   try {
     (void)mm.execute();
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("smallest limit that works"), std::string::npos) << message;
+    EXPECT_NE(message.find("smallest limit that works is " + std::to_string(smallest)), std::string::npos) << message;
   }
+  check_staged<float>(8, 1024, 4, true, true, smallest, 1e-5);
 }
 
 TEST(MatmulStaging, BRowsWiderThanAnAChunk) {

@@ -39,6 +39,43 @@ void* offset(void* base, std::size_t bytes, int slot) noexcept {
   return base == nullptr ? nullptr : static_cast<std::byte*>(base) + static_cast<std::size_t>(slot) * bytes;
 }
 
+void* at(void* base, std::size_t bytes) noexcept {
+  return static_cast<std::byte*>(base) + bytes;
+}
+
+// Every input part of a chunk: `in` first, then `more_in`.
+template <class F>
+void for_each_input(const ChunkParts& p, F&& f) {
+  if (p.in) f(*p.in);
+  for (const HostPart& part : p.more_in) f(part);
+}
+
+bool has_input(const ChunkParts& p) noexcept {
+  return p.in.has_value() || !p.more_in.empty();
+}
+
+bool packs_input(const ChunkParts& p) noexcept {
+  bool packs = false;
+  for_each_input(p, [&](const HostPart& part) { packs = packs || !direct(part); });
+  return packs;
+}
+
+// Packs the pageable inputs into `pinned` (at their offsets; null when none is packed).
+void pack_inputs(const ChunkParts& p, void* pinned) noexcept {
+  for_each_input(p, [&](const HostPart& part) {
+    if (!direct(part)) pack(part, at(pinned, part.device_offset));
+  });
+}
+
+// One DMA per input part into `device` at its offset, from the pinned slot or from the pinned operand itself.
+void upload_inputs(const ChunkParts& p, void* device, void* pinned, cudaStream_t stream) {
+  for_each_input(p, [&](const HostPart& part) {
+    const void* src = direct(part) ? part.host.data() : at(pinned, part.device_offset);
+    CUPLAN_CUDA_CHECK(
+        cudaMemcpyAsync(at(device, part.device_offset), src, part_bytes(part), cudaMemcpyHostToDevice, stream));
+  });
+}
+
 }  // namespace
 
 StagingPipeline::~StagingPipeline() {
@@ -101,14 +138,14 @@ void StagingPipeline::run_direct(const PipelineRun& run) {
   void* din = p.in_device != nullptr ? p.in_device : in_device_.data();
   void* dout = p.out_device != nullptr ? p.out_device : (run.out_slot_bytes > 0 ? out_device_.data() : din);
   try {
-    if (p.in) {
-      const void* src = p.in->host.data();
-      if (!direct(*p.in)) {
+    if (has_input(p)) {
+      void* pinned = nullptr;
+      if (packs_input(p)) {
         in_ring_.ensure(1, run.in_host_bytes);
-        pack(*p.in, in_ring_.slot(0));
-        src = in_ring_.slot(0);
+        pinned = in_ring_.slot(0);
+        pack_inputs(p, pinned);
       }
-      CUPLAN_CUDA_CHECK(cudaMemcpyAsync(din, src, part_bytes(*p.in), cudaMemcpyHostToDevice, s));
+      upload_inputs(p, din, pinned, s);
     }
     if (run.compute) run.compute(0, din, dout, s);
     void* staged_out = nullptr;
@@ -136,7 +173,7 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
   bool ring_in = false, ring_out = false;
   for (std::int64_t i = 0; i < run.chunks; ++i) {
     parts.push_back(run.parts(i));
-    ring_in = ring_in || (parts.back().in && !direct(*parts.back().in));
+    ring_in = ring_in || packs_input(parts.back());
     ring_out = ring_out || (parts.back().out && !direct(*parts.back().out));
   }
   if (ring_in) in_ring_.ensure(slots, run.in_host_bytes);
@@ -165,20 +202,24 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
       void* din = p.in_device != nullptr ? p.in_device : offset(in_device_.data(), run.in_slot_bytes, k);
       void* dout =
           p.out_device != nullptr ? p.out_device : (in_place ? din : offset(out_device_.data(), run.out_slot_bytes, k));
-      if (p.in) {
-        const void* src = p.in->host.data();
-        if (!direct(*p.in)) {
+      const bool input = has_input(p);
+      if (input) {
+        void* pinned = nullptr;
+        if (packs_input(p)) {
           if (reused) CUPLAN_CUDA_CHECK(cudaEventSynchronize(uploaded_[k]));  // the pinned slot is free again
-          pack(*p.in, in_ring_.slot(k));
-          src = in_ring_.slot(k);
+          pinned = in_ring_.slot(k);
+          pack_inputs(p, pinned);
         }
         if (reused && run.compute) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, computed_[k], 0));
         if (reused && in_place && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, downloaded_[k], 0));
-        CUPLAN_CUDA_CHECK(cudaMemcpyAsync(din, src, part_bytes(*p.in), cudaMemcpyHostToDevice, upload_));
+        // The compute stream runs in order: its latest step's event covers every earlier one.
+        if (p.after_computes && i > 0 && run.compute)
+          CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, computed_[(i - 1) % slots], 0));
+        upload_inputs(p, din, pinned, upload_);
         CUPLAN_CUDA_CHECK(cudaEventRecord(uploaded_[k], upload_));
       }
       if (run.compute) {
-        if (p.in) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_[k], 0));
+        if (input) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_[k], 0));
         if (reused && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, downloaded_[k], 0));
         run.compute(i, din, dout, compute_);
         CUPLAN_CUDA_CHECK(cudaEventRecord(computed_[k], compute_));
@@ -186,7 +227,7 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
       if (p.out) {
         if (run.compute)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, computed_[k], 0));
-        else if (p.in)
+        else if (input)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, uploaded_[k], 0));
         void* dst = direct(*p.out) ? p.out->host.data() : out_ring_.slot(k);
         CUPLAN_CUDA_CHECK(cudaMemcpyAsync(dst, dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, download_));

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
@@ -24,14 +25,21 @@ namespace cuplan::detail::staging {
 struct HostPart {
   TensorView host;         ///< the chunk's host memory (pageable or pinned, any non-overlapping strides)
   Strides device_strides;  ///< element strides of the chunk in its device buffer (a dense layout)
+  /// Input parts: byte offset of the part in the chunk's device input buffer (and in the pinned slot). Several
+  /// inputs of one chunk (an operation's operands) lie side by side in one slot.
+  std::size_t device_offset = 0;
 };
 
 /// What one chunk moves. A side without a device pointer uses the engine's slot buffer.
 struct ChunkParts {
-  std::optional<HostPart> in;   ///< uploaded before the compute step
-  std::optional<HostPart> out;  ///< downloaded after it
-  void* in_device = nullptr;    ///< upload here instead of the slot buffer (cuplan::copy into a device tensor)
-  void* out_device = nullptr;   ///< download from here instead of the slot buffer
+  std::optional<HostPart> in;     ///< uploaded before the compute step
+  std::optional<HostPart> out;    ///< downloaded after it
+  void* in_device = nullptr;      ///< upload here instead of the slot buffer (cuplan::copy into a device tensor)
+  void* out_device = nullptr;     ///< download from here instead of the slot buffer
+  std::vector<HostPart> more_in;  ///< further inputs of the chunk, each at its device_offset
+  /// The upload overwrites memory that the compute steps of earlier chunks read (a block an operation keeps on
+  /// the device across chunks, written through in_device): it waits for every compute step enqueued before it.
+  bool after_computes = false;
 };
 
 struct PipelineRun {
@@ -40,7 +48,7 @@ struct PipelineRun {
   std::int64_t chunks = 0;
   int slots = 1;                   ///< buffer sets in flight (1 to max_slots)
   std::size_t in_slot_bytes = 0;   ///< device input buffer per slot (0: none)
-  std::size_t in_host_bytes = 0;   ///< largest host input part of a chunk (pinned slot size)
+  std::size_t in_host_bytes = 0;   ///< largest host input of a chunk, offsets included (pinned slot size)
   std::size_t out_host_bytes = 0;  ///< largest host output part of a chunk
   std::size_t out_slot_bytes = 0;  ///< device output buffer per slot (0: the compute step works in place)
   std::function<ChunkParts(std::int64_t)> parts;
