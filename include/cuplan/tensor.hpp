@@ -174,11 +174,11 @@ class CUPLAN_API TensorView {
 struct DLPackExchange {
   /// The consumer's stream. Unset: the current stream of the tensor's device (`current_stream()`); for host memory,
   /// none (cuplan's writes to host memory have finished when its calls return).
-  std::optional<StreamRef> stream;
+  std::optional<StreamRef> stream{};
   /// The stream whose work produced the data. Unset on export: every stream cuplan ran work on with the tensor (its
   /// allocation stream and each recorded use, Tensor::record_stream), a stricter order than needed, never a weaker
   /// one. Unset on import: no ordering is made (the producer ordered the exchange itself, as `__dlpack__` does).
-  std::optional<StreamRef> producer;
+  std::optional<StreamRef> producer{};
 };
 #endif
 

@@ -48,9 +48,9 @@ TEST(DLPackExport, MapsDtypeDeviceShapeAndStrides) {
     DLManagedTensor* managed = t.to_dlpack();
     ASSERT_NE(managed, nullptr);
     const DLTensor& dl = managed->dl_tensor;
-    EXPECT_EQ(dl.dtype.code, row.code) << row.dtype;
-    EXPECT_EQ(dl.dtype.bits, row.dtype.size() * 8) << row.dtype;
-    EXPECT_EQ(dl.dtype.lanes, 1) << row.dtype;
+    EXPECT_EQ(dl.dtype.code, row.code) << row.dtype.name();
+    EXPECT_EQ(dl.dtype.bits, row.dtype.size() * 8) << row.dtype.name();
+    EXPECT_EQ(dl.dtype.lanes, 1) << row.dtype.name();
     EXPECT_EQ(dl.device.device_type, kDLCPU);
     EXPECT_EQ(dl.device.device_id, 0);
     ASSERT_EQ(dl.ndim, 3);

@@ -102,6 +102,7 @@ void StagingPipeline::run_direct(const PipelineRun& run) {
   void* dout = p.out_device != nullptr ? p.out_device : (run.out_slot_bytes > 0 ? out_device_.data() : din);
   try {
     if (p.in) {
+      NvtxRange upload("cuplan::staging::upload", 0);
       const void* src = p.in->host.data();
       if (!direct(*p.in)) {
         in_ring_.ensure(1, run.in_host_bytes);
@@ -110,9 +111,13 @@ void StagingPipeline::run_direct(const PipelineRun& run) {
       }
       CUPLAN_CUDA_CHECK(cudaMemcpyAsync(din, src, part_bytes(*p.in), cudaMemcpyHostToDevice, s));
     }
-    if (run.compute) run.compute(0, din, dout, s);
+    if (run.compute) {
+      NvtxRange compute("cuplan::staging::compute", 0);
+      run.compute(0, din, dout, s);
+    }
     void* staged_out = nullptr;
     if (p.out) {
+      NvtxRange download("cuplan::staging::download", 0);
       void* dst = p.out->host.data();
       if (!direct(*p.out)) {
         out_ring_.ensure(1, run.out_host_bytes);
@@ -166,6 +171,7 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
       void* dout =
           p.out_device != nullptr ? p.out_device : (in_place ? din : offset(out_device_.data(), run.out_slot_bytes, k));
       if (p.in) {
+        NvtxRange upload("cuplan::staging::upload", i);
         const void* src = p.in->host.data();
         if (!direct(*p.in)) {
           if (reused) CUPLAN_CUDA_CHECK(cudaEventSynchronize(uploaded_[k]));  // the pinned slot is free again
@@ -178,12 +184,14 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
         CUPLAN_CUDA_CHECK(cudaEventRecord(uploaded_[k], upload_));
       }
       if (run.compute) {
+        NvtxRange compute("cuplan::staging::compute", i);
         if (p.in) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_[k], 0));
         if (reused && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, downloaded_[k], 0));
         run.compute(i, din, dout, compute_);
         CUPLAN_CUDA_CHECK(cudaEventRecord(computed_[k], compute_));
       }
       if (p.out) {
+        NvtxRange download("cuplan::staging::download", i);
         if (run.compute)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, computed_[k], 0));
         else if (p.in)
