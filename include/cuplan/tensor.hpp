@@ -23,7 +23,8 @@
 #else
 #define CUPLAN_HAS_DLPACK_VERSIONED 0
 #endif
-#if defined(DLPACK_MAJOR_VERSION) && (DLPACK_MAJOR_VERSION > 1 || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 1))
+#if defined(DLPACK_MAJOR_VERSION) && \
+    (DLPACK_MAJOR_VERSION > 1 || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 1))
 #define CUPLAN_HAS_DLPACK_FLOAT8 1
 #else
 #define CUPLAN_HAS_DLPACK_FLOAT8 0
@@ -255,7 +256,8 @@ class CUPLAN_API Tensor {
   static Tensor from_dlpack(DLManagedTensor* managed, const DLPackExchange& exchange = {});
 #if CUPLAN_HAS_DLPACK_VERSIONED
   /// The same for a DLPack 1.x versioned managed tensor. NotSupported for a major version other than the header's
-  /// (the deleter is then called, as DLPack requires of a consumer that cannot read the tensor).
+  /// (the deleter is then called, as DLPack requires of a consumer that cannot read the tensor). The read-only flag
+  /// is not enforced: do not pass such a tensor where cuplan writes (an `out`, an in-place operand).
   static Tensor from_dlpack(DLManagedTensorVersioned* managed, const DLPackExchange& exchange = {});
 #endif
 #endif

@@ -149,7 +149,8 @@ Tensor import_managed(Managed* managed, const DLPackExchange& exchange, const ch
   std::size_t bytes = 0;
   if (view.numel() > 0) {
     const detail::OffsetRange range = detail::offset_range(view.shape(), view.strides(), who);
-    std::byte* lowest = static_cast<std::byte*>(view.data()) + range.lowest * static_cast<std::int64_t>(view.dtype().size());
+    std::byte* lowest =
+        static_cast<std::byte*>(view.data()) + range.lowest * static_cast<std::int64_t>(view.dtype().size());
     start = std::min(base, lowest);
     bytes = static_cast<std::size_t>(lowest - start) + view.span_bytes();
   }
@@ -181,8 +182,7 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed, const DLPackExchange& excha
 #if CUPLAN_HAS_DLPACK_VERSIONED
 
 DLManagedTensorVersioned* Tensor::to_dlpack_versioned(const DLPackExchange& exchange) const {
-  auto* managed =
-      export_managed<DLManagedTensorVersioned>(view_, storage_, exchange, "Tensor::to_dlpack_versioned");
+  auto* managed = export_managed<DLManagedTensorVersioned>(view_, storage_, exchange, "Tensor::to_dlpack_versioned");
   managed->version.major = DLPACK_MAJOR_VERSION;
   managed->version.minor = DLPACK_MINOR_VERSION;
   managed->flags = 0;

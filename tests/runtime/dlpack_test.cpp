@@ -40,9 +40,9 @@ struct DTypeRow {
 };
 
 TEST(DLPackExport, MapsDtypeDeviceShapeAndStrides) {
-  const std::vector<DTypeRow> rows = {{f16, kDLFloat},   {bf16, kDLBfloat},  {f32, kDLFloat}, {f64, kDLFloat},
-                                      {c32, kDLComplex}, {c64, kDLComplex},  {c128, kDLComplex},
-                                      {i8, kDLInt},      {i32, kDLInt},      {i64, kDLInt}};
+  const std::vector<DTypeRow> rows = {{f16, kDLFloat},   {bf16, kDLBfloat}, {f32, kDLFloat},    {f64, kDLFloat},
+                                      {c32, kDLComplex}, {c64, kDLComplex}, {c128, kDLComplex}, {i8, kDLInt},
+                                      {i32, kDLInt},     {i64, kDLInt}};
   for (const DTypeRow& row : rows) {
     const Tensor t = Tensor::empty({2, 3, 5}, row.dtype);
     DLManagedTensor* managed = t.to_dlpack();
@@ -86,8 +86,8 @@ TEST(DLPackExport, MemoryOutlivesTheTensorUntilTheDeleter) {
     for (int i = 0; i < 1000; ++i) t.data<float>()[i] = static_cast<float>(i) * 0.5F;
     managed = t.to_dlpack();
   }  // the only Tensor is gone; the managed tensor still owns a share of the memory
-  const auto* values =
-      reinterpret_cast<const float*>(static_cast<const char*>(managed->dl_tensor.data) + managed->dl_tensor.byte_offset);
+  const auto* values = reinterpret_cast<const float*>(static_cast<const char*>(managed->dl_tensor.data) +
+                                                      managed->dl_tensor.byte_offset);
   // Another allocation of the same size must not reuse the bytes (under ASan a freed block would be reported here).
   const Tensor other = Tensor::empty({1000}, f32);
   EXPECT_NE(other.data(), static_cast<const void*>(values));
