@@ -13,7 +13,6 @@
 
 #include "base/cuda_check.hpp"
 #include "base/fault_injection.hpp"
-#include "base/log.hpp"
 #include "base/ordering_hooks.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -237,8 +236,7 @@ void Storage::order_after_uses(StreamRef consumer) {
   if (device_memory) producers.insert(producers.begin(), alloc_stream_.native());
   std::optional<DeviceScope> scope;
   if (device_memory && device_.is_cuda() && !host_streams()) scope.emplace(device_);  // default handles are per device
-  for (cudaStream_t producer : producers)
-    if (producer != consumer.native() || is_default_stream_handle(producer)) consumer.wait(StreamRef(producer));
+  for (cudaStream_t producer : producers) consumer.wait(StreamRef(producer));         // skips the consumer itself
 }
 
 Storage::~Storage() {
@@ -252,11 +250,7 @@ Storage::~Storage() {
       if (device_memory) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(alloc_stream_.native()));
       for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
     }
-    try {
-      release_();
-    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor never throws; the owner's release failed
-      log(LogLevel::warning, "Storage: the owner's release of adopted memory threw; the memory may leak");
-    }
+    release_();  // a DLPack deleter: a C function, which does not throw
     return;
   }
   if (data_ == nullptr) return;

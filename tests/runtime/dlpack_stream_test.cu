@@ -91,8 +91,8 @@ TEST_P(DLPackStreams, ExportOrdersTheConsumerAfterABusyProducer) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Producer, DLPackStreams, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? std::string("Named") : std::string("RecordedUses");
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? std::string("Named") : std::string("RecordedUses");
                          });
 
 int g_deleter_calls = 0;

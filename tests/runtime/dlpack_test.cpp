@@ -166,7 +166,17 @@ TEST(DLPackExport, WrapOfBorrowedMemoryIsRejected) {
   }
 }
 
-#if !CUPLAN_HAS_DLPACK_FLOAT8
+#if CUPLAN_HAS_DLPACK_FLOAT8
+TEST(DLPackExport, Float8MapsToTheFloat8Codes) {
+  for (DType dtype : {DType(DTypeCode::f8_e4m3), DType(DTypeCode::f8_e5m2)}) {
+    const Tensor t = Tensor::empty({4}, dtype);
+    DLManagedTensor* managed = t.to_dlpack();
+    EXPECT_EQ(managed->dl_tensor.dtype.code, dtype == DType(DTypeCode::f8_e4m3) ? kDLFloat8_e4m3fn : kDLFloat8_e5m2);
+    EXPECT_EQ(managed->dl_tensor.dtype.bits, 8);
+    EXPECT_EQ(Tensor::from_dlpack(managed).dtype(), dtype);
+  }
+}
+#else
 TEST(DLPackExport, Float8WithoutHeaderCodesIsNotSupported) {
   const Tensor t = Tensor::empty({4}, DType(DTypeCode::f8_e4m3));
   try {
