@@ -17,7 +17,21 @@
 #if __has_include(<dlpack/dlpack.h>)
 #include <dlpack/dlpack.h>
 #define CUPLAN_HAS_DLPACK 1
+// DLPack 1.0 added DLManagedTensorVersioned; 1.1 the float8 codes. DLPack 0.x has neither.
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+#define CUPLAN_HAS_DLPACK_VERSIONED 1
 #else
+#define CUPLAN_HAS_DLPACK_VERSIONED 0
+#endif
+#if defined(DLPACK_MAJOR_VERSION) && \
+    (DLPACK_MAJOR_VERSION > 1 || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 1))
+#define CUPLAN_HAS_DLPACK_FLOAT8 1
+#else
+#define CUPLAN_HAS_DLPACK_FLOAT8 0
+#endif
+#else
+#define CUPLAN_HAS_DLPACK_FLOAT8 0
+#define CUPLAN_HAS_DLPACK_VERSIONED 0
 #define CUPLAN_HAS_DLPACK 0
 #endif
 
@@ -125,7 +139,9 @@ class CUPLAN_API TensorView {
   /// Full description with the memory space stated: no pointer query (used where the space is known).
   TensorView(const void* data, DType dtype, Shape shape, Strides strides, Device device, MemorySpace space);
 #if CUPLAN_HAS_DLPACK
-  /// From a DLPack tensor (CPU, CUDA, CUDA host and managed devices; f16/bf16/f32/f64/complex/int types).
+  /// From a DLPack tensor (CPU, CUDA, CUDA host and managed devices; f16/bf16/f32/f64/complex/int types, and f8
+  /// with DLPack 1.1 headers). Borrowed: nothing is ordered or kept alive; Tensor::from_dlpack takes ownership and
+  /// makes the stream handshake.
   explicit TensorView(const DLTensor& tensor);
 #endif
 
@@ -193,6 +209,21 @@ class CUPLAN_API TensorView {
   std::int64_t numel_ = 0;
 };
 
+#if CUPLAN_HAS_DLPACK
+/// The stream handshake of a DLPack exchange (the `stream` argument of DLPack's `__dlpack__`): after the call, work
+/// enqueued on the consumer's stream sees the producer's writes. The ordering is made on the GPU (an event recorded
+/// on each producer stream and waited for on the consumer's); the host does not wait.
+struct DLPackExchange {
+  /// The consumer's stream. Unset: the current stream of the tensor's device (`current_stream()`); for host memory,
+  /// none (cuplan's writes to host memory have finished when its calls return).
+  std::optional<StreamRef> stream{};
+  /// The stream whose work produced the data. Unset on export: every stream cuplan ran work on with the tensor (its
+  /// allocation stream and each recorded use, Tensor::record_stream), a stricter order than needed, never a weaker
+  /// one. Unset on import: no ordering is made (the producer ordered the exchange itself, as `__dlpack__` does).
+  std::optional<StreamRef> producer{};
+};
+#endif
+
 /// How host memory of an owning Tensor is allocated.
 enum class HostMemory : std::uint8_t { pageable, pinned };
 
@@ -253,6 +284,33 @@ class CUPLAN_API Tensor {
   void record_stream(StreamRef stream) const;
   /// The stream the memory was allocated on (the stream its release is enqueued on).
   StreamRef allocation_stream() const noexcept;
+
+#if CUPLAN_HAS_DLPACK
+  /// Export as a DLPack managed tensor that shares ownership of the memory: this Tensor may be destroyed first, and
+  /// the memory stays alive until the consumer calls the returned tensor's deleter (exactly once). Shape and strides
+  /// are owned by the returned object; `data` is the start of the owned memory and `byte_offset` leads to element 0.
+  /// The consumer's stream is ordered after the producer's work (DLPackExchange) and recorded as a use of the
+  /// memory. InvalidArgument for a Tensor that owns nothing (Tensor::wrap); NotSupported for a dtype DLPack's header
+  /// has no code for (f8 before DLPack 1.1).
+  DLManagedTensor* to_dlpack(const DLPackExchange& exchange = {}) const;
+#if CUPLAN_HAS_DLPACK_VERSIONED
+  /// The same as a DLPack 1.x versioned managed tensor (version set to the header's, flags 0).
+  DLManagedTensorVersioned* to_dlpack_versioned(const DLPackExchange& exchange = {}) const;
+#endif
+  /// Import a DLPack managed tensor, taking ownership: the Tensor and its copies keep the memory alive, and the
+  /// managed tensor's deleter is called exactly once, when the last copy is gone and the work cuplan recorded on
+  /// the memory has finished (the host waits for it then: the deleter is a host call). The DLTensor is checked as
+  /// TensorView(const DLTensor&) checks it; on an error the deleter is not called and ownership stays with the
+  /// caller. The consumer's stream (DLPackExchange::stream) becomes the tensor's allocation stream, and it waits for
+  /// DLPackExchange::producer when one is given. InvalidArgument for a null pointer.
+  static Tensor from_dlpack(DLManagedTensor* managed, const DLPackExchange& exchange = {});
+#if CUPLAN_HAS_DLPACK_VERSIONED
+  /// The same for a DLPack 1.x versioned managed tensor. NotSupported for a major version other than the header's
+  /// (the deleter is then called, as DLPack requires of a consumer that cannot read the tensor). The read-only flag
+  /// is not enforced: do not pass such a tensor where cuplan writes (an `out`, an in-place operand).
+  static Tensor from_dlpack(DLManagedTensorVersioned* managed, const DLPackExchange& exchange = {});
+#endif
+#endif
 
  private:
   friend class TensorRef;

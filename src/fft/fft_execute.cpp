@@ -44,7 +44,7 @@ Tensor FftImpl::execute(const FFTExecuteOptions& options) {
 
 Tensor FftImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                                   const TensorView* out, bool release_workspace) {
-  NvtxRange range("cuplan::FFT::execute");
+  NvtxRange range(nvtx_name(nvtx_execute, "cuplan::FFT::execute"));
   // Not part of any plan key: where out lies relative to this call's operand (out of place only; the constructor
   // rejects out with inplace).
   if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "FFT");

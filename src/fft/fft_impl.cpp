@@ -149,8 +149,16 @@ void FftImpl::check_inplace_room(const TensorRef& operand, const char* method) c
         2 * (decision_.type == FFTType::r2c ? decision_.out_shape : decision_.in_shape)[decision_.axes.back()]));
 }
 
+const char* FftImpl::nvtx_name(NvtxPhase phase, const char* range) noexcept {
+  // The layout decision is fixed at construction, so the label never changes: "FFT c2c c64 [64, 256] axes [0, 1]".
+  return nvtx_.get(phase, range, [this] {
+    return fmt::format("FFT {} {} {} axes [{}]", to_string(decision_.type), decision_.in_dtype.name(),
+                       str(decision_.in_shape), fmt::join(decision_.axes, ", "));
+  });
+}
+
 void FftImpl::plan(std::optional<StreamRef> stream) {
-  NvtxRange range("cuplan::FFT::plan");
+  NvtxRange range(nvtx_name(nvtx_plan, "cuplan::FFT::plan"));
   state_.require_alive("plan");
   if (!target_.cuda) {
     if (!fftw_) fftw_ = std::make_unique<FftwPlan>(decision_, target_.cpu_threads);
@@ -204,6 +212,7 @@ void FftImpl::ensure_buffers(StreamRef s) {
 }
 
 void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
+  NvtxRange range(nvtx_name(nvtx_reset, "cuplan::FFT::reset_operand"));
   state_.require_alive("reset_operand");
   operand_signature_.require_match(operand.view(), "FFT", "reset_operand", "operand");
   check_inplace_room(operand, "FFT.reset_operand");

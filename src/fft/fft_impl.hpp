@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "base/nvtx.hpp"
 #include "cuplan/fft.hpp"
 #include "fft/cufft/cufft_backend.hpp"
 #include "fft/fft_staged.hpp"
@@ -65,6 +66,10 @@ class FftImpl final : public CachedPlan {
   LayoutDecision decision_;
   ExecutionTarget target_;
   ObjectState state_{"FFT"};
+  /// The phases with an NVTX range of their own, and the range's name for this object (cached: see NvtxNames).
+  enum NvtxPhase { nvtx_plan, nvtx_execute, nvtx_reset, nvtx_phases };
+  NvtxNames<nvtx_phases> nvtx_;
+  const char* nvtx_name(NvtxPhase phase, const char* range) noexcept;
   PhaseOrder order_;
   PhaseStreams streams_;
   TensorRef operand_;

@@ -127,7 +127,16 @@ void MatmulImpl::set_scalars(std::complex<double> alpha, std::complex<double> be
   if (lt_ && lt_->set_scalars(alpha, beta)) replay_.invalidate();
 }
 
+const char* MatmulImpl::nvtx_name(NvtxPhase phase, const char* range) noexcept {
+  // The problem is fixed at construction, so the label never changes: "Matmul 128 x 32 x 64 batch 1 f32".
+  return nvtx_.get(phase, range, [this] {
+    return fmt::format("{} {} x {} x {} batch {} {}", who_, problem_.m, problem_.n, problem_.k, problem_.batch_count,
+                       problem_.a_dtype.name());
+  });
+}
+
 void MatmulImpl::plan(const MatmulPlanOptions& options) {
+  NvtxRange range(nvtx_name(nvtx_plan, "cuplan::Matmul::plan"));
   state_.require_alive("plan");
   if (options.epilog) {
     mm::check_epilog(*options.epilog, who_);
@@ -265,6 +274,7 @@ void MatmulImpl::reset_operands(const MatmulOperands& operands, std::optional<St
 }
 
 void MatmulImpl::replace_operands(const MatmulOperands& operands, std::optional<StreamRef> stream, const char* method) {
+  NvtxRange range(nvtx_name(nvtx_reset, "cuplan::Matmul::reset_operand"));
   state_.require_alive(method);
   // Validate everything before changing anything, so a rejected call leaves the object as it was.
   for (int i = 0; i < slot_count; ++i) {
@@ -296,6 +306,7 @@ void MatmulImpl::adopt_operands(MatmulOperands&& operands) noexcept {
 }
 
 void MatmulImpl::release_operand() noexcept {
+  NvtxRange range(nvtx_name(nvtx_release, "cuplan::Matmul::release_operand"));
   for (int i = 0; i < slot_count; ++i) operands_[i].ref.reset();
   options_.c.reset();
   options_.bias.reset();
@@ -306,6 +317,7 @@ void MatmulImpl::release_operand() noexcept {
 
 void MatmulImpl::free() noexcept {
   if (state_.freed()) return;
+  NvtxRange range(nvtx_name(nvtx_free, "cuplan::Matmul::free"));
   staged_.reset();
   release_operand();
   lt_.reset();

@@ -73,6 +73,7 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
 }
 
 Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
+  NvtxRange range(nvtx_name(nvtx_execute, "cuplan::Matmul::execute"));
   require_ready("execute");
   if (options.out) {
     // Overlap first (an out over an operand usually also misses the planned layout, and the overlap is the error
@@ -317,6 +318,7 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
 }
 
 void MatmulImpl::autotune(const AutotuneOptions& options) {
+  NvtxRange range(nvtx_name(nvtx_autotune, "cuplan::Matmul::autotune"));
   require_ready("autotune");
   if (!lt_) {
     log(LogLevel::info, "{}: autotune on the CPU: one algorithm, nothing to choose", who_);

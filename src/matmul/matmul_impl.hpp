@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "base/nvtx.hpp"
 #include "cuplan/matmul.hpp"
 #include "matmul/cublaslt/cublaslt_backend.hpp"
 #include "matmul/matmul_staged.hpp"
@@ -88,8 +89,12 @@ class MatmulImpl : public CachedPlan {
   /// What an `out` must match: D's dtype, shape and planned strides where D would live, 16-byte aligned on devices.
   void plan_output_signature();
   void require_ready(const char* method) const;
+  /// The phases with an NVTX range of their own, and the range's name for this object (cached: see NvtxNames).
+  enum NvtxPhase { nvtx_plan, nvtx_autotune, nvtx_execute, nvtx_reset, nvtx_release, nvtx_free, nvtx_phases };
+  const char* nvtx_name(NvtxPhase phase, const char* range) noexcept;
 
   const char* who_;
+  NvtxNames<nvtx_phases> nvtx_;
   MatmulOptions options_;
   std::array<Operand, slot_count> operands_;
   std::array<TensorView, slot_count> planned_views_;

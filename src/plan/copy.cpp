@@ -100,9 +100,16 @@ void copy_engine(const TensorView& src, const TensorView& dst, std::optional<Str
   e.pipeline.run(run);
 }
 
+// The range of one copy, named by its direction (constant names: nothing is formatted per call).
+const char* copy_range_name(const TensorView& src, const TensorView& dst) noexcept {
+  if (src.on_host()) return dst.on_host() ? "cuplan::copy host to host" : "cuplan::copy host to device";
+  return dst.on_host() ? "cuplan::copy device to host" : "cuplan::copy device to device";
+}
+
 // The copy as one call of the ordering checker (src read, dst written on the copy's stream) when it is on.
 void copy_checked(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
                   const TensorRef* src_owner, const TensorRef* dst_owner) {
+  detail::NvtxRange range(copy_range_name(src, dst));
   detail::CheckedUses uses;
   // Pageable to pageable is a plain host copy at the call: no stream order to check (and no stream to look up).
   if (detail::ordering::on() && !detail::host_streams() &&

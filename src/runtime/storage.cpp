@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <new>
+#include <optional>
 
 #include "base/cuda_check.hpp"
 #include "base/fault_injection.hpp"
@@ -210,7 +211,48 @@ void Storage::record_use(StreamRef stream) {
   if (auto owner = Access::retain(stream)) owners_.push_back(std::move(owner));
 }
 
+std::shared_ptr<Storage> Storage::adopt(void* data, std::size_t bytes, Device device, MemorySpace space,
+                                        StreamRef stream, std::function<void()> release) {
+  std::shared_ptr<Storage> storage(new Storage());
+  storage->data_ = data;
+  storage->bytes_ = bytes;
+  storage->device_ = device;
+  storage->space_ = space;
+  storage->alloc_stream_ = stream;
+  storage->alloc_stream_owner_ = Access::retain(stream);
+  storage->release_ = std::move(release);
+  return storage;
+}
+
+void Storage::order_after_uses(StreamRef consumer) {
+  std::vector<cudaStream_t> producers;
+  {
+    std::lock_guard lock(mutex_);
+    producers = uses_;
+  }
+  // Device memory is ordered on its allocation stream (record_use leaves it out of uses_); host memory counts every
+  // stream as a use, and its allocation stream names no producer.
+  const bool device_memory = space_ == MemorySpace::device || space_ == MemorySpace::managed;
+  if (device_memory) producers.insert(producers.begin(), alloc_stream_.native());
+  std::optional<DeviceScope> scope;
+  if (device_memory && device_.is_cuda() && !host_streams()) scope.emplace(device_);  // default handles are per device
+  for (cudaStream_t producer : producers) consumer.wait(StreamRef(producer));         // skips the consumer itself
+}
+
 Storage::~Storage() {
+  if (release_) {
+    // Memory owned elsewhere: its owner's release is a host call, so every recorded use must be done first.
+    if (data_ != nullptr) ordering::note_free(data_, bytes_);
+    if (!host_streams()) {
+      const bool device_memory = space_ == MemorySpace::device || space_ == MemorySpace::managed;
+      std::optional<NoexceptDeviceScope> scope;
+      if (device_memory && device_.is_cuda()) scope.emplace(device_.index());
+      if (device_memory) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(alloc_stream_.native()));
+      for (cudaStream_t use : uses_) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(use));
+    }
+    release_();  // a DLPack deleter: a C function, which does not throw
+    return;
+  }
   if (data_ == nullptr) return;
   ordering::note_free(data_, bytes_);
   fault::released(fault_site(space_), bytes_);

@@ -8,6 +8,7 @@
 // cuplan-made streams are kept alive by the record until then.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -44,6 +45,11 @@ class Storage {
   /// Allocate `bytes` in `space` (device: stream-ordered on `stream` of `device`; host_pinned: cudaMallocHost;
   /// host_pageable: 64-byte aligned operator new). OutOfMemory on failure, naming the size and the device.
   static std::shared_ptr<Storage> allocate(std::size_t bytes, Device device, MemorySpace space, StreamRef stream);
+  /// Memory owned elsewhere (e.g. a DLPack producer): `release` runs once when the last reference is gone, after
+  /// every recorded use of the memory has finished (the destructor waits for those streams on the host, since the
+  /// owner's release is a host call). `stream` is where later uses are ordered, as for allocate.
+  static std::shared_ptr<Storage> adopt(void* data, std::size_t bytes, Device device, MemorySpace space,
+                                        StreamRef stream, std::function<void()> release);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -56,6 +62,9 @@ class Storage {
 
   /// Record that `stream` uses the memory. Cheap when the stream is already recorded (the common case).
   void record_use(StreamRef stream);
+  /// Make `consumer` wait, on the GPU, for the work enqueued so far on the allocation stream and on every recorded
+  /// use (the streams whose work may have written the memory); nothing for a stream already among them.
+  void order_after_uses(StreamRef consumer);
 
  private:
   Storage() = default;
@@ -69,6 +78,7 @@ class Storage {
   std::mutex mutex_;
   std::vector<cudaStream_t> uses_;                     // streams other than the allocation stream
   std::vector<std::shared_ptr<StreamHandle>> owners_;  // keeps cuplan-made streams among uses_ alive
+  std::function<void()> release_;                      // adopted memory: gives it back to its owner
 };
 
 }  // namespace cuplan::detail

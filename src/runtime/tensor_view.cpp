@@ -163,6 +163,14 @@ DType dlpack_dtype(DLDataType type) {
         if (type.bits == 64) return c64;
         if (type.bits == 128) return c128;
         break;
+#if CUPLAN_HAS_DLPACK_FLOAT8
+      case kDLFloat8_e4m3fn:
+        if (type.bits == 8) return f8_e4m3;
+        break;
+      case kDLFloat8_e5m2:
+        if (type.bits == 8) return f8_e5m2;
+        break;
+#endif
       case kDLInt:
         if (type.bits == 8) return i8;
         if (type.bits == 32) return i32;

@@ -139,6 +139,7 @@ void StagingPipeline::run_direct(const PipelineRun& run) {
   void* dout = p.out_device != nullptr ? p.out_device : (run.out_slot_bytes > 0 ? out_device_.data() : din);
   try {
     if (has_input(p)) {
+      NvtxRange upload("cuplan::staging::upload", 0);
       void* pinned = nullptr;
       if (packs_input(p)) {
         in_ring_.ensure(1, run.in_host_bytes);
@@ -147,9 +148,13 @@ void StagingPipeline::run_direct(const PipelineRun& run) {
       }
       upload_inputs(p, din, pinned, s);
     }
-    if (run.compute) run.compute(0, din, dout, s);
+    if (run.compute) {
+      NvtxRange compute("cuplan::staging::compute", 0);
+      run.compute(0, din, dout, s);
+    }
     void* staged_out = nullptr;
     if (p.out) {
+      NvtxRange download("cuplan::staging::download", 0);
       void* dst = p.out->host.data();
       if (!direct(*p.out)) {
         out_ring_.ensure(1, run.out_host_bytes);
@@ -204,6 +209,7 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
           p.out_device != nullptr ? p.out_device : (in_place ? din : offset(out_device_.data(), run.out_slot_bytes, k));
       const bool input = has_input(p);
       if (input) {
+        NvtxRange upload("cuplan::staging::upload", i);
         void* pinned = nullptr;
         if (packs_input(p)) {
           if (reused) CUPLAN_CUDA_CHECK(cudaEventSynchronize(uploaded_[k]));  // the pinned slot is free again
@@ -219,12 +225,14 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
         CUPLAN_CUDA_CHECK(cudaEventRecord(uploaded_[k], upload_));
       }
       if (run.compute) {
+        NvtxRange compute("cuplan::staging::compute", i);
         if (input) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_[k], 0));
         if (reused && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, downloaded_[k], 0));
         run.compute(i, din, dout, compute_);
         CUPLAN_CUDA_CHECK(cudaEventRecord(computed_[k], compute_));
       }
       if (p.out) {
+        NvtxRange download("cuplan::staging::download", i);
         if (run.compute)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, computed_[k], 0));
         else if (input)
