@@ -42,7 +42,8 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
       normalization_(options.normalization),
       pending_after_(options.after),
       parity_(options.last_axis_parity),
-      device_memory_limit_(options.device_memory_limit) {
+      device_memory_limit_(options.device_memory_limit),
+      planning_(options.planning) {
   validate_fft_options(options, "FFT");
   const TensorView& x = operand_.view();
   static constexpr const char* kNames[] = {"operand"};
@@ -153,7 +154,7 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   NvtxRange range("cuplan::FFT::plan");
   state_.require_alive("plan");
   if (!target_.cuda) {
-    if (!fftw_) fftw_ = std::make_unique<FftwPlan>(decision_, target_.cpu_threads);
+    if (!fftw_) fftw_ = std::make_unique<FftwPlan>(decision_, target_.cpu_threads, planning_);
     const std::int64_t in_numel = checked_numel(decision_.in_shape, "operand");
     const std::int64_t out_numel = checked_numel(decision_.out_shape, "result");
     if (decision_.input_copy && host_in_stage_.data() == nullptr)

@@ -9,6 +9,7 @@
 #include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
+#include "plan/tuning_store.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/pinned_cache.hpp"
 
@@ -288,6 +289,20 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
     return;
   }
   const int device = target_.device;
+  // A choice saved by tuning::save for this problem, device kind and cuBLASLt version replaces the timing.
+  const std::string problem = tuning_problem();
+  const std::string context = tuning_context(device);
+  std::string stale;
+  if (const auto saved = tuning_lookup("matmul", problem, context, &stale)) {
+    if (lt_->apply_choice(*saved)) {
+      replay_.invalidate();
+      log(LogLevel::info, "{}: autotune took the saved choice (algo tile stages split-k scheme: {})", who_, *saved);
+      return;
+    }
+    log(LogLevel::info, "{}: saved choice {} is not among this plan's candidates; tuning again", who_, *saved);
+  } else if (!stale.empty()) {
+    log(LogLevel::info, "{}: saved tuning for this problem ignored: made for {}, this is {}", who_, stale, context);
+  }
   Phase phase(order_, streams_, target_, options.stream, EventList{}, "autotune");
   const StreamRef stream = phase.stream();
   {
@@ -319,6 +334,20 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
     flush_.release();
   }
   phase.close();
+  tuning_record("matmul", problem, context, lt_->choice());
+}
+
+std::string MatmulImpl::tuning_problem() const {
+  const mm::Problem& p = problem_;
+  return fmt::format("{}x{}x{} batch {} {} -> {} epilog {} D {} {} candidates {}", p.m, p.n, p.k, p.batch_count,
+                     p.a_dtype.name(), p.result_dtype.name(), to_string(p.epilog), mm::shape_string(p.result_shape),
+                     p.swapped ? "row-major" : "column-major", lt_->candidate_signature());
+}
+
+std::string MatmulImpl::tuning_context(int device) {
+  cudaDeviceProp props{};
+  CUPLAN_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  return fmt::format("{} sm_{}{} cuBLASLt {}", props.name, props.major, props.minor, cublasLtGetVersion());
 }
 
 }  // namespace cuplan::detail

@@ -74,10 +74,11 @@ void scale_host(void* data, DType dtype, const OutputWalk& walk, double scale) {
     throw NotSupported(fmt::format("FFT: scaling {} results on the CPU is not supported", dtype.name()));
 }
 
-FftwPlan::FftwPlan(const LayoutDecision& decision, int threads)
+FftwPlan::FftwPlan(const LayoutDecision& decision, int threads, Planning planning)
     : decision_(decision),
       double_precision_(decision.in_dtype.real() == f64),
-      threads_(threads > 0 ? threads : default_threads(decision)) {
+      threads_(threads > 0 ? threads : default_threads(decision)),
+      planning_(planning) {
   const DType precision = decision.in_dtype.real();
   if (precision != f32 && precision != f64)
     throw NotSupported(fmt::format(
@@ -112,12 +113,47 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
   std::vector<fftw_iodim64> howmany;
   for (const BatchDim& b : l.batch_dims) howmany.push_back({b.count, b.in_stride, b.out_stride});
 
-  void* in = probe(in_alignment, false);
-  void* out = decision_.inplace_compute ? in : probe(out_alignment, true);
   const int sign = direction == Direction::forward ? FFTW_FORWARD : FFTW_BACKWARD;
   // C2R may destroy its input: the planning layer hands it a copy (or the in-place buffer) only.
-  const unsigned flags = FFTW_ESTIMATE | (decision_.type == FFTType::c2r ? FFTW_DESTROY_INPUT : 0u);
+  const unsigned effort = planning_ == Planning::patient   ? FFTW_PATIENT
+                          : planning_ == Planning::measure ? FFTW_MEASURE
+                                                           : FFTW_ESTIMATE;
+  const unsigned flags = effort | (decision_.type == FFTType::c2r ? FFTW_DESTROY_INPUT : 0u);
   const int rank = l.rank, hm = static_cast<int>(howmany.size());
+  // MEASURE and PATIENT run transforms while planning: they get scratch arrays as large as the real ones, offset
+  // to the same alignment, so the plan stays valid for the real arrays.
+  std::vector<unsigned char> scratch;
+  void* in = probe(in_alignment, false);
+  void* out = decision_.inplace_compute ? in : probe(out_alignment, true);
+  if (planning_ != Planning::estimate) {
+    const std::size_t real_bytes = double_precision_ ? sizeof(double) : sizeof(float);
+    const auto span = [&](bool input) {
+      // Elements reached along each axis: the halved axis of the complex side of R2C/C2R holds n/2+1.
+      const bool complex_side = input ? decision_.type != FFTType::r2c : decision_.type != FFTType::c2r;
+      std::int64_t last = 0;
+      for (int k = 0; k < rank; ++k) {
+        std::int64_t n = dims[static_cast<std::size_t>(k)].n;
+        if (k == rank - 1 && decision_.type != FFTType::c2c && complex_side) n = n / 2 + 1;
+        const std::int64_t stride = input ? dims[static_cast<std::size_t>(k)].is : dims[static_cast<std::size_t>(k)].os;
+        last += (n - 1) * (stride < 0 ? -stride : stride);
+      }
+      for (const fftw_iodim64& b : howmany) {
+        const std::int64_t stride = input ? b.is : b.os;
+        last += (b.n - 1) * (stride < 0 ? -stride : stride);
+      }
+      return static_cast<std::size_t>(last + 1) * real_bytes * (complex_side ? 2 : 1);
+    };
+    const std::size_t in_bytes = span(true), out_bytes = span(false);
+    const std::size_t in_room = decision_.inplace_compute ? std::max(in_bytes, out_bytes) : in_bytes;
+    scratch.assign(64 + in_room + 64 + (decision_.inplace_compute ? 0 : out_bytes), 0);
+    const auto aligned = [](unsigned char* p, int alignment) {
+      auto address = reinterpret_cast<std::uintptr_t>(p);
+      address = (address + 63) / 64 * 64 + static_cast<std::uintptr_t>(alignment);
+      return reinterpret_cast<void*>(address);
+    };
+    in = aligned(scratch.data(), in_alignment);
+    out = decision_.inplace_compute ? in : aligned(scratch.data() + 64 + in_room, out_alignment);
+  }
 
   std::lock_guard lock(planner_mutex());
   init_threads_locked();
@@ -151,8 +187,11 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
   if (plan == nullptr)
     throw NotSupported(fmt::format("FFT: FFTW could not plan a rank-{} {} transform with {} batch dimensions", rank,
                                    to_string(decision_.type), hm));
-  log(LogLevel::info, "FFT: FFTW planned {} {} rank {} ({} batch dims, {} threads, alignment in {} out {})",
-      decision_.in_dtype.name(), to_string(decision_.type), rank, hm, threads_, in_alignment, out_alignment);
+  log(LogLevel::info, "FFT: FFTW planned {} {} rank {} ({} batch dims, {} threads, alignment in {} out {}, {})",
+      decision_.in_dtype.name(), to_string(decision_.type), rank, hm, threads_, in_alignment, out_alignment,
+      planning_ == Planning::patient   ? "patient"
+      : planning_ == Planning::measure ? "measure"
+                                       : "estimate");
   return plan;
 }
 
@@ -186,6 +225,33 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale) {
       fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
   }
   if (scale != 1.0) scale_host(out, decision_.out_dtype, output_walk(decision_.layout, decision_.type), scale);
+}
+
+FftwWisdom export_fftw_wisdom() {
+  std::lock_guard lock(planner_mutex());
+  FftwWisdom wisdom;
+  if (char* text = fftw_export_wisdom_to_string()) {
+    wisdom.double_precision = text;
+    fftw_free(text);
+  }
+  if (char* text = fftwf_export_wisdom_to_string()) {
+    wisdom.single_precision = text;
+    fftw_free(text);
+  }
+  return wisdom;
+}
+
+bool import_fftw_wisdom(const FftwWisdom& wisdom) {
+  std::lock_guard lock(planner_mutex());
+  init_threads_locked();  // wisdom of threaded plans names the threads solvers, unknown before this
+  // The wisdom header hashes the planner's solver set, which the first plan_with_nthreads call installs.
+  fftw_plan_with_nthreads(1);
+  fftwf_plan_with_nthreads(1);
+  bool ok = true;
+  if (!wisdom.double_precision.empty()) ok = fftw_import_wisdom_from_string(wisdom.double_precision.c_str()) != 0;
+  if (!wisdom.single_precision.empty())
+    ok = fftwf_import_wisdom_from_string(wisdom.single_precision.c_str()) != 0 && ok;
+  return ok;
 }
 
 }  // namespace cuplan::detail

@@ -2,6 +2,7 @@
 // CPU backend: FFTW guru64 plans (float and double) over the planning layer's layout.
 
 #include <cstddef>
+#include <string>
 
 #include "cuplan/fft.hpp"
 #include "fft/planner.hpp"
@@ -9,12 +10,13 @@
 namespace cuplan::detail {
 
 /// One FFTW plan per direction needed (C2C: both, planned on first use). Planning takes FFTW's global planner
-/// lock (FFTW's planner is not thread-safe); execution does not. Uses FFTW_ESTIMATE, which never touches the
-/// arrays, so plans are made for the arrays' alignment only and reused with FFTW's new-array execute functions.
+/// lock (FFTW's planner is not thread-safe); execution does not. Plans are made for the arrays' alignment only and
+/// reused with FFTW's new-array execute functions: FFTW_ESTIMATE plans on a small probe block (it never touches the
+/// arrays), FFTW_MEASURE / FFTW_PATIENT on scratch arrays of the operands' extent (they overwrite them).
 class FftwPlan {
  public:
   /// NotSupported for half precision. `threads` 0 means all hardware threads.
-  FftwPlan(const LayoutDecision& decision, int threads);
+  FftwPlan(const LayoutDecision& decision, int threads, Planning planning = Planning::estimate);
   ~FftwPlan();
   FftwPlan(const FftwPlan&) = delete;
   FftwPlan& operator=(const FftwPlan&) = delete;
@@ -30,6 +32,7 @@ class FftwPlan {
   LayoutDecision decision_;
   bool double_precision_;
   int threads_;
+  Planning planning_;
   struct Slot {
     void* plan = nullptr;
     int in_alignment = -1;
@@ -37,6 +40,14 @@ class FftwPlan {
   };
   Slot slots_[2];  // forward, inverse
 };
+
+/// FFTW's accumulated wisdom (double and single precision), for tuning::save / load; under the planner lock.
+struct FftwWisdom {
+  std::string double_precision, single_precision;
+};
+FftwWisdom export_fftw_wisdom();
+/// False when FFTW rejects either string (malformed wisdom).
+bool import_fftw_wisdom(const FftwWisdom& wisdom);
 
 /// Multiplies every element of the compute output by `scale` on the host.
 void scale_host(void* data, DType dtype, const OutputWalk& walk, double scale);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <numeric>
@@ -397,6 +398,8 @@ namespace {
 
 // Median over `rounds` of the mean time of a burst of back-to-back runs of candidate `measured`, each burst preceded
 // by one of candidate `other` so that neither always starts on an idle GPU.
+std::atomic<long> g_timed_runs{0};
+
 template <class Enqueue>
 float steady_burst_ms(const Enqueue& enqueue, std::size_t measured, std::size_t other, cudaStream_t stream,
                       int rounds) {
@@ -410,6 +413,7 @@ float steady_burst_ms(const Enqueue& enqueue, std::size_t measured, std::size_t 
       CUPLAN_CUBLAS_CHECK(enqueue(other));
       CUPLAN_CUDA_CHECK(cudaEventRecord(start, stream));
       for (int i = 0; i < burst; ++i) CUPLAN_CUBLAS_CHECK(enqueue(measured));
+      g_timed_runs.fetch_add(burst, std::memory_order_relaxed);
       CUPLAN_CUDA_CHECK(cudaEventRecord(stop, stream));
       CUPLAN_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
@@ -458,6 +462,7 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
         if (flush != nullptr) CUPLAN_CUDA_CHECK(cudaMemsetAsync(flush, round & 0xff, flush_bytes, stream));
         CUPLAN_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
         CUPLAN_CUBLAS_CHECK(enqueue(i));
+        g_timed_runs.fetch_add(1, std::memory_order_relaxed);
         CUPLAN_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
       }
       CUPLAN_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -510,6 +515,39 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
       who_, sorted.size(), count, order.front(), kept.front(), median[0]);
   candidates_ = std::move(sorted);
   measured_ms_ = std::move(kept);
+}
+
+long autotune_timed_runs() noexcept {
+  return g_timed_runs.load(std::memory_order_relaxed);
+}
+
+namespace {
+std::string config_of(const AlgorithmInfo& a) {
+  return fmt::format("{} {} {} {} {}", a.algorithm_id, a.tile, a.stages, a.split_k, a.reduction_scheme);
+}
+}  // namespace
+
+std::string LtPlan::choice() const {
+  const std::vector<AlgorithmInfo> infos = algorithms();
+  return infos.empty() ? std::string() : config_of(infos.front());
+}
+
+std::string LtPlan::candidate_signature() const {
+  std::string out;
+  for (const AlgorithmInfo& a : algorithms()) out += "[" + config_of(a) + "]";
+  return out;
+}
+
+bool LtPlan::apply_choice(const std::string& wanted) {
+  const std::vector<AlgorithmInfo> infos = algorithms();
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    if (config_of(infos[i]) != wanted) continue;
+    std::rotate(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(i),
+                candidates_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    std::fill(measured_ms_.begin(), measured_ms_.end(), -1.0f);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace cuplan::detail::mm
