@@ -36,8 +36,8 @@ enum class Normalization { none, inverse, forward, ortho };
 
 /// How hard FFTW searches for a fast plan (CPU execution): `estimate` picks one by heuristics at once; `measure`
 /// and `patient` time candidates when a plan is made (seconds for large sizes), unless FFTW's wisdom already
-/// holds the answer (tuning::load restores it; docs/fft.md, "Planning effort").
-enum class Planning : std::uint8_t { estimate, measure, patient };
+/// holds the problem (tuning::load restores it; docs/fft.md, "Planning effort and saved wisdom").
+enum class Planning { estimate, measure, patient };
 
 /// Options of an FFT (class form) and of the function forms fft, ifft, rfft, irfft. An aggregate: name the fields
 /// you set, `{.axes = {0, 1}, .stream = s}`; new fields are appended at the end.

@@ -10,6 +10,7 @@
 #include "base/nvtx.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
 #include "fft/cufft/scale_kernel.hpp"
 #include "fft/fft_validate.hpp"
 #include "runtime/access.hpp"
@@ -259,12 +260,13 @@ std::string FftImpl::describe() const {
   if (d.output_copy) copies += fmt::format(", output copy ({})", d.output_copy_reason);
   return fmt::format(
       "FFT {} {} -> {} axes [{}] shape {} -> {}, lengths [{}], {} batch dim(s) ({} call(s) per execute){}{}, "
-      "normalization {}, {} execution{}, workspace {} bytes",
+      "normalization {}, {} execution{}{}, workspace {} bytes",
       to_string(d.type), d.in_dtype.name(), d.out_dtype.name(), fmt::join(d.axes, ", "), str(d.in_shape),
       str(d.out_shape), fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", "), l.batch_dims.size(),
       target_.cuda ? l.loop_in_offsets.size() : 1, d.inplace_compute ? ", in place" : "", copies,
       to_string(normalization_), target_.cuda ? "cuFFT" : "FFTW",
-      target_.cuda ? fmt::format(" on cuda:{}", target_.device) : std::string(), workspace_size());
+      target_.cuda ? fmt::format(" on cuda:{}", target_.device) : std::string(),
+      target_.cuda ? std::string() : fmt::format(" ({} planning)", to_string(planning_)), workspace_size());
 }
 
 }  // namespace cuplan::detail

@@ -5,6 +5,7 @@
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
 #include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/matmul_impl.hpp"
@@ -291,17 +292,14 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
   const int device = target_.device;
   // A choice saved by tuning::save for this problem, device kind and cuBLASLt version replaces the timing.
   const std::string problem = tuning_problem();
-  const std::string context = tuning_context(device);
-  std::string stale;
-  if (const auto saved = tuning_lookup("matmul", problem, context, &stale)) {
+  const std::string context = mm::tuning_context(device);
+  if (const auto saved = tuning_lookup("matmul", problem, context, who_)) {
     if (lt_->apply_choice(*saved)) {
-      replay_.invalidate();
+      replay_.invalidate();  // the chosen algorithm may have changed
       log(LogLevel::info, "{}: autotune took the saved choice (algo tile stages split-k scheme: {})", who_, *saved);
       return;
     }
     log(LogLevel::info, "{}: saved choice {} is not among this plan's candidates; tuning again", who_, *saved);
-  } else if (!stale.empty()) {
-    log(LogLevel::info, "{}: saved tuning for this problem ignored: made for {}, this is {}", who_, stale, context);
   }
   Phase phase(order_, streams_, target_, options.stream, EventList{}, "autotune");
   const StreamRef stream = phase.stream();
@@ -334,20 +332,16 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
     flush_.release();
   }
   phase.close();
-  tuning_record("matmul", problem, context, lt_->choice());
+  tuning_record({"matmul", problem, context, lt_->choice()});
 }
 
 std::string MatmulImpl::tuning_problem() const {
   const mm::Problem& p = problem_;
-  return fmt::format("{}x{}x{} batch {} {} -> {} epilog {} D {} {} candidates {}", p.m, p.n, p.k, p.batch_count,
-                     p.a_dtype.name(), p.result_dtype.name(), to_string(p.epilog), mm::shape_string(p.result_shape),
+  return fmt::format("{}x{}x{} batch {} {} x {} -> {} compute {} epilog {}{}{}{} D {} {} candidates {}", p.m, p.n, p.k,
+                     p.batch_count, p.a_dtype.name(), p.b_dtype.name(), p.result_dtype.name(), p.compute,
+                     to_string(p.epilog), p.has_c ? " with C" : "", p.conjugate_a ? " conj A" : "",
+                     p.conjugate_b ? " conj B" : "", mm::shape_string(p.result_shape),
                      p.swapped ? "row-major" : "column-major", lt_->candidate_signature());
-}
-
-std::string MatmulImpl::tuning_context(int device) {
-  cudaDeviceProp props{};
-  CUPLAN_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
-  return fmt::format("{} sm_{}{} cuBLASLt {}", props.name, props.major, props.minor, cublasLtGetVersion());
 }
 
 }  // namespace cuplan::detail

@@ -40,10 +40,9 @@ class MatmulImpl : public CachedPlan {
   void plan(const MatmulPlanOptions& options);
   std::vector<AlgorithmInfo> algorithms() const;
   void autotune(const AutotuneOptions& options);
-  /// Key of a saved autotune choice: the problem and the heuristic's candidates; the context names the device
-  /// (name, compute capability) and the cuBLASLt version.
+  /// Key of a saved autotune choice: the problem and the heuristic's candidates (mm::tuning_context names the
+  /// device and the cuBLASLt version).
   std::string tuning_problem() const;
-  static std::string tuning_context(int device);
   Tensor execute(const MatmulExecuteOptions& options);
   void reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream);
   void reset_operands(const MatmulOperands& operands, std::optional<StreamRef> stream);

@@ -6,19 +6,27 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cuplan::detail {
 
-/// The saved choice for `problem` in `context`. When only entries of other contexts exist, `stale` gets one of
-/// their contexts (for the caller's log line) and the result is empty.
+/// One saved choice. `kind` names the operation ("matmul"); the other fields are that operation's text.
+struct TuningEntry {
+  std::string kind, problem, context, choice;
+};
+
+/// The saved choice for `problem` in `context`. When the store holds the problem only for other contexts (another
+/// device or library version), the result is empty and an info log line "<who>: saved tuning ... ignored" names
+/// the saved context and this one.
 std::optional<std::string> tuning_lookup(const std::string& kind, const std::string& problem,
-                                         const std::string& context, std::string* stale);
-/// Records (or replaces) the choice for `problem` in `context`. Tabs and newlines are replaced by spaces.
-void tuning_record(const std::string& kind, const std::string& problem, const std::string& context,
-                   const std::string& choice);
-/// Writes every entry as one "entry\t<kind>\t<problem>\t<context>\t<choice>" line.
+                                         const std::string& context, const char* who);
+/// Records (or replaces) the choice for `problem` in `context`. Tabs and line breaks become spaces.
+void tuning_record(const TuningEntry& entry);
+/// Records every entry under one lock hold (tuning::load commits a whole file at once).
+void tuning_record_all(const std::vector<TuningEntry>& entries);
+/// Every entry as one "entry\t<kind>\t<problem>\t<context>\t<choice>" line.
 void write_tuning_entries(std::ostream& out);
-/// Takes one line written by write_tuning_entries; false when it is not one.
-bool read_tuning_entry(const std::string& line);
+/// The entry of one line written by write_tuning_entries; empty when the line is not one.
+std::optional<TuningEntry> parse_tuning_entry(const std::string& line);
 
 }  // namespace cuplan::detail

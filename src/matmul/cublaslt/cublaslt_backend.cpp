@@ -396,10 +396,11 @@ void LtPlan::run(const LtPointers& p, cudaStream_t stream, void* workspace, std:
 
 namespace {
 
+// Every cuBLASLt run autotune() enqueues (warm-up and timed), for autotune_runs().
+std::atomic<long> g_autotune_runs{0};
+
 // Median over `rounds` of the mean time of a burst of back-to-back runs of candidate `measured`, each burst preceded
 // by one of candidate `other` so that neither always starts on an idle GPU.
-std::atomic<long> g_timed_runs{0};
-
 template <class Enqueue>
 float steady_burst_ms(const Enqueue& enqueue, std::size_t measured, std::size_t other, cudaStream_t stream,
                       int rounds) {
@@ -413,7 +414,6 @@ float steady_burst_ms(const Enqueue& enqueue, std::size_t measured, std::size_t 
       CUPLAN_CUBLAS_CHECK(enqueue(other));
       CUPLAN_CUDA_CHECK(cudaEventRecord(start, stream));
       for (int i = 0; i < burst; ++i) CUPLAN_CUBLAS_CHECK(enqueue(measured));
-      g_timed_runs.fetch_add(burst, std::memory_order_relaxed);
       CUPLAN_CUDA_CHECK(cudaEventRecord(stop, stream));
       CUPLAN_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
@@ -439,6 +439,7 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
     throw InvalidArgument(fmt::format("{}: autotune iterations is {}; expected at least 1", who_, iterations));
   const std::size_t count = candidates_.size();
   auto enqueue = [&](std::size_t i) {
+    g_autotune_runs.fetch_add(1, std::memory_order_relaxed);
     // Each candidate gets exactly the workspace size execute() will pass it.
     return cublasLtMatmul(handle_, desc_, alpha_.data(), swapped_ ? p.b : p.a, a_, swapped_ ? p.a : p.b, b_,
                           beta_.data(), has_c_ && p.c != nullptr ? p.c : p.d, c_, p.d, d_, &candidates_[i].algo,
@@ -462,7 +463,6 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
         if (flush != nullptr) CUPLAN_CUDA_CHECK(cudaMemsetAsync(flush, round & 0xff, flush_bytes, stream));
         CUPLAN_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
         CUPLAN_CUBLAS_CHECK(enqueue(i));
-        g_timed_runs.fetch_add(1, std::memory_order_relaxed);
         CUPLAN_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
       }
       CUPLAN_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -517,8 +517,14 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
   measured_ms_ = std::move(kept);
 }
 
-long autotune_timed_runs() noexcept {
-  return g_timed_runs.load(std::memory_order_relaxed);
+long autotune_runs() noexcept {
+  return g_autotune_runs.load(std::memory_order_relaxed);
+}
+
+std::string tuning_context(int device) {
+  cudaDeviceProp props{};
+  CUPLAN_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  return fmt::format("{} sm_{}{} cuBLASLt {}", props.name, props.major, props.minor, cublasLtGetVersion());
 }
 
 namespace {
@@ -534,7 +540,11 @@ std::string LtPlan::choice() const {
 
 std::string LtPlan::candidate_signature() const {
   std::string out;
-  for (const AlgorithmInfo& a : algorithms()) out += "[" + config_of(a) + "]";
+  for (const AlgorithmInfo& a : algorithms()) {  // appended piecewise: "[" + string draws a GCC 12 -Wrestrict
+    out += '[';
+    out += config_of(a);
+    out += ']';
+  }
   return out;
 }
 

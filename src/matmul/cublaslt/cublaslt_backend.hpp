@@ -95,7 +95,12 @@ class LtPlan {
   const char* who_;
 };
 
-/// Timed cuBLASLt runs made by autotune() in this process (a test counts them to see that tuning was skipped).
-long autotune_timed_runs() noexcept;
+/// cuBLASLt runs enqueued by LtPlan::autotune() in this process, warm-up and timed (every one goes through the one
+/// enqueue helper that counts). A test reads it to see that a loaded tuning skipped the timing.
+long autotune_runs() noexcept;
+
+/// The context a saved autotune choice is valid in: device name, compute capability and cuBLASLt version, e.g.
+/// "NVIDIA H100 80GB HBM3 sm_90 cuBLASLt 120804".
+std::string tuning_context(int device);
 
 }  // namespace cuplan::detail::mm
