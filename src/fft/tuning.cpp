@@ -161,7 +161,9 @@ void load(const std::string& path) {
   // FFTW first: it is the part that can still refuse, and a refused file changes nothing.
   if (const char* rejected = detail::import_fftw_wisdom(contents.wisdom))
     fail("load", path,
-         fmt::format("FFTW rejected the saved {} wisdom (saved by another FFTW version or build?)", rejected));
+         fmt::format("FFTW rejected the saved {} wisdom (written by another FFTW version or build, or by a program "
+                     "that used FFTW before setting up its threads)",
+                     rejected));
   detail::tuning_record_all(contents.entries);
   detail::log(LogLevel::info, "tuning::load: {} tuning entries and FFTW wisdom from '{}'", contents.entries.size(),
               path);
