@@ -12,3 +12,4 @@
 #include "cuplan/memory.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
+#include "cuplan/tuning.hpp"

@@ -34,6 +34,11 @@ enum class ResultLayout { natural, optimized };
 /// N is the product of the logical transform lengths.
 enum class Normalization { none, inverse, forward, ortho };
 
+/// How hard FFTW searches for a fast plan (CPU execution): `estimate` picks one by heuristics at once; `measure`
+/// and `patient` time candidates when a plan is made (seconds for large sizes), unless FFTW's wisdom already
+/// holds the problem (tuning::load restores it; docs/fft.md, "Planning effort and saved wisdom").
+enum class Planning { estimate, measure, patient };
+
 /// Options of an FFT (class form) and of the function forms fft, ifft, rfft, irfft. An aggregate: name the fields
 /// you set, `{.axes = {0, 1}, .stream = s}`; new fields are appended at the end.
 struct FFTOptions {
@@ -67,6 +72,8 @@ struct FFTOptions {
   /// transformed chunk by chunk along its batch axes within this limit (docs/staging.md). 0: half the device memory
   /// free when the object plans.
   std::size_t device_memory_limit = 0;
+  /// FFTW planning effort for CPU execution; ignored by cuFFT.
+  Planning planning = Planning::estimate;
 };
 
 /// Options of one FFT::execute call.

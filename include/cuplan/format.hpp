@@ -52,6 +52,19 @@ constexpr std::string_view to_string(ResultLayout layout) noexcept {
   return layout == ResultLayout::natural ? "natural" : "optimized";
 }
 
+/// "estimate", "measure" or "patient".
+constexpr std::string_view to_string(Planning planning) noexcept {
+  switch (planning) {
+    case Planning::estimate:
+      return "estimate";
+    case Planning::measure:
+      return "measure";
+    case Planning::patient:
+      return "patient";
+  }
+  return "?";
+}
+
 constexpr std::string_view to_string(Blocking blocking) noexcept {
   return blocking == Blocking::automatic ? "automatic" : "always";
 }
@@ -194,6 +207,8 @@ template <>
 struct fmt::formatter<cuplan::Parity> : cuplan::detail::EnumFormatter<cuplan::Parity> {};
 template <>
 struct fmt::formatter<cuplan::ResultLayout> : cuplan::detail::EnumFormatter<cuplan::ResultLayout> {};
+template <>
+struct fmt::formatter<cuplan::Planning> : cuplan::detail::EnumFormatter<cuplan::Planning> {};
 template <>
 struct fmt::formatter<cuplan::Blocking> : cuplan::detail::EnumFormatter<cuplan::Blocking> {};
 template <>

@@ -45,6 +45,7 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorV
           static_cast<std::uint32_t>(o.execution.threads()));
   key.add_host_execution_device(x, o.execution);
   key.add(static_cast<std::uint64_t>(o.device_memory_limit));  // the staged split of a host operand depends on it
+  key.add(static_cast<std::uint64_t>(o.planning));
   if (out != nullptr) key.add(detail::OperandSignature::of(*out));
   return key;
 }

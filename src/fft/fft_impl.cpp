@@ -10,6 +10,7 @@
 #include "base/nvtx.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
 #include "fft/cufft/scale_kernel.hpp"
 #include "fft/fft_validate.hpp"
 #include "runtime/access.hpp"
@@ -42,7 +43,8 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
       normalization_(options.normalization),
       pending_after_(options.after),
       parity_(options.last_axis_parity),
-      device_memory_limit_(options.device_memory_limit) {
+      device_memory_limit_(options.device_memory_limit),
+      planning_(options.planning) {
   validate_fft_options(options, "FFT");
   const TensorView& x = operand_.view();
   static constexpr const char* kNames[] = {"operand"};
@@ -161,7 +163,7 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   NvtxRange range(nvtx_name(nvtx_plan, "cuplan::FFT::plan"));
   state_.require_alive("plan");
   if (!target_.cuda) {
-    if (!fftw_) fftw_ = std::make_unique<FftwPlan>(decision_, target_.cpu_threads);
+    if (!fftw_) fftw_ = std::make_unique<FftwPlan>(decision_, target_.cpu_threads, planning_);
     const std::int64_t in_numel = checked_numel(decision_.in_shape, "operand");
     const std::int64_t out_numel = checked_numel(decision_.out_shape, "result");
     if (decision_.input_copy && host_in_stage_.data() == nullptr)
@@ -267,12 +269,13 @@ std::string FftImpl::describe() const {
   if (d.output_copy) copies += fmt::format(", output copy ({})", d.output_copy_reason);
   return fmt::format(
       "FFT {} {} -> {} axes [{}] shape {} -> {}, lengths [{}], {} batch dim(s) ({} call(s) per execute){}{}, "
-      "normalization {}, {} execution{}, workspace {} bytes",
+      "normalization {}, {} execution{}{}, workspace {} bytes",
       to_string(d.type), d.in_dtype.name(), d.out_dtype.name(), fmt::join(d.axes, ", "), str(d.in_shape),
       str(d.out_shape), fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", "), l.batch_dims.size(),
       target_.cuda ? l.loop_in_offsets.size() : 1, d.inplace_compute ? ", in place" : "", copies,
       to_string(normalization_), target_.cuda ? "cuFFT" : "FFTW",
-      target_.cuda ? fmt::format(" on cuda:{}", target_.device) : std::string(), workspace_size());
+      target_.cuda ? fmt::format(" on cuda:{}", target_.device) : std::string(),
+      target_.cuda ? std::string() : fmt::format(" ({} planning)", to_string(planning_)), workspace_size());
 }
 
 }  // namespace cuplan::detail

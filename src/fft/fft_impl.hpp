@@ -107,6 +107,7 @@ class FftImpl final : public CachedPlan {
   std::unique_ptr<StagedFft> staged_;
   Parity parity_ = Parity::even;
   std::size_t device_memory_limit_ = 0;
+  Planning planning_ = Planning::estimate;
 
   // CPU execution.
   std::unique_ptr<FftwPlan> fftw_;

@@ -5,10 +5,12 @@
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
 #include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
+#include "plan/tuning_store.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/pinned_cache.hpp"
 
@@ -325,6 +327,17 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
     return;
   }
   const int device = target_.device;
+  // A choice saved by tuning::save for this problem, device kind and cuBLASLt version replaces the timing.
+  const std::string problem = tuning_problem();
+  const std::string context = mm::tuning_context(device);
+  if (const auto saved = tuning_lookup("matmul", problem, context, who_)) {
+    if (lt_->apply_choice(*saved)) {
+      replay_.invalidate();  // the chosen algorithm may have changed
+      log(LogLevel::info, "{}: autotune took the saved choice (algo tile stages split-k scheme: {})", who_, *saved);
+      return;
+    }
+    log(LogLevel::info, "{}: saved choice {} is not among this plan's candidates; tuning again", who_, *saved);
+  }
   Phase phase(order_, streams_, target_, options.stream, EventList{}, "autotune");
   const StreamRef stream = phase.stream();
   {
@@ -356,6 +369,16 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
     flush_.release();
   }
   phase.close();
+  tuning_record({"matmul", problem, context, lt_->choice()});
+}
+
+std::string MatmulImpl::tuning_problem() const {
+  const mm::Problem& p = problem_;
+  return fmt::format("{}x{}x{} batch {} {} x {} -> {} compute {} epilog {}{}{}{} D {} {} candidates {}", p.m, p.n, p.k,
+                     p.batch_count, p.a_dtype.name(), p.b_dtype.name(), p.result_dtype.name(), p.compute,
+                     to_string(p.epilog), p.has_c ? " with C" : "", p.conjugate_a ? " conj A" : "",
+                     p.conjugate_b ? " conj B" : "", mm::shape_string(p.result_shape),
+                     p.swapped ? "row-major" : "column-major", lt_->candidate_signature());
 }
 
 }  // namespace cuplan::detail

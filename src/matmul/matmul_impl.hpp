@@ -41,6 +41,9 @@ class MatmulImpl : public CachedPlan {
   void plan(const MatmulPlanOptions& options);
   std::vector<AlgorithmInfo> algorithms() const;
   void autotune(const AutotuneOptions& options);
+  /// Key of a saved autotune choice: the problem and the heuristic's candidates (mm::tuning_context names the
+  /// device and the cuBLASLt version).
+  std::string tuning_problem() const;
   Tensor execute(const MatmulExecuteOptions& options);
   void reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream);
   void reset_operands(const MatmulOperands& operands, std::optional<StreamRef> stream);

@@ -31,6 +31,7 @@ TEST(Format, EnumsByName) {
   EXPECT_EQ(fmt::format("{}", Normalization::ortho), "ortho (1/sqrt(N))");  // the name describe() uses
   EXPECT_EQ(fmt::format("{}", Parity::odd), "odd");
   EXPECT_EQ(fmt::format("{}", ResultLayout::optimized), "optimized");
+  EXPECT_EQ(fmt::format("{}", Planning::patient), "patient");
   EXPECT_EQ(fmt::format("{}", Blocking::always), "always");
   EXPECT_EQ(fmt::format("{}", LogLevel::warning), "warning");
   EXPECT_EQ(fmt::format("{}", FFTType::r2c), "R2C");

@@ -106,6 +106,17 @@ std::vector<MisuseRow> rows() {
                [=] { FFT(x, {.result_layout = bad<ResultLayout>(9), .execution = kCpu}); },
                Expect::invalid_argument,
                {"result_layout", "got 9"}});
+  t.push_back({"planning_3",
+               [=] { FFT(x, {.execution = kCpu, .planning = bad<Planning>(3)}); },
+               Expect::invalid_argument,
+               {"FFT", "planning", "Planning value from 0 to 2", "got 3"}});
+  t.push_back({"planning_9_on_cache_hit",
+               [=] {
+                 fft(x, {.execution = kCpu, .planning = Planning::measure});
+                 fft(x, {.execution = kCpu, .planning = bad<Planning>(9)});
+               },
+               Expect::invalid_argument,
+               {"fft", "planning", "Planning value from 0 to 2", "got 9"}});
   t.push_back({"blocking_3",
                [=] { FFT(x, {.execution = kCpu, .blocking = bad<Blocking>(3)}); },
                Expect::invalid_argument,

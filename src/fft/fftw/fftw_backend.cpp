@@ -4,31 +4,47 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
 
 namespace cuplan::detail {
 namespace {
 
-// FFTW's planner (plan creation and destruction, fftw_plan_with_nthreads) is not thread-safe.
+// FFTW's planner (plan creation and destruction, fftw_plan_with_nthreads, wisdom) is not thread-safe.
 std::mutex& planner_mutex() {
   static std::mutex mutex;
   return mutex;
 }
 
-void init_threads_locked() {
-  static bool done = false;
-  if (done) return;
-  fftw_init_threads();
-  fftwf_init_threads();
-  done = true;
-}
+// Every call into FFTW's planner holds this lock, and the first one initializes FFTW's threads before anything
+// creates the planner. A planner created before fftw_init_threads lacks the threaded Cooley-Tukey solvers for
+// good; the wisdom header is a hash of the solver set, so such a process rejects the wisdom of one that planned
+// first, and the other way round.
+class PlannerLock {
+ public:
+  PlannerLock() : lock_(planner_mutex()) {
+    static bool threads_initialized = false;
+    if (threads_initialized) return;
+    fftw_init_threads();
+    fftwf_init_threads();
+    threads_initialized = true;
+  }
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+};
+
+std::atomic<long> g_measured_plans{0};
+std::atomic<long> g_plans_from_wisdom{0};
 
 // FFTW_ESTIMATE never reads or writes the arrays while planning; only their alignment (address mod 16) matters,
 // so plans are made on addresses inside this block with the alignment of the real arrays.
@@ -36,6 +52,41 @@ alignas(64) unsigned char g_alignment_probe[256];
 
 void* probe(int alignment, bool second) {
   return g_alignment_probe + (second ? 128 : 0) + alignment;
+}
+
+struct ScratchArrays {
+  void* in;
+  void* out;
+};
+
+// Arrays for FFTW_MEASURE / FFTW_PATIENT, which run transforms while planning: as large as the real ones and
+// offset to their alignment, so that the plan (and the wisdom it leaves) fits the real arrays. `storage` owns them.
+ScratchArrays scratch_arrays(std::vector<unsigned char>& storage, const std::vector<fftw_iodim64>& dims,
+                             const std::vector<fftw_iodim64>& howmany, const LayoutDecision& decision,
+                             std::size_t real_bytes, int in_alignment, int out_alignment) {
+  const auto span_bytes = [&](bool input) {
+    // Elements reached along each axis: the halved axis of the complex side of R2C / C2R holds n/2+1.
+    const bool complex_side = input ? decision.type != FFTType::r2c : decision.type != FFTType::c2r;
+    std::int64_t last = 0;
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+      std::int64_t n = dims[k].n;
+      if (k + 1 == dims.size() && decision.type != FFTType::c2c && complex_side) n = n / 2 + 1;
+      last += (n - 1) * std::abs(input ? dims[k].is : dims[k].os);
+    }
+    for (const fftw_iodim64& b : howmany) last += (b.n - 1) * std::abs(input ? b.is : b.os);
+    return static_cast<std::size_t>(last + 1) * real_bytes * (complex_side ? 2 : 1);
+  };
+  const std::size_t in_bytes = span_bytes(true), out_bytes = span_bytes(false);
+  const bool inplace = decision.inplace_compute;
+  const std::size_t in_room = inplace ? std::max(in_bytes, out_bytes) : in_bytes;
+  storage.assign(64 + in_room + 64 + (inplace ? 0 : out_bytes), 0);
+  const auto aligned = [](unsigned char* p, int alignment) {
+    std::uintptr_t address = reinterpret_cast<std::uintptr_t>(p);
+    address = (address + 63) / 64 * 64 + static_cast<std::uintptr_t>(alignment);
+    return reinterpret_cast<void*>(address);
+  };
+  void* in = aligned(storage.data(), in_alignment);
+  return {in, inplace ? in : aligned(storage.data() + 64 + in_room, out_alignment)};
 }
 
 template <class Real>
@@ -74,10 +125,11 @@ void scale_host(void* data, DType dtype, const OutputWalk& walk, double scale) {
     throw NotSupported(fmt::format("FFT: scaling {} results on the CPU is not supported", dtype.name()));
 }
 
-FftwPlan::FftwPlan(const LayoutDecision& decision, int threads)
+FftwPlan::FftwPlan(const LayoutDecision& decision, int threads, Planning planning)
     : decision_(decision),
       double_precision_(decision.in_dtype.real() == f64),
-      threads_(threads > 0 ? threads : default_threads(decision)) {
+      threads_(threads > 0 ? threads : default_threads(decision)),
+      planning_(planning) {
   const DType precision = decision.in_dtype.real();
   if (precision != f32 && precision != f64)
     throw NotSupported(fmt::format(
@@ -91,7 +143,7 @@ FftwPlan::~FftwPlan() {
 
 void FftwPlan::destroy(void* plan) const noexcept {
   if (plan == nullptr) return;
-  std::lock_guard lock(planner_mutex());
+  const PlannerLock lock;
   if (double_precision_)
     fftw_destroy_plan(static_cast<fftw_plan>(plan));
   else
@@ -112,47 +164,67 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
   std::vector<fftw_iodim64> howmany;
   for (const BatchDim& b : l.batch_dims) howmany.push_back({b.count, b.in_stride, b.out_stride});
 
-  void* in = probe(in_alignment, false);
-  void* out = decision_.inplace_compute ? in : probe(out_alignment, true);
   const int sign = direction == Direction::forward ? FFTW_FORWARD : FFTW_BACKWARD;
   // C2R may destroy its input: the planning layer hands it a copy (or the in-place buffer) only.
-  const unsigned flags = FFTW_ESTIMATE | (decision_.type == FFTType::c2r ? FFTW_DESTROY_INPUT : 0u);
+  const unsigned effort = planning_ == Planning::patient   ? FFTW_PATIENT
+                          : planning_ == Planning::measure ? FFTW_MEASURE
+                                                           : FFTW_ESTIMATE;
+  const unsigned flags = effort | (decision_.type == FFTType::c2r ? FFTW_DESTROY_INPUT : 0u);
   const int rank = l.rank, hm = static_cast<int>(howmany.size());
-
-  std::lock_guard lock(planner_mutex());
-  init_threads_locked();
-  void* plan = nullptr;
-  if (double_precision_) {
-    fftw_plan_with_nthreads(threads_);
-    auto* d = reinterpret_cast<fftw_iodim64*>(dims.data());
-    if (decision_.type == FFTType::c2c)
-      plan = fftw_plan_guru64_dft(rank, d, hm, howmany.data(), static_cast<fftw_complex*>(in),
-                                  static_cast<fftw_complex*>(out), sign, flags);
-    else if (decision_.type == FFTType::r2c)
-      plan = fftw_plan_guru64_dft_r2c(rank, d, hm, howmany.data(), static_cast<double*>(in),
-                                      static_cast<fftw_complex*>(out), flags);
-    else
-      plan = fftw_plan_guru64_dft_c2r(rank, d, hm, howmany.data(), static_cast<fftw_complex*>(in),
-                                      static_cast<double*>(out), flags);
-  } else {
+  const auto plan_on = [&](void* in, void* out, unsigned plan_flags) -> void* {
+    if (double_precision_) {
+      fftw_plan_with_nthreads(threads_);
+      auto* d = reinterpret_cast<fftw_iodim64*>(dims.data());
+      if (decision_.type == FFTType::c2c)
+        return fftw_plan_guru64_dft(rank, d, hm, howmany.data(), static_cast<fftw_complex*>(in),
+                                    static_cast<fftw_complex*>(out), sign, plan_flags);
+      if (decision_.type == FFTType::r2c)
+        return fftw_plan_guru64_dft_r2c(rank, d, hm, howmany.data(), static_cast<double*>(in),
+                                        static_cast<fftw_complex*>(out), plan_flags);
+      return fftw_plan_guru64_dft_c2r(rank, d, hm, howmany.data(), static_cast<fftw_complex*>(in),
+                                      static_cast<double*>(out), plan_flags);
+    }
     fftwf_plan_with_nthreads(threads_);
     auto* d = reinterpret_cast<fftwf_iodim64*>(dims.data());
     auto* h = reinterpret_cast<fftwf_iodim64*>(howmany.data());
     if (decision_.type == FFTType::c2c)
-      plan = fftwf_plan_guru64_dft(rank, d, hm, h, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out),
-                                   sign, flags);
-    else if (decision_.type == FFTType::r2c)
-      plan =
-          fftwf_plan_guru64_dft_r2c(rank, d, hm, h, static_cast<float*>(in), static_cast<fftwf_complex*>(out), flags);
-    else
-      plan =
-          fftwf_plan_guru64_dft_c2r(rank, d, hm, h, static_cast<fftwf_complex*>(in), static_cast<float*>(out), flags);
+      return fftwf_plan_guru64_dft(rank, d, hm, h, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out),
+                                   sign, plan_flags);
+    if (decision_.type == FFTType::r2c)
+      return fftwf_plan_guru64_dft_r2c(rank, d, hm, h, static_cast<float*>(in), static_cast<fftwf_complex*>(out),
+                                       plan_flags);
+    return fftwf_plan_guru64_dft_c2r(rank, d, hm, h, static_cast<fftwf_complex*>(in), static_cast<float*>(out),
+                                     plan_flags);
+  };
+
+  // FFTW keys wisdom by the problem: sizes, strides, in-place or not, the arrays' alignment, the thread count and
+  // the planning flags. The probe block has the real arrays' alignment and placement, so a plan from wisdom (which
+  // never touches the arrays) is made on it; only a problem the wisdom lacks is measured, on scratch arrays.
+  void* const probe_in = probe(in_alignment, false);
+  void* const probe_out = decision_.inplace_compute ? probe_in : probe(out_alignment, true);
+  const PlannerLock lock;
+  void* plan = nullptr;
+  const char* source = "estimated";
+  if (planning_ == Planning::estimate) {
+    plan = plan_on(probe_in, probe_out, flags);
+  } else if ((plan = plan_on(probe_in, probe_out, flags | FFTW_WISDOM_ONLY)) != nullptr) {
+    source = "from wisdom";
+    g_plans_from_wisdom.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    std::vector<unsigned char> scratch;
+    const ScratchArrays arrays =
+        scratch_arrays(scratch, dims, howmany, decision_, double_precision_ ? sizeof(double) : sizeof(float),
+                       in_alignment, out_alignment);
+    plan = plan_on(arrays.in, arrays.out, flags);
+    source = "measured";
+    if (plan != nullptr) g_measured_plans.fetch_add(1, std::memory_order_relaxed);
   }
   if (plan == nullptr)
     throw NotSupported(fmt::format("FFT: FFTW could not plan a rank-{} {} transform with {} batch dimensions", rank,
                                    to_string(decision_.type), hm));
-  log(LogLevel::info, "FFT: FFTW planned {} {} rank {} ({} batch dims, {} threads, alignment in {} out {})",
-      decision_.in_dtype.name(), to_string(decision_.type), rank, hm, threads_, in_alignment, out_alignment);
+  log(LogLevel::info, "FFT: FFTW planned {} {} rank {} ({} batch dims, {} threads, alignment in {} out {}, {} {})",
+      decision_.in_dtype.name(), to_string(decision_.type), rank, hm, threads_, in_alignment, out_alignment,
+      to_string(planning_), source);
   return plan;
 }
 
@@ -186,6 +258,43 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale) {
       fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
   }
   if (scale != 1.0) scale_host(out, decision_.out_dtype, output_walk(decision_.layout, decision_.type), scale);
+}
+
+FftwPlanCounts fftw_plan_counts() noexcept {
+  return {g_measured_plans.load(std::memory_order_relaxed), g_plans_from_wisdom.load(std::memory_order_relaxed)};
+}
+
+FftwWisdom export_fftw_wisdom() {
+  const PlannerLock lock;
+  FftwWisdom wisdom;
+  if (char* text = fftw_export_wisdom_to_string()) {
+    wisdom.double_precision = text;
+    fftw_free(text);
+  }
+  if (char* text = fftwf_export_wisdom_to_string()) {
+    wisdom.single_precision = text;
+    fftwf_free(text);
+  }
+  return wisdom;
+}
+
+const char* import_fftw_wisdom(const FftwWisdom& wisdom) {
+  const PlannerLock lock;
+  // FFTW imports one precision all or nothing; the double precision wisdom is put back as it was when the single
+  // precision one is rejected, so that a failed load changes nothing.
+  std::string previous_double;
+  if (char* text = fftw_export_wisdom_to_string()) {
+    previous_double = text;
+    fftw_free(text);
+  }
+  if (!wisdom.double_precision.empty() && fftw_import_wisdom_from_string(wisdom.double_precision.c_str()) == 0)
+    return "double precision";
+  if (!wisdom.single_precision.empty() && fftwf_import_wisdom_from_string(wisdom.single_precision.c_str()) == 0) {
+    fftw_forget_wisdom();
+    if (!previous_double.empty()) fftw_import_wisdom_from_string(previous_double.c_str());
+    return "single precision";
+  }
+  return nullptr;
 }
 
 }  // namespace cuplan::detail

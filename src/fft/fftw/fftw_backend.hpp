@@ -2,6 +2,7 @@
 // CPU backend: FFTW guru64 plans (float and double) over the planning layer's layout.
 
 #include <cstddef>
+#include <string>
 
 #include "cuplan/fft.hpp"
 #include "fft/planner.hpp"
@@ -9,12 +10,14 @@
 namespace cuplan::detail {
 
 /// One FFTW plan per direction needed (C2C: both, planned on first use). Planning takes FFTW's global planner
-/// lock (FFTW's planner is not thread-safe); execution does not. Uses FFTW_ESTIMATE, which never touches the
-/// arrays, so plans are made for the arrays' alignment only and reused with FFTW's new-array execute functions.
+/// lock (FFTW's planner is not thread-safe); execution does not. Plans are made for the arrays' alignment only and
+/// reused with FFTW's new-array execute functions. FFTW_ESTIMATE and plans from wisdom are made on a small probe
+/// block (they never touch the arrays); FFTW_MEASURE / FFTW_PATIENT of a problem the wisdom lacks on scratch arrays
+/// of the operands' extent (measuring overwrites them).
 class FftwPlan {
  public:
   /// NotSupported for half precision. `threads` 0 means all hardware threads.
-  FftwPlan(const LayoutDecision& decision, int threads);
+  FftwPlan(const LayoutDecision& decision, int threads, Planning planning = Planning::estimate);
   ~FftwPlan();
   FftwPlan(const FftwPlan&) = delete;
   FftwPlan& operator=(const FftwPlan&) = delete;
@@ -30,6 +33,7 @@ class FftwPlan {
   LayoutDecision decision_;
   bool double_precision_;
   int threads_;
+  Planning planning_;
   struct Slot {
     void* plan = nullptr;
     int in_alignment = -1;
@@ -37,6 +41,24 @@ class FftwPlan {
   };
   Slot slots_[2];  // forward, inverse
 };
+
+/// Plans of a measuring effort (FFTW_MEASURE / FFTW_PATIENT) made in this process: `measured` ran the planner's
+/// timing, `from_wisdom` were found in FFTW's wisdom without timing anything. Tests read them to see that a loaded
+/// wisdom spares the measuring.
+struct FftwPlanCounts {
+  long measured = 0;
+  long from_wisdom = 0;
+};
+FftwPlanCounts fftw_plan_counts() noexcept;
+
+/// FFTW's accumulated wisdom (double and single precision), for tuning::save / load; under the planner lock.
+struct FftwWisdom {
+  std::string double_precision, single_precision;
+};
+FftwWisdom export_fftw_wisdom();
+/// Adds `wisdom` to FFTW's, both precisions or neither. Null on success, else the precision FFTW rejected
+/// ("double precision" / "single precision").
+const char* import_fftw_wisdom(const FftwWisdom& wisdom);
 
 /// Multiplies every element of the compute output by `scale` on the host.
 void scale_host(void* data, DType dtype, const OutputWalk& walk, double scale);

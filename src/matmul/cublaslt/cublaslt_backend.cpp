@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <numeric>
@@ -395,6 +396,9 @@ void LtPlan::run(const LtPointers& p, cudaStream_t stream, void* workspace, std:
 
 namespace {
 
+// Every cuBLASLt run autotune() enqueues (warm-up and timed), for autotune_runs().
+std::atomic<long> g_autotune_runs{0};
+
 // Median over `rounds` of the mean time of a burst of back-to-back runs of candidate `measured`, each burst preceded
 // by one of candidate `other` so that neither always starts on an idle GPU.
 template <class Enqueue>
@@ -435,6 +439,7 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
     throw InvalidArgument(fmt::format("{}: autotune iterations is {}; expected at least 1", who_, iterations));
   const std::size_t count = candidates_.size();
   auto enqueue = [&](std::size_t i) {
+    g_autotune_runs.fetch_add(1, std::memory_order_relaxed);
     // Each candidate gets exactly the workspace size execute() will pass it.
     return cublasLtMatmul(handle_, desc_, alpha_.data(), swapped_ ? p.b : p.a, a_, swapped_ ? p.a : p.b, b_,
                           beta_.data(), has_c_ && p.c != nullptr ? p.c : p.d, c_, p.d, d_, &candidates_[i].algo,
@@ -510,6 +515,49 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
       who_, sorted.size(), count, order.front(), kept.front(), median[0]);
   candidates_ = std::move(sorted);
   measured_ms_ = std::move(kept);
+}
+
+long autotune_runs() noexcept {
+  return g_autotune_runs.load(std::memory_order_relaxed);
+}
+
+std::string tuning_context(int device) {
+  cudaDeviceProp props{};
+  CUPLAN_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  return fmt::format("{} sm_{}{} cuBLASLt {}", props.name, props.major, props.minor, cublasLtGetVersion());
+}
+
+namespace {
+std::string config_of(const AlgorithmInfo& a) {
+  return fmt::format("{} {} {} {} {}", a.algorithm_id, a.tile, a.stages, a.split_k, a.reduction_scheme);
+}
+}  // namespace
+
+std::string LtPlan::choice() const {
+  const std::vector<AlgorithmInfo> infos = algorithms();
+  return infos.empty() ? std::string() : config_of(infos.front());
+}
+
+std::string LtPlan::candidate_signature() const {
+  std::string out;
+  for (const AlgorithmInfo& a : algorithms()) {  // appended piecewise: "[" + string draws a GCC 12 -Wrestrict
+    out += '[';
+    out += config_of(a);
+    out += ']';
+  }
+  return out;
+}
+
+bool LtPlan::apply_choice(const std::string& wanted) {
+  const std::vector<AlgorithmInfo> infos = algorithms();
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    if (config_of(infos[i]) != wanted) continue;
+    std::rotate(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(i),
+                candidates_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    std::fill(measured_ms_.begin(), measured_ms_.end(), -1.0f);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace cuplan::detail::mm

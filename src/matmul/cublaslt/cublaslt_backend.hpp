@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cuplan/matmul.hpp"
@@ -65,6 +66,13 @@ class LtPlan {
   /// Blocks until timing is done. The chosen algorithm may change: a replayed run must be invalidated.
   void autotune(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size, int iterations,
                 void* flush, std::size_t flush_bytes);
+  /// The chosen candidate's configuration, "algo tile stages split-k scheme" (for the tuning store).
+  std::string choice() const;
+  /// The heuristic's candidate configurations in order: part of a saved choice's key, so a choice is only reused
+  /// among the candidates it was made from.
+  std::string candidate_signature() const;
+  /// Moves the candidate whose configuration is `choice` first; false when none has it.
+  bool apply_choice(const std::string& choice);
 
  private:
   void build(const Problem& problem, std::complex<double> alpha, std::complex<double> beta, bool c_in_d);
@@ -86,5 +94,13 @@ class LtPlan {
   Epilog epilog_;
   const char* who_;
 };
+
+/// cuBLASLt runs enqueued by LtPlan::autotune() in this process, warm-up and timed (every one goes through the one
+/// enqueue helper that counts). A test reads it to see that a loaded tuning skipped the timing.
+long autotune_runs() noexcept;
+
+/// The context a saved autotune choice is valid in: device name, compute capability and cuBLASLt version, e.g.
+/// "NVIDIA H100 80GB HBM3 sm_90 cuBLASLt 120804".
+std::string tuning_context(int device);
 
 }  // namespace cuplan::detail::mm

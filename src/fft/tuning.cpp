@@ -1,0 +1,172 @@
+// tuning::save / load. Implemented in the FFT layer, which owns FFTW's wisdom; Matmul's choices reach it through
+// the plan layer's tuning store.
+//
+// File format (text):
+//   cuplan-tuning 1
+//   entry<TAB>kind<TAB>problem<TAB>context<TAB>choice      (zero or more)
+//   fftw-double <bytes>                                    (then exactly <bytes> bytes of FFTW wisdom and a newline)
+//   fftw-single <bytes>                                    (the same for single precision)
+
+#include "cuplan/tuning.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/log.hpp"
+#include "cuplan/errors.hpp"
+#include "fft/fftw/fftw_backend.hpp"
+#include "plan/tuning_store.hpp"
+
+namespace cuplan::tuning {
+namespace {
+
+constexpr std::string_view kHeader = "cuplan-tuning 1";
+constexpr std::string_view kDoubleSection = "fftw-double", kSingleSection = "fftw-single";
+
+struct FileCloser {
+  void operator()(std::FILE* file) const noexcept { std::fclose(file); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+[[noreturn]] void fail(const char* op, const std::string& path, const std::string& what) {
+  throw InvalidArgument(fmt::format("tuning::{}: '{}': {}", op, path, what));
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail("load", path, "is a directory, expected a tuning file");
+  File file(std::fopen(path.c_str(), "rb"));
+  if (!file) fail("load", path, fmt::format("cannot open: {}", std::strerror(errno)));
+  std::string text;
+  char buffer[65536];
+  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0;) text.append(buffer, got);
+  if (std::ferror(file.get())) fail("load", path, fmt::format("cannot read: {}", std::strerror(errno)));
+  return text;
+}
+
+// What a tuning file holds, parsed in full before anything is applied.
+struct Contents {
+  std::vector<detail::TuningEntry> entries;
+  detail::FftwWisdom wisdom;
+};
+
+Contents parse(const std::string& path, const std::string& text) {
+  Contents contents;
+  std::size_t at = 0;
+  int line_number = 0;
+  const auto next_line = [&]() {
+    const std::size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? text.size() : end + 1;
+    ++line_number;
+    return line;
+  };
+  const auto shown = [](const std::string& line) { return line.size() > 60 ? line.substr(0, 60) + "..." : line; };
+  const std::string header = next_line();
+  if (header != kHeader)
+    fail("load", path,
+         fmt::format("not a cuplan tuning file: expected the first line '{}', got '{}'", kHeader, shown(header)));
+  while (at < text.size()) {
+    const std::string line = next_line();
+    if (line.empty()) continue;
+    if (line.starts_with("entry\t")) {
+      auto entry = detail::parse_tuning_entry(line);
+      if (!entry)
+        fail("load", path,
+             fmt::format("line {}: malformed entry: expected 'entry' and 4 non-empty tab-separated fields, got '{}'",
+                         line_number, shown(line)));
+      contents.entries.push_back(std::move(*entry));
+      continue;
+    }
+    // A section: "<name> <bytes>", then the bytes and a newline.
+    const std::size_t space = line.find(' ');
+    const std::string name = line.substr(0, space);
+    if (space == std::string::npos || (name != kDoubleSection && name != kSingleSection))
+      fail("load", path,
+           fmt::format("line {}: expected an entry or an '{} <bytes>' / '{} <bytes>' section, got '{}'", line_number,
+                       kDoubleSection, kSingleSection, shown(line)));
+    std::size_t bytes = 0;
+    const char* first = line.data() + space + 1;
+    const char* last = line.data() + line.size();
+    const auto [end, error] = std::from_chars(first, last, bytes);
+    if (error != std::errc() || end != last)
+      fail("load", path,
+           fmt::format("line {}: {} size: expected a byte count, got '{}'", line_number, name,
+                       std::string(first, last)));
+    if (bytes > text.size() - at)
+      fail("load", path,
+           fmt::format("line {}: {} announces {} bytes but only {} remain (truncated file?)", line_number, name, bytes,
+                       text.size() - at));
+    (name == kDoubleSection ? contents.wisdom.double_precision : contents.wisdom.single_precision) =
+        text.substr(at, bytes);
+    at += bytes;
+    line_number += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(at - bytes),
+                                               text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  }
+  return contents;
+}
+
+void write_section(std::ostream& out, std::string_view name, const std::string& text) {
+  out << name << ' ' << text.size() << '\n' << text << '\n';
+}
+
+}  // namespace
+
+void save(const std::string& path) {
+  std::ostringstream out;
+  out << kHeader << '\n';
+  detail::write_tuning_entries(out);
+  const detail::FftwWisdom wisdom = detail::export_fftw_wisdom();
+  write_section(out, kDoubleSection, wisdom.double_precision);
+  write_section(out, kSingleSection, wisdom.single_precision);
+  const std::string text = out.str();
+  // Written beside the target and renamed over it: a reader never sees half a file, and a failed save leaves the
+  // previous file as it was.
+  static std::atomic<unsigned> g_saves{0};
+  const std::string temporary = fmt::format("{}.tmp.{}.{}", path, ::getpid(), g_saves.fetch_add(1));
+  {
+    File file(std::fopen(temporary.c_str(), "wb"));
+    if (!file) fail("save", path, fmt::format("cannot write: {}", std::strerror(errno)));
+    const bool written = std::fwrite(text.data(), 1, text.size(), file.get()) == text.size();
+    const int write_errno = errno;
+    if (!written || std::fclose(file.release()) != 0) {
+      std::remove(temporary.c_str());
+      fail("save", path, fmt::format("cannot write: {}", std::strerror(written ? errno : write_errno)));
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int rename_errno = errno;
+    std::remove(temporary.c_str());
+    fail("save", path, fmt::format("cannot write: {}", std::strerror(rename_errno)));
+  }
+  detail::log(LogLevel::info, "tuning::save: wrote {} bytes to '{}'", text.size(), path);
+}
+
+void load(const std::string& path) {
+  const Contents contents = parse(path, read_file(path));
+  // FFTW first: it is the part that can still refuse, and a refused file changes nothing.
+  if (const char* rejected = detail::import_fftw_wisdom(contents.wisdom))
+    fail("load", path,
+         fmt::format("FFTW rejected the saved {} wisdom (written by another FFTW version or build, or by a program "
+                     "that used FFTW before setting up its threads)",
+                     rejected));
+  detail::tuning_record_all(contents.entries);
+  detail::log(LogLevel::info, "tuning::load: {} tuning entries and FFTW wisdom from '{}'", contents.entries.size(),
+              path);
+}
+
+}  // namespace cuplan::tuning
