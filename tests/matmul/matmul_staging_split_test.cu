@@ -103,7 +103,10 @@ void check_case(const Case& cs, double tolerance) {
       }
   const std::vector<cd> got = read_all(staged), memory_path = read_all(in_memory);
   EXPECT_TRUE(all_finite(got)) << "an element of D was not written";
-  EXPECT_LT(relative(got, want), tolerance) << mm.describe();
+  // cuBLASLt's gelu is its own tanh approximation: it agrees with the float64 formula to about 1e-10 in f64. The
+  // staged result must still match the in-memory path (the same epilog) to the full tolerance.
+  const bool gelu = cs.epilog == Epilog::gelu || cs.epilog == Epilog::gelu_bias;
+  EXPECT_LT(relative(got, want), gelu ? std::max(tolerance, 1e-9) : tolerance) << mm.describe();
   EXPECT_LT(relative(got, memory_path), tolerance) << "differs from the in-memory path";
 }
 

@@ -5,6 +5,7 @@
 
 #include <complex>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
@@ -41,26 +42,29 @@ std::vector<cd> reference_product(const std::vector<cd>& a, const std::vector<cd
 
 class CpuExecutionOfDeviceOperands : public ::testing::Test {
  protected:
-  void SetUp() override { CUPLAN_REQUIRE_GPU(); }
-  Stream stream_{Device::cuda(0)};
+  void SetUp() override {
+    CUPLAN_REQUIRE_GPU();
+    stream_.emplace(Device::cuda(0));
+  }
+  std::optional<Stream> stream_;  // made in SetUp, once a GPU is known to exist
 };
 
 TEST_F(CpuExecutionOfDeviceOperands, FftResultIsOnTheOperandsDevice) {
   const auto values = random_values(6 * 32, true);
-  const Tensor x = filled_host(values, {6, 32}, c64).to(Device::cuda(0), stream_);
+  const Tensor x = filled_host(values, {6, 32}, c64).to(Device::cuda(0), *stream_);
   const auto ref = reference_dft(values, {6, 32}, {1}, -1);
-  const FFTOptions options{.axes = {1}, .execution = Execution::cpu(), .stream = stream_};
+  const FFTOptions options{.axes = {1}, .execution = Execution::cpu(), .stream = *stream_};
 
   const Tensor y = fft(x, options);
   EXPECT_FALSE(y.view().on_host());
   EXPECT_EQ(y.device(), Device::cuda(0));
-  EXPECT_LT(relative_error(to_dense(y.to(Device::cpu(), stream_).view()), ref), tolerance(c64, 32));
+  EXPECT_LT(relative_error(to_dense(y.to(Device::cpu(), *stream_).view()), ref), tolerance(c64, 32));
 
   FFT plan(x, options);
   plan.plan();
-  Tensor out = Tensor::empty({6, 32}, c64, Device::cuda(0), stream_);
+  Tensor out = Tensor::empty({6, 32}, c64, Device::cuda(0), *stream_);
   plan.execute({.out = out.view()});
-  EXPECT_LT(relative_error(to_dense(out.to(Device::cpu(), stream_).view()), ref), tolerance(c64, 32));
+  EXPECT_LT(relative_error(to_dense(out.to(Device::cpu(), *stream_).view()), ref), tolerance(c64, 32));
   Tensor host_out = Tensor::empty({6, 32}, c64, Device::cpu());
   EXPECT_THROW(plan.execute({.out = host_out.view()}), InvalidArgument);
 }
@@ -68,27 +72,27 @@ TEST_F(CpuExecutionOfDeviceOperands, FftResultIsOnTheOperandsDevice) {
 TEST_F(CpuExecutionOfDeviceOperands, MatmulResultIsOnTheOperandsDeviceAsForFft) {
   const int m = 7, n = 5, k = 9;
   const auto av = random_values(m * k, false), bv = random_values(k * n, false);
-  const Tensor a = filled_host(av, {m, k}, f64).to(Device::cuda(0), stream_);
-  const Tensor b = filled_host(bv, {k, n}, f64).to(Device::cuda(0), stream_);
+  const Tensor a = filled_host(av, {m, k}, f64).to(Device::cuda(0), *stream_);
+  const Tensor b = filled_host(bv, {k, n}, f64).to(Device::cuda(0), *stream_);
   const auto ref = reference_product(av, bv, m, n, k);
-  const MatmulOptions options{.execution = Execution::cpu(), .stream = stream_};
+  const MatmulOptions options{.execution = Execution::cpu(), .stream = *stream_};
 
   const Tensor d = matmul(a, b, options);
   EXPECT_FALSE(d.view().on_host());
   EXPECT_EQ(d.device(), Device::cuda(0));
-  EXPECT_LT(relative_error(to_dense(d.to(Device::cpu(), stream_).view()), ref), 1e-12);
+  EXPECT_LT(relative_error(to_dense(d.to(Device::cpu(), *stream_).view()), ref), 1e-12);
 
   Matmul plan(a, b, options);
   plan.plan();
-  Tensor out = Tensor::empty_strided(plan.result_shape(), plan.result_strides(), f64, Device::cuda(0), stream_);
+  Tensor out = Tensor::empty_strided(plan.result_shape(), plan.result_strides(), f64, Device::cuda(0), *stream_);
   plan.execute({.out = out.view()});
-  EXPECT_LT(relative_error(to_dense(out.to(Device::cpu(), stream_).view()), ref), 1e-12);
+  EXPECT_LT(relative_error(to_dense(out.to(Device::cpu(), *stream_).view()), ref), 1e-12);
   Tensor host_out = Tensor::empty_strided(plan.result_shape(), plan.result_strides(), f64, Device::cpu());
   EXPECT_THROW(plan.execute({.out = host_out.view()}), InvalidArgument);
   // The same object keeps working after the refused call.
   const Tensor again = plan.execute();
   EXPECT_EQ(again.device(), Device::cuda(0));
-  EXPECT_LT(relative_error(to_dense(again.to(Device::cpu(), stream_).view()), ref), 1e-12);
+  EXPECT_LT(relative_error(to_dense(again.to(Device::cpu(), *stream_).view()), ref), 1e-12);
 }
 
 }  // namespace
