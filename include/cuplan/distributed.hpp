@@ -10,7 +10,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cuplan/device.hpp"
 #include "cuplan/export.hpp"
@@ -68,6 +71,17 @@ enum class Decomposition { automatic, slab, pencil };
 /// a pencil), or `transposed`, the layout a ResultLayout::optimized forward transform leaves (C2C and C2R only: the
 /// first exchanges are skipped).
 enum class InputLayout { natural, transposed };
+
+/// "automatic", "slab" or "pencil".
+constexpr std::string_view to_string(Decomposition decomposition) noexcept {
+  return decomposition == Decomposition::slab     ? "slab"
+         : decomposition == Decomposition::pencil ? "pencil"
+                                                  : "automatic";
+}
+/// "natural" or "transposed".
+constexpr std::string_view to_string(InputLayout layout) noexcept {
+  return layout == InputLayout::transposed ? "transposed" : "natural";
+}
 
 /// A box of the global array: offsets and extents per axis (ndim entries).
 struct CUPLAN_API DistributedBox {
@@ -166,3 +180,43 @@ class CUPLAN_API DistributedFFT {
 };
 
 }  // namespace cuplan
+
+template <>
+struct fmt::formatter<cuplan::Decomposition> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(cuplan::Decomposition decomposition, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(cuplan::to_string(decomposition), ctx);
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::InputLayout> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(cuplan::InputLayout layout, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(cuplan::to_string(layout), ctx);
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::DistributedBox> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class Context>
+  auto format(const cuplan::DistributedBox& box, Context& ctx) const {
+    auto out = ctx.out();
+    const char* label = "box offset [";
+    for (const auto* axes : {&box.offset, &box.extent}) {
+      out = fmt::format_to(out, "{}", label);
+      for (std::size_t i = 0; i < axes->size(); ++i) out = fmt::format_to(out, "{}{}", i ? ", " : "", (*axes)[i]);
+      label = "] extent [";
+    }
+    return fmt::format_to(out, "]");
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::DistributedFFT> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const cuplan::DistributedFFT& fft, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(fft.describe(), ctx);
+  }
+};

@@ -7,7 +7,9 @@
 //   enums by name (Direction "inverse", Epilog "gelu_bias", Compute "tf32", LogLevel "warning", ...),
 //   Execution "automatic" / "cuda" / "cuda:1" / "cpu" / "cpu(threads=4)",
 //   Stream "Stream(0x5581..., cuda:0, owning)", StreamRef "StreamRef(0x5581...)" or "StreamRef(legacy default)",
-//   Event "Event(recorded, timing)", AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)".
+//   Event "Event(recorded, timing)", AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)",
+//   EventRef "EventRef(0x...)", PlanCacheStats "plan cache: 5 hits, 1 misses, ...",
+//   memory::Stats "device memory: 1024 B in use, peak 4096 B, ...". (cuplan/distributed.hpp formats its own types.)
 
 #include <fmt/format.h>
 
@@ -21,6 +23,7 @@
 #include "cuplan/execution.hpp"
 #include "cuplan/fft.hpp"
 #include "cuplan/matmul.hpp"
+#include "cuplan/memory.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -46,6 +49,33 @@ constexpr std::string_view to_string(MemorySpace space) noexcept {
 
 constexpr std::string_view to_string(Parity parity) noexcept {
   return parity == Parity::even ? "even" : "odd";
+}
+
+/// "pageable" or "pinned".
+constexpr std::string_view to_string(HostMemory memory) noexcept {
+  return memory == HostMemory::pinned ? "pinned" : "pageable";
+}
+
+/// "a", "b", "c", "bias" or "epilog_aux".
+constexpr std::string_view to_string(MatmulOperand operand) noexcept {
+  switch (operand) {
+    case MatmulOperand::a:
+      return "a";
+    case MatmulOperand::b:
+      return "b";
+    case MatmulOperand::c:
+      return "c";
+    case MatmulOperand::bias:
+      return "bias";
+    case MatmulOperand::epilog_aux:
+      return "epilog_aux";
+  }
+  return "?";
+}
+
+/// The dtype's name, e.g. "c64".
+constexpr std::string_view to_string(DTypeCode code) noexcept {
+  return DType(code).name();
 }
 
 constexpr std::string_view to_string(ResultLayout layout) noexcept {
@@ -217,6 +247,12 @@ template <>
 struct fmt::formatter<cuplan::Epilog> : cuplan::detail::EnumFormatter<cuplan::Epilog> {};
 template <>
 struct fmt::formatter<cuplan::Compute> : cuplan::detail::EnumFormatter<cuplan::Compute> {};
+template <>
+struct fmt::formatter<cuplan::HostMemory> : cuplan::detail::EnumFormatter<cuplan::HostMemory> {};
+template <>
+struct fmt::formatter<cuplan::MatmulOperand> : cuplan::detail::EnumFormatter<cuplan::MatmulOperand> {};
+template <>
+struct fmt::formatter<cuplan::DTypeCode> : cuplan::detail::EnumFormatter<cuplan::DTypeCode> {};
 
 template <>
 struct fmt::formatter<cuplan::Execution> {
@@ -277,5 +313,35 @@ struct fmt::formatter<cuplan::AlgorithmInfo> {
                        info.algorithm_id, info.tile, info.stages, info.split_k, info.workspace_bytes);
     if (info.measured_ms) out = fmt::format_to(out, ", {:.4f} ms", *info.measured_ms);
     return fmt::format_to(out, ")");
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::EventRef> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::EventRef& event, FormatContext& ctx) const {
+    return fmt::format_to(ctx.out(), "EventRef({})", static_cast<const void*>(event.native()));
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::PlanCacheStats> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::PlanCacheStats& stats, FormatContext& ctx) const {
+    return fmt::format_to(ctx.out(), "plan cache: {} hits, {} misses, {} evictions, {} plans (capacity {})", stats.hits,
+                          stats.misses, stats.evictions, stats.size, stats.capacity);
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::memory::Stats> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::memory::Stats& stats, FormatContext& ctx) const {
+    return fmt::format_to(
+        ctx.out(), "device memory: {} B in use, peak {} B, {} allocations, {} deallocations, pool reserves {} B",
+        stats.bytes_in_use, stats.peak_bytes, stats.allocations, stats.deallocations, stats.pool_reserved);
   }
 };

@@ -37,6 +37,22 @@ TEST(Format, EnumsByName) {
   EXPECT_EQ(fmt::format("{}", FFTType::r2c), "R2C");
   EXPECT_EQ(fmt::format("{}", Epilog::gelu_bias), "gelu_bias");
   EXPECT_EQ(fmt::format("{}", Compute::tf32), "tf32");
+  EXPECT_EQ(fmt::format("{}", HostMemory::pinned), "pinned");
+  EXPECT_EQ(fmt::format("{}", MatmulOperand::epilog_aux), "epilog_aux");
+  EXPECT_EQ(fmt::format("{}", DTypeCode::c128), "c128");
+}
+
+TEST(Format, Statistics) {
+  EXPECT_EQ(fmt::format("{}", PlanCacheStats{.hits = 5, .misses = 1, .evictions = 0, .size = 1, .capacity = 64}),
+            "plan cache: 5 hits, 1 misses, 0 evictions, 1 plans (capacity 64)");
+  memory::Stats stats;
+  stats.bytes_in_use = 1024;
+  stats.peak_bytes = 4096;
+  stats.allocations = 3;
+  stats.deallocations = 2;
+  EXPECT_EQ(fmt::format("{}", stats),
+            "device memory: 1024 B in use, peak 4096 B, 3 allocations, 2 deallocations, pool reserves 0 B");
+  EXPECT_EQ(fmt::format("{}", EventRef()), "EventRef(0x0)");
 }
 
 TEST(Format, ExecutionStreamsEventsAlgorithms) {

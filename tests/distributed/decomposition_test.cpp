@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "cuplan/distributed.hpp"
 #include "cuplan/errors.hpp"
 #include "distributed/decomposition.hpp"
 
@@ -13,6 +14,13 @@ namespace dist = cuplan::detail::dist;
 using Shape3 = std::array<std::int64_t, 3>;
 
 namespace {
+
+TEST(DistributedFormat, EnumsAndBoxesPrintByName) {
+  EXPECT_EQ(fmt::format("{}", cuplan::Decomposition::pencil), "pencil");
+  EXPECT_EQ(fmt::format("{}", cuplan::InputLayout::transposed), "transposed");
+  EXPECT_EQ(fmt::format("{}", cuplan::DistributedBox{{0, 16, 0}, {64, 16, 32}}),
+            "box offset [0, 16, 0] extent [64, 16, 32]");
+}
 
 // Every layout that fits `shape` on 1..8 ranks: slabs and every pencil grid.
 std::vector<dist::Layout> layouts_for(int ndim) {
