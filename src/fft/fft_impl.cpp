@@ -236,12 +236,14 @@ void FftImpl::adopt_operand(TensorRef&& operand) {
 
 void FftImpl::release_operand() {
   state_.require_alive("release_operand");
+  NvtxRange range(nvtx_name(nvtx_release, "cuplan::FFT::release_operand"));
   operand_ = TensorRef{};
   state_.set_operand(false);
 }
 
 void FftImpl::free() noexcept {
   if (state_.freed()) return;
+  NvtxRange range(nvtx_name(nvtx_free, "cuplan::FFT::free"));
   replay_.reset();
   staged_.reset();
   cufft_.reset();

@@ -67,7 +67,7 @@ class FftImpl final : public CachedPlan {
   ExecutionTarget target_;
   ObjectState state_{"FFT"};
   /// The phases with an NVTX range of their own, and the range's name for this object (cached: see NvtxNames).
-  enum NvtxPhase { nvtx_plan, nvtx_execute, nvtx_reset, nvtx_phases };
+  enum NvtxPhase { nvtx_plan, nvtx_execute, nvtx_reset, nvtx_release, nvtx_free, nvtx_phases };
   NvtxNames<nvtx_phases> nvtx_;
   const char* nvtx_name(NvtxPhase phase, const char* range) noexcept;
   PhaseOrder order_;
