@@ -10,35 +10,10 @@
 
 #include "cuplan/cuplan.hpp"
 #include "fft/fft_test_util.hpp"
+#include "plan/plan_test_values.hpp"
 
 namespace cuplan::testing {
 namespace {
-
-Tensor filled_host(const std::vector<cd>& values, Shape shape, DType dtype) {
-  Tensor t = Tensor::empty(std::move(shape), dtype, Device::cpu());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (dtype == c64)
-      t.data<std::complex<float>>()[i] = std::complex<float>(values[i]);
-    else
-      t.data<double>()[i] = values[i].real();
-  }
-  return t;
-}
-
-std::vector<cd> random_values(std::size_t n, bool complex) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<cd> v(n);
-  for (auto& x : v) x = complex ? cd(u(rng()), u(rng())) : cd(u(rng()), 0.0);
-  return v;
-}
-
-std::vector<cd> reference_product(const std::vector<cd>& a, const std::vector<cd>& b, int m, int n, int k) {
-  std::vector<cd> d(static_cast<std::size_t>(m * n));
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j)
-      for (int p = 0; p < k; ++p) d[static_cast<std::size_t>(i * n + j)] += a[i * k + p] * b[p * n + j];
-  return d;
-}
 
 class CpuExecutionOfDeviceOperands : public ::testing::Test {
  protected:
@@ -50,8 +25,8 @@ class CpuExecutionOfDeviceOperands : public ::testing::Test {
 };
 
 TEST_F(CpuExecutionOfDeviceOperands, FftResultIsOnTheOperandsDevice) {
-  const auto values = random_values(6 * 32, true);
-  const Tensor x = filled_host(values, {6, 32}, c64).to(Device::cuda(0), *stream_);
+  const auto values = random_values(6 * 32, true, rng());
+  const Tensor x = host_tensor(values, {6, 32}, c64).to(Device::cuda(0), *stream_);
   const auto ref = reference_dft(values, {6, 32}, {1}, -1);
   const FFTOptions options{.axes = {1}, .execution = Execution::cpu(), .stream = *stream_};
 
@@ -71,9 +46,9 @@ TEST_F(CpuExecutionOfDeviceOperands, FftResultIsOnTheOperandsDevice) {
 
 TEST_F(CpuExecutionOfDeviceOperands, MatmulResultIsOnTheOperandsDeviceAsForFft) {
   const int m = 7, n = 5, k = 9;
-  const auto av = random_values(m * k, false), bv = random_values(k * n, false);
-  const Tensor a = filled_host(av, {m, k}, f64).to(Device::cuda(0), *stream_);
-  const Tensor b = filled_host(bv, {k, n}, f64).to(Device::cuda(0), *stream_);
+  const auto av = random_values(m * k, false, rng()), bv = random_values(k * n, false, rng());
+  const Tensor a = host_tensor(av, {m, k}, f64).to(Device::cuda(0), *stream_);
+  const Tensor b = host_tensor(bv, {k, n}, f64).to(Device::cuda(0), *stream_);
   const auto ref = reference_product(av, bv, m, n, k);
   const MatmulOptions options{.execution = Execution::cpu(), .stream = *stream_};
 

@@ -17,33 +17,10 @@
 
 #include "cuplan/cuplan.hpp"
 #include "fft/fft_test_util.hpp"
+#include "plan/plan_test_values.hpp"
 
 namespace cuplan::testing {
 namespace {
-
-using cf = std::complex<float>;
-
-/// A host Tensor holding `values` (row-major) as dtype `dtype` (c64, c128, f32 or f64).
-Tensor host_tensor(const std::vector<cd>& values, Shape shape, DType dtype) {
-  Tensor t = Tensor::empty(std::move(shape), dtype, Device::cpu());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    switch (dtype.code()) {
-      case DTypeCode::c64:
-        t.data<cf>()[i] = cf(values[i]);
-        break;
-      case DTypeCode::c128:
-        t.data<cd>()[i] = values[i];
-        break;
-      case DTypeCode::f32:
-        t.data<float>()[i] = static_cast<float>(values[i].real());
-        break;
-      default:
-        t.data<double>()[i] = values[i].real();
-        break;
-    }
-  }
-  return t;
-}
 
 /// The logical values of `t` after the work on `stream` that produced it (a blocking copy on that stream).
 std::vector<cd> read_back(const TensorView& t, StreamRef stream) {
@@ -51,27 +28,6 @@ std::vector<cd> read_back(const TensorView& t, StreamRef stream) {
   std::memset(host.data(), 0xff, static_cast<std::size_t>(host.numel()) * t.dtype().size());  // poison
   copy(t, host.view(), stream);
   return to_dense(host.view());
-}
-
-std::vector<cd> random_values(std::size_t n, bool complex, std::mt19937_64& gen) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<cd> v(n);
-  for (auto& x : v) x = complex ? cd(u(gen), u(gen)) : cd(u(gen), 0.0);
-  return v;
-}
-
-/// D = A B in float64, A [m, k], B [k, n] row-major.
-std::vector<cd> reference_product(const std::vector<cd>& a, const std::vector<cd>& b, std::int64_t m, std::int64_t n,
-                                  std::int64_t k) {
-  std::vector<cd> d(static_cast<std::size_t>(m * n));
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      cd acc = 0;
-      for (std::int64_t p = 0; p < k; ++p)
-        acc += a[static_cast<std::size_t>(i * k + p)] * b[static_cast<std::size_t>(p * n + j)];
-      d[static_cast<std::size_t>(i * n + j)] = acc;
-    }
-  return d;
 }
 
 enum class Form { function, function_out, klass };
