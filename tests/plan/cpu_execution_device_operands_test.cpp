@@ -22,6 +22,13 @@ class CpuExecutionOfDeviceOperands : public ::testing::Test {
     stream_.emplace(Device::cuda(0));
   }
   std::optional<Stream> stream_;  // made in SetUp, once a GPU is known to exist
+
+  /// Fills a device output with NaN bytes on the test's stream, so a result that is never written cannot pass.
+  void poison(const Tensor& out) const {
+    ASSERT_EQ(cudaMemsetAsync(out.data(), 0xff, static_cast<std::size_t>(out.numel()) * out.dtype().size(),
+                              stream_->native()),
+              cudaSuccess);
+  }
 };
 
 TEST_F(CpuExecutionOfDeviceOperands, FftResultIsOnTheOperandsDevice) {
@@ -38,6 +45,7 @@ TEST_F(CpuExecutionOfDeviceOperands, FftResultIsOnTheOperandsDevice) {
   FFT plan(x, options);
   plan.plan();
   Tensor out = Tensor::empty({6, 32}, c64, Device::cuda(0), *stream_);
+  poison(out);
   plan.execute({.out = out.view()});
   EXPECT_LT(relative_error(to_dense(out.to(Device::cpu(), *stream_).view()), ref), tolerance(c64, 32));
   Tensor host_out = Tensor::empty({6, 32}, c64, Device::cpu());
@@ -60,6 +68,7 @@ TEST_F(CpuExecutionOfDeviceOperands, MatmulResultIsOnTheOperandsDeviceAsForFft) 
   Matmul plan(a, b, options);
   plan.plan();
   Tensor out = Tensor::empty_strided(plan.result_shape(), plan.result_strides(), f64, Device::cuda(0), *stream_);
+  poison(out);
   plan.execute({.out = out.view()});
   EXPECT_LT(relative_error(to_dense(out.to(Device::cpu(), *stream_).view()), ref), 1e-12);
   Tensor host_out = Tensor::empty_strided(plan.result_shape(), plan.result_strides(), f64, Device::cpu());
