@@ -1,6 +1,7 @@
-// Randomized multi-stream stress (stress_program.cuh): 10,000 operations over 4 streams and 8 tensors must give the
-// same tensors as the same program on one stream; with the ordering checker on, the correct program raises nothing
-// and a planted missing edge raises OrderingError. The longer run is bench/stress_bench.cu.
+// Randomized multi-stream stress (stress_program.cuh): 10,000 operations (1,000 under CUPLAN_TEST_SHORT=1) over 4
+// streams and 8 tensors must give the same tensors as the same program on one stream; with the ordering checker on, the
+// correct program raises nothing and a planted missing edge raises OrderingError. The longer run is
+// bench/stress_bench.cu.
 
 #include <gtest/gtest.h>
 
@@ -44,7 +45,7 @@ class CheckingOn {
 TEST(StressTest, TenThousandOperationsOnFourStreamsMatchOneStream) {
   CUPLAN_REQUIRE_GPU();
   const std::uint64_t s = seed();
-  const std::vector<Op> ops = generate(s, 10'000, false);
+  const std::vector<Op> ops = generate(s, testing::short_run() ? 1'000 : 10'000, false);
   const int differ = mismatches(ops, s);
   std::printf("stress: seed %llu, %zu operations, 4 streams, 8 tensors: %d mismatching tensors\n",
               static_cast<unsigned long long>(s), ops.size(), differ);
@@ -55,7 +56,7 @@ TEST(StressTest, TheCorrectProgramRaisesNothingUnderTheChecker) {
   CUPLAN_REQUIRE_GPU();
   CheckingOn on;
   const std::uint64_t s = seed() + 1;
-  const std::vector<Op> ops = generate(s, 3'000, false);
+  const std::vector<Op> ops = generate(s, testing::short_run() ? 500 : 3'000, false);
   Runner multi(s, false);
   EXPECT_NO_THROW(multi.run(ops)) << "seed " << s;
 }

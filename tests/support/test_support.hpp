@@ -6,6 +6,8 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -19,6 +21,14 @@
   } while (0)
 
 namespace cuplan::testing {
+
+/// True under CUPLAN_TEST_SHORT=1, which scripts/sanitize_gpu.sh sets: compute-sanitizer slows every launch and API
+/// call by orders of magnitude, so the long loops (soak, threads, stress) run fewer iterations. Every check still
+/// runs; only the repetition count changes.
+inline bool short_run() {
+  const char* value = std::getenv("CUPLAN_TEST_SHORT");
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
 
 inline std::mt19937_64& rng() {
   static thread_local std::mt19937_64 engine{std::random_device{}()};
