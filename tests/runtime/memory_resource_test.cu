@@ -137,6 +137,8 @@ TEST(MemoryResource, FreeWaitsForTheLastUseOnAnotherStream) {
   {
     ResourceScope scope(counter.resource());
     Tensor x = Tensor::empty({4096}, c64, Device::cuda(0), s1);
+    // Written once so that the transforms read defined values (the test is about the free, not the values).
+    CUPLAN_TEST_CUDA(cudaMemsetAsync(x.data(), 0, 4096 * sizeof(std::complex<float>), s1.native()));
     ptr = x.data();
     // The plan first: making a cuFFT plan may wait for work on the device, which would wait for the gate below.
     (void)fft(x, {.stream = s2});
