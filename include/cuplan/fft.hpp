@@ -121,7 +121,8 @@ class CUPLAN_API FFT {
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});
   /// Drops the object's reference to the operand (an owning Tensor is then freed after its recorded stream uses).
   void release_operand();
-  /// Releases plan, workspace and staging buffers; every later call throws StateError.
+  /// Releases plan, workspace and staging buffers; every later call throws StateError. Waits on the host for the
+  /// object's last phase first (its cuFFT plan is read by the work already enqueued).
   void free() noexcept;
 
   /// The transform type (c2c, r2c or c2r) as resolved from the operand and options.

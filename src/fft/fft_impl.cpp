@@ -244,6 +244,17 @@ void FftImpl::release_operand() {
 void FftImpl::free() noexcept {
   if (state_.freed()) return;
   NvtxRange range(nvtx_name(nvtx_free, "cuplan::FFT::free"));
+  // A cuFFT plan's tables are read by every transform enqueued with it (and by graphs replaying them), and cuFFT
+  // does not document that destroying the plan waits for them. Function-form plans are destroyed by cache eviction
+  // on whichever thread returns a lease, with their last transform possibly still queued on another stream: the
+  // object's last phase must be done before its plans go.
+  if (cufft_ || staged_) {  // graph replays exist only with a cuFFT plan
+    try {
+      order_.synchronize();
+    } catch (const std::exception& e) {
+      log(LogLevel::warning, "FFT::free: waiting for the last phase failed: {}", e.what());
+    }
+  }
   replay_.reset();
   staged_.reset();
   cufft_.reset();

@@ -198,6 +198,24 @@ TEST(FftStreams, FunctionFormOnTwoStreamsSharesItsCachedPlanSafely) {
   }
 }
 
+TEST(FftStreams, DestroyingACachedPlanWaitsForItsPendingTransform) {
+  CUPLAN_REQUIRE_GPU();
+  plan_cache::clear();
+  Stream s(Device::cuda(0));
+  Tensor x = Tensor::empty({64, 128}, c64, Device::cuda(0), s);
+  CUPLAN_TEST_CUDA(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(x.numel()) * 8, s.native()));
+  (void)fft(x, {.axes = {1}, .stream = s});  // plans first: making a cuFFT plan may wait for the device
+  s.synchronize();
+  spin_kernel<<<1, 1, 0, s.native()>>>(cycles_for_ms(300));
+  CUPLAN_TEST_CUDA(cudaGetLastError());
+  Tensor y = fft(x, {.axes = {1}, .stream = s});  // the cached plan's transform, queued behind the spin
+  ASSERT_EQ(cudaStreamQuery(s.native()), cudaErrorNotReady) << "the spin kernel ended too early to test anything";
+  (void)cudaGetLastError();  // "not ready" is an answer, not an error to leave for a later check
+  plan_cache::clear();  // destroys the idle plan, whose transform is still queued
+  EXPECT_EQ(cudaStreamQuery(s.native()), cudaSuccess) << "the plan was destroyed while its transform was queued";
+  s.synchronize();
+}
+
 TEST(FftStreams, ReleasedWorkspaceIsReallocatedOnTheNextStream) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
