@@ -211,7 +211,7 @@ TEST(FftStreams, DestroyingACachedPlanWaitsForItsPendingTransform) {
   Tensor y = fft(x, {.axes = {1}, .stream = s});  // the cached plan's transform, queued behind the spin
   ASSERT_EQ(cudaStreamQuery(s.native()), cudaErrorNotReady) << "the spin kernel ended too early to test anything";
   (void)cudaGetLastError();  // "not ready" is an answer, not an error to leave for a later check
-  plan_cache::clear();  // destroys the idle plan, whose transform is still queued
+  plan_cache::clear();       // destroys the idle plan, whose transform is still queued
   EXPECT_EQ(cudaStreamQuery(s.native()), cudaSuccess) << "the plan was destroyed while its transform was queued";
   s.synchronize();
 }
