@@ -19,6 +19,7 @@ int main() {
   auto b = cp::Tensor::empty({n, n}, cp::f32, cp::Device::cuda(0), compute);
   fill<<<(n * n + 255) / 256, 256, 0, compute.native()>>>(a.data<float>(), n * n, 1.0f);
   fill<<<(n * n + 255) / 256, 256, 0, compute.native()>>>(b.data<float>(), n * n, 0.5f);
+  sample::check(cudaGetLastError() == cudaSuccess, "operands filled");
 
   cp::Matmul mm(a, b, {.compute = cp::Compute::tf32});
   mm.plan({.stream = compute});
@@ -31,7 +32,8 @@ int main() {
   for (int step = 0; step < 100; ++step) d = mm.execute({.stream = compute});  // enqueue only
   compute.synchronize();
   std::vector<float> h(n * n);
-  cudaMemcpy(h.data(), d.data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  sample::check(cudaMemcpy(h.data(), d.data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess,
+                "loop result copied");
   sample::check(h[0] == 0.5f * n && h.back() == 0.5f * n, "loop results are A @ B");
 
   // A new operand made on another stream; reset_operand orders the producer stream after the object's last work,
@@ -39,10 +41,12 @@ int main() {
   auto a2 = cp::Tensor::empty({n, n}, cp::f32, cp::Device::cuda(0), producer);
   mm.reset_operand(cp::MatmulOperand::a, a2, producer);
   fill<<<(n * n + 255) / 256, 256, 0, producer.native()>>>(a2.data<float>(), n * n, 2.0f);
+  sample::check(cudaGetLastError() == cudaSuccess, "new operand filled");
   cp::Event ready = producer.record();
   d = mm.execute({.stream = compute, .after = {ready}});
   compute.synchronize();
-  cudaMemcpy(h.data(), d.data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  sample::check(cudaMemcpy(h.data(), d.data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess,
+                "result after the reset copied");
   sample::check(h[0] == 1.0f * n && h.back() == 1.0f * n, "after reset from the producer stream, results use A2");
   return 0;
 }

@@ -75,7 +75,9 @@ int main() {
     std::vector<float> host(n);
 
     // Load both kernels before the race: a kernel's first launch may load its code, and loading can wait for the
-    // GPU to be idle, which would run the two streams one after the other (n = 0: nothing is read or written).
+    // GPU to be idle, which would run the two streams one after the other (n = 0: only the flag is read, so it is
+    // written first).
+    reset(data, flag, s1);
     slow_producer<<<1, 32, 0, s1>>>(data.data<float>(), 0, flag.data<int>(), 0);
     consumer<<<1, 32, 0, s1>>>(data.data<float>(), seen.data<float>(), 0, flag.data<int>());
     sample::check(cudaGetLastError() == cudaSuccess, "kernels loaded");

@@ -138,6 +138,7 @@ const char* MatmulImpl::nvtx_name(NvtxPhase phase, const char* range) noexcept {
 void MatmulImpl::plan(const MatmulPlanOptions& options) {
   NvtxRange range(nvtx_name(nvtx_plan, "cuplan::Matmul::plan"));
   state_.require_alive("plan");
+  mm::check_preferences(options.preferences, who_);
   if (options.epilog) {
     mm::check_epilog(*options.epilog, who_);
     options_.epilog = *options.epilog;

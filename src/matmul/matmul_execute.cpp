@@ -282,6 +282,10 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
                       {"aux", view_of(slot_aux), false},
                       {"out", &d.view(), true, !options.out}});
     }
+    // cuBLASLt writes aux's first m rows only; the rows that pad it to aux_ld are zeroed, so the aux a caller gets
+    // holds no indeterminate bytes (and copying it reads only written memory).
+    if (traits.aux_output && problem_.aux_ld > problem_.m)
+      CUPLAN_CUDA_CHECK(cudaMemsetAsync(aux_ptr, 0, bytes_of(problem_.aux_shape, problem_.aux_dtype), stream.native()));
     const mm::LtPointers p = stage(stream, d_ptr, aux_ptr, bgrad_ptr);
     lt_->bind(p);
     const std::size_t workspace_bytes = workspace == nullptr ? 0 : lt_->workspace_bytes();
@@ -322,6 +326,7 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
 void MatmulImpl::autotune(const AutotuneOptions& options) {
   NvtxRange range(nvtx_name(nvtx_autotune, "cuplan::Matmul::autotune"));
   require_ready("autotune");
+  mm::check_autotune_options(options, who_);
   if (!lt_) {
     log(LogLevel::info, "{}: autotune on the CPU: one algorithm, nothing to choose", who_);
     return;

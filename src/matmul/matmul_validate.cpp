@@ -22,6 +22,23 @@ void validate_matmul_options(const MatmulOptions& o, const char* who) {
   check_execution(o.execution, who);
 }
 
+void check_preferences(const MatmulPreferences& p, const char* who) {
+  if (p.limit < 1)
+    throw InvalidArgument(fmt::format("{}: preferences.limit: expected at least 1, got {}", who, p.limit));
+  constexpr std::uint32_t schemes = 0x7;  // CUBLASLT_REDUCTION_SCHEME_MASK: in-place, compute type, output type
+  if ((p.reduction_scheme_mask & ~schemes) != 0)
+    throw InvalidArgument(fmt::format("{}: preferences.reduction_scheme_mask: expected bits of {:#x}, got {:#x}", who,
+                                      schemes, p.reduction_scheme_mask));
+  if (p.max_waves_count < 0)
+    throw InvalidArgument(
+        fmt::format("{}: preferences.max_waves_count: expected 0 (no limit) or more, got {}", who, p.max_waves_count));
+}
+
+void check_autotune_options(const AutotuneOptions& o, const char* who) {
+  if (o.iterations < 1)
+    throw InvalidArgument(fmt::format("{}: autotune iterations: expected at least 1, got {}", who, o.iterations));
+}
+
 void check_beta_needs_c(std::complex<double> beta, bool has_c, const char* who) {
   if (beta != std::complex<double>(0.0) && !has_c) [[unlikely]]
     throw InvalidArgument(

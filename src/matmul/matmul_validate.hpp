@@ -11,6 +11,10 @@ namespace cuplan::detail::mm {
 /// Enum ranges (epilog, compute, blocking) and the execution choice; InvalidArgument naming `who` and the option.
 void validate_matmul_options(const MatmulOptions& options, const char* who);
 void check_epilog(Epilog epilog, const char* who);
+/// MatmulPreferences of a plan() and AutotuneOptions of an autotune(): checked on every execution space, also where
+/// the CPU has no heuristic to ask and nothing to time.
+void check_preferences(const MatmulPreferences& preferences, const char* who);
+void check_autotune_options(const AutotuneOptions& options, const char* who);
 /// beta != 0 needs c: the scalars are not part of the plan key, so every call checks them.
 void check_beta_needs_c(std::complex<double> beta, bool has_c, const char* who);
 

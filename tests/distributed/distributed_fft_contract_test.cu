@@ -189,6 +189,7 @@ TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
       },
       "result_layout", InvalidArgument(""));
   auto real = cuplan::Tensor::empty({8, 8, 8}, cuplan::f32, comm.device());
+  CUPLAN_TEST_CUDA(cudaMemset(real.data(), 0, 8 * 8 * 8 * sizeof(float)));  // the executes below read it
   throws_with([&] { (void)DistributedFFT(comm, g, real, {.input_layout = cuplan::InputLayout::transposed}); },
               "input_layout", InvalidArgument(""));
   // A contradicting direction, a wrong `out`, use after release_operand and after free().

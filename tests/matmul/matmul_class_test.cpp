@@ -1,6 +1,9 @@
 // Class form lifecycle and the function form's plan cache.
 #include <gtest/gtest.h>
 
+#include <cuda_runtime_api.h>
+
+#include "base/cuda_check.hpp"
 #include "matmul/matmul_reference.hpp"
 #include "matmul/planner.hpp"
 
@@ -146,6 +149,33 @@ TEST_P(MatmulClass, MatmulWithAuxReturnsTheBiasGradient) {
 
 INSTANTIATE_TEST_SUITE_P(Spaces, MatmulClass, ::testing::Values(false, true),
                          [](const auto& test_info) { return std::string(test_info.param ? "cuda" : "cpu"); });
+
+// On CUDA the relu aux is cuBLASLt's bit mask, each column padded to 128 rows; cuBLASLt writes the product's rows
+// only. The padding must come back zero, not as whatever the pool's memory held (poisoned here first), for device
+// and host operands alike.
+TEST(MatmulAux, PaddingOfTheCudaReluMaskIsZero) {
+  CUPLAN_REQUIRE_GPU();
+  const std::int64_t m = 40, n = 24, k = 16;  // 40 rows: 5 of each column's 16 bytes are the mask
+  HostMatrix<float> a({}, m, k), b({}, k, n);
+  Stream s;
+  for (bool on_device : {false, true}) {
+    SCOPED_TRACE(on_device ? "device operands" : "host operands");
+    {
+      // Memory the pool hands out again on `s`: the aux and its staging buffer reuse it.
+      Tensor poison = Tensor::empty({1 << 16}, i8, Device::cuda(0), s);
+      CUPLAN_CUDA_CHECK(cudaMemsetAsync(poison.data(), 0xff, 1 << 16, s.native()));
+    }
+    const Tensor av = on_device ? Tensor::wrap(a.view()).to(Device::cuda(0), s) : Tensor::wrap(a.view());
+    const Tensor bv = on_device ? Tensor::wrap(b.view()).to(Device::cuda(0), s) : Tensor::wrap(b.view());
+    const MatmulResult r = matmul_with_aux(av, bv, {.epilog = Epilog::relu_aux, .stream = s});
+    ASSERT_EQ(r.aux.shape(), Shape({n, 16}));
+    const Tensor mask = r.aux.to(Device::cpu(), s);
+    const auto* bytes = static_cast<const unsigned char*>(mask.data());
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t byte = m / 8; byte < 16; ++byte)
+        ASSERT_EQ(bytes[j * 16 + byte], 0) << "column " << j << ", byte " << byte;
+  }
+}
 
 TEST(MatmulLayout, DescribesStridesWithoutCopies) {
   using detail::mm::describe_matrix;

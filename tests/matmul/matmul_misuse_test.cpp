@@ -84,6 +84,36 @@ std::vector<MisuseRow> rows() {
                [=] { Matmul(a, b, {.execution = Execution::cpu(-3)}); },
                Expect::invalid_argument,
                {"threads", "got -3"}});
+  // Plan preferences and autotune options: checked on the CPU too, where there is no heuristic and nothing to time.
+  t.push_back({"preferences_limit_0",
+               [=] {
+                 Matmul mm(a, b, {.execution = kCpu});
+                 mm.plan({.preferences = {.limit = 0}});
+               },
+               Expect::invalid_argument,
+               {"Matmul", "preferences.limit", "at least 1", "got 0"}});
+  t.push_back({"preferences_reduction_scheme_mask_0x10",
+               [=] {
+                 Matmul mm(a, b, {.execution = kCpu});
+                 mm.plan({.preferences = {.reduction_scheme_mask = 0x10}});
+               },
+               Expect::invalid_argument,
+               {"reduction_scheme_mask", "0x7", "got 0x10"}});
+  t.push_back({"preferences_max_waves_count_negative",
+               [=] {
+                 Matmul mm(a, b, {.execution = kCpu});
+                 mm.plan({.preferences = {.max_waves_count = -2}});
+               },
+               Expect::invalid_argument,
+               {"max_waves_count", "got -2"}});
+  t.push_back({"autotune_iterations_0",
+               [=] {
+                 Matmul mm(a, b, {.execution = kCpu});
+                 mm.plan();
+                 mm.autotune({.iterations = 0});
+               },
+               Expect::invalid_argument,
+               {"Matmul", "iterations", "at least 1", "got 0"}});
   // The same validation on a plan-cache hit as on a miss.
   t.push_back({"beta_without_c_on_cache_hit",
                [=] {
