@@ -50,8 +50,15 @@ struct Worker {
       // On the GPU a quarter of the calls take host operands (the staging path), the rest device operands.
       const bool device_operands = space == Space::cuda && gen() % 4 != 0;
       const StreamRef s = stream ? stream->ref() : current_stream();
-      std::string failure = is_fft ? fft_call(gen, form, device_operands, execution, s)
-                                   : matmul_call(gen, form, device_operands, execution, s);
+      std::string failure;
+      try {
+        failure = is_fft ? fft_call(gen, form, device_operands, execution, s)
+                         : matmul_call(gen, form, device_operands, execution, s);
+      } catch (const std::exception& e) {
+        // Which call raised, in which form and on which operands: a sticky CUDA error names only where it surfaced.
+        return fmt::format("call {} ({}, form {}, {} operands) raised: {}", call, is_fft ? "fft" : "matmul",
+                           static_cast<int>(form), device_operands ? "device" : "host", e.what());
+      }
       if (!failure.empty()) return fmt::format("call {} ({}): {}", call, is_fft ? "fft" : "matmul", failure);
     }
     return {};
