@@ -17,6 +17,8 @@
 namespace cuplan::detail {
 
 bool lasting_stream(StreamRef stream) noexcept {
+  // The per-thread default handle is a different stream on each thread: recorded at every use.
+  if (thread_relative_stream(stream.native())) return false;
   return Access::owned(stream) || is_default_stream_handle(stream.native());
 }
 
@@ -51,6 +53,7 @@ PhaseOrder::~PhaseOrder() {
 PhaseOrder::PhaseOrder(PhaseOrder&& other) noexcept
     : event_(std::exchange(other.event_, nullptr)),
       last_(other.last_),
+      last_thread_(other.last_thread_),
       last_owner_(std::move(other.last_owner_)),
       any_(std::exchange(other.any_, false)),
       pending_(std::exchange(other.pending_, false)) {}
@@ -60,6 +63,7 @@ PhaseOrder& PhaseOrder::operator=(PhaseOrder&& other) noexcept {
     if (event_ != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(event_));
     event_ = std::exchange(other.event_, nullptr);
     last_ = other.last_;
+    last_thread_ = other.last_thread_;
     last_owner_ = std::move(other.last_owner_);
     any_ = std::exchange(other.any_, false);
     pending_ = std::exchange(other.pending_, false);
@@ -84,7 +88,10 @@ void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
     DeviceScope scope(Device::cuda(device));
     CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
   }
-  if (any_ && last_ != stream.native()) {
+  // The per-thread default stream of another thread is another stream, though the handle is the same.
+  const bool same_stream =
+      last_ == stream.native() && (!thread_relative_stream(last_) || last_thread_ == std::this_thread::get_id());
+  if (any_ && !same_stream) {
     if (pending_) record_pending();
     CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event_, 0));
     ordering::note_wait(stream.native(), event_);
@@ -93,7 +100,8 @@ void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
 
 void PhaseOrder::end(StreamRef stream) {
   const cudaStream_t native = stream.native();
-  if (Access::owned(stream) || is_default_stream_handle(native)) {
+  const bool thread_relative = thread_relative_stream(native);
+  if (!thread_relative && (Access::owned(stream) || is_default_stream_handle(native))) {
     if (native != last_ || !pending_) {
       // Only on a change of stream: keep a cuplan-made stream alive until its lazy record is made.
       last_owner_ = Access::retain(stream);
@@ -106,6 +114,7 @@ void PhaseOrder::end(StreamRef stream) {
     last_owner_.reset();
   }
   last_ = native;
+  if (thread_relative) last_thread_ = std::this_thread::get_id();
   any_ = true;
 }
 

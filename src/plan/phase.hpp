@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "cuplan/stream.hpp"
 #include "plan/execution_target.hpp"
@@ -34,7 +35,10 @@ void check_stream_device(StreamRef stream, int device, const char* who, const ch
 /// nothing, and the event is recorded on that stream only when a later phase arrives on another stream. The later
 /// phase then also waits for whatever was enqueued on the first stream in between, a stricter order than needed,
 /// never a weaker one; the hot path (consecutive phases on one stream) costs no event record. A stream made
-/// elsewhere (raw cudaStream_t) may be destroyed by its owner at any time, so it gets the event at end().
+/// elsewhere (raw cudaStream_t) may be destroyed by its owner at any time, so it gets the event at end(). So does the
+/// per-thread default stream: its handle names the calling thread's own stream, so the event can only be recorded
+/// by the thread that ran the phase, and the same handle on another thread is another stream (a function-form plan
+/// passes between threads through the plan cache).
 class PhaseOrder {
  public:
   PhaseOrder() = default;
@@ -55,6 +59,7 @@ class PhaseOrder {
   void record_pending();
   cudaEvent_t event_ = nullptr;
   cudaStream_t last_ = nullptr;
+  std::thread::id last_thread_{};  // the thread of the last phase, when last_ is the per-thread default stream
   std::shared_ptr<StreamHandle> last_owner_;  // keeps a cuplan-made last stream alive for a lazy record
   bool any_ = false;
   bool pending_ = false;  // the last phase's event is not recorded yet

@@ -16,6 +16,12 @@ inline bool is_default_stream_handle(cudaStream_t handle) noexcept {
   return handle == nullptr || handle == cudaStreamLegacy || handle == cudaStreamPerThread;
 }
 
+/// cudaStreamPerThread names the calling thread's own default stream: the same handle on two threads is two streams,
+/// and work can be enqueued on (or an event recorded on) a thread's one only from that thread.
+inline bool thread_relative_stream(cudaStream_t handle) noexcept {
+  return handle == cudaStreamPerThread;
+}
+
 /// The device to make current around a call on `stream`: a default-stream handle refers to the current device's
 /// default stream, so its own device must be current. The CPU (no change) otherwise, and always on one GPU.
 Device device_to_enter(StreamRef stream);

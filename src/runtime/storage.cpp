@@ -154,6 +154,8 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
   storage->device_ = device;
   storage->space_ = space;
   storage->alloc_stream_ = stream;
+  // Device memory is freed on its allocation stream; host memory counts only its recorded uses.
+  if (space == MemorySpace::device) storage->note_thread_relative(stream.native());
   switch (space) {
     case MemorySpace::device: {
       require_cuda("Storage::allocate (device memory)");
@@ -200,10 +202,42 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
   return storage;
 }
 
+void Storage::note_thread_relative(cudaStream_t stream) {
+  if (!thread_relative_stream(stream)) return;
+  const std::thread::id self = std::this_thread::get_id();
+  if (std::find(thread_relative_users_.begin(), thread_relative_users_.end(), self) == thread_relative_users_.end())
+    thread_relative_users_.push_back(self);
+}
+
+void Storage::wait_for_other_threads_default_streams() noexcept {
+  if (host_streams()) return;
+  bool other = false;
+  {
+    std::lock_guard lock(mutex_);
+    const std::thread::id self = std::this_thread::get_id();
+    for (std::thread::id t : thread_relative_users_) other = other || t != self;
+  }
+  if (!other) return;
+  const bool device_memory = space_ == MemorySpace::device || space_ == MemorySpace::managed;
+  if (device_memory && device_.is_cuda()) {
+    NoexceptDeviceScope scope(device_.index());
+    CUPLAN_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
+    return;
+  }
+  for (int d = 0; d < cuda_device_count(); ++d) {
+    NoexceptDeviceScope scope(d);
+    CUPLAN_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
+  }
+}
+
 void Storage::record_use(StreamRef stream) {
   // Host memory is not stream-ordered, so every stream (the allocation stream included) counts as a use that the
   // destructor must wait for; device memory is freed on the allocation stream, which orders itself.
   const bool device_memory = space_ == MemorySpace::device;
+  if (thread_relative_stream(stream.native())) {
+    std::lock_guard lock(mutex_);
+    note_thread_relative(stream.native());  // even as the allocation stream: on this thread it is another stream
+  }
   if (device_memory && stream == alloc_stream_) return;
   std::lock_guard lock(mutex_);
   if (std::find(uses_.begin(), uses_.end(), stream.native()) != uses_.end()) return;
@@ -220,11 +254,13 @@ std::shared_ptr<Storage> Storage::adopt(void* data, std::size_t bytes, Device de
   storage->space_ = space;
   storage->alloc_stream_ = stream;
   storage->alloc_stream_owner_ = Access::retain(stream);
+  if (space == MemorySpace::device || space == MemorySpace::managed) storage->note_thread_relative(stream.native());
   storage->release_ = std::move(release);
   return storage;
 }
 
 void Storage::order_after_uses(StreamRef consumer) {
+  wait_for_other_threads_default_streams();  // their work is done; the handles below then name this thread's own
   std::vector<cudaStream_t> producers;
   {
     std::lock_guard lock(mutex_);
@@ -240,6 +276,7 @@ void Storage::order_after_uses(StreamRef consumer) {
 }
 
 Storage::~Storage() {
+  if (data_ != nullptr) wait_for_other_threads_default_streams();
   if (release_) {
     // Memory owned elsewhere: its owner's release is a host call, so every recorded use must be done first.
     if (data_ != nullptr) ordering::note_free(data_, bytes_);

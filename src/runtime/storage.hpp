@@ -5,12 +5,15 @@
 // pool through cudaMallocFromPoolAsync) on the allocation stream. Every other stream that uses the memory is recorded
 // (record_use); the destructor makes the allocation stream wait for the work enqueued so far on each of them and then
 // frees on the allocation stream, so the pool cannot hand the bytes out again before every recorded use has finished.
-// cuplan-made streams are kept alive by the record until then.
+// cuplan-made streams are kept alive by the record until then. The per-thread default stream is one handle for a
+// different stream on each thread: a thread that never used it cannot order after another thread's, so memory that
+// another thread's per-thread stream used is released after a device synchronisation instead.
 
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "cuplan/device.hpp"
@@ -68,6 +71,10 @@ class Storage {
 
  private:
   Storage() = default;
+  void note_thread_relative(cudaStream_t stream);  // mutex_ held or not yet shared
+  /// Waits on the host for the device (every device, for host memory) when a thread other than the calling one
+  /// allocated or used this memory on its per-thread default stream, which no other thread can order after.
+  void wait_for_other_threads_default_streams() noexcept;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   Device device_;
@@ -76,9 +83,10 @@ class Storage {
   std::shared_ptr<MemoryResource> resource_;  // device memory: the resource that allocated it gets it back
   std::shared_ptr<StreamHandle> alloc_stream_owner_;
   std::mutex mutex_;
-  std::vector<cudaStream_t> uses_;                     // streams other than the allocation stream
-  std::vector<std::shared_ptr<StreamHandle>> owners_;  // keeps cuplan-made streams among uses_ alive
-  std::function<void()> release_;                      // adopted memory: gives it back to its owner
+  std::vector<cudaStream_t> uses_;                      // streams other than the allocation stream
+  std::vector<std::shared_ptr<StreamHandle>> owners_;   // keeps cuplan-made streams among uses_ alive
+  std::function<void()> release_;                       // adopted memory: gives it back to its owner
+  std::vector<std::thread::id> thread_relative_users_;  // threads whose per-thread default stream used the memory
 };
 
 }  // namespace cuplan::detail

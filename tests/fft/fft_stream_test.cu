@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "fft/fft_test_util.hpp"
 #include "runtime/spin_kernel.cuh"
 
@@ -196,6 +199,39 @@ TEST(FftStreams, FunctionFormOnTwoStreamsSharesItsCachedPlanSafely) {
     EXPECT_LT(relative_error(to_dense(ya[i].view()), ref_a), tolerance(f32, 80));
     EXPECT_LT(relative_error(to_dense(yb[i].view()), ref_b), tolerance(f32, 80));
   }
+}
+
+// The per-thread default stream is one handle naming a different stream on each thread. A function-form plan that
+// passes from one thread to another through the cache must order the second thread's stream after the first's.
+TEST(FftStreams, ACachedPlanPassedBetweenThreadsPerThreadDefaultStreamsIsOrdered) {
+  CUPLAN_REQUIRE_GPU();
+  plan_cache::clear();
+  HostGate gate;
+  auto a = HostArray<std::complex<float>>::random({32, 64});
+  auto b = HostArray<std::complex<float>>::random({32, 64});
+  Tensor ya, yb;
+  std::thread first([&] {
+    const Stream own = Stream::per_thread_default();
+    Operand xa = to_space(a, Space::cuda, own);
+    (void)fft(xa.view, {.axes = {1}, .stream = own});  // plans first: making a cuFFT plan may wait for the device
+    own.synchronize();
+    gate.hold(own.native());
+    ya = fft(xa.view, {.axes = {1}, .stream = own});  // queued behind the gate
+  });
+  first.join();
+  const Stream own = Stream::per_thread_default();  // this thread's: another stream, the same handle
+  Operand xb = to_space(b, Space::cuda, own);
+  own.synchronize();
+  yb = fft(xb.view, {.axes = {1}, .stream = own});  // the same cached plan and workspace
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(cudaStreamQuery(own.native()), cudaErrorNotReady)
+      << "the second thread's transform ran while the first thread's, on the same plan, waited behind the gate";
+  (void)cudaGetLastError();
+  gate.open();
+  CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_FALSE(gate.timed_out());
+  EXPECT_LT(relative_error(to_dense(ya.view()), reference_dft(a.dense(), {32, 64}, {1}, -1)), tolerance(f32, 64));
+  EXPECT_LT(relative_error(to_dense(yb.view()), reference_dft(b.dense(), {32, 64}, {1}, -1)), tolerance(f32, 64));
 }
 
 TEST(FftStreams, DestroyingACachedPlanWaitsForItsPendingTransform) {

@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include <thread>
+
 #include "base/cuda_check.hpp"
 #include "plan/stateful.hpp"
 #include "support/test_support.hpp"
@@ -43,6 +45,25 @@ class PhaseOrderTest : public ::testing::Test {
   }
   int* values_ = nullptr;
 };
+
+// cudaStreamPerThread on two threads is two streams: a phase on the second thread's must wait for the first's.
+TEST_F(PhaseOrderTest, PerThreadDefaultStreamOfAnotherThreadIsAnotherStream) {
+  const Stream per_thread = Stream::per_thread_default();
+  PhaseOrder order;
+  std::thread first([&] {
+    order.begin(per_thread, {}, 0);
+    spin_then_store<<<1, 1, 0, cudaStreamPerThread>>>(values_, 42, kSpinCycles);
+    CUPLAN_CUDA_CHECK(cudaGetLastError());
+    order.end(per_thread);
+  });
+  first.join();
+  order.begin(per_thread, {}, 0);  // this thread's per-thread default stream
+  load<<<1, 1, 0, cudaStreamPerThread>>>(values_, values_ + 1);
+  CUPLAN_CUDA_CHECK(cudaGetLastError());
+  order.end(per_thread);
+  CUPLAN_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  EXPECT_EQ(read_result(), 42);
+}
 
 TEST_F(PhaseOrderTest, PhaseOnAnotherStreamWaitsForThePreviousPhase) {
   Stream s1, s2;

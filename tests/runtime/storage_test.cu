@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "cuplan/errors.hpp"
@@ -109,6 +111,34 @@ TEST(Storage, RecordedStreamOutlivesItsStreamObject) {
   t = Tensor();
   s1.synchronize();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// The per-thread default stream is one handle naming a different stream on each thread. Memory allocated on one
+// thread's and dropped on another's cannot be freed in the first stream's order from the second thread: it must not
+// reach the pool again before the first thread's work on it is done.
+TEST(Storage, MemoryOfOneThreadsDefaultStreamDroppedOnAnotherIsNotReusedEarly) {
+  CUPLAN_REQUIRE_GPU();
+  std::optional<Tensor> t;
+  std::thread first([&] {
+    const Stream own = Stream::per_thread_default();
+    t.emplace(Tensor::empty({n}, f32, Device::cuda(0), own));
+    spin<<<1, 1, 0, own.native()>>>(spin_ns);
+    fill_pattern<<<256, 256, 0, own.native()>>>(t->data<float>(), n);  // a late write by the first thread
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  });
+  first.join();
+  const void* dropped = t->data();
+  t.reset();  // on this thread, whose per-thread stream has the same handle
+  const Stream own = Stream::per_thread_default();
+  Tensor next = Tensor::empty({n}, f32, Device::cuda(0), own);
+  EXPECT_EQ(cudaMemsetAsync(next.data(), 0, n * sizeof(float), own.native()), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> values(n);
+  EXPECT_EQ(cudaMemcpy(values.data(), next.data(), n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  std::int64_t overwritten = 0;
+  for (float v : values) overwritten += v != 0.0f;
+  EXPECT_EQ(overwritten, 0) << "the first thread's late write landed in memory handed out again (same address: "
+                            << (dropped == next.data()) << ")";
 }
 
 TEST(Storage, ImpossibleAllocationIsOutOfMemory) {
