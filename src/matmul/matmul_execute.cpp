@@ -282,14 +282,15 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
                       {"aux", view_of(slot_aux), false},
                       {"out", &d.view(), true, !options.out}});
     }
-    // cuBLASLt writes aux's first m rows only; the rows that pad it to aux_ld are zeroed, so the aux a caller gets
-    // holds no indeterminate bytes (and copying it reads only written memory).
-    if (traits.aux_output && problem_.aux_ld > problem_.m)
-      CUPLAN_CUDA_CHECK(cudaMemsetAsync(aux_ptr, 0, bytes_of(problem_.aux_shape, problem_.aux_dtype), stream.native()));
     const mm::LtPointers p = stage(stream, d_ptr, aux_ptr, bgrad_ptr);
     lt_->bind(p);
     const std::size_t workspace_bytes = workspace == nullptr ? 0 : lt_->workspace_bytes();
+    // cuBLASLt writes aux's first m rows only; the rows that pad it to aux_ld are zeroed, so the aux a caller gets
+    // holds no indeterminate bytes (and copying it reads only written memory). Part of the replayed graph.
+    const bool zero_aux_padding = traits.aux_output && problem_.aux_ld > problem_.m;
     replay_.run(replay_key(p, workspace, workspace_bytes), device, stream.native(), [&](cudaStream_t s) {
+      if (zero_aux_padding)
+        CUPLAN_CUDA_CHECK(cudaMemsetAsync(p.aux, 0, bytes_of(problem_.aux_shape, problem_.aux_dtype), s));
       lt_->run(p, s, workspace, workspace_bytes);
       if (bias_gradient_kernel_) launch_bias_gradient(p, StreamRef(s));
     });

@@ -209,15 +209,14 @@ void Storage::note_thread_relative(cudaStream_t stream) {
     thread_relative_users_.push_back(self);
 }
 
+bool Storage::used_by_another_threads_default_stream() const noexcept {
+  const std::thread::id self = std::this_thread::get_id();
+  return std::any_of(thread_relative_users_.begin(), thread_relative_users_.end(),
+                     [&](std::thread::id t) { return t != self; });
+}
+
 void Storage::wait_for_other_threads_default_streams() noexcept {
   if (host_streams()) return;
-  bool other = false;
-  {
-    std::lock_guard lock(mutex_);
-    const std::thread::id self = std::this_thread::get_id();
-    for (std::thread::id t : thread_relative_users_) other = other || t != self;
-  }
-  if (!other) return;
   const bool device_memory = space_ == MemorySpace::device || space_ == MemorySpace::managed;
   if (device_memory && device_.is_cuda()) {
     NoexceptDeviceScope scope(device_.index());
@@ -234,12 +233,11 @@ void Storage::record_use(StreamRef stream) {
   // Host memory is not stream-ordered, so every stream (the allocation stream included) counts as a use that the
   // destructor must wait for; device memory is freed on the allocation stream, which orders itself.
   const bool device_memory = space_ == MemorySpace::device;
-  if (thread_relative_stream(stream.native())) {
-    std::lock_guard lock(mutex_);
-    note_thread_relative(stream.native());  // even as the allocation stream: on this thread it is another stream
-  }
-  if (device_memory && stream == alloc_stream_) return;
+  const bool thread_relative = thread_relative_stream(stream.native());
+  if (device_memory && stream == alloc_stream_ && !thread_relative) return;
   std::lock_guard lock(mutex_);
+  note_thread_relative(stream.native());  // even as the allocation stream: on this thread it is another stream
+  if (device_memory && stream == alloc_stream_) return;
   if (std::find(uses_.begin(), uses_.end(), stream.native()) != uses_.end()) return;
   uses_.push_back(stream.native());
   if (auto owner = Access::retain(stream)) owners_.push_back(std::move(owner));
@@ -260,7 +258,13 @@ std::shared_ptr<Storage> Storage::adopt(void* data, std::size_t bytes, Device de
 }
 
 void Storage::order_after_uses(StreamRef consumer) {
-  wait_for_other_threads_default_streams();  // their work is done; the handles below then name this thread's own
+  bool foreign = false;
+  {
+    std::lock_guard lock(mutex_);
+    foreign = used_by_another_threads_default_stream();
+  }
+  // Their work is done after this wait; the per-thread handles below then name this thread's own stream.
+  if (foreign) wait_for_other_threads_default_streams();
   std::vector<cudaStream_t> producers;
   {
     std::lock_guard lock(mutex_);
@@ -276,7 +280,8 @@ void Storage::order_after_uses(StreamRef consumer) {
 }
 
 Storage::~Storage() {
-  if (data_ != nullptr) wait_for_other_threads_default_streams();
+  // The last reference: no other thread records a use any more, so the list is read without the lock.
+  if (data_ != nullptr && used_by_another_threads_default_stream()) wait_for_other_threads_default_streams();
   if (release_) {
     // Memory owned elsewhere: its owner's release is a host call, so every recorded use must be done first.
     if (data_ != nullptr) ordering::note_free(data_, bytes_);

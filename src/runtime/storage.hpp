@@ -72,8 +72,10 @@ class Storage {
  private:
   Storage() = default;
   void note_thread_relative(cudaStream_t stream);  // mutex_ held or not yet shared
-  /// Waits on the host for the device (every device, for host memory) when a thread other than the calling one
-  /// allocated or used this memory on its per-thread default stream, which no other thread can order after.
+  /// True when a thread other than the calling one allocated or used this memory on its per-thread default stream,
+  /// which no other thread can order after (mutex_ held, or the last reference).
+  bool used_by_another_threads_default_stream() const noexcept;
+  /// Waits on the host for the device (every device, for host memory): the fallback order for such memory.
   void wait_for_other_threads_default_streams() noexcept;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;

@@ -275,9 +275,7 @@ void LtPlan::bind(const LtPointers& p) {
 
 void LtPlan::find_algorithms(const MatmulPreferences& prefs, std::size_t memory_limit, bool limit_from_user,
                              const LtPointers& pointers) {
-  if (prefs.limit < 1)
-    throw InvalidArgument(fmt::format("{}: preferences.limit is {}; expected at least 1", who_, prefs.limit));
-  bind(pointers);
+  bind(pointers);  // prefs were checked by the caller (mm::check_preferences, on every execution space)
   auto query = [&](std::size_t limit) {
     cublasLtMatmulPreference_t pref = nullptr;
     CUPLAN_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -435,8 +433,6 @@ float steady_burst_ms(const Enqueue& enqueue, std::size_t measured, std::size_t 
 
 void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size,
                       int iterations, void* flush, std::size_t flush_bytes) {
-  if (iterations < 1)
-    throw InvalidArgument(fmt::format("{}: autotune iterations is {}; expected at least 1", who_, iterations));
   const std::size_t count = candidates_.size();
   auto enqueue = [&](std::size_t i) {
     g_autotune_runs.fetch_add(1, std::memory_order_relaxed);
