@@ -83,6 +83,7 @@ void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
     CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event.native(), 0));
     ordering::note_wait(stream.native(), event.native());
   }
+  if (thread_relative_stream(stream.native())) drain_per_thread_stream_at_exit(device);
   if (event_ == nullptr) {
     // Created once, on the object's device, without timing (the cheapest event to record).
     DeviceScope scope(Device::cuda(device));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -46,6 +47,33 @@ Slot& slot_for(int device, const char* who) {
   return t_slots[static_cast<std::size_t>(device)];
 }
 
+// Synchronizes, at thread exit, the per-thread default streams of the devices this thread marked. C++ thread_local
+// destructors run before the pthread key destructors, among which is the driver's per-thread cleanup.
+class PerThreadStreamDrain {
+ public:
+  PerThreadStreamDrain() = default;
+  PerThreadStreamDrain(const PerThreadStreamDrain&) = delete;
+  PerThreadStreamDrain& operator=(const PerThreadStreamDrain&) = delete;
+  ~PerThreadStreamDrain() {
+    if (devices_ == 0) return;
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) return;  // the runtime is gone (process exit): nothing is queued
+    for (int device = 0; device < detail::max_devices; ++device) {
+      if ((devices_ & (std::uint64_t{1} << device)) == 0) continue;
+      // A failure here (a sticky error, a runtime shutting down) cannot be reported from a thread's exit.
+      if (cudaSetDevice(device) == cudaSuccess) (void)cudaStreamSynchronize(cudaStreamPerThread);
+    }
+    (void)cudaSetDevice(previous);
+  }
+  void mark(int device) noexcept { devices_ |= std::uint64_t{1} << device; }
+
+ private:
+  std::uint64_t devices_ = 0;  // bit d: device d's per-thread default stream is drained at exit
+};
+static_assert(detail::max_devices <= 64, "one bit per device");
+
+thread_local PerThreadStreamDrain t_drain;
+
 StreamRef make_fallback(int device) {
   const Device d = Device::cuda(device);
   return detail::fallback_stream_handle() == cudaStreamPerThread ? Stream::per_thread_default(d).ref()
@@ -62,6 +90,10 @@ cudaStream_t fallback_stream_handle() noexcept {
     return value != nullptr && std::strcmp(value, "1") == 0;
   }();
   return per_thread ? cudaStreamPerThread : cudaStreamLegacy;
+}
+
+void drain_per_thread_stream_at_exit(int device) noexcept {
+  if (device >= 0 && device < max_devices) t_drain.mark(device);
 }
 
 Device device_to_enter(StreamRef stream) {

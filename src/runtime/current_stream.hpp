@@ -26,6 +26,12 @@ inline bool thread_relative_stream(cudaStream_t handle) noexcept {
 /// default stream, so its own device must be current. The CPU (no change) otherwise, and always on one GPU.
 Device device_to_enter(StreamRef stream);
 
+/// Marks that the calling thread made stream-ordered allocations or enqueued cuplan work on its per-thread default
+/// stream of `device`. At the thread's exit, that stream is then synchronized before the CUDA driver's own thread
+/// cleanup runs: with driver 580, a thread that used the stream-ordered allocator and ends while its per-thread
+/// default stream still has work queued never finishes exiting (docs/streams.md).
+void drain_per_thread_stream_at_exit(int device) noexcept;
+
 /// Stream::use(): makes `stream` the calling thread's current stream of its device until changed.
 void use_stream(StreamRef stream);
 

@@ -165,6 +165,7 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
       DeviceScope scope(device);
       (void)device_resources(device.index());  // the destructor's ordering event, made before any memory exists
       storage->resource_ = device_resource(device.index());
+      drain_per_thread_stream_at_exit(device.index());  // this thread now uses the stream-ordered allocator
       void* data = fault::inject(fault::Site::device) ? nullptr : storage->resource_->allocate(bytes, stream.native());
       if (data == nullptr) {
         throw OutOfMemory(
@@ -204,6 +205,7 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
 
 void Storage::note_thread_relative(cudaStream_t stream) {
   if (!thread_relative_stream(stream)) return;
+  if (device_.is_cuda()) drain_per_thread_stream_at_exit(device_.index());
   const std::thread::id self = std::this_thread::get_id();
   if (std::find(thread_relative_users_.begin(), thread_relative_users_.end(), self) == thread_relative_users_.end())
     thread_relative_users_.push_back(self);

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <thread>
 
 #include "fft/fft_test_util.hpp"
@@ -210,6 +213,9 @@ TEST(FftStreams, ACachedPlanPassedBetweenThreadsPerThreadDefaultStreamsIsOrdered
   auto a = HostArray<std::complex<float>>::random({32, 64});
   auto b = HostArray<std::complex<float>>::random({32, 64});
   Tensor ya, yb;
+  // The first thread lives until its work is done: its per-thread stream is its own, and it waits for it itself.
+  std::promise<void> enqueued;
+  std::promise<void> checked;
   std::thread first([&] {
     const Stream own = Stream::per_thread_default();
     Operand xa = to_space(a, Space::cuda, own);
@@ -217,8 +223,11 @@ TEST(FftStreams, ACachedPlanPassedBetweenThreadsPerThreadDefaultStreamsIsOrdered
     own.synchronize();
     gate.hold(own.native());
     ya = fft(xa.view, {.axes = {1}, .stream = own});  // queued behind the gate
+    enqueued.set_value();
+    checked.get_future().wait();
+    own.synchronize();
   });
-  first.join();
+  enqueued.get_future().wait();
   const Stream own = Stream::per_thread_default();  // this thread's: another stream, the same handle
   Operand xb = to_space(b, Space::cuda, own);
   own.synchronize();
@@ -228,10 +237,37 @@ TEST(FftStreams, ACachedPlanPassedBetweenThreadsPerThreadDefaultStreamsIsOrdered
       << "the second thread's transform ran while the first thread's, on the same plan, waited behind the gate";
   (void)cudaGetLastError();
   gate.open();
+  checked.set_value();
+  first.join();
   CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
   ASSERT_FALSE(gate.timed_out());
   EXPECT_LT(relative_error(to_dense(ya.view()), reference_dft(a.dense(), {32, 64}, {1}, -1)), tolerance(f32, 64));
   EXPECT_LT(relative_error(to_dense(yb.view()), reference_dft(b.dense(), {32, 64}, {1}, -1)), tolerance(f32, 64));
+}
+
+TEST(FftStreams, AThreadEndsWhileItsPerThreadStreamStillHasATransformQueued) {
+  CUPLAN_REQUIRE_GPU();
+  auto a = HostArray<std::complex<float>>::random({32, 64});
+  Tensor ya;
+  std::thread worker([&] {
+    const Stream own = Stream::per_thread_default();
+    Operand xa = to_space(a, Space::cuda, own);
+    spin_kernel<<<1, 1, 0, own.native()>>>(cycles_for_ms(200));
+    ya = fft(xa.view, {.axes = {1}, .stream = own});  // queued behind the spin when the thread ends
+  });
+  // The driver's cleanup of a thread that used the stream-ordered allocator and ends with work queued on its
+  // per-thread stream never returns; cuplan drains that stream first (docs/streams.md). A hang fails here.
+  std::packaged_task<void()> join([&] { worker.join(); });
+  auto joined = join.get_future();
+  std::thread joiner(std::move(join));
+  if (joined.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "a thread that ended with an fft queued on its per-thread default stream did not end in 30 s";
+    std::fflush(nullptr);
+    std::_Exit(1);  // the hung thread cannot be joined or destroyed
+  }
+  joiner.join();
+  CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
+  EXPECT_LT(relative_error(to_dense(ya.view()), reference_dft(a.dense(), {32, 64}, {1}, -1)), tolerance(f32, 64));
 }
 
 TEST(FftStreams, DestroyingACachedPlanWaitsForItsPendingTransform) {

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -119,26 +123,59 @@ TEST(Storage, RecordedStreamOutlivesItsStreamObject) {
 TEST(Storage, MemoryOfOneThreadsDefaultStreamDroppedOnAnotherIsNotReusedEarly) {
   CUPLAN_REQUIRE_GPU();
   std::optional<Tensor> t;
+  // The first thread lives until the check: its late write is still queued when the memory is dropped here.
+  std::promise<void> enqueued;
+  std::promise<void> checked;
   std::thread first([&] {
     const Stream own = Stream::per_thread_default();
     t.emplace(Tensor::empty({n}, f32, Device::cuda(0), own));
     spin<<<1, 1, 0, own.native()>>>(spin_ns);
     fill_pattern<<<256, 256, 0, own.native()>>>(t->data<float>(), n);  // a late write by the first thread
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    enqueued.set_value();
+    checked.get_future().wait();
   });
-  first.join();
+  enqueued.get_future().wait();
   const void* dropped = t->data();
   t.reset();  // on this thread, whose per-thread stream has the same handle
   const Stream own = Stream::per_thread_default();
   Tensor next = Tensor::empty({n}, f32, Device::cuda(0), own);
   EXPECT_EQ(cudaMemsetAsync(next.data(), 0, n * sizeof(float), own.native()), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  checked.set_value();
+  first.join();
   std::vector<float> values(n);
   EXPECT_EQ(cudaMemcpy(values.data(), next.data(), n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
   std::int64_t overwritten = 0;
   for (float v : values) overwritten += v != 0.0f;
   EXPECT_EQ(overwritten, 0) << "the first thread's late write landed in memory handed out again (same address: "
                             << (dropped == next.data()) << ")";
+}
+
+TEST(Storage, AThreadEndsWhileItsPerThreadStreamStillHasWorkQueued) {
+  CUPLAN_REQUIRE_GPU();
+  std::optional<Tensor> t;
+  std::thread worker([&] {
+    const Stream own = Stream::per_thread_default();
+    t.emplace(Tensor::empty({n}, f32, Device::cuda(0), own));  // the stream-ordered allocator, on this thread
+    spin<<<1, 1, 0, own.native()>>>(spin_ns);
+    fill_pattern<<<256, 256, 0, own.native()>>>(t->data<float>(), n);  // queued when the thread ends
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  });
+  // The driver's cleanup of such a thread never returns unless the stream is drained first (docs/streams.md).
+  std::packaged_task<void()> join([&] { worker.join(); });
+  auto joined = join.get_future();
+  std::thread joiner(std::move(join));
+  if (joined.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "a thread that ended with work queued on its per-thread default stream did not end in 30 s";
+    std::fflush(nullptr);
+    std::_Exit(1);  // the hung thread cannot be joined or destroyed
+  }
+  joiner.join();
+  std::vector<float> values(n);
+  EXPECT_EQ(cudaMemcpy(values.data(), t->data(), n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(values[7], 7.25f);
+  t.reset();
 }
 
 TEST(Storage, ImpossibleAllocationIsOutOfMemory) {
