@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -53,12 +55,12 @@ TEST(StagingChunking, SmallOperandIsOneChunk) {
 }
 
 TEST(StagingChunking, LargeOperandSplitsNearTheTarget) {
-  // 16384 rows of 64 KiB (in + out): 1 GiB, target 64 MiB per slot -> 1024 rows per chunk, 16 chunks.
+  // 16384 rows of 64 KiB (in + out): 1 GiB, target 32 MiB per slot -> 512 rows per chunk, 32 chunks.
   const auto r = request(16384, 64 * 1024, std::size_t{8} << 30);
   const ChunkPlan plan = plan_chunks(r);
-  EXPECT_EQ(plan.chunk, 1024);
-  EXPECT_EQ(plan.count, 16);
-  EXPECT_EQ(plan.last, 1024);
+  EXPECT_EQ(plan.chunk, 512);
+  EXPECT_EQ(plan.count, 32);
+  EXPECT_EQ(plan.last, 512);
   EXPECT_EQ(plan.slots, max_slots);
   expect_consistent(plan, r);
 }
@@ -158,6 +160,63 @@ TEST(HostCopyPool, ParallelContiguousCopy) {
   const Shape shape{static_cast<std::int64_t>(src.size())};
   parallel_copy_strided(reduce_copy(shape, Strides{1}, Strides{1}), src.data(), dst.data(), 1);
   EXPECT_EQ(dst, src);
+}
+
+TEST(HostCopyPool, BlocksFollowTheSplitSideAndEachEndsOnce) {
+  // Dense on both sides: blocks of about 1 MiB of a 5 MiB + 16 row copy, capped at 8.
+  const std::int64_t rows = 1283, cols = 1024;  // int32 rows of 4 KiB
+  const CopyGeometry dense = reduce_copy(Shape{rows, cols}, Strides{cols, 1}, Strides{cols, 1});
+  EXPECT_EQ(contiguous_blocks(dense, 4, false, MiB, 8), 5);
+  EXPECT_EQ(contiguous_blocks(dense, 4, true, MiB / 4, 8), 8);
+  EXPECT_EQ(contiguous_blocks(dense, 4, true, 64 * MiB, 8), 1);
+  // Transposed destination: axis 0 of the geometry is not the source's outermost, so the source is not split.
+  const CopyGeometry transposed = reduce_copy(Shape{rows, cols}, Strides{cols, 1}, Strides{1, rows});
+  EXPECT_EQ(contiguous_blocks(transposed, 4, true, MiB, 8), 1);
+  EXPECT_GT(contiguous_blocks(transposed, 4, false, MiB, 8), 1);  // the destination is dense along axis 0
+
+  std::vector<std::int32_t> src(static_cast<std::size_t>(rows * cols)), dst(src.size(), -1);
+  std::iota(src.begin(), src.end(), 0);
+  for (const CopyGeometry& g : {dense, transposed}) {
+    std::fill(dst.begin(), dst.end(), -1);
+    std::vector<std::int32_t> reference(dst.size(), -1);
+    const int blocks = 5;
+    std::vector<std::atomic<int>> ended(blocks), begun(blocks);
+    std::atomic<bool> copied_after_end{false};
+    parallel_copy_blocks(
+        g, src.data(), dst.data(), sizeof(std::int32_t), blocks,
+        [&](int b) {
+          begun[static_cast<std::size_t>(b)].fetch_add(1);
+          if (ended[static_cast<std::size_t>(b)].load() != 0) copied_after_end = true;
+        },
+        [&](int b) { ended[static_cast<std::size_t>(b)].fetch_add(1); });
+    copy_strided_host(g, src.data(), reference.data(), sizeof(std::int32_t));
+    EXPECT_EQ(dst, reference);
+    EXPECT_FALSE(copied_after_end);
+    std::int64_t covered = 0;
+    for (int b = 0; b < blocks; ++b) {
+      EXPECT_EQ(ended[static_cast<std::size_t>(b)].load(), 1) << "block " << b;
+      EXPECT_GE(begun[static_cast<std::size_t>(b)].load(), 1) << "block " << b;
+      const auto [first, last] = block_rows(g, blocks, b);
+      EXPECT_EQ(first, covered);
+      covered = last;
+    }
+    EXPECT_EQ(covered, g.shape[0]);
+  }
+}
+
+TEST(HostCopyPool, MoreBlocksThanRowsAndSmallCopies) {
+  // No more blocks than the geometry's axis 0 has rows (5: the destination's outermost axis); a copy below the parallel
+  // threshold still calls both callbacks per block.
+  std::vector<std::int32_t> src(3 * 5), dst(src.size(), -1);
+  std::iota(src.begin(), src.end(), 1);
+  const CopyGeometry g = reduce_copy(Shape{3, 5}, Strides{5, 1}, Strides{1, 3});
+  std::atomic<int> ends{0};
+  parallel_copy_blocks(g, src.data(), dst.data(), sizeof(std::int32_t), 8, {}, [&](int) { ends.fetch_add(1); });
+  ASSERT_EQ(g.shape[0], 5);
+  EXPECT_EQ(ends.load(), 5);
+  std::vector<std::int32_t> reference(dst.size(), -1);
+  copy_strided_host(g, src.data(), reference.data(), sizeof(std::int32_t));
+  EXPECT_EQ(dst, reference);
 }
 
 }  // namespace

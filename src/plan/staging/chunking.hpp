@@ -12,9 +12,14 @@ namespace cuplan::detail::staging {
 inline constexpr std::size_t direct_path_bytes = std::size_t{8} << 20;
 /// Preferred device bytes of one chunk (all its buffers): large enough that a DMA runs near PCIe peak, small enough
 /// that upload, compute and download of neighbouring chunks overlap for most of the call.
-inline constexpr std::size_t target_chunk_bytes = std::size_t{64} << 20;
+inline constexpr std::size_t target_chunk_bytes = std::size_t{32} << 20;
 /// Device slots (buffer sets) in flight: chunk i+1 uploads while chunk i computes and chunk i-1 downloads.
 inline constexpr int max_slots = 3;
+/// Within a chunk, the host copies and the DMAs are pipelined in blocks of about this many bytes (at most
+/// max_copy_blocks per part): a block uploads as soon as it is packed, and unpacks as soon as it is downloaded, so
+/// that only one block's copy, not the whole chunk's, is exposed at the start and the end of a call.
+inline constexpr std::size_t copy_block_bytes = std::size_t{4} << 20;
+inline constexpr int max_copy_blocks = 8;
 
 /// What one call needs on the device, per unit of the split axis and independent of it.
 struct ChunkRequest {

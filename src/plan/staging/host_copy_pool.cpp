@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -12,6 +13,7 @@ namespace cuplan::detail::staging {
 namespace {
 // Below this a copy runs on the caller alone: waking the workers costs more than it saves.
 constexpr std::size_t parallel_bytes = std::size_t{1} << 20;
+
 }  // namespace
 
 struct HostCopyPool::State {
@@ -91,24 +93,68 @@ void HostCopyPool::parallel_for(std::int64_t tasks, const std::function<void(std
 }
 
 void parallel_copy_strided(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size) noexcept {
+  parallel_copy_blocks(g, src, dst, element_size, 1, {}, {});
+}
+
+int contiguous_blocks(const CopyGeometry& g, std::size_t element_size, bool split_source, std::size_t block_bytes,
+                      int max_blocks) noexcept {
+  if (g.rank == 0 || max_blocks <= 1 || block_bytes == 0) return 1;
+  const std::size_t bytes = static_cast<std::size_t>(g.numel) * element_size;
+  const std::int64_t outer_stride = split_source ? g.src_strides[0] : g.dst_strides[0];
+  // Each slice of axis 0 is one contiguous range of that side when it is dense with axis 0 outermost.
+  if (outer_stride <= 0 || static_cast<std::size_t>(outer_stride * g.shape[0]) * element_size != bytes) return 1;
+  const std::int64_t wanted = std::clamp<std::int64_t>(static_cast<std::int64_t>(bytes / block_bytes), 1, max_blocks);
+  return static_cast<int>(std::min(wanted, g.shape[0]));
+}
+
+std::pair<std::int64_t, std::int64_t> block_rows(const CopyGeometry& g, int blocks, int block) noexcept {
+  const std::int64_t outer = g.rank == 0 ? 1 : g.shape[0];
+  return {outer * block / blocks, outer * (block + 1) / blocks};
+}
+
+void parallel_copy_blocks(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size, int blocks,
+                          const std::function<void(int)>& before_block,
+                          const std::function<void(int)>& after_block) noexcept {
   const std::size_t bytes = static_cast<std::size_t>(g.numel) * element_size;
   HostCopyPool& pool = HostCopyPool::instance();
-  if (bytes < parallel_bytes || g.rank == 0 || pool.width() == 1) {
-    copy_strided_host(g, src, dst, element_size);
-    return;
-  }
-  // Slices of the outermost axis (largest destination stride): each slice is a copy of the same form.
-  const std::int64_t outer = g.shape[0];
-  const std::int64_t slices = std::min<std::int64_t>(outer, std::int64_t{4} * pool.width());
   const auto* s = static_cast<const std::byte*>(src);
   auto* d = static_cast<std::byte*>(dst);
+  if (g.rank == 0 || g.numel == 0) blocks = 1;
+  blocks =
+      static_cast<int>(std::clamp<std::int64_t>(blocks, 1, g.rank == 0 ? 1 : std::max<std::int64_t>(1, g.shape[0])));
+  if (blocks == 1 && (bytes < parallel_bytes || g.rank == 0 || pool.width() == 1)) {
+    if (before_block) before_block(0);
+    copy_strided_host(g, s, d, element_size);
+    if (after_block) after_block(0);
+    return;
+  }
+  // Slices of the outermost axis (largest destination stride): each slice is a copy of the same form. Slices are
+  // numbered block by block, and threads take them in order, so the first blocks finish first.
+  const std::int64_t outer = g.shape[0];
+  const std::int64_t wanted = bytes < parallel_bytes ? 1 : std::int64_t{4} * pool.width();
+  const std::int64_t per_block = std::max<std::int64_t>(1, wanted / blocks);
+  std::vector<std::int64_t> per(static_cast<std::size_t>(blocks));
+  std::vector<std::int64_t> first(static_cast<std::size_t>(blocks) + 1, 0);
+  for (int b = 0; b < blocks; ++b) {
+    const auto [begin, end] = block_rows(g, blocks, b);
+    per[static_cast<std::size_t>(b)] = std::min(per_block, end - begin);
+    first[static_cast<std::size_t>(b) + 1] = first[static_cast<std::size_t>(b)] + per[static_cast<std::size_t>(b)];
+  }
+  std::vector<std::atomic<std::int64_t>> left(static_cast<std::size_t>(blocks));
+  for (int b = 0; b < blocks; ++b) left[static_cast<std::size_t>(b)].store(per[static_cast<std::size_t>(b)]);
   const auto size = static_cast<std::int64_t>(element_size);
-  pool.parallel_for(slices, [&](std::int64_t i) {
-    const std::int64_t begin = outer * i / slices, end = outer * (i + 1) / slices;
+  pool.parallel_for(first.back(), [&](std::int64_t t) {
+    const int b = static_cast<int>(std::upper_bound(first.begin(), first.end(), t) - first.begin()) - 1;
+    const auto [block_begin, block_end] = block_rows(g, blocks, b);
+    const std::int64_t i = t - first[static_cast<std::size_t>(b)], n = per[static_cast<std::size_t>(b)];
+    const std::int64_t begin = block_begin + (block_end - block_begin) * i / n;
+    const std::int64_t end = block_begin + (block_end - block_begin) * (i + 1) / n;
+    if (before_block) before_block(b);
     CopyGeometry part = g;
     part.shape[0] = end - begin;
     part.numel = g.numel / outer * part.shape[0];
     copy_strided_host(part, s + begin * g.src_strides[0] * size, d + begin * g.dst_strides[0] * size, element_size);
+    if (left[static_cast<std::size_t>(b)].fetch_sub(1) == 1 && after_block) after_block(b);
   });
 }
 

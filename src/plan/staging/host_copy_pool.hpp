@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 #include "base/geometry.hpp"
 
@@ -34,5 +35,21 @@ class HostCopyPool {
 
 /// The strided host copy of `g` (as copy_strided_host), split into slices over the pool when it is large.
 void parallel_copy_strided(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size) noexcept;
+
+/// How many blocks to split `g` into along its axis 0 so that each block is one contiguous byte range of the source
+/// (`split_source`) or destination side, about `block_bytes` each, at most `max_blocks`; 1 when that side is not
+/// dense with axis 0 outermost.
+int contiguous_blocks(const CopyGeometry& g, std::size_t element_size, bool split_source, std::size_t block_bytes,
+                      int max_blocks) noexcept;
+/// Rows [first, second) of axis 0 that block `block` of `blocks` covers.
+std::pair<std::int64_t, std::int64_t> block_rows(const CopyGeometry& g, int blocks, int block) noexcept;
+
+/// parallel_copy_strided in `blocks` consecutive blocks of axis 0 (block_rows), pipelined with the DMA: every
+/// thread calls before_block(b) before copying a slice of block b (a wait for its download), and the thread that
+/// copies block b's last slice calls after_block(b) (its upload). Blocks are taken in order, so the first blocks
+/// complete first. Both callbacks may run on any pool thread, concurrently, and must not throw.
+void parallel_copy_blocks(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size, int blocks,
+                          const std::function<void(int)>& before_block,
+                          const std::function<void(int)>& after_block) noexcept;
 
 }  // namespace cuplan::detail::staging

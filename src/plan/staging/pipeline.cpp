@@ -1,6 +1,9 @@
 #include "plan/staging/pipeline.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "base/cuda_check.hpp"
@@ -21,12 +24,6 @@ std::size_t part_bytes(const HostPart& part) noexcept {
 bool direct(const HostPart& part) noexcept {
   if (part.host.memory_space() != MemorySpace::host_pinned) return false;
   return is_single_block(reduce_copy(part.host.shape(), part.host.strides(), part.device_strides));
-}
-
-void pack(const HostPart& part, void* pinned) noexcept {
-  NvtxRange range("cuplan::staging::pack");
-  parallel_copy_strided(reduce_copy(part.host.shape(), part.host.strides(), part.device_strides), part.host.data(),
-                        pinned, part.host.dtype().size());
 }
 
 void unpack(const void* pinned, const HostPart& part) noexcept {
@@ -60,20 +57,49 @@ bool packs_input(const ChunkParts& p) noexcept {
   return packs;
 }
 
-// Packs the pageable inputs into `pinned` (at their offsets; null when none is packed).
-void pack_inputs(const ChunkParts& p, void* pinned) noexcept {
-  for_each_input(p, [&](const HostPart& part) {
-    if (!direct(part)) pack(part, at(pinned, part.device_offset));
-  });
+// The first CUDA error of callbacks that run on the copy pool's threads, where nothing may throw.
+class FirstError {
+ public:
+  void note(cudaError_t status) noexcept {
+    int expected = cudaSuccess;
+    if (status != cudaSuccess) (void)first_.compare_exchange_strong(expected, static_cast<int>(status));
+  }
+  cudaError_t get() const noexcept { return static_cast<cudaError_t>(first_.load()); }
+
+ private:
+  std::atomic<int> first_{cudaSuccess};
+};
+
+// Byte range [first, first + second) of block `b` on the side of `g` that is split (its strides at axis 0).
+std::pair<std::size_t, std::size_t> block_range(const CopyGeometry& g, std::int64_t outer_stride, std::size_t size,
+                                                int blocks, int b, std::size_t whole) noexcept {
+  if (blocks == 1) return {0, whole};
+  const auto [first, last] = block_rows(g, blocks, b);
+  const auto row = static_cast<std::size_t>(outer_stride) * size;
+  return {static_cast<std::size_t>(first) * row, static_cast<std::size_t>(last - first) * row};
 }
 
-// One DMA per input part into `device` at its offset, from the pinned slot or from the pinned operand itself.
-void upload_inputs(const ChunkParts& p, void* device, void* pinned, cudaStream_t stream) {
+// Packs and uploads the inputs of one chunk on `stream`: a pinned part is one DMA from the operand itself; a
+// pageable part is packed into the pinned slot block by block, each block uploaded as soon as it is packed.
+void pack_and_upload_inputs(const ChunkParts& p, void* device, void* pinned, cudaStream_t stream) {
+  FirstError error;
   for_each_input(p, [&](const HostPart& part) {
-    const void* src = direct(part) ? part.host.data() : at(pinned, part.device_offset);
-    CUPLAN_CUDA_CHECK(
-        cudaMemcpyAsync(at(device, part.device_offset), src, part_bytes(part), cudaMemcpyHostToDevice, stream));
+    void* dst = at(device, part.device_offset);
+    if (direct(part)) {
+      error.note(cudaMemcpyAsync(dst, part.host.data(), part_bytes(part), cudaMemcpyHostToDevice, stream));
+      return;
+    }
+    NvtxRange range("cuplan::staging::pack");
+    const std::size_t size = part.host.dtype().size();
+    const CopyGeometry g = reduce_copy(part.host.shape(), part.host.strides(), part.device_strides);
+    const int blocks = contiguous_blocks(g, size, false, copy_block_bytes, max_copy_blocks);
+    void* src = at(pinned, part.device_offset);
+    parallel_copy_blocks(g, part.host.data(), src, size, blocks, {}, [&](int b) {
+      const auto [first, bytes] = block_range(g, g.rank == 0 ? 0 : g.dst_strides[0], size, blocks, b, part_bytes(part));
+      error.note(cudaMemcpyAsync(at(dst, first), at(src, first), bytes, cudaMemcpyHostToDevice, stream));
+    });
   });
+  CUPLAN_CUDA_CHECK(error.get());
 }
 
 }  // namespace
@@ -90,9 +116,11 @@ void StagingPipeline::ensure_streams(int device) {
   for (cudaStream_t* s : {&upload_, &compute_, &download_})
     CUPLAN_CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
   CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&start_, cudaEventDisableTiming));
-  for (int k = 0; k < max_slots; ++k)
+  for (int k = 0; k < max_slots; ++k) {
     for (cudaEvent_t* e : {&uploaded_[k], &computed_[k], &downloaded_[k]})
       CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    for (cudaEvent_t& e : block_downloaded_[k]) CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
 }
 
 void StagingPipeline::release() noexcept {
@@ -107,8 +135,16 @@ void StagingPipeline::release_streams() noexcept {
   if (upload_ == nullptr) return;
   for (cudaStream_t s : {upload_, compute_, download_}) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(s));
   CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(start_));
-  for (int k = 0; k < max_slots; ++k)
-    for (cudaEvent_t e : {uploaded_[k], computed_[k], downloaded_[k]}) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
+  for (int k = 0; k < max_slots; ++k) {
+    for (cudaEvent_t& e : {std::ref(uploaded_[k]), std::ref(computed_[k]), std::ref(downloaded_[k])}) {
+      if (e != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
+      e = nullptr;
+    }
+    for (cudaEvent_t& e : block_downloaded_[k]) {
+      if (e != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
+      e = nullptr;
+    }
+  }
   upload_ = compute_ = download_ = nullptr;
   start_ = nullptr;
   device_ = -1;
@@ -144,9 +180,8 @@ void StagingPipeline::run_direct(const PipelineRun& run) {
       if (packs_input(p)) {
         in_ring_.ensure(1, run.in_host_bytes);
         pinned = in_ring_.slot(0);
-        pack_inputs(p, pinned);
       }
-      upload_inputs(p, din, pinned, s);
+      pack_and_upload_inputs(p, din, pinned, s);
     }
     if (run.compute) {
       NvtxRange compute("cuplan::staging::compute", 0);
@@ -186,15 +221,21 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
   const bool in_place = run.out_slot_bytes == 0;
 
   // Chunk j's result is unpacked once chunk j + slots - 1 is enqueued: the host copies while the DMAs run.
+  // Each block of it as soon as its own DMA is done.
   auto finish = [&](std::int64_t j) {
     const ChunkParts& p = parts[static_cast<std::size_t>(j)];
     if (!p.out || direct(*p.out)) return;
     const int k = static_cast<int>(j % slots);
-    {
-      NvtxRange wait("cuplan::staging::wait");
-      CUPLAN_CUDA_CHECK(cudaEventSynchronize(downloaded_[k]));
-    }
-    unpack(out_ring_.slot(k), *p.out);
+    NvtxRange range("cuplan::staging::unpack", j);
+    const HostPart& part = *p.out;
+    const std::size_t size = part.host.dtype().size();
+    const CopyGeometry g = reduce_copy(part.host.shape(), part.device_strides, part.host.strides());
+    const int blocks = contiguous_blocks(g, size, true, copy_block_bytes, max_copy_blocks);
+    FirstError error;
+    parallel_copy_blocks(
+        g, out_ring_.slot(k), part.host.data(), size, blocks,
+        [&](int b) { error.note(cudaEventSynchronize(blocks == 1 ? downloaded_[k] : block_downloaded_[k][b])); }, {});
+    CUPLAN_CUDA_CHECK(error.get());
   };
 
   try {
@@ -214,14 +255,13 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
         if (packs_input(p)) {
           if (reused) CUPLAN_CUDA_CHECK(cudaEventSynchronize(uploaded_[k]));  // the pinned slot is free again
           pinned = in_ring_.slot(k);
-          pack_inputs(p, pinned);
         }
         if (reused && run.compute) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, computed_[k], 0));
         if (reused && in_place && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, downloaded_[k], 0));
         // The compute stream runs in order: its latest step's event covers every earlier one.
         if (p.after_computes && i > 0 && run.compute)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, computed_[(i - 1) % slots], 0));
-        upload_inputs(p, din, pinned, upload_);
+        pack_and_upload_inputs(p, din, pinned, upload_);
         CUPLAN_CUDA_CHECK(cudaEventRecord(uploaded_[k], upload_));
       }
       if (run.compute) {
@@ -237,8 +277,22 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, computed_[k], 0));
         else if (input)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, uploaded_[k], 0));
-        void* dst = direct(*p.out) ? p.out->host.data() : out_ring_.slot(k);
-        CUPLAN_CUDA_CHECK(cudaMemcpyAsync(dst, dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, download_));
+        if (direct(*p.out)) {
+          CUPLAN_CUDA_CHECK(
+              cudaMemcpyAsync(p.out->host.data(), dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, download_));
+        } else {
+          // In the blocks that finish() unpacks, each with its own event.
+          const std::size_t size = p.out->host.dtype().size();
+          const CopyGeometry g = reduce_copy(p.out->host.shape(), p.out->device_strides, p.out->host.strides());
+          const int blocks = contiguous_blocks(g, size, true, copy_block_bytes, max_copy_blocks);
+          for (int b = 0; b < blocks; ++b) {
+            const auto [first, bytes] =
+                block_range(g, g.rank == 0 ? 0 : g.src_strides[0], size, blocks, b, part_bytes(*p.out));
+            CUPLAN_CUDA_CHECK(cudaMemcpyAsync(at(out_ring_.slot(k), first), at(dout, first), bytes,
+                                              cudaMemcpyDeviceToHost, download_));
+            if (blocks > 1) CUPLAN_CUDA_CHECK(cudaEventRecord(block_downloaded_[k][b], download_));
+          }
+        }
         CUPLAN_CUDA_CHECK(cudaEventRecord(downloaded_[k], download_));
       }
       if (i >= slots - 1) finish(i - (slots - 1));

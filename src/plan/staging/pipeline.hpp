@@ -16,6 +16,7 @@
 
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
+#include "plan/staging/chunking.hpp"
 #include "plan/staging/pinned_ring.hpp"
 #include "plan/stateful.hpp"
 
@@ -86,7 +87,9 @@ class StagingPipeline {
   int device_ = -1;
   cudaStream_t upload_ = nullptr, compute_ = nullptr, download_ = nullptr;
   cudaEvent_t start_ = nullptr;
-  cudaEvent_t uploaded_[3] = {}, computed_[3] = {}, downloaded_[3] = {};
+  cudaEvent_t uploaded_[max_slots] = {}, computed_[max_slots] = {}, downloaded_[max_slots] = {};
+  /// Per slot, one event per downloaded block: the unpack of a block starts as soon as its own DMA is done.
+  cudaEvent_t block_downloaded_[max_slots][max_copy_blocks] = {};
 };
 
 }  // namespace cuplan::detail::staging
