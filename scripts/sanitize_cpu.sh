@@ -31,8 +31,8 @@ done < <(git ls-files 'tests/*_test.cpp' | sort)
 if [[ -n "${CUPLAN_SANITIZE_TARGETS:-}" ]]; then
   read -ra cpu_targets <<<"$CUPLAN_SANITIZE_TARGETS"
 fi
-threaded_targets=(plan_plan_cache_test plan_threads_soak_test fft_fft_function_test runtime_stream_scope_test fft_fft_misuse_test
-                  matmul_matmul_misuse_test)
+threaded_targets=(plan_plan_cache_test plan_staging_chunking_test plan_threads_soak_test fft_fft_function_test
+                  runtime_stream_scope_test fft_fft_misuse_test matmul_matmul_misuse_test)
 
 configure() {  # build dir, sanitizer list
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" \
