@@ -1,6 +1,6 @@
 // Host operands at PCIe speed (docs/staging.md): each row times a blocking cuplan call on host memory and sets it
-// against a raw measurement of the same bytes taken in the same run. Random data, warm-up, median of the
-// repetitions.
+// against a raw measurement of the same bytes, the two timed alternately in the same run (so that drift in the
+// host's memory bandwidth moves both alike). Random data, warm-up, median of the repetitions.
 //
 // Rows (select with --rows=<substring>):
 //   fft_pageable / fft_pinned  FFT c64 [16384, 4096] over the last axis, host round trip: GB/s of operand per
@@ -88,39 +88,79 @@ struct PinnedRates {
   double h2d = 0, d2h = 0, both = 0;  // seconds for `bytes` one way, the other way, and both at once
 };
 
+// Pinned host and device buffers of `bytes` each way, and the plain DMAs between them on two streams.
+class PinnedCopies {
+ public:
+  explicit PinnedCopies(std::size_t bytes) : bytes_(bytes) {
+    BENCH_CUDA_CHECK(cudaMallocHost(&host_a_, bytes));
+    BENCH_CUDA_CHECK(cudaMallocHost(&host_b_, bytes));
+    BENCH_CUDA_CHECK(cudaMalloc(&dev_a_, bytes));
+    BENCH_CUDA_CHECK(cudaMalloc(&dev_b_, bytes));
+    std::memset(host_a_, 1, bytes);
+    std::memset(host_b_, 2, bytes);
+    BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s1_, cudaStreamNonBlocking));
+    BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s2_, cudaStreamNonBlocking));
+  }
+  ~PinnedCopies() {
+    BENCH_CUDA_CHECK(cudaStreamDestroy(s1_));
+    BENCH_CUDA_CHECK(cudaStreamDestroy(s2_));
+    BENCH_CUDA_CHECK(cudaFree(dev_a_));
+    BENCH_CUDA_CHECK(cudaFree(dev_b_));
+    BENCH_CUDA_CHECK(cudaFreeHost(host_a_));
+    BENCH_CUDA_CHECK(cudaFreeHost(host_b_));
+  }
+  PinnedCopies(const PinnedCopies&) = delete;
+  PinnedCopies& operator=(const PinnedCopies&) = delete;
+
+  void h2d() const {
+    BENCH_CUDA_CHECK(cudaMemcpyAsync(dev_a_, host_a_, bytes_, cudaMemcpyHostToDevice, s1_));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(s1_));
+  }
+  void d2h() const {
+    BENCH_CUDA_CHECK(cudaMemcpyAsync(host_b_, dev_b_, bytes_, cudaMemcpyDeviceToHost, s2_));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(s2_));
+  }
+  void both() const {  // H2D and D2H at once: a round trip's physical limit
+    BENCH_CUDA_CHECK(cudaMemcpyAsync(dev_a_, host_a_, bytes_, cudaMemcpyHostToDevice, s1_));
+    BENCH_CUDA_CHECK(cudaMemcpyAsync(host_b_, dev_b_, bytes_, cudaMemcpyDeviceToHost, s2_));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(s1_));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(s2_));
+  }
+
+ private:
+  std::size_t bytes_;
+  void *host_a_ = nullptr, *host_b_ = nullptr, *dev_a_ = nullptr, *dev_b_ = nullptr;
+  cudaStream_t s1_ = nullptr, s2_ = nullptr;
+};
+
 PinnedRates pinned_rates(std::size_t bytes) {
-  void *host_a, *host_b, *dev_a, *dev_b;
-  BENCH_CUDA_CHECK(cudaMallocHost(&host_a, bytes));
-  BENCH_CUDA_CHECK(cudaMallocHost(&host_b, bytes));
-  BENCH_CUDA_CHECK(cudaMalloc(&dev_a, bytes));
-  BENCH_CUDA_CHECK(cudaMalloc(&dev_b, bytes));
-  std::memset(host_a, 1, bytes);
-  std::memset(host_b, 2, bytes);
-  cudaStream_t s1, s2;
-  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  const PinnedCopies copies(bytes);
   PinnedRates r;
-  r.h2d = time_call([&] {
-    BENCH_CUDA_CHECK(cudaMemcpyAsync(dev_a, host_a, bytes, cudaMemcpyHostToDevice, s1));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(s1));
-  });
-  r.d2h = time_call([&] {
-    BENCH_CUDA_CHECK(cudaMemcpyAsync(host_b, dev_b, bytes, cudaMemcpyDeviceToHost, s2));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(s2));
-  });
-  r.both = time_call([&] {
-    BENCH_CUDA_CHECK(cudaMemcpyAsync(dev_a, host_a, bytes, cudaMemcpyHostToDevice, s1));
-    BENCH_CUDA_CHECK(cudaMemcpyAsync(host_b, dev_b, bytes, cudaMemcpyDeviceToHost, s2));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(s1));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(s2));
-  });
-  BENCH_CUDA_CHECK(cudaStreamDestroy(s1));
-  BENCH_CUDA_CHECK(cudaStreamDestroy(s2));
-  BENCH_CUDA_CHECK(cudaFree(dev_a));
-  BENCH_CUDA_CHECK(cudaFree(dev_b));
-  BENCH_CUDA_CHECK(cudaFreeHost(host_a));
-  BENCH_CUDA_CHECK(cudaFreeHost(host_b));
+  r.h2d = time_call([&] { copies.h2d(); });
+  r.d2h = time_call([&] { copies.d2h(); });
+  r.both = time_call([&] { copies.both(); });
   return r;
+}
+
+// Seconds per call of `reference` and of `call`, timed alternately (warm-up first, then the median of g_reps of
+// each): a ratio of two figures taken over the same minutes, so that a host whose memory bandwidth drifts while the
+// benchmark runs (a shared machine) moves both alike.
+std::pair<double, double> time_against(const std::function<void()>& reference, const std::function<void()>& call,
+                                       int warmup = 2) {
+  for (int i = 0; i < warmup; ++i) {
+    reference();
+    call();
+  }
+  std::vector<double> r, c;
+  for (int i = 0; i < g_reps; ++i) {
+    auto start = Clock::now();
+    reference();
+    r.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    start = Clock::now();
+    call();
+    c.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return {median(r), median(c)};
 }
 
 void row(const char* name, const char* what, double seconds, double bytes, double reference_seconds,
@@ -135,40 +175,48 @@ Tensor random_host(Shape shape, DType dtype, HostMemory memory = HostMemory::pag
   return t;
 }
 
-// FFT c64 [rows, 4096] of a host operand: seconds per blocking execute (result in a new host Tensor each call).
-double fft_host_seconds(const Tensor& x, std::size_t limit) {
-  FFT f(x, {.axes = {-1}, .execution = Execution::cuda(), .device_memory_limit = limit});
+// FFT c64 [rows, 4096] of a host operand over the last axis, seconds per blocking execute (a new pinned host result
+// each call unless `out`), timed alternately with a bidirectional pinned copy of the same bytes: {copy, execute}.
+std::pair<double, double> fft_host_against_copy(const Tensor& x, const PinnedCopies& copies, const Tensor* out) {
+  FFT f(x, {.axes = {-1}, .execution = Execution::cuda()});
   f.plan();
-  return time_call([&] { (void)f.execute(); });
+  if (out != nullptr) return time_against([&] { copies.both(); }, [&] { (void)f.execute({.out = out->view()}); });
+  return time_against([&] { copies.both(); }, [&] { (void)f.execute(); });
 }
 
-void fft_rows(const PinnedRates& pcie) {
+void fft_rows() {
   const Shape shape{16384, 4096};
   const double bytes = 16384.0 * 4096 * 8;
-  double staged = 0;
-  if (selected("fft_pageable") || selected("fft_out_of_core")) {
-    Tensor x = random_host(shape, c64);
-    staged = fft_host_seconds(x, 0);
-    row("fft_pageable", "FFT c64 [16384,4096] host round trip", staged, bytes, pcie.both, "pinned bidirectional copy");
-  }
-  if (selected("fft_pinned")) {
-    Tensor x = random_host(shape, c64, HostMemory::pinned);
-    Tensor out = Tensor::empty(shape, c64, Device::cpu(), {}, HostMemory::pinned);
-    FFT f(x, {.axes = {-1}, .execution = Execution::cuda()});
-    f.plan();
-    const double t = time_call([&] { (void)f.execute({.out = out.view()}); });
-    row("fft_pinned", "same, pinned operand and out", t, bytes, pcie.both, "pinned bidirectional copy");
+  if (selected("fft_pageable") || selected("fft_pinned")) {
+    const PinnedCopies copies(static_cast<std::size_t>(bytes));
+    if (selected("fft_pageable")) {
+      Tensor x = random_host(shape, c64);
+      const auto [copy_s, fft_s] = fft_host_against_copy(x, copies, nullptr);
+      row("fft_pageable", "FFT c64 [16384,4096] host round trip", fft_s, bytes, copy_s, "pinned bidirectional copy");
+    }
+    if (selected("fft_pinned")) {
+      Tensor x = random_host(shape, c64, HostMemory::pinned);
+      Tensor out = Tensor::empty(shape, c64, Device::cpu(), {}, HostMemory::pinned);
+      const auto [copy_s, fft_s] = fft_host_against_copy(x, copies, &out);
+      row("fft_pinned", "same, pinned operand and out", fft_s, bytes, copy_s, "pinned bidirectional copy");
+    }
   }
   if (selected("fft_out_of_core")) {
-    Tensor x = random_host({131072, 4096}, c64);
+    // The in-memory staged rate (512 MiB under the default limit) timed alternately with 4 GiB under 1 GiB.
+    Tensor small = random_host(shape, c64), big = random_host({131072, 4096}, c64);
+    FFT in_memory(small, {.axes = {-1}, .execution = Execution::cuda()});
+    FFT out_of_core(big, {.axes = {-1}, .execution = Execution::cuda(), .device_memory_limit = std::size_t{1} << 30});
+    in_memory.plan();
+    out_of_core.plan();
     const int saved = g_reps;
-    g_reps = std::max(3, g_reps / 3);
-    const double t = fft_host_seconds(x, std::size_t{1} << 30);
+    g_reps = std::max(3, g_reps / 2);
+    const auto [small_s, big_s] =
+        time_against([&] { (void)in_memory.execute(); }, [&] { (void)out_of_core.execute(); }, 1);
     g_reps = saved;
-    const double big = 131072.0 * 4096 * 8;
+    const double big_bytes = 131072.0 * 4096 * 8;
     std::printf("%-16s %-44s %9.3f ms %8.2f GB/s   ratio %.2f vs in-memory staged rate (%.2f GB/s)\n",
-                "fft_out_of_core", "4 GiB host operand, 1 GiB device limit", t * 1e3, big / t / 1e9,
-                (big / t) / (bytes / staged), bytes / staged / 1e9);
+                "fft_out_of_core", "4 GiB host operand, 1 GiB device limit", big_s * 1e3, big_bytes / big_s / 1e9,
+                (big_bytes / big_s) / (bytes / small_s), bytes / small_s / 1e9);
   }
 }
 
@@ -192,15 +240,15 @@ void copy_rows() {
   Tensor host = random_host({static_cast<std::int64_t>(bytes)}, i8);
   Tensor device = Tensor::empty({static_cast<std::int64_t>(bytes)}, i8, Device::cuda(0));
   if (selected("copy_h2d")) {
-    const double raw =
-        time_call([&] { BENCH_CUDA_CHECK(cudaMemcpy(device.data(), host.data(), bytes, cudaMemcpyHostToDevice)); });
-    const double t = time_call([&] { copy(host, device); });
+    const auto [raw, t] =
+        time_against([&] { BENCH_CUDA_CHECK(cudaMemcpy(device.data(), host.data(), bytes, cudaMemcpyHostToDevice)); },
+                     [&] { copy(host, device); });
     row("copy_h2d", "cuplan::copy 512 MiB pageable -> device", t, bytes, raw, "cudaMemcpy");
   }
   if (selected("copy_d2h")) {
-    const double raw =
-        time_call([&] { BENCH_CUDA_CHECK(cudaMemcpy(host.data(), device.data(), bytes, cudaMemcpyDeviceToHost)); });
-    const double t = time_call([&] { copy(device, host); });
+    const auto [raw, t] =
+        time_against([&] { BENCH_CUDA_CHECK(cudaMemcpy(host.data(), device.data(), bytes, cudaMemcpyDeviceToHost)); },
+                     [&] { copy(device, host); });
     row("copy_d2h", "cuplan::copy 512 MiB device -> pageable", t, bytes, raw, "cudaMemcpy");
   }
 }
@@ -215,12 +263,13 @@ void small_rows() {
     FFT host_fft(x, {.execution = Execution::cuda()}), device_fft(dx, {});
     host_fft.plan();
     device_fft.plan();
-    const double raw = time_call([&] {
-      BENCH_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), bytes, cudaMemcpyHostToDevice));
-      Tensor y = device_fft.execute();
-      BENCH_CUDA_CHECK(cudaMemcpy(back.data(), y.data(), bytes, cudaMemcpyDeviceToHost));
-    });
-    const double t = time_call([&] { (void)host_fft.execute(); });
+    const auto [raw, t] = time_against(
+        [&] {
+          BENCH_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), bytes, cudaMemcpyHostToDevice));
+          Tensor y = device_fft.execute();
+          BENCH_CUDA_CHECK(cudaMemcpy(back.data(), y.data(), bytes, cudaMemcpyDeviceToHost));
+        },
+        [&] { (void)host_fft.execute(); });
     row("small_fft", "FFT c64 64x64 host operand", t, 2.0 * bytes, raw, "device call + cudaMemcpy in/out");
   }
   if (selected("small_matmul")) {
@@ -230,13 +279,14 @@ void small_rows() {
     Matmul host_mm(a, b, {.execution = Execution::cuda()}), device_mm(da, db, {});
     host_mm.plan();
     device_mm.plan();
-    const double raw = time_call([&] {
-      BENCH_CUDA_CHECK(cudaMemcpy(da.data(), a.data(), bytes, cudaMemcpyHostToDevice));
-      BENCH_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), bytes, cudaMemcpyHostToDevice));
-      Tensor d = device_mm.execute();
-      BENCH_CUDA_CHECK(cudaMemcpy(back.data(), d.data(), bytes, cudaMemcpyDeviceToHost));
-    });
-    const double t = time_call([&] { (void)host_mm.execute(); });
+    const auto [raw, t] = time_against(
+        [&] {
+          BENCH_CUDA_CHECK(cudaMemcpy(da.data(), a.data(), bytes, cudaMemcpyHostToDevice));
+          BENCH_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), bytes, cudaMemcpyHostToDevice));
+          Tensor d = device_mm.execute();
+          BENCH_CUDA_CHECK(cudaMemcpy(back.data(), d.data(), bytes, cudaMemcpyDeviceToHost));
+        },
+        [&] { (void)host_mm.execute(); });
     row("small_matmul", "matmul f32 64^3 host operands", t, 3.0 * bytes, raw, "device call + cudaMemcpy in/out");
   }
   g_reps = saved;
@@ -283,22 +333,29 @@ void breakdown(const PinnedRates& pcie) {
                 first * 1e3, steady * 1e3, y.memory_space() == MemorySpace::host_pinned ? "pinned" : "pageable");
   }
   {
+    // The host copies the engine makes, on as many threads as its pool: a pageable operand into pinned slots, and
+    // pinned slots into a pageable `out`.
     void* pinned;
     BENCH_CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+    Tensor out = random_host(shape, c64);
     const unsigned threads = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
-    const double t = time_call([&] {
-      std::vector<std::thread> pool;
-      for (unsigned i = 0; i < threads; ++i)
-        pool.emplace_back([&, i] {
-          const std::size_t begin = bytes * i / threads, end = bytes * (i + 1) / threads;
-          std::memcpy(static_cast<char*>(pinned) + begin, static_cast<const char*>(x.data()) + begin, end - begin);
-        });
-      for (auto& th : pool) th.join();
-    });
-    std::printf(
-        "  pageable -> pinned copy (%2u threads) %8.3f ms (%.1f GB/s; the one host copy left, overlapped with the "
-        "DMAs)\n",
-        threads, t * 1e3, bytes / t / 1e9);
+    auto on_threads = [&](const std::function<void(std::size_t, std::size_t)>& slice) {
+      return time_call([&] {
+        std::vector<std::thread> pool;
+        for (unsigned i = 0; i < threads; ++i)
+          pool.emplace_back([&, i] { slice(bytes * i / threads / 64 * 64, bytes * (i + 1) / threads / 64 * 64); });
+        for (auto& th : pool) th.join();
+      });
+    };
+    auto* slot = static_cast<char*>(pinned);
+    auto* operand = static_cast<char*>(x.data());
+    auto* result = static_cast<char*>(out.data());
+    const double in = on_threads([&](std::size_t b, std::size_t e) { std::memcpy(slot + b, operand + b, e - b); });
+    const double back = on_threads([&](std::size_t b, std::size_t e) { std::memcpy(result + b, slot + b, e - b); });
+    std::printf("  pageable -> pinned copy (%2u threads) %8.3f ms (%.1f GB/s; the one host copy of a new result)\n",
+                threads, in * 1e3, bytes / in / 1e9);
+    std::printf("  pinned -> pageable copy (%2u threads) %8.3f ms (%.1f GB/s; the unpack into a given pageable out)\n",
+                threads, back * 1e3, bytes / back / 1e9);
     BENCH_CUDA_CHECK(cudaFreeHost(pinned));
   }
   std::printf("  DMA pinned H2D / D2H / both        %8.3f / %8.3f / %8.3f ms\n", pcie.h2d * 1e3, pcie.d2h * 1e3,
@@ -354,7 +411,7 @@ int main(int argc, char** argv) {
   const PinnedRates pcie = pinned_rates(pcie_bytes);
   std::printf("PCIe pinned 512 MiB: H2D %.1f GB/s, D2H %.1f GB/s, both at once %.1f GB/s each way (median of %d)\n",
               pcie_bytes / pcie.h2d / 1e9, pcie_bytes / pcie.d2h / 1e9, pcie_bytes / pcie.both / 1e9, g_reps);
-  fft_rows(pcie);
+  fft_rows();
   matmul_row(pcie, pcie_bytes);
   copy_rows();
   small_rows();

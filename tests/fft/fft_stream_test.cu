@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <future>
 #include <thread>
 
@@ -257,15 +255,8 @@ TEST(FftStreams, AThreadEndsWhileItsPerThreadStreamStillHasATransformQueued) {
   });
   // The driver's cleanup of a thread that used the stream-ordered allocator and ends with work queued on its
   // per-thread stream never returns; cuplan drains that stream first (docs/streams.md). A hang fails here.
-  std::packaged_task<void()> join([&] { worker.join(); });
-  auto joined = join.get_future();
-  std::thread joiner(std::move(join));
-  if (joined.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    ADD_FAILURE() << "a thread that ended with an fft queued on its per-thread default stream did not end in 30 s";
-    std::fflush(nullptr);
-    std::_Exit(1);  // the hung thread cannot be joined or destroyed
-  }
-  joiner.join();
+  testing::join_or_exit(worker, std::chrono::seconds(30),
+                        "a thread that ended with an fft queued on its per-thread default stream");
   CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
   EXPECT_LT(relative_error(to_dense(ya.view()), reference_dft(a.dense(), {32, 64}, {1}, -1)), tolerance(f32, 64));
 }

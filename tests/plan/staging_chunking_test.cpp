@@ -219,5 +219,27 @@ TEST(HostCopyPool, MoreBlocksThanRowsAndSmallCopies) {
   EXPECT_EQ(dst, reference);
 }
 
+TEST(HostCopyPool, WidthFollowsTheAffinityMaskAndTheEnvironment) {
+  bool valid = false;
+  // Default: the CPUs this process may use, at most 16.
+  EXPECT_EQ(host_copy_width(nullptr, 4, &valid), 4);
+  EXPECT_TRUE(valid);
+  EXPECT_EQ(host_copy_width(nullptr, 64, &valid), 16);
+  EXPECT_EQ(host_copy_width(nullptr, 0, &valid), 1);
+  EXPECT_EQ(host_copy_width("", 8, &valid), 8);
+  EXPECT_TRUE(valid);
+  // A valid setting wins, above the default cap too.
+  EXPECT_EQ(host_copy_width("1", 8, &valid), 1);
+  EXPECT_TRUE(valid);
+  EXPECT_EQ(host_copy_width("32", 8, &valid), 32);
+  EXPECT_EQ(host_copy_width("256", 8, &valid), 256);
+  // Anything else is reported and the default used.
+  for (const char* bad : {"0", "-3", "257", "4x", "x", " 4", "99999999999999999999", "1.5"}) {
+    EXPECT_EQ(host_copy_width(bad, 6, &valid), 6) << bad;
+    EXPECT_FALSE(valid) << bad;
+  }
+  EXPECT_GE(HostCopyPool::instance().width(), 1);
+}
+
 }  // namespace
 }  // namespace cuplan::detail::staging

@@ -5,8 +5,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <future>
 #include <optional>
 #include <thread>
@@ -163,15 +161,8 @@ TEST(Storage, AThreadEndsWhileItsPerThreadStreamStillHasWorkQueued) {
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   });
   // The driver's cleanup of such a thread never returns unless the stream is drained first (docs/streams.md).
-  std::packaged_task<void()> join([&] { worker.join(); });
-  auto joined = join.get_future();
-  std::thread joiner(std::move(join));
-  if (joined.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    ADD_FAILURE() << "a thread that ended with work queued on its per-thread default stream did not end in 30 s";
-    std::fflush(nullptr);
-    std::_Exit(1);  // the hung thread cannot be joined or destroyed
-  }
-  joiner.join();
+  testing::join_or_exit(worker, std::chrono::seconds(30),
+                        "a thread that ended with work queued on its per-thread default stream");
   std::vector<float> values(n);
   EXPECT_EQ(cudaMemcpy(values.data(), t->data(), n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(values[7], 7.25f);

@@ -3,12 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "cuplan/device.hpp"
@@ -28,6 +32,20 @@ namespace cuplan::testing {
 inline bool short_run() {
   const char* value = std::getenv("CUPLAN_TEST_SHORT");
   return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
+/// Joins `thread` within `limit`; otherwise fails the test with `what` and ends the process, since a hung thread can
+/// be neither joined nor destroyed. A hang then fails the test at once instead of running into the suite's timeout.
+inline void join_or_exit(std::thread& thread, std::chrono::seconds limit, const char* what) {
+  std::packaged_task<void()> join([&] { thread.join(); });
+  auto joined = join.get_future();
+  std::thread joiner(std::move(join));
+  if (joined.wait_for(limit) != std::future_status::ready) {
+    ADD_FAILURE() << what << " did not end in " << limit.count() << " s";
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  joiner.join();
 }
 
 inline std::mt19937_64& rng() {

@@ -1,18 +1,34 @@
 #include "plan/staging/host_copy_pool.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/log.hpp"
 
 namespace cuplan::detail::staging {
 
 namespace {
 // Below this a copy runs on the caller alone: waking the workers costs more than it saves.
 constexpr std::size_t parallel_bytes = std::size_t{1} << 20;
+// More threads than this do not copy faster on the hosts measured (docs/staging.md), and take CPUs from the caller.
+constexpr int default_max_width = 16;
+constexpr int max_width = 256;
+
+int available_cpus() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 }  // namespace
 
@@ -50,8 +66,13 @@ struct HostCopyPool::State {
 HostCopyPool& HostCopyPool::instance() {
   // Leaked on purpose: copies may run from static destructors, after a pool with a destructor would be gone.
   static HostCopyPool* pool = [] {
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    return new HostCopyPool(static_cast<int>(std::min(hardware, 16u)));
+    const char* environment = std::getenv("CUPLAN_HOST_COPY_THREADS");
+    bool valid = true;
+    const int width = host_copy_width(environment, available_cpus(), &valid);
+    if (!valid)
+      log(LogLevel::warning, "CUPLAN_HOST_COPY_THREADS: expected a whole number in [1, {}], got '{}'; using {}",
+          max_width, environment, width);
+    return new HostCopyPool(width);
   }();
   return *pool;
 }
@@ -90,6 +111,19 @@ void HostCopyPool::parallel_for(std::int64_t tasks, const std::function<void(std
   std::unique_lock lock(state_->mutex);
   state_->done.wait(lock, [&] { return state_->running == 0; });
   state_->task = nullptr;
+}
+
+int host_copy_width(const char* environment, int available_cpus, bool* valid_environment) noexcept {
+  if (valid_environment != nullptr) *valid_environment = true;
+  if (environment != nullptr && *environment != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    const long value = std::strtol(environment, &end, 10);
+    const bool digits_only = *environment >= '0' && *environment <= '9' && *end == '\0';  // no sign or space
+    if (errno == 0 && digits_only && value >= 1 && value <= max_width) return static_cast<int>(value);
+    if (valid_environment != nullptr) *valid_environment = false;
+  }
+  return std::clamp(available_cpus, 1, default_max_width);
 }
 
 void parallel_copy_strided(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size) noexcept {

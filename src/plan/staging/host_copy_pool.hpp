@@ -14,7 +14,7 @@ namespace cuplan::detail::staging {
 
 class HostCopyPool {
  public:
-  /// The process-wide pool (started on first use; min(hardware threads, 16) workers including the caller).
+  /// The process-wide pool, started on first use with host_copy_width() threads, the caller included.
   static HostCopyPool& instance();
   ~HostCopyPool();
   HostCopyPool(const HostCopyPool&) = delete;
@@ -32,6 +32,12 @@ class HostCopyPool {
   State* state_;
   int width_;
 };
+
+/// Threads of the copy pool: `environment` (CUPLAN_HOST_COPY_THREADS) when it is a whole number in [1, 256];
+/// otherwise min(`available_cpus`, 16), where `available_cpus` is the CPUs this process may run on (its affinity
+/// mask: an MPI rank bound to 4 cores gets 4, not the node's count). `valid_environment` (optional) says whether a
+/// set value was used.
+int host_copy_width(const char* environment, int available_cpus, bool* valid_environment = nullptr) noexcept;
 
 /// The strided host copy of `g` (as copy_strided_host), split into slices over the pool when it is large.
 void parallel_copy_strided(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size) noexcept;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -26,10 +27,40 @@ bool direct(const HostPart& part) noexcept {
   return is_single_block(reduce_copy(part.host.shape(), part.host.strides(), part.device_strides));
 }
 
+// A part's host copy and its split into blocks, each one contiguous range of the pinned slot (the DMA's side):
+// packing splits the copy's destination, unpacking its source.
+struct PartCopy {
+  CopyGeometry geometry;
+  std::size_t element_size = 0;
+  std::size_t bytes = 0;       // of the whole part
+  std::size_t pinned_row = 0;  // pinned bytes of one index of the split axis (geometry's axis 0)
+  int blocks = 1;
+
+  /// Pinned bytes [first, first + second) of block b.
+  std::pair<std::size_t, std::size_t> range(int b) const noexcept {
+    if (blocks == 1) return {0, bytes};
+    const auto [first, last] = block_rows(geometry, blocks, b);
+    return {static_cast<std::size_t>(first) * pinned_row, static_cast<std::size_t>(last - first) * pinned_row};
+  }
+};
+
+PartCopy part_copy(const HostPart& part, bool unpacking) noexcept {
+  PartCopy c;
+  c.element_size = part.host.dtype().size();
+  c.bytes = part_bytes(part);
+  c.geometry = unpacking ? reduce_copy(part.host.shape(), part.device_strides, part.host.strides())
+                         : reduce_copy(part.host.shape(), part.host.strides(), part.device_strides);
+  c.blocks = contiguous_blocks(c.geometry, c.element_size, unpacking, copy_block_bytes, max_copy_blocks);
+  if (c.geometry.rank > 0)
+    c.pinned_row =
+        static_cast<std::size_t>(unpacking ? c.geometry.src_strides[0] : c.geometry.dst_strides[0]) * c.element_size;
+  return c;
+}
+
 void unpack(const void* pinned, const HostPart& part) noexcept {
   NvtxRange range("cuplan::staging::unpack");
-  parallel_copy_strided(reduce_copy(part.host.shape(), part.device_strides, part.host.strides()), pinned,
-                        part.host.data(), part.host.dtype().size());
+  const PartCopy c = part_copy(part, true);
+  parallel_copy_strided(c.geometry, pinned, part.host.data(), c.element_size);
 }
 
 void* offset(void* base, std::size_t bytes, int slot) noexcept {
@@ -70,15 +101,6 @@ class FirstError {
   std::atomic<int> first_{cudaSuccess};
 };
 
-// Byte range [first, first + second) of block `b` on the side of `g` that is split (its strides at axis 0).
-std::pair<std::size_t, std::size_t> block_range(const CopyGeometry& g, std::int64_t outer_stride, std::size_t size,
-                                                int blocks, int b, std::size_t whole) noexcept {
-  if (blocks == 1) return {0, whole};
-  const auto [first, last] = block_rows(g, blocks, b);
-  const auto row = static_cast<std::size_t>(outer_stride) * size;
-  return {static_cast<std::size_t>(first) * row, static_cast<std::size_t>(last - first) * row};
-}
-
 // Packs and uploads the inputs of one chunk on `stream`: a pinned part is one DMA from the operand itself; a
 // pageable part is packed into the pinned slot block by block, each block uploaded as soon as it is packed.
 void pack_and_upload_inputs(const ChunkParts& p, void* device, void* pinned, cudaStream_t stream) {
@@ -90,12 +112,10 @@ void pack_and_upload_inputs(const ChunkParts& p, void* device, void* pinned, cud
       return;
     }
     NvtxRange range("cuplan::staging::pack");
-    const std::size_t size = part.host.dtype().size();
-    const CopyGeometry g = reduce_copy(part.host.shape(), part.host.strides(), part.device_strides);
-    const int blocks = contiguous_blocks(g, size, false, copy_block_bytes, max_copy_blocks);
+    const PartCopy c = part_copy(part, false);
     void* src = at(pinned, part.device_offset);
-    parallel_copy_blocks(g, part.host.data(), src, size, blocks, {}, [&](int b) {
-      const auto [first, bytes] = block_range(g, g.rank == 0 ? 0 : g.dst_strides[0], size, blocks, b, part_bytes(part));
+    parallel_copy_blocks(c.geometry, part.host.data(), src, c.element_size, c.blocks, {}, [&](int b) {
+      const auto [first, bytes] = c.range(b);
       error.note(cudaMemcpyAsync(at(dst, first), at(src, first), bytes, cudaMemcpyHostToDevice, stream));
     });
   });
@@ -209,12 +229,17 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
   const int slots = std::clamp(run.slots, 1, max_slots);
   ensure_streams(run.device);
   std::vector<ChunkParts> parts;
+  std::vector<std::optional<PartCopy>> unpacks;  // per chunk: its output's unpack (none: DMA'd in place)
   parts.reserve(static_cast<std::size_t>(run.chunks));
+  unpacks.reserve(static_cast<std::size_t>(run.chunks));
   bool ring_in = false, ring_out = false;
   for (std::int64_t i = 0; i < run.chunks; ++i) {
     parts.push_back(run.parts(i));
-    ring_in = ring_in || packs_input(parts.back());
-    ring_out = ring_out || (parts.back().out && !direct(*parts.back().out));
+    const ChunkParts& p = parts.back();
+    ring_in = ring_in || packs_input(p);
+    const bool staged_out = p.out && !direct(*p.out);
+    ring_out = ring_out || staged_out;
+    unpacks.push_back(staged_out ? std::optional(part_copy(*p.out, true)) : std::nullopt);
   }
   if (ring_in) in_ring_.ensure(slots, run.in_host_bytes);
   if (ring_out) out_ring_.ensure(slots, run.out_host_bytes);
@@ -223,18 +248,14 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
   // Chunk j's result is unpacked once chunk j + slots - 1 is enqueued: the host copies while the DMAs run.
   // Each block of it as soon as its own DMA is done.
   auto finish = [&](std::int64_t j) {
-    const ChunkParts& p = parts[static_cast<std::size_t>(j)];
-    if (!p.out || direct(*p.out)) return;
+    if (!unpacks[static_cast<std::size_t>(j)]) return;
+    const PartCopy& c = *unpacks[static_cast<std::size_t>(j)];
     const int k = static_cast<int>(j % slots);
     NvtxRange range("cuplan::staging::unpack", j);
-    const HostPart& part = *p.out;
-    const std::size_t size = part.host.dtype().size();
-    const CopyGeometry g = reduce_copy(part.host.shape(), part.device_strides, part.host.strides());
-    const int blocks = contiguous_blocks(g, size, true, copy_block_bytes, max_copy_blocks);
     FirstError error;
     parallel_copy_blocks(
-        g, out_ring_.slot(k), part.host.data(), size, blocks,
-        [&](int b) { error.note(cudaEventSynchronize(blocks == 1 ? downloaded_[k] : block_downloaded_[k][b])); }, {});
+        c.geometry, out_ring_.slot(k), parts[static_cast<std::size_t>(j)].out->host.data(), c.element_size, c.blocks,
+        [&](int b) { error.note(cudaEventSynchronize(c.blocks == 1 ? downloaded_[k] : block_downloaded_[k][b])); }, {});
     CUPLAN_CUDA_CHECK(error.get());
   };
 
@@ -277,21 +298,17 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, computed_[k], 0));
         else if (input)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, uploaded_[k], 0));
-        if (direct(*p.out)) {
-          CUPLAN_CUDA_CHECK(
-              cudaMemcpyAsync(p.out->host.data(), dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, download_));
-        } else {
+        if (const auto& c = unpacks[static_cast<std::size_t>(i)]) {
           // In the blocks that finish() unpacks, each with its own event.
-          const std::size_t size = p.out->host.dtype().size();
-          const CopyGeometry g = reduce_copy(p.out->host.shape(), p.out->device_strides, p.out->host.strides());
-          const int blocks = contiguous_blocks(g, size, true, copy_block_bytes, max_copy_blocks);
-          for (int b = 0; b < blocks; ++b) {
-            const auto [first, bytes] =
-                block_range(g, g.rank == 0 ? 0 : g.src_strides[0], size, blocks, b, part_bytes(*p.out));
+          for (int b = 0; b < c->blocks; ++b) {
+            const auto [first, bytes] = c->range(b);
             CUPLAN_CUDA_CHECK(cudaMemcpyAsync(at(out_ring_.slot(k), first), at(dout, first), bytes,
                                               cudaMemcpyDeviceToHost, download_));
-            if (blocks > 1) CUPLAN_CUDA_CHECK(cudaEventRecord(block_downloaded_[k][b], download_));
+            if (c->blocks > 1) CUPLAN_CUDA_CHECK(cudaEventRecord(block_downloaded_[k][b], download_));
           }
+        } else {
+          CUPLAN_CUDA_CHECK(
+              cudaMemcpyAsync(p.out->host.data(), dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, download_));
         }
         CUPLAN_CUDA_CHECK(cudaEventRecord(downloaded_[k], download_));
       }
