@@ -189,11 +189,14 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
     if (!staged_)
       staged_ = std::make_unique<StagedFft>(
           StagedFftRequest{&decision_, planned_strides_, parity_, target_.device, device_memory_limit_});
+    staged_->order_setup_before(phase.stream().native());
   } else {
     if (!cufft_ && decision_.layout.rank > 0) {
       cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
       replay_.invalidate();  // graphs of an earlier plan (none today: the plan is made once) are stale
     }
+    // Every later phase runs after this one, so after the setup cuFFT left queued when planning.
+    if (cufft_) cufft_->order_setup_before(phase.stream().native());
     buffers_ready_ = false;
     ensure_buffers(phase.stream());
   }

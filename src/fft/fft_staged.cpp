@@ -204,6 +204,11 @@ void StagedFft::execute(const TensorView& x, const TensorView& result, Direction
   pipeline_.run(run);
 }
 
+void StagedFft::order_setup_before(cudaStream_t stream) {
+  for (const Piece* piece : {&full_, &last_})
+    if (piece->plan) piece->plan->order_setup_before(stream);
+}
+
 void StagedFft::release() noexcept {
   workspace_.release();
   pipeline_.release();

@@ -32,6 +32,8 @@ class StagedFft {
   /// Transforms `x` into `result` (both host memory) on the caller's stream `s`; returns when the result is on the
   /// host. `scale` multiplies the result (1: none).
   void execute(const TensorView& x, const TensorView& result, Direction direction, double scale, StreamRef s);
+  /// Makes `stream` wait for the setup work that planning the chunks' cuFFT plans left queued on the device.
+  void order_setup_before(cudaStream_t stream);
   /// Workspace, pinned and device slots go back; the next execute allocates them again.
   void release() noexcept;
   std::int64_t chunk_count() const noexcept { return outer_count_ * chunks_.count; }

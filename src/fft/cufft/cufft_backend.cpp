@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <span>
 
+#include "base/cuda_check.hpp"
 #include "base/cuda_types.hpp"
 #include "base/log.hpp"
 #include "cuplan/device.hpp"
@@ -66,7 +67,13 @@ CufftPlan::CufftPlan(const LayoutDecision& d, int device)
     CUPLAN_CUFFT_CHECK(cufftXtMakePlanMany(handle_, l.rank, n, basic ? nullptr : inembed, l.istride, l.idist,
                                            data_type(d.in_dtype), basic ? nullptr : onembed, l.ostride, l.odist,
                                            data_type(d.out_dtype), l.batch, &workspace_size_, execution_type));
+    // cuFFT enqueues part of a plan's setup on the legacy default stream and returns. A transform on a
+    // non-blocking stream is not ordered after it: under load it read tables not yet written (illegal address).
+    CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&planned_, cudaEventDisableTiming));
+    CUPLAN_CUDA_CHECK(cudaEventRecord(planned_, cudaStreamLegacy));
   } catch (...) {
+    if (planned_ != nullptr) (void)cudaEventDestroy(planned_);
+    planned_ = nullptr;
     cufftDestroy(handle_);
     created_ = false;
     throw;
@@ -79,11 +86,24 @@ CufftPlan::CufftPlan(const LayoutDecision& d, int device)
 }
 
 CufftPlan::~CufftPlan() {
+  if (planned_ != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(planned_));
   if (created_) {
     const cufftResult status = cufftDestroy(handle_);
     if (status != CUFFT_SUCCESS)
       log(LogLevel::warning, "FFT: cufftDestroy failed with {} (ignored in a destructor)", cufft_status_name(status));
   }
+}
+
+void CufftPlan::order_setup_before(cudaStream_t stream) {
+  if (planned_ == nullptr) return;
+  const cudaError_t status = cudaEventQuery(planned_);
+  if (status == cudaErrorNotReady) {
+    CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream, planned_, 0));
+    return;  // kept: a plan made for one stream may first run on another
+  }
+  CUPLAN_CUDA_CHECK(status);
+  CUPLAN_CUDA_CHECK(cudaEventDestroy(planned_));
+  planned_ = nullptr;
 }
 
 void CufftPlan::bind(cudaStream_t stream, void* workspace) {

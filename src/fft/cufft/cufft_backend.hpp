@@ -25,6 +25,9 @@ class CufftPlan {
   CufftPlan& operator=(const CufftPlan&) = delete;
 
   std::size_t workspace_size() const noexcept { return workspace_size_; }
+  /// Makes `stream` wait for the setup work that planning left queued on the device (nothing once it is done). The
+  /// plan phase calls it on its stream; later phases are ordered after that phase.
+  void order_setup_before(cudaStream_t stream);
   /// Binds `stream` and `workspace` when they differ from the last ones (no library call otherwise).
   void bind(cudaStream_t stream, void* workspace);
   /// Enqueues the transform of `in` into `out` on the bound stream.
@@ -33,6 +36,9 @@ class CufftPlan {
  private:
   cufftHandle handle_ = 0;
   bool created_ = false;
+  /// Recorded on the legacy default stream after planning, where cuFFT leaves setup work that the plan's
+  /// transforms read; null once seen complete.
+  cudaEvent_t planned_ = nullptr;
   std::size_t workspace_size_ = 0;
   FFTType type_;
   DType precision_;
