@@ -30,5 +30,12 @@ for ((round = 1; round <= rounds; round++)); do
     exit 77
   fi
   [ "$failed" = 0 ] || exit 1
+  for ((copy = 1; copy <= copies; copy++)); do
+    if ! grep -q "^\[  PASSED  \] 1 test" "$dir/$copy.log"; then
+      echo "round $round, copy $copy: expected the filter to select one test that passes, got:"
+      tail -5 "$dir/$copy.log"
+      exit 1
+    fi
+  done
 done
 echo "$((copies * rounds)) runs passed ($rounds rounds of $copies processes at once)"

@@ -99,7 +99,7 @@ void CufftPlan::order_setup_before(cudaStream_t stream) {
   const cudaError_t status = cudaEventQuery(planned_);
   if (status == cudaErrorNotReady) {
     CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream, planned_, 0));
-    return;  // kept: a plan made for one stream may first run on another
+    return;  // kept until seen complete: a later plan() on another stream waits for it as well
   }
   CUPLAN_CUDA_CHECK(status);
   CUPLAN_CUDA_CHECK(cudaEventDestroy(planned_));
