@@ -65,6 +65,9 @@ run_one() {  # tool, executable -> writes <log> and <log>.rc
   name=$(basename "$exe")
   log="$logs/$tool.$name.log"
   [[ "$tool" == racecheck ]] && extra=(--racecheck-report all)
+  # initcheck reads the NVTX marks cuplan leaves where a library kernel wrote memory the tool cannot follow
+  # (a cuBLASLt result; src/base/nvtx_memory.hpp).
+  [[ "$tool" == initcheck ]] && extra=(--nvtx yes)
   [[ -f "$supp_dir/$tool.supp.xml" ]] && extra+=(--suppressions "$supp_dir/$tool.supp.xml")
   filter=$(filter_for "$tool" "$name")
   [[ -n "$filter" ]] && args+=("$filter")

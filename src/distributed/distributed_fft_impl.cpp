@@ -206,6 +206,15 @@ void DistributedFftImpl::allocate_buffers(StreamRef stream) {
 
 void DistributedFftImpl::make_ffts(StreamRef stream) {
   const int ndim = layout_.ndim;
+  // cuFFT planning loads modules under a lock shared by every thread of the process, and loading a module waits
+  // for the device to go idle. With ranks as threads of one process, a rank planning while its earlier exchange
+  // still waits on the GPU for a peer held the lock, and the peer, planning the step before its matching
+  // exchange, waited for that lock: both hung (seen on two GPUs, in cuModuleLoadData and in cuFFT's lock). So
+  // the device's queued work, the earlier exchanges included, ends before cuFFT plans; the host waits here
+  // without holding the lock, and the peer's planning goes on. Planning blocks anyway.
+  const bool plans = std::any_of(stages_.begin(), stages_.end(),
+                                 [](const Stage& st) { return st.step.op == dist::Step::Op::fft && !st.fft; });
+  if (plans && comm_.size() > 1) CUPLAN_DIST_CUDA(cudaDeviceSynchronize());
   for (Stage& st : stages_) {
     if (st.step.op != dist::Step::Op::fft || st.fft) continue;
     FFTOptions o;
@@ -231,8 +240,33 @@ void DistributedFftImpl::plan(std::optional<StreamRef> stream_opt) {
   CUPLAN_DIST_CUDA(dist::load_copy_boxes_kernels());  // no module load left for a first execute (pack.hpp)
   allocate_buffers(stream);
   make_ffts(stream);
+  connect_peers(stream);
   planned_ = true;
   end_phase(stream);
+}
+
+void DistributedFftImpl::connect_peers(StreamRef stream) {
+  // NCCL connects two ranks at their first send/receive, and making the connection blocks the host until the
+  // device's queued work is done (measured: the first execute on two GPUs returned only after a 300 ms kernel
+  // queued before it had ended). One byte to and from every peer of every exchange here makes those connections
+  // while plan() may block, so that execute only enqueues. Every rank plans, in the same order (the contract), so
+  // the exchanges match. A connection serves every later message to that peer, whatever its size.
+  std::vector<dist::Transfer> sends, recvs;
+  for (const Stage& st : stages_) {
+    if (st.step.op != dist::Step::Op::exchange) continue;
+    for (const dist::Piece& p : st.exchange.sends)
+      if (p.peer != comm_.rank()) sends.push_back({p.peer, sends.size(), 1});
+    for (const dist::Piece& p : st.exchange.recvs)
+      if (p.peer != comm_.rank()) recvs.push_back({p.peer, recvs.size(), 1});
+    if (sends.empty() && recvs.empty()) continue;
+    const auto bytes = static_cast<std::int64_t>(std::max<std::size_t>(sends.size() + recvs.size(), 1));
+    const Tensor scratch = Tensor::empty({bytes}, i8, comm_.device(), stream);
+    CUPLAN_DIST_CUDA(cudaMemsetAsync(scratch.data(), 0, static_cast<std::size_t>(bytes), stream.native()));
+    auto* base = static_cast<unsigned char*>(scratch.data());
+    dist::exchange(comm_.native(), comm_.rank(), base, sends, base + sends.size(), recvs, stream.native());
+    sends.clear();
+    recvs.clear();
+  }
 }
 
 void DistributedFftImpl::run_exchange(const Stage& st, const TensorView& result, StreamRef stream) {

@@ -67,6 +67,7 @@ class DistributedFftImpl {
   void make_ffts(StreamRef stream);
   TensorView view_of(Loc loc, const dist::Box& box, bool real, const TensorView& result) const;
   void run_exchange(const Stage& stage, const TensorView& result, StreamRef stream);
+  void connect_peers(StreamRef stream);
 
   Communicator comm_;
   dist::Layout layout_;

@@ -212,6 +212,7 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
   const std::int64_t d_rows = swapped_ ? p.n : p.m, d_cols = swapped_ ? p.m : p.n;
   const std::int64_t d_stride = p.m * p.n;
   d_ = make_layout(d_type, d_rows, d_cols, d_rows, d_stride);
+  d_bytes_ = static_cast<std::size_t>(d_stride * p.batch_count) * p.result_dtype.size();
   c_ = (p.has_c && !c_in_d) ? make_layout(d_type, d_rows, d_cols, p.c.ld, p.c.batch_stride)
                             : make_layout(d_type, d_rows, d_cols, d_rows, d_stride);
   log(LogLevel::info, "{}: cuBLASLt {} x {} x {} batch {} {}{} op_a={} op_b={} epilog={} compute={}", who, p.m, p.n,
