@@ -8,11 +8,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <complex>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
@@ -32,11 +36,50 @@ std::vector<cd> read_back(const TensorView& t, StreamRef stream) {
 
 enum class Form { function, function_out, klass };
 
+/// What one thread is doing now, for the report on a thread that does not finish (the test's watchdog).
+class Progress {
+ public:
+  using clock = std::chrono::steady_clock;
+  void call(std::string what) {
+    const std::lock_guard lock(mutex_);
+    call_ = std::move(what);
+    step_locked("starts");
+  }
+  void step(const std::string& what) {
+    const std::lock_guard lock(mutex_);
+    step_locked(what);
+  }
+  void finish() {
+    const std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  bool done() const {
+    const std::lock_guard lock(mutex_);
+    return done_;
+  }
+  std::string describe() const {
+    const std::lock_guard lock(mutex_);
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(clock::now() - since_).count();
+    return done_ ? std::string("done") : fmt::format("{}: {} (for {} s)", call_, now_, seconds);
+  }
+
+ private:
+  void step_locked(const std::string& what) {
+    now_ = what;
+    since_ = clock::now();
+  }
+  mutable std::mutex mutex_;
+  std::string call_ = "not started", now_;
+  clock::time_point since_ = clock::now();
+  bool done_ = false;
+};
+
 /// One thread's worth of random calls. Returns a description of the first wrong result (empty when all agree).
 struct Worker {
   Space space;
   unsigned seed;
   int calls;
+  Progress* progress;
 
   std::string run() const {
     std::mt19937_64 gen(seed);
@@ -50,6 +93,8 @@ struct Worker {
       // On the GPU a quarter of the calls take host operands (the staging path), the rest device operands.
       const bool device_operands = space == Space::cuda && gen() % 4 != 0;
       const StreamRef s = stream ? stream->ref() : current_stream();
+      progress->call(fmt::format("call {} of {} ({}, form {}, {} operands)", call, calls, is_fft ? "fft" : "matmul",
+                                 static_cast<int>(form), device_operands ? "device" : "host"));
       std::string failure;
       try {
         failure = is_fft ? fft_call(gen, form, device_operands, execution, s)
@@ -76,10 +121,12 @@ struct Worker {
     const std::int64_t n = short_run() ? 16 : lengths[gen() % std::size(lengths)];
     const DType dtype = gen() % 2 ? c64 : c128;
     const auto values = random_values(static_cast<std::size_t>(batch * n), true, gen);
+    progress->step(fmt::format("[{}, {}] {}: operand", batch, n, dtype));
     const Tensor x = place(host_tensor(values, {batch, n}, dtype), on_device, s);
     // A prvalue per call, not a copy of one object (GCC 13's -Warray-bounds misreads copying the 1-element axes).
     const auto options = [&] { return FFTOptions{.axes = {1}, .execution = execution, .stream = s}; };
     std::vector<cd> got;
+    progress->step(fmt::format("[{}, {}] {}: transform and read back", batch, n, dtype));
     if (form == Form::function) {
       got = read_back(fft(x, options()), s);
     } else if (form == Form::function_out) {
@@ -89,10 +136,14 @@ struct Worker {
       got = read_back(out.view(), s);
     } else {
       FFT plan(x, options());
+      progress->step(fmt::format("[{}, {}] {}: FFT::plan", batch, n, dtype));
       plan.plan();
+      progress->step(fmt::format("[{}, {}] {}: FFT::execute and read back", batch, n, dtype));
       got = read_back(plan.execute(), s);
+      progress->step(fmt::format("[{}, {}] {}: FFT::free", batch, n, dtype));
       plan.free();
     }
+    progress->step("checking");
     const double err = relative_error(got, reference_dft(values, {batch, n}, {1}, -1));
     if (!(err < tolerance(dtype, n))) return fmt::format("[{}, {}] {} error {}", batch, n, dtype, err);
     return {};
@@ -108,10 +159,12 @@ struct Worker {
     const DType dtype = gen() % 2 ? f32 : f64;
     const auto a_values = random_values(static_cast<std::size_t>(m * k), false, gen);
     const auto b_values = random_values(static_cast<std::size_t>(k * n), false, gen);
+    progress->step(fmt::format("{}x{}x{} {}: operands", m, n, k, dtype));
     const Tensor a = place(host_tensor(a_values, {m, k}, dtype), on_device, s);
     const Tensor b = place(host_tensor(b_values, {k, n}, dtype), on_device, s);
     MatmulOptions options{.execution = execution, .stream = s};
     std::vector<cd> got;
+    progress->step(fmt::format("{}x{}x{} {}: product and read back", m, n, k, dtype));
     if (form == Form::function) {
       got = read_back(matmul(a, b, options), s);
     } else if (form == Form::function_out) {
@@ -123,10 +176,14 @@ struct Worker {
       got = read_back(matmul(a, b, options), s);
     } else {
       Matmul plan(a, b, options);
+      progress->step(fmt::format("{}x{}x{} {}: Matmul::plan", m, n, k, dtype));
       plan.plan();
+      progress->step(fmt::format("{}x{}x{} {}: Matmul::execute and read back", m, n, k, dtype));
       got = read_back(plan.execute(), s);
+      progress->step(fmt::format("{}x{}x{} {}: Matmul::free", m, n, k, dtype));
       plan.free();
     }
+    progress->step("checking");
     // Componentwise against |A||B|: random shapes include 1x1 products whose one entry nearly cancels.
     if (got.size() != static_cast<std::size_t>(m * n))
       return fmt::format("{}x{}x{} {} result size {}", m, n, k, dtype, got.size());
@@ -139,21 +196,60 @@ struct Worker {
 
 class ThreadsAndSoak : public ::testing::TestWithParam<Space> {};
 
+/// Seconds after which a thread that has not finished is a hang: CUPLAN_TEST_HANG_SECONDS, else 300 (3000 under
+/// the sanitizer, which slows every call by orders of magnitude).
+std::chrono::seconds hang_limit() {
+  const char* env = std::getenv("CUPLAN_TEST_HANG_SECONDS");
+  if (env != nullptr && std::atoi(env) > 0) return std::chrono::seconds(std::atoi(env));
+  return std::chrono::seconds(short_run() ? 3000 : 300);
+}
+
 TEST_P(ThreadsAndSoak, SixteenThreadsOfRandomCallsAgreeWithTheReference) {
   CUPLAN_REQUIRE_SPACE(GetParam());
   constexpr int threads = 16;
   const int calls = GetParam() == Space::cuda ? (short_run() ? 6 : 60) : 25;
   const unsigned base_seed = std::random_device{}();
   std::vector<std::string> failures(threads);
+  std::vector<Progress> progress(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
+      const auto i = static_cast<std::size_t>(t);
       try {
-        failures[static_cast<std::size_t>(t)] = Worker{GetParam(), base_seed + static_cast<unsigned>(t), calls}.run();
+        failures[i] = Worker{GetParam(), base_seed + static_cast<unsigned>(t), calls, &progress[i]}.run();
       } catch (const std::exception& e) {
-        failures[static_cast<std::size_t>(t)] = std::string("exception: ") + e.what();
+        failures[i] = std::string("exception: ") + e.what();
       }
+      progress[i].finish();
     });
+  // Watchdog: every 30 s the threads still running say what they are doing (so a slow run under the sanitizer can
+  // be told from a hung one); past the hang limit the test fails with that list and ends the process, since a hung
+  // thread can be neither joined nor destroyed.
+  const auto start = Progress::clock::now();
+  auto next_report = start + std::chrono::seconds(30);
+  const auto unfinished = [&] {
+    std::string out;
+    for (int t = 0; t < threads; ++t)
+      if (!progress[static_cast<std::size_t>(t)].done())
+        out += fmt::format("\n  thread {} (seed {}): {}", t, base_seed + static_cast<unsigned>(t),
+                           progress[static_cast<std::size_t>(t)].describe());
+    return out;
+  };
+  for (std::string running = unfinished(); !running.empty(); running = unfinished()) {
+    const auto now = Progress::clock::now();
+    const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(now - start).count();
+    if (now - start >= hang_limit()) {
+      ADD_FAILURE() << "threads still running after " << elapsed << " s (a hang):" << running;
+      std::fflush(nullptr);
+      std::_Exit(1);
+    }
+    if (now >= next_report) {
+      std::fprintf(stderr, "threads test, %lld s: still running:%s\n", static_cast<long long>(elapsed),
+                   running.c_str());
+      next_report += std::chrono::seconds(30);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   for (auto& th : pool) th.join();
   for (int t = 0; t < threads; ++t)
     EXPECT_EQ(failures[static_cast<std::size_t>(t)], "") << "thread " << t << ", seed " << base_seed + t;
