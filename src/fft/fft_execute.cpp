@@ -77,12 +77,10 @@ void FftImpl::record_operand_use(StreamRef stream) {
   if (!owner) return;  // a borrowed view: its owner orders its own uses
   // Same owner (control block) and same stream as the last record: nothing new to record.
   const bool same_owner = !recorded_owner_.owner_before(owner) && !owner.owner_before(recorded_owner_);
-  if (same_owner && recorded_stream_ == stream.native() && recorded_stream_ != nullptr) return;
+  if (same_owner && recorded_stream_.covers(stream)) return;
   operand_.record_stream(stream);
   recorded_owner_ = owner;
-  // Remembered only for handles that name one stream for the operand's life (as Matmul does): a raw handle may be
-  // destroyed and reused, and the per-thread default handle is another stream on each thread.
-  recorded_stream_ = lasting_stream(stream) ? stream.native() : nullptr;
+  recorded_stream_.remember(stream);
 }
 
 Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,

@@ -100,7 +100,7 @@ class FftImpl final : public CachedPlan {
   // The last (operand memory, stream) use recorded: a repeated call with the same owner on the same stream records
   // nothing. The weak reference keeps the owner's control block, so a new owner can never compare equal to it.
   std::weak_ptr<Storage> recorded_owner_;
-  cudaStream_t recorded_stream_ = nullptr;
+  RecordedStream recorded_stream_;
   void ensure_buffers(StreamRef stream);
 
   // CUDA execution of a host operand: the staging engine (planned by plan()).

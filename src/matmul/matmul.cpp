@@ -163,7 +163,7 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) {
   lt_.reset();
   replay_.invalidate();  // the graphs ran the old plan's descriptors and algorithm
   bias_gradient_kernel_ = false;
-  recorded_stream_ = nullptr;  // bias / epilog_aux may have changed
+  recorded_stream_.forget();  // bias / epilog_aux may have changed
   if (!target_.cuda) {
     state_.set_planned(true);
     log(LogLevel::info, "{}: CPU product {} x {} x {} batch {} {} epilog {}", who_, problem_.m, problem_.n, problem_.k,
@@ -295,14 +295,14 @@ void MatmulImpl::replace_operands(const MatmulOperands& operands, std::optional<
   }
   for (int i = 0; i < slot_count; ++i)
     if (const std::optional<TensorRef>& given = *slot_of(operands, i)) operands_[i].ref = given;
-  recorded_stream_ = nullptr;
+  recorded_stream_.forget();
   if (operands_[slot_a].ref && operands_[slot_b].ref) state_.set_operand(true);
 }
 
 void MatmulImpl::adopt_operands(MatmulOperands&& operands) noexcept {
   for (int i = 0; i < slot_count; ++i)
     if (std::optional<TensorRef>& given = *slot_of(operands, i)) operands_[i].ref = std::move(given);
-  recorded_stream_ = nullptr;
+  recorded_stream_.forget();
   state_.set_operand(operands_[slot_a].ref && operands_[slot_b].ref);
 }
 
@@ -313,7 +313,7 @@ void MatmulImpl::release_operand() noexcept {
   options_.bias.reset();
   options_.epilog_aux.reset();
   state_.set_operand(false);
-  recorded_stream_ = nullptr;
+  recorded_stream_.forget();
 }
 
 void MatmulImpl::free() noexcept {

@@ -98,14 +98,10 @@ ReplayKey MatmulImpl::replay_key(const mm::LtPointers& p, const void* workspace,
 }
 
 void MatmulImpl::record_operand_uses(StreamRef stream) {
-  if (stream.native() == recorded_stream_ && recorded_stream_ != nullptr) return;
+  if (recorded_stream_.covers(stream)) return;
   for (const Operand& o : operands_)
     if (o.ref) o.ref->record_stream(stream);
-  // Remembered only for handles that cannot be recycled while the operands live: cuplan streams (the operands'
-  // storage keeps them alive once recorded) and the default streams. A raw stream may be destroyed and its handle
-  // reused, so it is recorded on every call.
-  const bool lasting = lasting_stream(stream);
-  recorded_stream_ = lasting ? stream.native() : nullptr;
+  recorded_stream_.remember(stream);
 }
 
 void MatmulImpl::launch_bias_gradient(const mm::LtPointers& p, StreamRef stream) const {

@@ -107,8 +107,8 @@ class MatmulImpl : public CachedPlan {
   PhaseOrder order_;
   PhaseStreams streams_;  ///< phases without a stream run on MatmulOptions::stream, else the current stream
   std::unique_ptr<mm::LtPlan> lt_;
-  bool bias_gradient_kernel_ = false;       ///< bgrada / bgradb computed by launch_bias_gradient, not the epilog
-  cudaStream_t recorded_stream_ = nullptr;  ///< operands' uses already recorded on this stream
+  bool bias_gradient_kernel_ = false;  ///< bgrada / bgradb computed by launch_bias_gradient, not the epilog
+  RecordedStream recorded_stream_;     ///< operands' uses already recorded on this stream
   OperandSignature out_signature_;
   std::string out_strides_note_;         ///< why D has its planned orientation, for a strides mismatch of `out`
   bool construct_after_pending_ = true;  ///< MatmulOptions::after not yet waited for (the first plan does)

@@ -12,23 +12,21 @@ void* DeviceBuffer::ensure(std::size_t bytes, int device, StreamRef stream) {
   if (storage_ && storage_->bytes() >= bytes) {
     // A stream once recorded stays recorded (and a cuplan-made one alive), so repeats skip the lock. A raw handle
     // could be destroyed and its value reused by a new stream: those are recorded every time.
-    if (!recorded_ || last_stream_ != stream.native()) {
+    if (!recorded_.covers(stream)) {
       storage_->record_use(stream);
-      last_stream_ = stream.native();
-      recorded_ = lasting_stream(stream);
+      recorded_.remember(stream);
     }
     return storage_->data();
   }
   storage_.reset();  // stream-ordered release after every recorded use
   storage_ = Storage::allocate(bytes, Device::cuda(device), MemorySpace::device, stream);
-  last_stream_ = stream.native();
-  recorded_ = lasting_stream(stream);
+  recorded_.remember(stream);
   return storage_->data();
 }
 
 void DeviceBuffer::release() noexcept {
   storage_.reset();
-  recorded_ = false;
+  recorded_.forget();
 }
 
 void* DeviceBuffer::data() const noexcept {

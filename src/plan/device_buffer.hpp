@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cuplan/stream.hpp"
+#include "plan/recorded_stream.hpp"
 
 namespace cuplan::detail {
 
@@ -27,8 +28,7 @@ class DeviceBuffer {
 
  private:
   std::shared_ptr<Storage> storage_;
-  cudaStream_t last_stream_ = nullptr;  // already recorded on storage_: the common repeat costs no lock
-  bool recorded_ = false;
+  RecordedStream recorded_;  // already recorded on storage_: the common repeat costs no lock
 };
 
 }  // namespace cuplan::detail

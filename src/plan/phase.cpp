@@ -16,12 +16,6 @@
 
 namespace cuplan::detail {
 
-bool lasting_stream(StreamRef stream) noexcept {
-  // The per-thread default handle is a different stream on each thread: recorded at every use.
-  if (thread_relative_stream(stream.native())) return false;
-  return Access::owned(stream) || is_default_stream_handle(stream.native());
-}
-
 StreamRef resolve_stream(const std::optional<StreamRef>& stream, int device) {
   if (stream) return *stream;
   return current_stream(Device::cuda(device));
@@ -101,8 +95,7 @@ void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
 
 void PhaseOrder::end(StreamRef stream) {
   const cudaStream_t native = stream.native();
-  const bool thread_relative = thread_relative_stream(native);
-  if (!thread_relative && (Access::owned(stream) || is_default_stream_handle(native))) {
+  if (lasting_stream(stream)) {
     if (native != last_ || !pending_) {
       // Only on a change of stream: keep a cuplan-made stream alive until its lazy record is made.
       last_owner_ = Access::retain(stream);
@@ -115,7 +108,7 @@ void PhaseOrder::end(StreamRef stream) {
     last_owner_.reset();
   }
   last_ = native;
-  if (thread_relative) last_thread_ = std::this_thread::get_id();
+  if (thread_relative_stream(native)) last_thread_ = std::this_thread::get_id();
   any_ = true;
 }
 

@@ -12,14 +12,11 @@
 #include "cuplan/stream.hpp"
 #include "plan/execution_target.hpp"
 #include "plan/ordering_checker.hpp"
+#include "plan/recorded_stream.hpp"
 
 namespace cuplan::detail {
 
 class StreamHandle;
-
-/// A stream whose handle cannot be destroyed and reused while the uses recorded on it keep it: a cuplan-made stream
-/// (kept alive by what recorded it) or a default-stream handle. A raw handle made elsewhere is not: record it again.
-bool lasting_stream(StreamRef stream) noexcept;
 
 /// The stream a phase runs on: the one given, else the current stream of the target device.
 StreamRef resolve_stream(const std::optional<StreamRef>& stream, int device);

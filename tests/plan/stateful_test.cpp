@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -14,6 +15,36 @@
 
 namespace cuplan::detail {
 namespace {
+
+TEST(RecordedStream, RemembersALastingStreamUntilForgotten) {
+  Stream s1, s2;  // owning streams (host streams without a GPU): lasting
+  RecordedStream recorded;
+  EXPECT_FALSE(recorded.covers(s1)) << "nothing is recorded yet";
+  recorded.remember(s1);
+  EXPECT_TRUE(recorded.covers(s1));
+  EXPECT_FALSE(recorded.covers(s2));
+  recorded.remember(s2);
+  EXPECT_FALSE(recorded.covers(s1)) << "only the last stream is remembered";
+  EXPECT_TRUE(recorded.covers(s2));
+  recorded.forget();
+  EXPECT_FALSE(recorded.covers(s2)) << "another operand or block: record again";
+  // The legacy default stream's handle is null, and still one stream for the process's life.
+  const StreamRef legacy(cudaStream_t{});
+  recorded.remember(legacy);
+  EXPECT_TRUE(recorded.covers(legacy));
+}
+
+TEST(RecordedStream, ForgetsHandlesThatMayNameAnotherStream) {
+  RecordedStream recorded;
+  // A raw handle made elsewhere may be destroyed and its value reused by a new stream.
+  const StreamRef raw(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000}));
+  recorded.remember(raw);
+  EXPECT_FALSE(recorded.covers(raw));
+  // The per-thread default handle names the calling thread's own stream.
+  const StreamRef per_thread(cudaStreamPerThread);
+  recorded.remember(per_thread);
+  EXPECT_FALSE(recorded.covers(per_thread));
+}
 
 TEST(ResolveExecution, HostOperandsOnTheCpuBlock) {
   std::vector<float> a(16), b(16);
