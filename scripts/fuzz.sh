@@ -35,7 +35,9 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILE
   -DCUPLAN_BUILD_BENCHMARKS=OFF >/dev/null
 ninja -C build-fuzz -j"$jobs" "${targets[@]}"
 
-export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1"
+# allocator_may_return_null=1: a nothrow allocation that cannot be served returns null, as without ASan, so the
+# library's OutOfMemory path runs instead of ASan ending the process.
+export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export LSAN_OPTIONS="suppressions=$repo_root/tests/sanitize/lsan.supp:print_suppressions=0"
 status=0

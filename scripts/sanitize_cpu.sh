@@ -66,7 +66,9 @@ if [[ "$which" == all || "$which" == asan ]]; then
   log "building ${#cpu_targets[@]} CPU test targets"
   ninja -C build-asan -j"$jobs" "${cpu_targets[@]}"
   # protect_shadow_gap=0: the CUDA driver maps memory where ASan's shadow gap would be (GPU machines).
-  export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1"
+  # allocator_may_return_null=1: a nothrow allocation that cannot be served returns null, as without ASan, so the
+  # tests of the OutOfMemory path run under ASan too.
+  export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   run_all build-asan "${cpu_targets[@]}" || status=1

@@ -35,7 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     // Copy out only views whose span lies inside `memory` (a DLTensor may legally point anywhere it owns).
     const auto* base = reinterpret_cast<const std::byte*>(memory.data());
     const auto* end = base + memory.size() * sizeof(std::uint64_t);
-    if (view.on_host() && view.numel() > 0 && view.span_bytes() <= 32768) {
+    // The copy's target is dense: a broadcast view (stride 0) spans a few bytes however many elements it has, so
+    // both the span and the dense size are bounded.
+    const auto dense_bytes = static_cast<double>(view.numel()) * static_cast<double>(view.dtype().size());
+    if (view.on_host() && view.numel() > 0 && view.span_bytes() <= 32768 && dense_bytes <= 32768) {
       std::int64_t lowest = 0;
       for (int a = 0; a < view.ndim(); ++a)
         if (view.strides()[a] < 0) lowest += (view.shape()[a] - 1) * view.strides()[a];

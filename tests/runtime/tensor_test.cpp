@@ -108,6 +108,21 @@ TEST(Tensor, SizeOverflowIsInvalid) {
   EXPECT_THROW(Tensor::empty({4, -1}, f32), InvalidArgument);
 }
 
+TEST(Tensor, HostAllocationTooLargeIsOutOfMemoryNamingTheBytes) {
+  // 2^50 c64 elements: 8 PiB, a valid size that no host can serve.
+  const std::int64_t huge = std::int64_t{1} << 50;
+  try {
+    Tensor::empty({huge}, c64);
+    FAIL() << "expected OutOfMemory";
+  } catch (const OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("9007199254740992 bytes of host memory"), std::string::npos) << e.what();
+  }
+  // 2^62 bytes, the largest order of size that still fits the byte count: the same typed error, and the next
+  // allocation works.
+  EXPECT_THROW(Tensor::empty({std::int64_t{1} << 40, std::int64_t{1} << 20}, f32), OutOfMemory);
+  EXPECT_EQ(Tensor::empty({4}, f32).numel(), 4);
+}
+
 TEST(Tensor, DeviceMemoryWithoutGpuIsNotSupported) {
   if (cuda_available()) GTEST_SKIP() << "this machine has a GPU; the no-GPU error path cannot be shown here";
   try {
