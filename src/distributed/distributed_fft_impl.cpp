@@ -259,7 +259,7 @@ void DistributedFftImpl::connect_peers(StreamRef stream) {
     for (const dist::Piece& p : st.exchange.recvs)
       if (p.peer != comm_.rank()) recvs.push_back({p.peer, recvs.size(), 1});
     if (sends.empty() && recvs.empty()) continue;
-    const auto bytes = static_cast<std::int64_t>(std::max<std::size_t>(sends.size() + recvs.size(), 1));
+    const auto bytes = static_cast<std::int64_t>(sends.size() + recvs.size());
     const Tensor scratch = Tensor::empty({bytes}, i8, comm_.device(), stream);
     CUPLAN_DIST_CUDA(cudaMemsetAsync(scratch.data(), 0, static_cast<std::size_t>(bytes), stream.native()));
     auto* base = static_cast<unsigned char*>(scratch.data());

@@ -4,7 +4,6 @@
 
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
-#include "base/nvtx_memory.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
@@ -291,9 +290,7 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
       lt_->run(p, s, workspace, workspace_bytes);
       if (bias_gradient_kernel_) launch_bias_gradient(p, StreamRef(s));
     });
-    // Outside the graph, so that a replay into a newly allocated D marks it too: initcheck does not follow every
-    // cuBLASLt kernel's stores (base/nvtx_memory.hpp).
-    nvtx_mark_written(p.d, lt_->result_bytes(), stream.native());
+    lt_->mark_result_written(p.d, stream.native());           // outside the graph: a replay marks its D too
     if (!target_.host_operands) record_operand_uses(stream);  // host operands: the call blocks
     if (target_.host_operands) {
       // D comes back in its planned layout (the staging buffer holds it densely in that layout).

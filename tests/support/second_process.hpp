@@ -2,10 +2,11 @@
 // Runs one test of this test binary in a second process (fork + exec of /proc/self/exe), so that a test can show
 // what a fresh process sees: nothing is shared but the files and the environment passed here.
 //
-// The child gets this process's environment without a tool's injection: compute-sanitizer checks only the test's
-// own process (`--target-processes application-only`), yet it leaves NVTX_INJECTION64_PATH naming its collection
-// library, so a child's first NVTX range (cuplan names its phases with NVTX) loaded that library, which then waited
-// for a tool that never answered, and the test never ended.
+// The child gets this process's environment without a tool's injection. compute-sanitizer checks only the test's
+// own process (`--target-processes application-only`), yet under it the child waited at its first CUDA call until
+// the time limit, also with CUDA_INJECTION64_PATH and the sanitizer's preload removed. Its environment also holds
+// NVTX_INJECTION64_PATH naming its collection library, which the child's first NVTX range (cuplan names its phases
+// with NVTX) would load: the likely cause, removed here too (not yet run under the sanitizer).
 
 #include <sys/wait.h>
 #include <unistd.h>

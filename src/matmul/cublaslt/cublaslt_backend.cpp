@@ -11,6 +11,7 @@
 #include "base/cuda_types.hpp"
 #include "base/geometry.hpp"
 #include "base/log.hpp"
+#include "base/nvtx_memory.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/cublaslt/autotune_order.hpp"
 #include "matmul/cublaslt/cublaslt_check.hpp"
@@ -219,6 +220,10 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
       p.k, p.batch_count, p.a_dtype.name(),
       swapped_ ? " as D^T = op(B)^T op(A)^T (D row-major)" : " native (D column-major)", static_cast<int>(op_a),
       static_cast<int>(op_b), to_string(p.epilog), to_string(p.compute));
+}
+
+void LtPlan::mark_result_written(void* d, cudaStream_t stream) const noexcept {
+  nvtx_mark_written(d, d_bytes_, stream);
 }
 
 bool LtPlan::set_scalars(std::complex<double> alpha, std::complex<double> beta) noexcept {

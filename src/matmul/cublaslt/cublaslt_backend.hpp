@@ -56,8 +56,10 @@ class LtPlan {
   std::vector<AlgorithmInfo> algorithms() const;
   std::size_t workspace_bytes() const noexcept { return candidates_.empty() ? 0 : candidates_[0].workspaceSize; }
   std::size_t max_workspace_bytes() const noexcept;
-  /// Bytes of D as cuBLASLt writes it: dense (ld = rows, batch stride = M N), every byte of it.
-  std::size_t result_bytes() const noexcept { return d_bytes_; }
+  /// Tells compute-sanitizer's initcheck that the product enqueued on `stream` wrote D at `d` (every byte of its
+  /// dense layout): some cuBLASLt kernels store in a way the tool does not follow. Called after each execute, also
+  /// a replayed one, since a replay into a newly allocated D must mark it too. Free without a tool attached.
+  void mark_result_written(void* d, cudaStream_t stream) const noexcept;
 
   /// Enqueues the product with candidate `index` (default: the chosen one).
   void run(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size,
@@ -84,7 +86,7 @@ class LtPlan {
   cublasLtHandle_t handle_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
-  std::size_t d_bytes_ = 0;
+  std::size_t d_bytes_ = 0;  ///< D as cuBLASLt writes it: dense (ld = rows, batch stride = M N)
   std::array<unsigned char, 16> alpha_{}, beta_{};
   cudaDataType_t scale_type_ = CUDA_R_32F;
   bool swapped_ = false;
