@@ -10,6 +10,7 @@
 #include "base/geometry.hpp"
 #include "base/nvtx.hpp"
 #include "cuplan/tensor.hpp"
+#include "plan/copy_engine.hpp"
 #include "plan/ordering_checker.hpp"
 #include "plan/staging/chunking.hpp"
 #include "plan/staging/pipeline.hpp"
@@ -143,5 +144,15 @@ void copy(const Tensor& src, const TensorView& dst, std::optional<StreamRef> str
 void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> stream) {
   copy(TensorRef(src), TensorRef(dst), stream);
 }
+
+namespace detail {
+
+void release_copy_engine() noexcept {
+  CopyEngine& e = engine();
+  const std::lock_guard lock(e.mutex);
+  e.pipeline.release();
+}
+
+}  // namespace detail
 
 }  // namespace cuplan

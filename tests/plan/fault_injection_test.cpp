@@ -1,8 +1,8 @@
 // Allocation fault injection over every path that allocates (docs/misuse.md, "Fault injection"). cuplan allocates
 // operand, result, workspace and staging memory in one place, Storage::allocate, with one allocation call per
 // memory kind: device (cudaMallocFromPoolAsync), pinned (cudaMallocHost) and host (aligned operator new). The
-// copy engine's pinned slots are allocated once per process and kept, so their one allocation is not repeatable here;
-// the pinned rows are the staging engine of host-operand FFTs, whose pinned ring belongs to the (cleared) plan. Each
+// pinned rows are the staging engine of host-operand FFTs, whose pinned ring belongs to the (cleared) plan, a result
+// large enough to be pinned, and the copy engine, whose slots the process keeps (the row gives them back first). Each
 // row of the table below is a path (plan, execute, autotune, staging, result allocation, copy) and the kind it
 // allocates; the test counts that path's allocations of the kind, then fails each of them in turn and requires
 // OutOfMemory naming the requested bytes, live allocations back where they were (and the device pool's use), and
@@ -19,6 +19,7 @@
 
 #include "base/fault_injection.hpp"
 #include "cuplan/cuplan.hpp"
+#include "plan/copy_engine.hpp"
 #include "runtime/storage.hpp"
 #include "support/test_support.hpp"
 
@@ -129,6 +130,25 @@ std::vector<Path> paths() {
                        return fft(*x, {.axes = {1}, .execution = Execution::cuda(0)});
                      });
                    }});
+  table.push_back({"FFT, GPU, 2 MiB host operand: staging engine, pinned result", fault::Site::pinned, true, [] {
+                     auto x = std::make_shared<Tensor>(random_tensor(Shape{512, 512}, c64, Device::cpu()));
+                     return std::function<Tensor()>([x] {
+                       plan_cache::clear();
+                       Tensor y = fft(*x, {.axes = {1}, .execution = Execution::cuda(0)});
+                       EXPECT_EQ(y.memory_space(), MemorySpace::host_pinned) << "a 2 MiB result is made pinned";
+                       return y;
+                     });
+                   }});
+  table.push_back(
+      {"copy, GPU, 16 MiB pageable to device and back: copy engine's pinned slots", fault::Site::pinned, true, [] {
+         auto host = std::make_shared<Tensor>(random_tensor(Shape{4 << 20}, f32, Device::cpu()));
+         return std::function<Tensor()>([host] {
+           detail::release_copy_engine();  // kept for the process otherwise: allocate them anew
+           Tensor device = Tensor::empty(host->shape(), f32, gpu());
+           copy(*host, device);  // the engine's upload slots; reading it back makes its download slots
+           return device;
+         });
+       }});
   table.push_back({"FFT, GPU, host operand: device staging", fault::Site::device, true, [] {
                      auto x = std::make_shared<Tensor>(random_tensor(Shape{256, 128}, c64, Device::cpu()));
                      return std::function<Tensor()>([x] {
