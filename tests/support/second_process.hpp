@@ -6,7 +6,8 @@
 // own process (`--target-processes application-only`), yet under it the child waited at its first CUDA call until
 // the time limit, also with CUDA_INJECTION64_PATH and the sanitizer's preload removed. Its environment also holds
 // NVTX_INJECTION64_PATH naming its collection library, which the child's first NVTX range (cuplan names its phases
-// with NVTX) would load: the likely cause, removed here too (not yet run under the sanitizer).
+// with NVTX) would load, and the sanitizer's own NV_SANITIZER_* and process-injection variables. With all of them
+// removed, the tuning tests' children run under each of the four tools (which one mattered was not isolated).
 
 #include <sys/wait.h>
 #include <unistd.h>
