@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -217,6 +218,58 @@ TEST(HostCopyPool, MoreBlocksThanRowsAndSmallCopies) {
   std::vector<std::int32_t> reference(dst.size(), -1);
   copy_strided_host(g, src.data(), reference.data(), sizeof(std::int32_t));
   EXPECT_EQ(dst, reference);
+}
+
+TEST(HostCopyPool, StartedJobRunsWhileTheCallerWorksAndANestedJobRunsAlone) {
+  // A started job holds the pool until its join; a job asked for meanwhile (here by the same thread, as the staging
+  // engine's caller could) runs on the asking thread alone. Every task of both runs once.
+  std::vector<std::atomic<int>> outer(256), inner(64);
+  const std::function<void(std::int64_t)> outer_task = [&](std::int64_t i) {
+    outer[static_cast<std::size_t>(i)].fetch_add(1);
+  };
+  {
+    HostCopyPool::Job job;
+    HostCopyPool::instance().start(job, static_cast<std::int64_t>(outer.size()), outer_task);
+    HostCopyPool::instance().parallel_for(static_cast<std::int64_t>(inner.size()),
+                                          [&](std::int64_t i) { inner[static_cast<std::size_t>(i)].fetch_add(1); });
+    for (const auto& hit : inner) EXPECT_EQ(hit.load(), 1);
+    job.join();
+    for (const auto& hit : outer) EXPECT_EQ(hit.load(), 1);
+    job.join();  // idempotent
+  }
+  for (const auto& hit : outer) EXPECT_EQ(hit.load(), 1);
+  // The pool is free again: a later job runs every task once.
+  std::vector<std::atomic<int>> later(100);
+  HostCopyPool::instance().parallel_for(static_cast<std::int64_t>(later.size()),
+                                        [&](std::int64_t i) { later[static_cast<std::size_t>(i)].fetch_add(1); });
+  for (const auto& hit : later) EXPECT_EQ(hit.load(), 1);
+}
+
+TEST(HostCopyPool, BlockCopyStartedAndJoinedLaterMatchesTheSerialCopy) {
+  // The staging engine starts a chunk's pack, enqueues other work, then joins: the copy is whole after join() (or
+  // after the destructor, which joins), and each block's end callback runs once, also for a copy below the parallel
+  // threshold.
+  const std::int64_t rows = 1283, cols = 1024;
+  const CopyGeometry dense = reduce_copy(Shape{rows, cols}, Strides{cols, 1}, Strides{cols, 1});
+  const CopyGeometry tiny = reduce_copy(Shape{3, 5}, Strides{5, 1}, Strides{1, 3});
+  std::vector<std::int32_t> src(static_cast<std::size_t>(rows * cols));
+  std::iota(src.begin(), src.end(), 7);
+  for (const CopyGeometry& g : {dense, tiny}) {
+    for (const bool by_destructor : {false, true}) {
+      std::vector<std::int32_t> dst(static_cast<std::size_t>(g.numel), -1), reference(dst.size(), -1);
+      std::vector<std::atomic<int>> ended(4);
+      {
+        BlockCopy copy(g, src.data(), dst.data(), sizeof(std::int32_t), 4, {},
+                       [&](int b) { ended[static_cast<std::size_t>(b)].fetch_add(1); });
+        if (!by_destructor) copy.join();
+      }
+      copy_strided_host(g, src.data(), reference.data(), sizeof(std::int32_t));
+      EXPECT_EQ(dst, reference) << "rows " << g.shape[0] << (by_destructor ? ", joined by the destructor" : "");
+      const int blocks = static_cast<int>(std::min<std::int64_t>(4, g.shape[0]));  // one end per block, small too
+      for (int b = 0; b < 4; ++b)
+        EXPECT_EQ(ended[static_cast<std::size_t>(b)].load(), b < blocks ? 1 : 0) << "block " << b;
+    }
+  }
 }
 
 TEST(HostCopyPool, WidthFollowsTheAffinityMaskAndTheEnvironment) {

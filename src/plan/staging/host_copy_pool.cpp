@@ -35,7 +35,9 @@ int available_cpus() noexcept {
 struct HostCopyPool::State {
   std::mutex mutex;
   std::condition_variable wake, done;
-  std::mutex job_mutex;  // one job at a time
+  // One job at a time. A flag, not a mutex: a thread that holds a started job and asks for another (it runs that
+  // one alone) must not try_lock a mutex it owns.
+  std::atomic<bool> busy{false};
   const std::function<void(std::int64_t)>* task = nullptr;
   std::int64_t tasks = 0;
   std::atomic<std::int64_t> next{0};
@@ -92,12 +94,19 @@ HostCopyPool::~HostCopyPool() {
 }
 
 void HostCopyPool::parallel_for(std::int64_t tasks, const std::function<void(std::int64_t)>& task) {
-  if (tasks <= 0) return;
-  std::unique_lock job(state_->job_mutex, std::try_to_lock);
-  if (tasks == 1 || state_->threads.empty() || !job.owns_lock()) {
-    for (std::int64_t i = 0; i < tasks; ++i) task(i);
-    return;
-  }
+  Job job;
+  start(job, tasks, task);
+  job.join();
+}
+
+void HostCopyPool::start(Job& job, std::int64_t tasks, const std::function<void(std::int64_t)>& task) {
+  job.pool_ = this;
+  job.task_ = &task;
+  job.tasks_ = std::max<std::int64_t>(tasks, 0);
+  job.on_pool_ = false;
+  bool idle = false;
+  if (tasks <= 1 || state_->threads.empty() || !state_->busy.compare_exchange_strong(idle, true)) return;
+  job.on_pool_ = true;  // the pool stays busy until join
   {
     std::lock_guard lock(state_->mutex);
     state_->task = &task;
@@ -107,10 +116,22 @@ void HostCopyPool::parallel_for(std::int64_t tasks, const std::function<void(std
     ++state_->generation;
   }
   state_->wake.notify_all();
-  state_->run_tasks();
-  std::unique_lock lock(state_->mutex);
-  state_->done.wait(lock, [&] { return state_->running == 0; });
-  state_->task = nullptr;
+}
+
+void HostCopyPool::Job::join() noexcept {
+  if (pool_ == nullptr) return;
+  State& state = *pool_->state_;
+  if (!on_pool_) {
+    for (std::int64_t i = 0; i < tasks_; ++i) (*task_)(i);
+  } else {
+    state.run_tasks();
+    std::unique_lock lock(state.mutex);
+    state.done.wait(lock, [&] { return state.running == 0; });
+    state.task = nullptr;
+    lock.unlock();
+    state.busy.store(false);
+  }
+  pool_ = nullptr;
 }
 
 int host_copy_width(const char* environment, int available_cpus, bool* valid_environment) noexcept {
@@ -149,47 +170,72 @@ std::pair<std::int64_t, std::int64_t> block_rows(const CopyGeometry& g, int bloc
 void parallel_copy_blocks(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size, int blocks,
                           const std::function<void(int)>& before_block,
                           const std::function<void(int)>& after_block) noexcept {
+  BlockCopy copy(g, src, dst, element_size, blocks, before_block, after_block);
+  copy.join();
+}
+
+BlockCopy::BlockCopy(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size, int blocks,
+                     std::function<void(int)> before_block, std::function<void(int)> after_block)
+    : g_(g),
+      src_(static_cast<const std::byte*>(src)),
+      dst_(static_cast<std::byte*>(dst)),
+      element_size_(element_size),
+      blocks_(blocks),
+      before_block_(std::move(before_block)),
+      after_block_(std::move(after_block)) {
   const std::size_t bytes = static_cast<std::size_t>(g.numel) * element_size;
   HostCopyPool& pool = HostCopyPool::instance();
-  const auto* s = static_cast<const std::byte*>(src);
-  auto* d = static_cast<std::byte*>(dst);
-  if (g.rank == 0 || g.numel == 0) blocks = 1;
-  blocks =
-      static_cast<int>(std::clamp<std::int64_t>(blocks, 1, g.rank == 0 ? 1 : std::max<std::int64_t>(1, g.shape[0])));
-  if (blocks == 1 && (bytes < parallel_bytes || g.rank == 0 || pool.width() == 1)) {
-    if (before_block) before_block(0);
-    copy_strided_host(g, s, d, element_size);
-    if (after_block) after_block(0);
+  if (g.rank == 0 || g.numel == 0) blocks_ = 1;
+  blocks_ =
+      static_cast<int>(std::clamp<std::int64_t>(blocks_, 1, g.rank == 0 ? 1 : std::max<std::int64_t>(1, g.shape[0])));
+  if (blocks_ == 1 && (bytes < parallel_bytes || g.rank == 0 || pool.width() == 1)) {
+    serial_ = true;
     return;
   }
   // Slices of the outermost axis (largest destination stride): each slice is a copy of the same form. Slices are
   // numbered block by block, and threads take them in order, so the first blocks finish first.
-  const std::int64_t outer = g.shape[0];
   const std::int64_t wanted = bytes < parallel_bytes ? 1 : std::int64_t{4} * pool.width();
-  const std::int64_t per_block = std::max<std::int64_t>(1, wanted / blocks);
-  std::vector<std::int64_t> per(static_cast<std::size_t>(blocks));
-  std::vector<std::int64_t> first(static_cast<std::size_t>(blocks) + 1, 0);
-  for (int b = 0; b < blocks; ++b) {
-    const auto [begin, end] = block_rows(g, blocks, b);
-    per[static_cast<std::size_t>(b)] = std::min(per_block, end - begin);
-    first[static_cast<std::size_t>(b) + 1] = first[static_cast<std::size_t>(b)] + per[static_cast<std::size_t>(b)];
+  const std::int64_t per_block = std::max<std::int64_t>(1, wanted / blocks_);
+  const auto count = static_cast<std::size_t>(blocks_);
+  per_.resize(count);
+  first_.assign(count + 1, 0);
+  left_ = std::make_unique<std::atomic<std::int64_t>[]>(count);
+  for (std::size_t b = 0; b < count; ++b) {
+    const auto [begin, end] = block_rows(g, blocks_, static_cast<int>(b));
+    per_[b] = std::min(per_block, end - begin);
+    first_[b + 1] = first_[b] + per_[b];
+    left_[b].store(per_[b]);
   }
-  std::vector<std::atomic<std::int64_t>> left(static_cast<std::size_t>(blocks));
-  for (int b = 0; b < blocks; ++b) left[static_cast<std::size_t>(b)].store(per[static_cast<std::size_t>(b)]);
-  const auto size = static_cast<std::int64_t>(element_size);
-  pool.parallel_for(first.back(), [&](std::int64_t t) {
-    const int b = static_cast<int>(std::upper_bound(first.begin(), first.end(), t) - first.begin()) - 1;
-    const auto [block_begin, block_end] = block_rows(g, blocks, b);
-    const std::int64_t i = t - first[static_cast<std::size_t>(b)], n = per[static_cast<std::size_t>(b)];
-    const std::int64_t begin = block_begin + (block_end - block_begin) * i / n;
-    const std::int64_t end = block_begin + (block_end - block_begin) * (i + 1) / n;
-    if (before_block) before_block(b);
-    CopyGeometry part = g;
-    part.shape[0] = end - begin;
-    part.numel = g.numel / outer * part.shape[0];
-    copy_strided_host(part, s + begin * g.src_strides[0] * size, d + begin * g.dst_strides[0] * size, element_size);
-    if (left[static_cast<std::size_t>(b)].fetch_sub(1) == 1 && after_block) after_block(b);
-  });
+  task_ = [this](std::int64_t t) { run_slice(t); };
+  pool.start(job_, first_.back(), task_);
+}
+
+void BlockCopy::run_slice(std::int64_t t) noexcept {
+  const int b = static_cast<int>(std::upper_bound(first_.begin(), first_.end(), t) - first_.begin()) - 1;
+  const auto index = static_cast<std::size_t>(b);
+  const auto [block_begin, block_end] = block_rows(g_, blocks_, b);
+  const std::int64_t i = t - first_[index], n = per_[index];
+  const std::int64_t begin = block_begin + (block_end - block_begin) * i / n;
+  const std::int64_t end = block_begin + (block_end - block_begin) * (i + 1) / n;
+  if (before_block_) before_block_(b);
+  CopyGeometry part = g_;
+  part.shape[0] = end - begin;
+  part.numel = g_.numel / g_.shape[0] * part.shape[0];
+  const auto size = static_cast<std::int64_t>(element_size_);
+  copy_strided_host(part, src_ + begin * g_.src_strides[0] * size, dst_ + begin * g_.dst_strides[0] * size,
+                    element_size_);
+  if (left_[index].fetch_sub(1) == 1 && after_block_) after_block_(b);
+}
+
+void BlockCopy::join() noexcept {
+  if (!serial_) {
+    job_.join();
+    return;
+  }
+  serial_ = false;  // once
+  if (before_block_) before_block_(0);
+  copy_strided_host(g_, src_, dst_, element_size_);
+  if (after_block_) after_block_(0);
 }
 
 }  // namespace cuplan::detail::staging

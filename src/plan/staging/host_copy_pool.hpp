@@ -3,10 +3,13 @@
 // the host's memory bandwidth, and creating threads per call would cost more than a small copy: the pool starts
 // once per process and splits each copy into slices that its threads (and the caller) run in parallel.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "base/geometry.hpp"
 
@@ -25,6 +28,29 @@ class HostCopyPool {
   /// Runs task(i) for every i in [0, tasks) and returns when all are done. `task` must not throw. When another
   /// thread is running a job, this one runs its tasks alone rather than waiting.
   void parallel_for(std::int64_t tasks, const std::function<void(std::int64_t)>& task);
+
+  /// A job whose tasks run on the pool's threads while the thread that started it does other work; join() runs
+  /// what is left on that thread and returns when every task is done. A job that could not take the pool (another
+  /// job holds it, or the pool has no threads) runs wholly in join(). Destroying a started job joins it.
+  class Job {
+   public:
+    Job() = default;
+    ~Job() { join(); }
+    Job(const Job&) = delete;
+    Job& operator=(const Job&) = delete;
+    /// Runs the tasks no thread has taken and waits for the rest. Idempotent.
+    void join() noexcept;
+
+   private:
+    friend class HostCopyPool;
+    HostCopyPool* pool_ = nullptr;
+    const std::function<void(std::int64_t)>* task_ = nullptr;
+    std::int64_t tasks_ = 0;
+    bool on_pool_ = false;  // published to the pool's threads (the pool is held until join)
+  };
+  /// Starts task(i) for every i in [0, tasks) as `job`, which must not be started already. `task` must not throw
+  /// and must outlive the job.
+  void start(Job& job, std::int64_t tasks, const std::function<void(std::int64_t)>& task);
 
  private:
   explicit HostCopyPool(int width);
@@ -57,5 +83,33 @@ std::pair<std::int64_t, std::int64_t> block_rows(const CopyGeometry& g, int bloc
 void parallel_copy_blocks(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size, int blocks,
                           const std::function<void(int)>& before_block,
                           const std::function<void(int)>& after_block) noexcept;
+
+/// parallel_copy_blocks started on the pool's threads: the constructor returns at once (the staging engine
+/// enqueues the previous chunk's compute and download meanwhile), join() or the destructor finishes the copy on
+/// the calling thread. The memory and the callbacks must outlive the join.
+class BlockCopy {
+ public:
+  BlockCopy(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size, int blocks,
+            std::function<void(int)> before_block, std::function<void(int)> after_block);
+  ~BlockCopy() { join(); }
+  BlockCopy(const BlockCopy&) = delete;
+  BlockCopy& operator=(const BlockCopy&) = delete;
+  void join() noexcept;
+
+ private:
+  void run_slice(std::int64_t t) noexcept;
+
+  CopyGeometry g_;
+  const std::byte* src_;
+  std::byte* dst_;
+  std::size_t element_size_;
+  int blocks_;
+  std::function<void(int)> before_block_, after_block_;
+  bool serial_ = false;  // small: copied in join() on the caller, whole
+  std::vector<std::int64_t> per_, first_;
+  std::unique_ptr<std::atomic<std::int64_t>[]> left_;
+  std::function<void(std::int64_t)> task_;
+  HostCopyPool::Job job_;  // last: destroyed (joined) before what its tasks use
+};
 
 }  // namespace cuplan::detail::staging

@@ -140,25 +140,65 @@ class BlockArrivals {
 };
 
 // Packs and uploads the inputs of one chunk on `stream`: a pinned part is one DMA from the operand itself; a
-// pageable part is packed into the pinned slot block by block, each block uploaded as soon as it is packed.
-void pack_and_upload_inputs(const ChunkParts& p, void* device, void* pinned, cudaStream_t stream) {
-  FirstError error;
-  for_each_input(p, [&](const HostPart& part) {
-    void* dst = at(device, part.device_offset);
-    if (direct(part)) {
-      error.note(cudaMemcpyAsync(dst, part.host.data(), part_bytes(part), cudaMemcpyHostToDevice, stream));
-      return;
-    }
-    NvtxRange range("cuplan::staging::pack");
-    const PartCopy c = part_copy(part, false);
-    void* src = at(pinned, part.device_offset);
-    parallel_copy_blocks(c.geometry, part.host.data(), src, c.element_size, c.blocks, {}, [&](int b) {
-      const auto [first, bytes] = c.range(b);
-      error.note(cudaMemcpyAsync(at(dst, first), at(src, first), bytes, cudaMemcpyHostToDevice, stream));
+// pageable part is packed into the pinned slot block by block, each block uploaded as soon as it is packed. The
+// last pageable part is packed on the copy pool's threads from the constructor on, so that the caller can enqueue
+// the previous chunk's compute and download meanwhile (those CUDA calls would otherwise leave the threads idle
+// once per chunk); finish() joins it. Earlier pageable parts are packed before the constructor returns.
+class ChunkUpload {
+ public:
+  ChunkUpload(const ChunkParts& p, void* device, void* pinned, cudaStream_t stream) : stream_(stream) {
+    const HostPart* last = nullptr;
+    for_each_input(p, [&](const HostPart& part) {
+      if (!direct(part)) last = &part;
     });
-  });
-  CUPLAN_CUDA_CHECK(error.get());
-}
+    for_each_input(p, [&](const HostPart& part) {
+      void* dst = at(device, part.device_offset);
+      if (direct(part)) {
+        error_.note(cudaMemcpyAsync(dst, part.host.data(), part_bytes(part), cudaMemcpyHostToDevice, stream));
+        return;
+      }
+      NvtxRange range("cuplan::staging::pack");
+      const PartCopy c = part_copy(part, false);
+      void* src = at(pinned, part.device_offset);
+      if (&part == last) {
+        last_ = c;
+        last_src_ = src;
+        last_dst_ = dst;
+        copy_.emplace(c.geometry, part.host.data(), src, c.element_size, c.blocks, std::function<void(int)>{},
+                      [this](int b) { upload_block(b); });
+        return;
+      }
+      parallel_copy_blocks(c.geometry, part.host.data(), src, c.element_size, c.blocks, {}, [&](int b) {
+        const auto [first, bytes] = c.range(b);
+        error_.note(cudaMemcpyAsync(at(dst, first), at(src, first), bytes, cudaMemcpyHostToDevice, stream));
+      });
+    });
+  }
+  ChunkUpload(const ChunkUpload&) = delete;
+  ChunkUpload& operator=(const ChunkUpload&) = delete;
+
+  /// Returns when every block's upload is enqueued; throws the first CUDA error.
+  void finish() {
+    if (copy_) {
+      NvtxRange range("cuplan::staging::pack");
+      copy_->join();
+    }
+    CUPLAN_CUDA_CHECK(error_.get());
+  }
+
+ private:
+  void upload_block(int b) noexcept {
+    const auto [first, bytes] = last_->range(b);
+    error_.note(cudaMemcpyAsync(at(last_dst_, first), at(last_src_, first), bytes, cudaMemcpyHostToDevice, stream_));
+  }
+
+  FirstError error_;
+  cudaStream_t stream_;
+  std::optional<PartCopy> last_;
+  void* last_src_ = nullptr;
+  void* last_dst_ = nullptr;
+  std::optional<BlockCopy> copy_;  // last: joined (by its destructor) before what its callbacks use goes
+};
 
 }  // namespace
 
@@ -239,7 +279,7 @@ void StagingPipeline::run_direct(const PipelineRun& run) {
         in_ring_.ensure(1, run.in_host_bytes);
         pinned = in_ring_.slot(0);
       }
-      pack_and_upload_inputs(p, din, pinned, s);
+      ChunkUpload(p, din, pinned, s).finish();
     }
     if (run.compute) {
       NvtxRange compute("cuplan::staging::compute", 0);
@@ -298,62 +338,100 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
     CUPLAN_CUDA_CHECK(error.get());
   };
 
+  // Chunk i's compute and download are enqueued while the pool packs chunk i + 1 (when chunk i + 1's upload does
+  // not wait for them: two slots or more, and no upload ordered after earlier compute steps).
+  auto compute_and_download = [&](std::int64_t i) {
+    const ChunkParts& p = parts[static_cast<std::size_t>(i)];
+    const int k = static_cast<int>(i % slots);
+    const bool reused = i >= slots;
+    const bool input = has_input(p);
+    void* din = p.in_device != nullptr ? p.in_device : offset(in_device_.data(), run.in_slot_bytes, k);
+    void* dout =
+        p.out_device != nullptr ? p.out_device : (in_place ? din : offset(out_device_.data(), run.out_slot_bytes, k));
+    if (run.compute) {
+      NvtxRange compute("cuplan::staging::compute", i);
+      if (input) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_[k], 0));
+      if (reused && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, downloaded_[k], 0));
+      run.compute(i, din, dout, compute_);
+      CUPLAN_CUDA_CHECK(cudaEventRecord(computed_[k], compute_));
+    }
+    if (p.out) {
+      NvtxRange download("cuplan::staging::download", i);
+      if (run.compute)
+        CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, computed_[k], 0));
+      else if (input)
+        CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, uploaded_[k], 0));
+      if (const auto& c = unpacks[static_cast<std::size_t>(i)]) {
+        // In the blocks that finish() unpacks, each with its own event.
+        for (int b = 0; b < c->blocks; ++b) {
+          const auto [first, bytes] = c->range(b);
+          CUPLAN_CUDA_CHECK(
+              cudaMemcpyAsync(at(out_ring_.slot(k), first), at(dout, first), bytes, cudaMemcpyDeviceToHost, download_));
+          if (c->blocks > 1) CUPLAN_CUDA_CHECK(cudaEventRecord(block_downloaded_[k][b], download_));
+        }
+      } else {
+        CUPLAN_CUDA_CHECK(
+            cudaMemcpyAsync(p.out->host.data(), dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, download_));
+      }
+      CUPLAN_CUDA_CHECK(cudaEventRecord(downloaded_[k], download_));
+    }
+  };
+
   try {
     CUPLAN_CUDA_CHECK(cudaEventRecord(start_, run.caller.native()));
     for (cudaStream_t s : {upload_, compute_, download_}) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(s, start_, 0));
+    std::int64_t pending = -1;     // uploaded, its compute and download not enqueued yet
+    std::int64_t enqueued = -1;    // the last chunk whose compute and download are enqueued
+    std::int64_t next_unpack = 0;  // the next chunk to unpack
+    auto enqueue_pending = [&] {
+      if (pending < 0) return;
+      compute_and_download(pending);
+      enqueued = pending;
+      pending = -1;
+    };
+    // Chunk j is unpacked once chunk j + slots - 1 is enqueued (its slot is needed again only after that).
+    auto unpack_behind = [&] {
+      for (; next_unpack <= enqueued - (slots - 1); ++next_unpack) finish(next_unpack);
+    };
     for (std::int64_t i = 0; i < run.chunks; ++i) {
       const ChunkParts& p = parts[static_cast<std::size_t>(i)];
       const int k = static_cast<int>(i % slots);
       const bool reused = i >= slots;  // slot k held chunk i - slots
-      void* din = p.in_device != nullptr ? p.in_device : offset(in_device_.data(), run.in_slot_bytes, k);
-      void* dout =
-          p.out_device != nullptr ? p.out_device : (in_place ? din : offset(out_device_.data(), run.out_slot_bytes, k));
-      const bool input = has_input(p);
-      if (input) {
-        NvtxRange upload("cuplan::staging::upload", i);
+      const bool overlap = slots >= 2 && !p.after_computes && packs_input(p);
+      if (!overlap) {
+        enqueue_pending();
+        unpack_behind();
+      }
+      std::optional<ChunkUpload> upload;
+      if (has_input(p)) {
+        NvtxRange range("cuplan::staging::upload", i);
+        void* din = p.in_device != nullptr ? p.in_device : offset(in_device_.data(), run.in_slot_bytes, k);
         void* pinned = nullptr;
         if (packs_input(p)) {
           if (reused) CUPLAN_CUDA_CHECK(cudaEventSynchronize(uploaded_[k]));  // the pinned slot is free again
           pinned = in_ring_.slot(k);
         }
+        // Slot k's compute and download of chunk i - slots are enqueued: with two slots or more, chunk i - 2 at
+        // the latest (an overlapping upload starts before chunk i - 1's are).
         if (reused && run.compute) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, computed_[k], 0));
         if (reused && in_place && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, downloaded_[k], 0));
         // The compute stream runs in order: its latest step's event covers every earlier one.
         if (p.after_computes && i > 0 && run.compute)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, computed_[(i - 1) % slots], 0));
-        pack_and_upload_inputs(p, din, pinned, upload_);
+        upload.emplace(p, din, pinned, upload_);
+      }
+      if (overlap) enqueue_pending();
+      if (upload) {
+        NvtxRange range("cuplan::staging::upload", i);
+        upload->finish();
         CUPLAN_CUDA_CHECK(cudaEventRecord(uploaded_[k], upload_));
       }
-      if (run.compute) {
-        NvtxRange compute("cuplan::staging::compute", i);
-        if (input) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_[k], 0));
-        if (reused && p.out) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, downloaded_[k], 0));
-        run.compute(i, din, dout, compute_);
-        CUPLAN_CUDA_CHECK(cudaEventRecord(computed_[k], compute_));
-      }
-      if (p.out) {
-        NvtxRange download("cuplan::staging::download", i);
-        if (run.compute)
-          CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, computed_[k], 0));
-        else if (input)
-          CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, uploaded_[k], 0));
-        if (const auto& c = unpacks[static_cast<std::size_t>(i)]) {
-          // In the blocks that finish() unpacks, each with its own event.
-          for (int b = 0; b < c->blocks; ++b) {
-            const auto [first, bytes] = c->range(b);
-            CUPLAN_CUDA_CHECK(cudaMemcpyAsync(at(out_ring_.slot(k), first), at(dout, first), bytes,
-                                              cudaMemcpyDeviceToHost, download_));
-            if (c->blocks > 1) CUPLAN_CUDA_CHECK(cudaEventRecord(block_downloaded_[k][b], download_));
-          }
-        } else {
-          CUPLAN_CUDA_CHECK(
-              cudaMemcpyAsync(p.out->host.data(), dout, part_bytes(*p.out), cudaMemcpyDeviceToHost, download_));
-        }
-        CUPLAN_CUDA_CHECK(cudaEventRecord(downloaded_[k], download_));
-      }
-      if (i >= slots - 1) finish(i - (slots - 1));
+      unpack_behind();
+      pending = i;
     }
-    for (std::int64_t j = std::max<std::int64_t>(0, run.chunks - (slots - 1)); j < run.chunks; ++j) finish(j);
+    enqueue_pending();
+    unpack_behind();
+    for (; next_unpack < run.chunks; ++next_unpack) finish(next_unpack);
     // Back onto the caller's stream: it continues after every internal stream (one event, re-recorded per stream:
     // each wait captures the record made just before it).
     for (cudaStream_t s : {upload_, compute_, download_}) {
