@@ -57,7 +57,8 @@ TEST(StagingChunking, SmallOperandIsOneChunk) {
 
 TEST(StagingChunking, LargeOperandSplitsNearTheTarget) {
   // 16384 rows of 64 KiB (in + out): 1 GiB, target 32 MiB per slot -> 512 rows per chunk, 32 chunks.
-  const auto r = request(16384, 64 * 1024, std::size_t{8} << 30);
+  auto r = request(16384, 64 * 1024, std::size_t{8} << 30);
+  r.target_bytes = 32 * MiB;
   const ChunkPlan plan = plan_chunks(r);
   EXPECT_EQ(plan.chunk, 512);
   EXPECT_EQ(plan.count, 32);

@@ -11,8 +11,10 @@ namespace cuplan::detail::staging {
 /// caller's stream: splitting them would only add event and launch overhead.
 inline constexpr std::size_t direct_path_bytes = std::size_t{8} << 20;
 /// Preferred device bytes of one chunk (all its buffers): large enough that a DMA runs near PCIe peak, small enough
-/// that upload, compute and download of neighbouring chunks overlap for most of the call.
-inline constexpr std::size_t target_chunk_bytes = std::size_t{32} << 20;
+/// that upload, compute and download of neighbouring chunks overlap for most of the call (the first chunk's upload
+/// and the last one's download are not overlapped). Measured on a 512 MiB FFT round trip (docs/staging.md), 20 to
+/// 24 MiB did best.
+inline constexpr std::size_t target_chunk_bytes = std::size_t{24} << 20;
 /// Device slots (buffer sets) in flight: chunk i+1 uploads while chunk i computes and chunk i-1 downloads.
 inline constexpr int max_slots = 3;
 /// Within a chunk, the host copies and the DMAs are pipelined in blocks of about this many bytes (at most
