@@ -90,7 +90,7 @@ bool packs_input(const ChunkParts& p) noexcept {
   return packs;
 }
 
-// The first CUDA error of callbacks that run on the copy pool's threads, where nothing may throw.
+// One step of a spin-wait: tells the CPU (or the scheduler) that this thread is waiting.
 void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -101,6 +101,7 @@ void cpu_relax() noexcept {
 #endif
 }
 
+// The first CUDA error of callbacks that run on the copy pool's threads, where nothing may throw.
 class FirstError {
  public:
   void note(cudaError_t status) noexcept {
@@ -115,8 +116,8 @@ class FirstError {
 
 // Waits for the download of each block of one chunk's result on behalf of every copy thread. Only the first thread
 // that needs a block synchronises with its event; the others spin on a flag until it is done. When every thread of
-// the pool called cudaEventSynchronize on the same event, the driver serialised them and the unpack into pageable
-// memory ran at about half the DMA rate (docs/staging.md).
+// the pool called cudaEventSynchronize on the same event, those calls contended in the driver and the unpack into
+// pageable memory ran at about half the DMA rate (docs/staging.md).
 class BlockArrivals {
  public:
   BlockArrivals() noexcept {
