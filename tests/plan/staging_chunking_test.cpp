@@ -273,6 +273,29 @@ TEST(HostCopyPool, BlockCopyStartedAndJoinedLaterMatchesTheSerialCopy) {
   }
 }
 
+TEST(HostCopyPool, StreamingStoresCopyTheSameBytesAtAnyAlignment) {
+  // The unpack into the caller's memory writes with non-temporal stores: a contiguous copy split over the pool,
+  // destinations 0 to 17 bytes past an alignment boundary, lengths that do not divide by 16 or 64, a tiny one too.
+  std::vector<unsigned char> src((std::size_t{3} << 20) + 77);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (const std::size_t bytes : {src.size(), std::size_t{100}}) {
+    for (const std::size_t shift : {0, 1, 8, 15, 17}) {
+      std::vector<unsigned char> dst(bytes + 64, 0xAB);
+      const CopyGeometry g = reduce_copy(Shape{static_cast<std::int64_t>(bytes)}, Strides{1}, Strides{1});
+      std::atomic<int> ends{0};
+      BlockCopy(
+          g, src.data(), dst.data() + shift, 1, 4, {}, [&](int) { ends.fetch_add(1); }, Stores::streaming)
+          .join();
+      EXPECT_TRUE(std::equal(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(bytes),
+                             dst.begin() + static_cast<std::ptrdiff_t>(shift)))
+          << bytes << " bytes at offset " << shift;
+      for (std::size_t i = 0; i < shift; ++i) EXPECT_EQ(dst[i], 0xAB) << "before the destination, byte " << i;
+      for (std::size_t i = shift + bytes; i < dst.size(); ++i) EXPECT_EQ(dst[i], 0xAB) << "past the end, byte " << i;
+      EXPECT_EQ(ends.load(), 4);
+    }
+  }
+}
+
 TEST(HostCopyPool, WidthFollowsTheAffinityMaskAndTheEnvironment) {
   bool valid = false;
   // Default: the CPUs this process may use, at most 16.

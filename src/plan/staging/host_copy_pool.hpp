@@ -84,13 +84,21 @@ void parallel_copy_blocks(const CopyGeometry& g, const void* src, void* dst, std
                           const std::function<void(int)>& before_block,
                           const std::function<void(int)>& after_block) noexcept;
 
+/// How a host copy writes its destination.
+enum class Stores {
+  cached,    ///< ordinary stores (the destination is read again soon: a pinned slot that a DMA reads next)
+  streaming  ///< non-temporal stores where the layout allows: no read of the destination's lines before they are
+             ///< written, and no eviction of the cache (an unpack into the caller's memory)
+};
+
 /// parallel_copy_blocks started on the pool's threads: the constructor returns at once (the staging engine
 /// enqueues the previous chunk's compute and download meanwhile), join() or the destructor finishes the copy on
 /// the calling thread. The memory and the callbacks must outlive the join.
 class BlockCopy {
  public:
   BlockCopy(const CopyGeometry& g, const void* src, void* dst, std::size_t element_size, int blocks,
-            std::function<void(int)> before_block, std::function<void(int)> after_block);
+            std::function<void(int)> before_block, std::function<void(int)> after_block,
+            Stores stores = Stores::cached);
   ~BlockCopy() { join(); }
   BlockCopy(const BlockCopy&) = delete;
   BlockCopy& operator=(const BlockCopy&) = delete;
@@ -105,6 +113,7 @@ class BlockCopy {
   std::size_t element_size_;
   int blocks_;
   std::function<void(int)> before_block_, after_block_;
+  Stores stores_;
   bool serial_ = false;  // small: copied in join() on the caller, whole
   std::vector<std::int64_t> per_, first_;
   std::unique_ptr<std::atomic<std::int64_t>[]> left_;

@@ -333,9 +333,11 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
     NvtxRange range("cuplan::staging::unpack", j);
     FirstError error;
     BlockArrivals arrivals;
-    parallel_copy_blocks(
+    BlockCopy(
         c.geometry, out_ring_.slot(k), parts[static_cast<std::size_t>(j)].out->host.data(), c.element_size, c.blocks,
-        [&](int b) { arrivals.wait(b, c.blocks == 1 ? downloaded_[k] : block_downloaded_[k][b], error); }, {});
+        [&](int b) { arrivals.wait(b, c.blocks == 1 ? downloaded_[k] : block_downloaded_[k][b], error); }, {},
+        Stores::streaming)
+        .join();
     CUPLAN_CUDA_CHECK(error.get());
   };
 
