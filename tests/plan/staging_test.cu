@@ -1,9 +1,11 @@
-// The staging engine on the GPU: a pipelined run whose compute step throws mid-way drains, leaks no device memory
-// and leaves the pipeline usable; the caller's stream is ordered before and after the internal streams; large
-// pageable cuplan::copy round trips (the engine's path) are exact at chunk boundaries and odd sizes.
+// The staging engine on the GPU: a pipelined run whose compute step throws mid-way (also while the next chunk is
+// packed on the copy pool) drains, leaks no device memory and leaves the pipeline usable; the caller's stream is
+// ordered before and after the internal streams; large pageable cuplan::copy round trips (the engine's path) are
+// exact at chunk boundaries and odd sizes.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -83,6 +85,29 @@ TEST(StagingPipeline, ExceptionMidPipelineLeaksNothingAndLeavesItUsable) {
     pipeline.release();
     CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
     EXPECT_EQ(pool_statistics(0).used, before) << "device slots not given back by release()";
+  }
+  CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(pool_statistics(0).used, before);
+}
+
+TEST(StagingPipeline, ExceptionWhileTheNextChunkPacksOnThePoolLeavesItUsable) {
+  CUPLAN_REQUIRE_GPU();
+  // Chunks of 2 MiB are packed on the copy pool's threads while the caller enqueues the previous chunk's compute:
+  // the compute step of chunk 4 throws while chunk 5 is being packed. The pack is joined before the exception
+  // leaves, nothing leaks, and the next run (with an odd tail, unpacked with streaming stores) is exact.
+  const std::int64_t chunk = std::int64_t{1} << 19;
+  std::vector<std::int32_t> in(static_cast<std::size_t>(8 * chunk + 12345)), out(in.size(), -7);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::int32_t>(i * 7 + 3);
+  Stream s;
+  CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
+  const std::size_t before = pool_statistics(0).used;
+  {
+    StagingPipeline pipeline;
+    EXPECT_THROW(pipeline.run(add_one_run(in, out, chunk, s, 4)), std::runtime_error);
+    std::fill(out.begin(), out.end(), -7);
+    pipeline.run(add_one_run(in, out, chunk, s));
+    for (std::size_t i = 0; i < in.size(); ++i) ASSERT_EQ(out[i], in[i] + 1) << i;
+    pipeline.release();
   }
   CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(pool_statistics(0).used, before);
