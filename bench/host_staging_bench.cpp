@@ -214,8 +214,10 @@ class ThreadTeam {
 };
 
 // The one host copy a pageable round trip cannot avoid, alone: the operand into three reused pinned slots of 32 MiB
-// (as the staging engine packs it), on as many threads as the engine's copy pool. With the bidirectional DMA it
-// bounds the round trip: a host whose memory is slow (or shared) lowers this bound, not the DMA's.
+// (about the staging engine's chunk), on as many threads as the engine's copy pool has by default (the hardware
+// threads, at most 16; CUPLAN_HOST_COPY_THREADS and the affinity mask are not followed here). With the
+// bidirectional DMA it bounds the round trip: a host whose memory is slow (or shared) lowers this bound, not the
+// DMA's.
 class HostPackBound {
  public:
   static constexpr std::size_t slot_bytes = 32 * MiB;
