@@ -37,7 +37,7 @@ int available_cpus() noexcept {
 
 // A contiguous copy with non-temporal stores (x86 SSE2), or memcpy. The stores bypass the cache and write whole
 // lines without reading them first: on a host whose memory bandwidth the DMAs already use, an unpack into pageable
-// memory with ordinary stores slowed from the D2H DMA rate to about three quarters of it (docs/staging.md).
+// memory with ordinary stores ran at a half to four fifths of the D2H DMA rate (docs/staging.md).
 void copy_streaming(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
 #if defined(__SSE2__)
   const std::size_t head = std::min(bytes, (16 - reinterpret_cast<std::uintptr_t>(dst) % 16) % 16);
