@@ -309,13 +309,16 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
   ensure_streams(run.device);
   std::vector<ChunkParts> parts;
   std::vector<std::optional<PartCopy>> unpacks;  // per chunk: its output's unpack (none: DMA'd in place)
+  std::vector<char> packs;                       // per chunk: an input part is packed into the pinned slot
   parts.reserve(static_cast<std::size_t>(run.chunks));
   unpacks.reserve(static_cast<std::size_t>(run.chunks));
+  packs.reserve(static_cast<std::size_t>(run.chunks));
   bool ring_in = false, ring_out = false;
   for (std::int64_t i = 0; i < run.chunks; ++i) {
     parts.push_back(run.parts(i));
     const ChunkParts& p = parts.back();
-    ring_in = ring_in || packs_input(p);
+    packs.push_back(packs_input(p) ? 1 : 0);
+    ring_in = ring_in || packs.back() != 0;
     const bool staged_out = p.out && !direct(*p.out);
     ring_out = ring_out || staged_out;
     unpacks.push_back(staged_out ? std::optional(part_copy(*p.out, true)) : std::nullopt);
@@ -323,10 +326,21 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
   if (ring_in) in_ring_.ensure(slots, run.in_host_bytes);
   if (ring_out) out_ring_.ensure(slots, run.out_host_bytes);
   const bool in_place = run.out_slot_bytes == 0;
+  // Chunk i's device input and output: the operation's own buffer when it gives one, else slot i % slots.
+  auto device_in = [&](std::int64_t i) {
+    const ChunkParts& p = parts[static_cast<std::size_t>(i)];
+    return p.in_device != nullptr ? p.in_device
+                                  : offset(in_device_.data(), run.in_slot_bytes, static_cast<int>(i % slots));
+  };
+  auto device_out = [&](std::int64_t i) {
+    const ChunkParts& p = parts[static_cast<std::size_t>(i)];
+    if (p.out_device != nullptr) return p.out_device;
+    return in_place ? device_in(i) : offset(out_device_.data(), run.out_slot_bytes, static_cast<int>(i % slots));
+  };
 
   // Chunk j's result is unpacked once chunk j + slots - 1 is enqueued: the host copies while the DMAs run.
   // Each block of it as soon as its own DMA is done.
-  auto finish = [&](std::int64_t j) {
+  auto unpack_chunk = [&](std::int64_t j) {
     if (!unpacks[static_cast<std::size_t>(j)]) return;
     const PartCopy& c = *unpacks[static_cast<std::size_t>(j)];
     const int k = static_cast<int>(j % slots);
@@ -348,9 +362,8 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
     const int k = static_cast<int>(i % slots);
     const bool reused = i >= slots;
     const bool input = has_input(p);
-    void* din = p.in_device != nullptr ? p.in_device : offset(in_device_.data(), run.in_slot_bytes, k);
-    void* dout =
-        p.out_device != nullptr ? p.out_device : (in_place ? din : offset(out_device_.data(), run.out_slot_bytes, k));
+    void* din = device_in(i);
+    void* dout = device_out(i);
     if (run.compute) {
       NvtxRange compute("cuplan::staging::compute", i);
       if (input) CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(compute_, uploaded_[k], 0));
@@ -365,7 +378,7 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
       else if (input)
         CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(download_, uploaded_[k], 0));
       if (const auto& c = unpacks[static_cast<std::size_t>(i)]) {
-        // In the blocks that finish() unpacks, each with its own event.
+        // In the blocks that unpack_chunk() unpacks, each with its own event.
         for (int b = 0; b < c->blocks; ++b) {
           const auto [first, bytes] = c->range(b);
           CUPLAN_CUDA_CHECK(
@@ -394,13 +407,14 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
     };
     // Chunk j is unpacked once chunk j + slots - 1 is enqueued (its slot is needed again only after that).
     auto unpack_behind = [&] {
-      for (; next_unpack <= enqueued - (slots - 1); ++next_unpack) finish(next_unpack);
+      for (; next_unpack <= enqueued - (slots - 1); ++next_unpack) unpack_chunk(next_unpack);
     };
     for (std::int64_t i = 0; i < run.chunks; ++i) {
       const ChunkParts& p = parts[static_cast<std::size_t>(i)];
       const int k = static_cast<int>(i % slots);
       const bool reused = i >= slots;  // slot k held chunk i - slots
-      const bool overlap = slots >= 2 && !p.after_computes && packs_input(p);
+      const bool packs_chunk = packs[static_cast<std::size_t>(i)] != 0;
+      const bool overlap = slots >= 2 && !p.after_computes && packs_chunk;
       if (!overlap) {
         enqueue_pending();
         unpack_behind();
@@ -408,9 +422,8 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
       std::optional<ChunkUpload> upload;
       if (has_input(p)) {
         NvtxRange range("cuplan::staging::upload", i);
-        void* din = p.in_device != nullptr ? p.in_device : offset(in_device_.data(), run.in_slot_bytes, k);
         void* pinned = nullptr;
-        if (packs_input(p)) {
+        if (packs_chunk) {
           if (reused) CUPLAN_CUDA_CHECK(cudaEventSynchronize(uploaded_[k]));  // the pinned slot is free again
           pinned = in_ring_.slot(k);
         }
@@ -421,7 +434,7 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
         // The compute stream runs in order: its latest step's event covers every earlier one.
         if (p.after_computes && i > 0 && run.compute)
           CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(upload_, computed_[(i - 1) % slots], 0));
-        upload.emplace(p, din, pinned, upload_);
+        upload.emplace(p, device_in(i), pinned, upload_);
       }
       if (overlap) enqueue_pending();
       if (upload) {
@@ -434,7 +447,7 @@ void StagingPipeline::run_pipelined(const PipelineRun& run) {
     }
     enqueue_pending();
     unpack_behind();
-    for (; next_unpack < run.chunks; ++next_unpack) finish(next_unpack);
+    for (; next_unpack < run.chunks; ++next_unpack) unpack_chunk(next_unpack);
     // Back onto the caller's stream: it continues after every internal stream (one event, re-recorded per stream:
     // each wait captures the record made just before it).
     for (cudaStream_t s : {upload_, compute_, download_}) {
