@@ -1,7 +1,8 @@
 #pragma once
 // fmt formatters for cuplan's value types and errors, so that `fmt::format("{}", tensor)` reads well in logs:
 //   DType "c64", Device "cuda:0", MemorySpace "host_pinned", Dims "[64, 256]",
-//   TensorView "TensorView(c64, shape=[64, 256], strides=[256, 1], device=cuda:0, memory=device)",
+//   TensorView "TensorView(c64, shape=[64, 256], strides=[256, 1], device=cuda:0, memory=device)" (", read-only"
+//   before the parenthesis when read_only()),
 //   Tensor "Tensor(c64, shape=[64, 256], strides=[256, 1], device=cuda:0, memory=device, owning)",
 //   Error "InvalidArgument: <message>",
 //   enums by name (Direction "inverse", Epilog "gelu_bias", Compute "tf32", LogLevel "warning", ...),
@@ -184,8 +185,9 @@ struct fmt::formatter<cuplan::TensorView> {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   template <class FormatContext>
   auto format(const cuplan::TensorView& view, FormatContext& ctx) const {
-    return fmt::format_to(ctx.out(), "TensorView({}, shape={}, strides={}, device={}, memory={})", view.dtype(),
-                          view.shape(), view.strides(), view.device(), view.memory_space());
+    return fmt::format_to(ctx.out(), "TensorView({}, shape={}, strides={}, device={}, memory={}{})", view.dtype(),
+                          view.shape(), view.strides(), view.device(), view.memory_space(),
+                          view.read_only() ? ", read-only" : "");
   }
 };
 
@@ -194,9 +196,9 @@ struct fmt::formatter<cuplan::Tensor> {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   template <class FormatContext>
   auto format(const cuplan::Tensor& tensor, FormatContext& ctx) const {
-    return fmt::format_to(ctx.out(), "Tensor({}, shape={}, strides={}, device={}, memory={}, {})", tensor.dtype(),
+    return fmt::format_to(ctx.out(), "Tensor({}, shape={}, strides={}, device={}, memory={}, {}{})", tensor.dtype(),
                           tensor.shape(), tensor.strides(), tensor.device(), tensor.memory_space(),
-                          tensor.owning() ? "owning" : "wrapping");
+                          tensor.owning() ? "owning" : "wrapping", tensor.read_only() ? ", read-only" : "");
   }
 };
 

@@ -194,6 +194,18 @@ class CUPLAN_API TensorView {
   bool is_contiguous() const noexcept;
   /// Bytes between the lowest and highest addressed element, plus one element (0 when empty).
   std::size_t span_bytes() const noexcept;
+  /// True when the memory may only be read: cuplan refuses the view wherever it would write (an `out`, the operand
+  /// of an in-place FFT, the `dst` of copy) with InvalidArgument naming the operand. Set by as_read_only() and by
+  /// Tensor::from_dlpack for a DLPack 1.x tensor flagged read-only; kept by copies of the view.
+  bool read_only() const noexcept {
+    return read_only_;
+  }
+  /// The same view, read-only (read_only()).
+  TensorView as_read_only() const noexcept {
+    TensorView view = *this;
+    view.read_only_ = true;
+    return view;
+  }
 
  private:
   static std::optional<Strides> braced_strides(std::initializer_list<std::int64_t> strides) {
@@ -207,6 +219,7 @@ class CUPLAN_API TensorView {
   Device device_ = Device::cpu();
   MemorySpace space_ = MemorySpace::host_pageable;
   std::int64_t numel_ = 0;
+  bool read_only_ = false;
 };
 
 #if CUPLAN_HAS_DLPACK
@@ -275,6 +288,14 @@ class CUPLAN_API Tensor {
   bool defined() const noexcept { return storage_ != nullptr || view_.data() != nullptr || view_.ndim() > 0; }
   /// True when this Tensor owns its memory (false for Tensor::wrap).
   bool owning() const noexcept { return storage_ != nullptr; }
+  /// True when the memory may only be read (TensorView::read_only()).
+  bool read_only() const noexcept { return view_.read_only(); }
+  /// A Tensor sharing this one's memory whose view is read-only: cuplan refuses it wherever it would write.
+  Tensor as_read_only() const {
+    Tensor tensor = *this;
+    tensor.view_ = view_.as_read_only();
+    return tensor;
+  }
 
   /// A copy on `device` (stream-ordered; blocking when host memory is involved, the blocking rule,
   /// docs/getting-started.md).
@@ -294,7 +315,9 @@ class CUPLAN_API Tensor {
   /// has no code for (f8 before DLPack 1.1).
   DLManagedTensor* to_dlpack(const DLPackExchange& exchange = {}) const;
 #if CUPLAN_HAS_DLPACK_VERSIONED
-  /// The same as a DLPack 1.x versioned managed tensor (version set to the header's, flags 0).
+  /// The same as a DLPack 1.x versioned managed tensor (version set to the header's; flags
+  /// DLPACK_FLAG_BITMASK_READ_ONLY for a read-only Tensor, else 0). The legacy DLManagedTensor of to_dlpack has no
+  /// flags to say it.
   DLManagedTensorVersioned* to_dlpack_versioned(const DLPackExchange& exchange = {}) const;
 #endif
   /// Import a DLPack managed tensor, taking ownership: the Tensor and its copies keep the memory alive, and the
@@ -306,8 +329,8 @@ class CUPLAN_API Tensor {
   static Tensor from_dlpack(DLManagedTensor* managed, const DLPackExchange& exchange = {});
 #if CUPLAN_HAS_DLPACK_VERSIONED
   /// The same for a DLPack 1.x versioned managed tensor. NotSupported for a major version other than the header's
-  /// (the deleter is then called, as DLPack requires of a consumer that cannot read the tensor). The read-only flag
-  /// is not enforced: do not pass such a tensor where cuplan writes (an `out`, an in-place operand).
+  /// (the deleter is then called, as DLPack requires of a consumer that cannot read the tensor). A tensor flagged
+  /// DLPACK_FLAG_BITMASK_READ_ONLY gives a read-only Tensor (read_only()): cuplan reads it and refuses to write it.
   static Tensor from_dlpack(DLManagedTensorVersioned* managed, const DLPackExchange& exchange = {});
 #endif
 #endif

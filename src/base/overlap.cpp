@@ -148,6 +148,13 @@ bool views_overlap(const TensorView& a, const TensorView& b) noexcept {
   }
 }
 
+void throw_read_only(const TensorView& view, const char* operand, const char* op) {
+  throw InvalidArgument(fmt::format(
+      "{}: {}: expected writable memory (the operation writes it), got a read-only view ({}); pass a writable view "
+      "or a copy",
+      op, operand, view));
+}
+
 void check_no_self_overlap(const TensorView& view, const char* operand, const char* op) {
   if (self_overlaps(view.shape(), view.strides())) {
     throw InvalidArgument(

@@ -30,6 +30,13 @@ bool views_overlap(const TensorView& a, const TensorView& b) noexcept;
 /// every axis of extent > 1): the aliasing some operations support (in place, Matmul's D over C).
 bool same_elements(const TensorView& a, const TensorView& b) noexcept;
 
+/// InvalidArgument "<op>: <operand>: expected writable memory, got a read-only view ..." when a view the operation
+/// would write is read-only (TensorView::read_only). A flag test: cheap enough for every call.
+[[noreturn]] void throw_read_only(const TensorView& view, const char* operand, const char* op);
+inline void check_writable(const TensorView& view, const char* operand, const char* op) {
+  if (view.read_only()) [[unlikely]]
+    throw_read_only(view, operand, op);
+}
 /// InvalidArgument "<op>: <operand> overlaps itself ..." when `view` is an output that reaches an element twice.
 void check_no_self_overlap(const TensorView& view, const char* operand, const char* op);
 /// InvalidArgument "<op>: <output> overlaps <input> ..." naming both byte ranges, when the views share memory.

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
 #include "distributed/cuda_status.hpp"
 #include "distributed/nccl/exchange.hpp"
 #include "distributed/pack.hpp"
@@ -314,6 +315,11 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) {
   const Shape out_shape = shape_of(out_box_);
   if (opts.out) {
     const TensorView& o = *opts.out;
+    if (o.read_only())
+      throw InvalidArgument(fmt::format(
+          "DistributedFFT::execute: out: expected writable memory (the operation writes it), got a read-only view "
+          "({}); pass a writable view or a copy",
+          o));
     if (!(o.dtype() == out_dtype_) || !(o.shape() == out_shape) || !o.is_contiguous() ||
         o.memory_space() != MemorySpace::device || !(o.device() == comm_.device()))
       throw InvalidArgument(fmt::format(

@@ -32,6 +32,7 @@ Tensor FftImpl::execute(const FFTExecuteOptions& options) {
   const TensorView* out = options.out ? &*options.out : nullptr;
   if (out != nullptr) {
     if (inplace_) throw InvalidArgument("FFT.execute: out: an output cannot be given for an in-place transform");
+    check_writable(*out, "out", "FFT.execute");
     // An out in the planned layout cannot overlap itself (that layout was checked when planned): the repeated call
     // pays one comparison; any other out gets the overlap error first, else the mismatch.
     if (!out_signature_.matches(*out)) [[unlikely]] {

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/fft.hpp"
 #include "fft/fft_impl.hpp"
@@ -69,6 +70,10 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                         to_string(*options.fft_type)));
     options.fft_type = type;
   }
+  // Whether the call may write what it writes: not part of the key, so checked here for a hit and a miss alike.
+  const char* name = function_name(options.fft_type.value_or(FFTType::c2c), direction);
+  if (out != nullptr) detail::check_writable(*out, "out", name);
+  if (options.inplace) detail::check_writable(x.view(), "operand", name);
   // The resolved type goes into the key, so fft() and ifft() of one operand share a plan.
   const FFTType resolved = detail::resolve_fft_type(x.view().dtype(), options.fft_type);
   options.fft_type = resolved;

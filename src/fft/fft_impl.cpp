@@ -54,7 +54,10 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
 
   LayoutRequest request;
   // An in-place transform writes the operand: no element may be reached twice (before any layout message).
-  if (options.inplace) check_no_self_overlap(x, "operand", "FFT (inplace)");
+  if (options.inplace) {
+    check_writable(x, "operand", "FFT (inplace)");
+    check_no_self_overlap(x, "operand", "FFT (inplace)");
+  }
   request.dtype = x.dtype();
   request.shape = x.shape();
   request.strides = x.strides();
@@ -66,6 +69,7 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   if (out_hint) {
     if (options.inplace)
       throw InvalidArgument("FFT: out: an output cannot be given for an in-place transform (inplace = true)");
+    check_writable(*out_hint, "out", "FFT");
     check_no_self_overlap(*out_hint, "out", "FFT");  // its strides would become the planned result layout
     request.out_shape = out_hint->shape();
     request.out_dtype = out_hint->dtype();
@@ -220,6 +224,7 @@ void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) 
   NvtxRange range(nvtx_name(nvtx_reset, "cuplan::FFT::reset_operand"));
   state_.require_alive("reset_operand");
   operand_signature_.require_match(operand.view(), "FFT", "reset_operand", "operand");
+  if (inplace_) check_writable(operand.view(), "operand", "FFT.reset_operand (inplace)");
   check_inplace_room(operand, "FFT.reset_operand");
   if (target_.cuda && !target_.host_operands) {
     // The stream (by the object's rule) now runs after the object's last phase.

@@ -48,6 +48,8 @@ void check_beta_needs_c(std::complex<double> beta, bool has_c, const char* who) 
 void check_output_aliasing(const TensorView& out, std::span<const TensorView* const, 5> inputs, const char* who) {
   static constexpr const char* names[] = {"a", "b", "c", "bias", "epilog_aux"};
   // Runs on every execute with an out: nothing is formatted unless a check fails.
+  if (out.read_only()) [[unlikely]]
+    throw_read_only(out, "out", fmt::format("{}.execute", who).c_str());
   if (self_overlaps(out.shape(), out.strides())) [[unlikely]]
     check_no_self_overlap(out, "out", fmt::format("{}.execute", who).c_str());
   for (int i = 0; i < 5; ++i) {

@@ -42,6 +42,7 @@ void detail::check_copy_operands(const TensorView& src, const TensorView& dst) {
     throw InvalidArgument(
         fmt::format("copy: dst has shape {}, expected {} (the shape of src)", dst.shape(), src.shape()));
   }
+  detail::check_writable(dst, "dst", "copy");
   detail::check_non_overlapping(dst, "dst", "copy");
 }
 

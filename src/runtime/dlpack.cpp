@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "base/geometry.hpp"
@@ -140,7 +141,14 @@ Managed* export_managed(const TensorView& view, const std::shared_ptr<detail::St
 // Takes ownership of `managed` once its DLTensor is valid; the deleter runs when the last Tensor copy is gone.
 template <class Managed>
 Tensor import_managed(Managed* managed, const DLPackExchange& exchange, const char* who) {
-  const TensorView view(managed->dl_tensor);  // every field checked; an error leaves ownership with the caller
+  TensorView view(managed->dl_tensor);  // every field checked; an error leaves ownership with the caller
+#if CUPLAN_HAS_DLPACK_VERSIONED
+  // DLPack 1.x: the producer may declare the memory read-only (a NumPy array that is not writeable, a read-only
+  // mapping); cuplan then refuses to write it.
+  if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
+    if ((managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) view = view.as_read_only();
+  }
+#endif
   std::optional<StreamRef> consumer = exchange.stream;
   if (!consumer && !view.on_host()) consumer = current_stream(view.device());
   // The owned bytes: from the lower of `data` and the lowest element to the end of the highest element.
@@ -185,7 +193,7 @@ DLManagedTensorVersioned* Tensor::to_dlpack_versioned(const DLPackExchange& exch
   auto* managed = export_managed<DLManagedTensorVersioned>(view_, storage_, exchange, "Tensor::to_dlpack_versioned");
   managed->version.major = DLPACK_MAJOR_VERSION;
   managed->version.minor = DLPACK_MINOR_VERSION;
-  managed->flags = 0;
+  managed->flags = view_.read_only() ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
   return managed;
 }
 

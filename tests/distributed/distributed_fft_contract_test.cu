@@ -197,6 +197,9 @@ TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
   throws_with([&] { r2c.execute({.direction = Direction::inverse}); }, "always forward", InvalidArgument(""));
   throws_with([&] { r2c.execute({.out = x.view()}); }, "out: expected a contiguous c64 tensor of shape 8x8x5",
               InvalidArgument(""));
+  auto out = cuplan::Tensor::empty({8, 8, 5}, cuplan::c64, comm.device());
+  throws_with([&] { r2c.execute({.out = out.view().as_read_only()}); }, "out: expected writable memory",
+              InvalidArgument(""));
   r2c.release_operand();
   throws_with([&] { r2c.execute(); }, "no operand", StateError(""));
   r2c.reset_operand(real);

@@ -249,6 +249,47 @@ TEST(DLPackVersioned, OtherMajorVersionIsNotSupportedAndReleased) {
   EXPECT_THROW((void)Tensor::from_dlpack(managed), NotSupported);
   EXPECT_EQ(Count::calls, 1);
 }
+
+// A producer that flags its memory read-only (a NumPy array that is not writeable, a read-only mapping): the import
+// is a read-only Tensor that cuplan reads but refuses to write, with InvalidArgument naming the operand.
+TEST(DLPackVersioned, ReadOnlyFlagGivesATensorThatIsReadButNotWritten) {
+  using Count = DeleterCount<DLManagedTensorVersioned>;
+  Tensor t = Tensor::empty({8}, f32);
+  for (int i = 0; i < 8; ++i) t.data<float>()[i] = static_cast<float>(i) * 0.5f;
+  DLManagedTensorVersioned* managed = Count::watch(t.to_dlpack_versioned());
+  managed->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+  t = Tensor();
+  Tensor imported = Tensor::from_dlpack(managed);
+  EXPECT_TRUE(imported.read_only());
+  std::vector<float> host(8, -7.0f);
+  copy(imported, TensorView(host.data(), {8}));  // read
+  EXPECT_EQ(host[7], 3.5f);
+  try {
+    copy(TensorView(host.data(), {8}), imported);
+    ADD_FAILURE() << "expected InvalidArgument: the copy would write a read-only tensor";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("dst: expected writable memory"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(imported.data<float>()[0], 0.0f) << "the refused copy wrote nothing";
+  // Exported again, it says read-only to the next consumer too.
+  DLManagedTensorVersioned* again = imported.to_dlpack_versioned();
+  EXPECT_EQ(again->flags & DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_READ_ONLY);
+  again->deleter(again);
+  imported = Tensor();
+  EXPECT_EQ(Count::calls, 1);
+}
+
+TEST(DLPackVersioned, ExportOfAReadOnlyTensorSetsTheFlagAndOnlyThat) {
+  const Tensor t = Tensor::empty({4}, c64);
+  DLManagedTensorVersioned* writable = t.to_dlpack_versioned();
+  EXPECT_EQ(writable->flags, 0U);
+  writable->deleter(writable);
+  DLManagedTensorVersioned* read_only = t.as_read_only().to_dlpack_versioned();
+  EXPECT_EQ(read_only->flags, DLPACK_FLAG_BITMASK_READ_ONLY);
+  const Tensor back = Tensor::from_dlpack(read_only);
+  EXPECT_TRUE(back.read_only());
+  EXPECT_EQ(back.data(), t.data());
+}
 #endif
 
 }  // namespace
