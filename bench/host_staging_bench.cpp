@@ -124,9 +124,10 @@ class PinnedCopies {
     BENCH_CUDA_CHECK(cudaMemcpyAsync(host_b_, dev_b_, bytes_, cudaMemcpyDeviceToHost, s2_));
     BENCH_CUDA_CHECK(cudaStreamSynchronize(s2_));
   }
+  /// H2D and D2H at once: a round trip's physical limit.
   void both() const {
     both_while([] {});
-  }  // H2D and D2H at once: a round trip's physical limit
+  }
   /// Both DMAs, with `host_work` running on the host meanwhile.
   void both_while(const std::function<void()>& host_work) const {
     BENCH_CUDA_CHECK(cudaMemcpyAsync(dev_a_, host_a_, bytes_, cudaMemcpyHostToDevice, s1_));
