@@ -64,7 +64,13 @@ double solve_on_rank(cp::Communicator& comm) {
         f[static_cast<std::size_t>((i * e[1] + j) * e[2] + k)] = -14.0 * exact(o[0] + i, o[1] + j, o[2] + k);
   const auto rhs = cp::Tensor::wrap(cp::TensorView(f.data(), boxes.input.shape())).to(comm.device(), stream.ref());
 
+  // Ranks are threads of one process: load this file's kernel before the first exchange. Under CUDA's lazy module
+  // loading a first launch waits, holding the process's loader lock, for its GPU to idle, and a GPU whose exchange
+  // waits for a peer still inside a cuFFT call that needs that lock never idles (docs/distributed.md).
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, inverse_laplacian) != cudaSuccess) sample::check(false, "kernel load");
   cp::DistributedFFT forward(comm, global, rhs, forward_options);
+  forward.plan();
   auto spectrum = forward.execute();
   const auto& so = boxes.output.offset;
   const auto& se = boxes.output.extent;
@@ -77,6 +83,7 @@ double solve_on_rank(cp::Communicator& comm) {
   inverse_options.normalization = cp::Normalization::inverse;
   inverse_options.stream = stream.ref();
   cp::DistributedFFT inverse(comm, global, spectrum, inverse_options);
+  inverse.plan();
   const auto u = inverse.execute().to(cp::Device::cpu(), stream.ref());
 
   double worst = 0;

@@ -72,6 +72,19 @@ enum class Decomposition { automatic, slab, pencil };
 /// first exchanges are skipped).
 enum class InputLayout { natural, transposed };
 
+/// How the exchanges move data between ranks (docs/distributed.md, "Copy engines or NCCL").
+///  - `automatic`: copy engines when every rank can address every other rank's memory (one process with peer
+///    access between its GPUs, or processes on one host through CUDA IPC), else NCCL;
+///  - `copy_engine`: copy engines, from the local FFT's output straight into the peer's next-stage buffer, with no
+///    pack kernel; plan() raises InvalidArgument on every rank when a pair of ranks cannot address each other;
+///  - `nccl`: NCCL's grouped send and receive (any ranks NCCL connects, across hosts too).
+enum class ExchangeMethod { automatic, copy_engine, nccl };
+
+/// "automatic", "copy_engine" or "nccl".
+constexpr std::string_view to_string(ExchangeMethod method) noexcept {
+  return method == ExchangeMethod::copy_engine ? "copy_engine" : method == ExchangeMethod::nccl ? "nccl" : "automatic";
+}
+
 /// "automatic", "slab" or "pencil".
 constexpr std::string_view to_string(Decomposition decomposition) noexcept {
   return decomposition == Decomposition::slab     ? "slab"
@@ -120,6 +133,12 @@ struct DistributedFFTOptions {
   Normalization normalization = Normalization::none;
   std::optional<StreamRef> stream{};  ///< stream of the constructor's ordering (current stream if empty)
   EventList after{};                  ///< events the first phase waits for
+  /// How the exchanges move data (see ExchangeMethod); resolved in plan(), the same on every rank.
+  ExchangeMethod exchange = ExchangeMethod::automatic;
+  /// Copy-engine exchanges: the local FFT before an exchange runs in this many pieces along axis 0, and each
+  /// piece's exchange overlaps the next piece's transform. 0: chosen (4); 1: no overlap. At most the rank's
+  /// extent along axis 0.
+  int chunks = 0;
 };
 
 /// The execute options of FFT, with the same meaning: `release_workspace` also releases the exchange buffers, and
@@ -172,6 +191,11 @@ class CUPLAN_API DistributedFFT {
   FFTType type() const;
   /// Element type of the result.
   DType result_dtype() const;
+  /// How the exchanges move data: `automatic` before plan(), then copy_engine or nccl (the same on every rank).
+  ExchangeMethod exchange_method() const;
+  /// Device memory this rank's object holds between executes, in bytes: exchange buffers and local FFT workspaces
+  /// (not the operand, nor the result). Before plan(): 0.
+  std::size_t device_memory_bytes() const;
   /// One line: type, precision, global shape, decomposition, rank, boxes, steps.
   std::string describe() const;
 
@@ -186,6 +210,14 @@ struct fmt::formatter<cuplan::Decomposition> : fmt::formatter<std::string_view> 
   template <class Context>
   auto format(cuplan::Decomposition decomposition, Context& ctx) const {
     return fmt::formatter<std::string_view>::format(cuplan::to_string(decomposition), ctx);
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::ExchangeMethod> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(cuplan::ExchangeMethod method, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(cuplan::to_string(method), ctx);
   }
 };
 

@@ -81,4 +81,9 @@ LogLevel log_level() noexcept {
   return detail::g_log_level.load(std::memory_order_relaxed);
 }
 
+void log_message(LogLevel level, std::string_view message) {
+  if (!detail::g_log_enabled.load(std::memory_order_relaxed)) return;
+  detail::emit_log(level, message);
+}
+
 }  // namespace cuplan

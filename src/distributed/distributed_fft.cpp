@@ -70,6 +70,12 @@ FFTType DistributedFFT::type() const {
 DType DistributedFFT::result_dtype() const {
   return live(impl_, "result_dtype").result_dtype();
 }
+ExchangeMethod DistributedFFT::exchange_method() const {
+  return live(impl_, "exchange_method").exchange_method();
+}
+std::size_t DistributedFFT::device_memory_bytes() const {
+  return live(impl_, "device_memory_bytes").device_memory_bytes();
+}
 std::string DistributedFFT::describe() const {
   return live(impl_, "describe").describe();
 }

@@ -14,21 +14,21 @@
 
 namespace cuplan::detail {
 
-namespace {
-
-Shape shape_of(const dist::Box& box) {
+Shape dist::shape_of(const Box& box) {
   Shape s;
   for (int d = 0; d < box.ndim; ++d) s.push_back(box.n[static_cast<std::size_t>(d)]);
   return s;
 }
 
-std::string text(const Shape& s) {
+std::string dist::shape_text(const Shape& s) {
   return s.empty() ? std::string("()") : fmt::format("{}", fmt::join(s, "x"));
 }
 
+namespace {
+
 std::string box_text(const dist::Box& box) {
   std::vector<std::int64_t> lo(box.lo.begin(), box.lo.begin() + box.ndim);
-  return fmt::format("offset ({}) extent {}", fmt::join(lo, ", "), text(shape_of(box)));
+  return fmt::format("offset ({}) extent {}", fmt::join(lo, ", "), dist::shape_text(dist::shape_of(box)));
 }
 
 DistributedBox public_box(const dist::Box& box) {
@@ -45,6 +45,13 @@ dist::Type to_dist(FFTType t) {
 }
 
 }  // namespace
+
+TensorView chunk_view(const TensorView& whole, const dist::Box& owner, const dist::Box& chunk) {
+  const Shape shape = dist::shape_of(chunk);
+  const auto offset = static_cast<std::size_t>(dist::local_offset(owner, chunk.lo)) * whole.dtype().size();
+  return TensorView(static_cast<const char*>(whole.data()) + offset, whole.dtype(), shape, row_major_strides(shape),
+                    whole.device(), whole.memory_space());
+}
 
 Resolved resolve_transform(int rank, int size, const Shape& global_shape, DType dtype,
                            const DistributedFFTOptions& options) {
@@ -64,7 +71,8 @@ Resolved resolve_transform(int rank, int size, const Shape& global_shape, DType 
     throw InvalidArgument("input_layout transposed with result_layout optimized: at most one side is transposed");
   const int ndim = global_shape.size();
   if (ndim != 2 && ndim != 3)
-    throw InvalidArgument(fmt::format("global_shape: expected 2 or 3 dimensions, got {}", text(global_shape)));
+    throw InvalidArgument(
+        fmt::format("global_shape: expected 2 or 3 dimensions, got {}", dist::shape_text(global_shape)));
   for (int d = 0; d < ndim; ++d) r.real_shape[static_cast<std::size_t>(d)] = global_shape[d];
   r.complex_shape = r.real_shape;
   if (r.type != FFTType::c2c) r.complex_shape[static_cast<std::size_t>(ndim - 1)] = global_shape[ndim - 1] / 2 + 1;
@@ -106,36 +114,15 @@ DistributedFftImpl::DistributedFftImpl(Communicator comm, const Shape& global_sh
   const bool tout = options_.result_layout == ResultLayout::optimized;
   const int rank = comm_.rank();
 
-  // Locations: each step reads where the previous one wrote; an exchange packs into the buffer it does not read,
-  // receives into the one it read (no longer needed once packed, unless it is the caller's operand) and unpacks
-  // into the send buffer, which NCCL has finished with by then in stream order.
-  const auto steps = dist::pipeline(layout_, to_dist(type_), tin, tout);
-  Loc at = Loc::operand;
-  dist::Box box = in_box_;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const bool final_step = i + 1 == steps.size();
-    Stage st;
-    st.step = steps[i];
-    st.src = at;
-    st.src_box = box;
-    const Loc other = at == Loc::buf0 ? Loc::buf1 : Loc::buf0;
-    if (st.step.op == dist::Step::Op::fft) {
-      st.dst = final_step ? Loc::result : other;
-      const bool real_out = st.step.real_side && type_ == FFTType::c2r;
-      st.dst_box = dist::stage_box(layout_, real_out ? real_shape_ : complex_shape_, st.step.stage, rank);
-    } else {
-      st.send = at == Loc::operand ? Loc::buf0 : other;
-      st.recv = at == Loc::operand ? Loc::buf1 : at;
-      st.dst = final_step ? Loc::result : st.send;
-      st.exchange = dist::plan_exchange(layout_, complex_shape_, st.step.stage, st.step.to, rank);
-      st.dst_box = dist::stage_box(layout_, complex_shape_, st.step.to, rank);
-      buffer_elements_ = std::max({buffer_elements_, st.exchange.send_total, st.exchange.recv_total});
-    }
-    buffer_elements_ = std::max(buffer_elements_, st.dst_box.numel());
-    at = st.dst;
-    box = st.dst_box;
-    stages_.push_back(std::move(st));
-  }
+  steps_ = dist::pipeline(layout_, to_dist(type_), tin, tout);
+  if (options_.chunks < 0)
+    throw InvalidArgument(fmt::format("chunks: expected 0 (chosen) or a positive count, got {}", options_.chunks));
+  if (static_cast<int>(options_.exchange) < 0 || static_cast<int>(options_.exchange) > 2)
+    throw InvalidArgument(fmt::format("exchange: expected automatic, copy_engine or nccl, got the value {}",
+                                      static_cast<int>(options_.exchange)));
+  (void)rank;
+  route_ = comm_.size() == 1 ? Route::local : Route::nccl;  // until plan() asks the peers
+  build_stages();
   check_operand(op);
   if (options_.stream) construction_stream_ = options_.stream;
   pending_after_ = options_.after;
@@ -149,17 +136,18 @@ void DistributedFftImpl::check_live(const char* what) const {
 void DistributedFftImpl::check_operand(const TensorView& op) const {
   if (!(op.dtype() == in_dtype_))
     throw InvalidArgument(fmt::format("local_operand: expected dtype {}, got {}", in_dtype_.name(), op.dtype().name()));
-  if (!(op.shape() == shape_of(in_box_)))
+  if (!(op.shape() == dist::shape_of(in_box_)))
     throw InvalidArgument(fmt::format("local_operand: expected shape {} (rank {}'s input box: {}), got {}",
-                                      text(shape_of(in_box_)), comm_.rank(), box_text(in_box_), text(op.shape())));
+                                      dist::shape_text(dist::shape_of(in_box_)), comm_.rank(), box_text(in_box_),
+                                      dist::shape_text(op.shape())));
   if (op.memory_space() != MemorySpace::device || !(op.device() == comm_.device()))
     throw InvalidArgument(
         fmt::format("local_operand: expected device memory on {} (the communicator's device), got "
                     "memory on {}",
                     comm_.device().to_string(), op.device().to_string()));
   if (!op.is_contiguous())
-    throw InvalidArgument(
-        fmt::format("local_operand: expected a contiguous row-major operand, got strides {}", text(op.strides())));
+    throw InvalidArgument(fmt::format("local_operand: expected a contiguous row-major operand, got strides {}",
+                                      dist::shape_text(op.strides())));
 }
 
 StreamRef DistributedFftImpl::pick_stream(const std::optional<StreamRef>& stream) const {
@@ -186,23 +174,96 @@ TensorView DistributedFftImpl::view_of(Loc loc, const dist::Box& box, bool real,
       return operand_.view();
     case Loc::result:
       return result;
+    case Loc::peer0:
+    case Loc::peer1:
+      return TensorView(peer_slot_address(comm_.rank(), loc == Loc::peer0 ? 0 : 1), complex_dtype_, dist::shape_of(box),
+                        row_major_strides(dist::shape_of(box)), comm_.device(), MemorySpace::device);
     case Loc::buf0:
     case Loc::buf1: {
       const Tensor& b = buffers_[loc == Loc::buf0 ? 0 : 1];
-      return TensorView(b.data(), real ? complex_dtype_.real() : complex_dtype_, shape_of(box),
-                        row_major_strides(shape_of(box)), comm_.device(), MemorySpace::device);
+      return TensorView(b.data(), real ? complex_dtype_.real() : complex_dtype_, dist::shape_of(box),
+                        row_major_strides(dist::shape_of(box)), comm_.device(), MemorySpace::device);
     }
   }
   return {};
 }
 
+void DistributedFftImpl::build_stages() {
+  const int rank = comm_.rank();
+  stages_.clear();
+  buffer_elements_ = 0;
+  peer_elements_ = 0;
+  peer_slots_ = 0;
+  buffer_used_[0] = buffer_used_[1] = false;
+  auto other = [](Loc l) { return l == Loc::buf0 ? Loc::buf1 : Loc::buf0; };
+  // Each step reads where the previous one wrote. NCCL exchanges receive into the buffer the step read (free once
+  // packed) or straight into the next step's input when the packed layout would only repeat it, and send straight
+  // from the source under the same condition. Copy-engine exchanges write into the peers' receive buffers.
+  Loc at = Loc::operand;
+  dist::Box box = in_box_;
+  int copy_exchanges = 0;
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const bool final_step = i + 1 == steps_.size();
+    Stage st;
+    st.step = steps_[i];
+    st.src = at;
+    st.src_box = box;
+    if (st.step.op == dist::Step::Op::fft) {
+      st.dst = final_step ? Loc::result : other(at);
+      const bool real_out = st.step.real_side && type_ == FFTType::c2r;
+      st.dst_box = dist::stage_box(layout_, real_out ? real_shape_ : complex_shape_, st.step.stage, rank);
+    } else {
+      st.exchange = dist::plan_exchange(layout_, complex_shape_, st.step.stage, st.step.to, rank);
+      st.dst_box = dist::stage_box(layout_, complex_shape_, st.step.to, rank);
+      if (route_ == Route::copy_engine) {
+        for (int r = 0; r < comm_.size(); ++r) {
+          st.peer_boxes.push_back(dist::stage_box(layout_, complex_shape_, st.step.to, r));
+          peer_elements_ = std::max(peer_elements_, st.peer_boxes.back().numel());  // alike on every rank
+        }
+        st.peer_slot = copy_exchanges % 2;
+        ++copy_exchanges;
+        peer_slots_ = std::min(copy_exchanges, 2);
+        // A final exchange lands in the receive buffer, then is copied to the result.
+        st.dst = final_step ? Loc::result : st.peer_slot == 0 ? Loc::peer0 : Loc::peer1;
+      } else {
+        st.send_direct = dist::packed_is_local_layout(st.exchange.sends, st.src_box);
+        st.recv_direct = dist::packed_is_local_layout(st.exchange.recvs, st.dst_box);
+        const Loc spare = at == Loc::operand ? Loc::buf0 : other(at);  // neither the source nor the operand
+        if (st.send_direct) {
+          st.send = at;
+          st.recv = spare;
+          st.dst = final_step ? Loc::result : st.recv_direct ? spare : at == Loc::operand ? Loc::buf1 : at;
+        } else {
+          st.send = spare;
+          st.recv = at == Loc::operand ? Loc::buf1 : at;
+          st.dst = final_step ? Loc::result : st.recv_direct ? st.recv : st.send;
+        }
+        if (st.recv_direct) st.recv = st.dst;
+        buffer_elements_ = std::max({buffer_elements_, st.exchange.send_total, st.exchange.recv_total});
+      }
+    }
+    for (Loc l : {st.src, st.dst, st.send, st.recv})
+      if (l == Loc::buf0 || l == Loc::buf1) buffer_used_[l == Loc::buf0 ? 0 : 1] = true;
+    buffer_elements_ = std::max({buffer_elements_, st.dst_box.numel(), st.src_box.numel()});
+    at = st.dst;
+    box = st.dst_box;
+    stages_.push_back(std::move(st));
+  }
+}
+
 void DistributedFftImpl::allocate_buffers(StreamRef stream) {
   if (buffers_live_) return;
-  for (Tensor& b : buffers_) b = Tensor::empty({buffer_elements_}, complex_dtype_, comm_.device(), stream);
+  for (int i = 0; i < 2; ++i)
+    if (buffer_used_[i]) buffers_[i] = Tensor::empty({buffer_elements_}, complex_dtype_, comm_.device(), stream);
   buffers_live_ = true;
   // The local FFTs that read a buffer follow it to its new address.
-  for (Stage& st : stages_)
-    if (st.fft && st.src != Loc::operand) st.fft->reset_operand(view_of(st.src, st.src_box, false, {}), stream);
+  for (Stage& st : stages_) {
+    if (st.src != Loc::buf0 && st.src != Loc::buf1) continue;
+    if (st.fft) st.fft->reset_operand(view_of(st.src, st.src_box, false, {}), stream);
+    for (std::size_t c = 0; c < st.chunk_ffts.size(); ++c)
+      st.chunk_ffts[c].reset_operand(chunk_view(view_of(st.src, st.src_box, false, {}), st.src_box, st.chunk_boxes[c]),
+                                     stream);
+  }
 }
 
 void DistributedFftImpl::make_ffts(StreamRef stream) {
@@ -213,11 +274,13 @@ void DistributedFftImpl::make_ffts(StreamRef stream) {
   // exchange, waited for that lock: both hung (seen on two GPUs, in cuModuleLoadData and in cuFFT's lock). So
   // the device's queued work, the earlier exchanges included, ends before cuFFT plans; the host waits here
   // without holding the lock, and the peer's planning goes on. Planning blocks anyway.
-  const bool plans = std::any_of(stages_.begin(), stages_.end(),
-                                 [](const Stage& st) { return st.step.op == dist::Step::Op::fft && !st.fft; });
+  const bool plans = std::any_of(stages_.begin(), stages_.end(), [](const Stage& st) {
+    return st.step.op == dist::Step::Op::fft && !st.fft && st.chunk_ffts.empty();
+  });
   if (plans && comm_.size() > 1) CUPLAN_DIST_CUDA(cudaDeviceSynchronize());
-  for (Stage& st : stages_) {
-    if (st.step.op != dist::Step::Op::fft || st.fft) continue;
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    Stage& st = stages_[i];
+    if (st.step.op != dist::Step::Op::fft || st.fft || !st.chunk_ffts.empty()) continue;
     FFTOptions o;
     o.axes = st.step.axes;
     o.fft_type = !st.step.real_side ? FFTType::c2c : type_;
@@ -226,9 +289,114 @@ void DistributedFftImpl::make_ffts(StreamRef stream) {
     o.execution = Execution::cuda(comm_.device().index());
     o.stream = stream;
     const bool real_in = st.step.real_side && type_ == FFTType::r2c;
-    st.fft.emplace(view_of(st.src, st.src_box, real_in, {}), o);
+    const TensorView src = view_of(st.src, st.src_box, real_in, {});
+    // Before a copy-engine exchange the transform runs in chunks along axis 0 (whole rows of the other axes,
+    // contiguous on both sides), so that a chunk's copies overlap the next chunk's transform.
+    const bool feeds_copies =
+        i + 1 < stages_.size() && route_ == Route::copy_engine && stages_[i + 1].step.op == dist::Step::Op::exchange;
+    const bool axis0_free = std::find(st.step.axes.begin(), st.step.axes.end(), 0) == st.step.axes.end();
+    const int chunks = static_cast<int>(
+        std::min<std::int64_t>(options_.chunks > 0 ? options_.chunks : default_chunks, st.src_box.n[0]));
+    // Chunks start on whole rows; cuFFT wants them aligned like the element type, so rows of a size that would
+    // misalign a chunk (odd real rows) keep the transform whole.
+    auto row_bytes = [](const dist::Box& b, std::size_t element) { return b.n[1] * b.n[2] * element; };
+    const std::size_t src_element = real_in ? complex_dtype_.real().size() : complex_dtype_.size();
+    const bool aligned =
+        row_bytes(st.src_box, src_element) % 16 == 0 && row_bytes(st.dst_box, complex_dtype_.size()) % 16 == 0;
+    if (feeds_copies && axis0_free && aligned && chunks > 1) {
+      for (int c = 0; c < chunks; ++c) {
+        st.chunk_boxes.push_back(dist::chunk_box(st.src_box, 0, chunks, c));
+        st.chunk_ffts.emplace_back(chunk_view(src, st.src_box, st.chunk_boxes.back()), o);
+        st.chunk_ffts.back().plan(stream);
+      }
+      continue;
+    }
+    st.fft.emplace(src, o);
     st.fft->plan(stream);
   }
+}
+
+void DistributedFftImpl::agree_and_route(StreamRef stream) {
+  if (comm_.size() == 1) {
+    route_ = Route::local;
+    route_known_ = true;
+    return;
+  }
+  // What every rank must plan alike. A rank whose shape, type or options differ would post other exchanges and
+  // hang its peers; one gather in plan() finds it and every rank raises the same error.
+  static constexpr std::string_view names[] = {"ndim",
+                                               "global_shape[0]",
+                                               "global_shape[1]",
+                                               "global_shape[2]",
+                                               "fft_type",
+                                               "dtype bytes",
+                                               "decomposition (0 slab, 1 pencil)",
+                                               "process_grid rows",
+                                               "process_grid cols",
+                                               "result_layout",
+                                               "input_layout",
+                                               "normalization",
+                                               "exchange",
+                                               "chunks"};
+  dist::AgreementValues v{};
+  v[0] = layout_.ndim;
+  for (std::size_t d = 0; d < 3; ++d) v[1 + d] = d < global_shape_.size() ? global_shape_[d] : 0;
+  v[4] = static_cast<std::int64_t>(type_);
+  v[5] = static_cast<std::int64_t>(complex_dtype_.size());
+  v[6] = layout_.kind == dist::Kind::slab ? 0 : 1;
+  v[7] = layout_.rows;
+  v[8] = layout_.cols;
+  v[9] = static_cast<std::int64_t>(options_.result_layout);
+  v[10] = static_cast<std::int64_t>(options_.input_layout);
+  v[11] = static_cast<std::int64_t>(options_.normalization);
+  v[12] = static_cast<std::int64_t>(options_.exchange);
+  v[13] = options_.chunks;
+  peers_.agree(comm_.native(), comm_.rank(), comm_.size(), comm_.device().index(), v, names, "DistributedFFT::plan",
+               stream.native());
+  if (options_.exchange == ExchangeMethod::copy_engine && !peers_.all_reachable())
+    throw InvalidArgument(
+        fmt::format("exchange: copy_engine needs every rank to address every other rank's memory, but {}; use "
+                    "ExchangeMethod::nccl or automatic",
+                    peers_.why_not()));
+  route_ = options_.exchange != ExchangeMethod::nccl && peers_.all_reachable() ? Route::copy_engine : Route::nccl;
+  route_known_ = true;
+  log_route();
+}
+
+void DistributedFftImpl::plan_collective(StreamRef stream) {
+  // Collective steps first, in the same order on every rank: agreement and route, the receive buffers, then the
+  // connections NCCL makes at a first message.
+  if (!route_known_) {
+    agree_and_route(stream);
+    build_stages();
+  }
+  if (route_ == Route::copy_engine) {
+    peers_.share_buffers(static_cast<std::size_t>(peer_elements_ * peer_slots_) * complex_dtype_.size(),
+                         "DistributedFFT::plan", stream.native());
+    if (copy_stream_ == nullptr) {
+      CUPLAN_DIST_CUDA(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+      CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming));
+    }
+  }
+  allocate_buffers(stream);
+  make_ffts(stream);
+  std::size_t events = 0;
+  for (const Stage& st : stages_) events = std::max(events, st.chunk_ffts.size());
+  while (chunk_events_.size() < events) {
+    cudaEvent_t e = nullptr;
+    CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    chunk_events_.push_back(e);
+  }
+  if (route_ == Route::nccl) connect_peers(stream);
+  if (comm_.size() > 1) {
+    // No rank leaves plan before every rank has planned. A rank that went on would enqueue an exchange that waits
+    // on its GPU for the others; its next kernel launch outside cuplan (lazy module loading) then waits for that
+    // GPU to idle while holding the process's loader lock, which a rank still planning its cuFFT plans needs: with
+    // ranks as threads both hung (seen in the distributed Poisson sample, whose first execute plans).
+    peers_.barrier(stream.native());
+    CUPLAN_DIST_CUDA(cudaStreamSynchronize(stream.native()));
+  }
+  planned_ = true;
 }
 
 void DistributedFftImpl::plan(std::optional<StreamRef> stream_opt) {
@@ -239,10 +407,7 @@ void DistributedFftImpl::plan(std::optional<StreamRef> stream_opt) {
   dist::DeviceGuard guard(comm_.device().index());
   begin_phase(stream, {});
   CUPLAN_DIST_CUDA(dist::load_copy_boxes_kernels());  // no module load left for a first execute (pack.hpp)
-  allocate_buffers(stream);
-  make_ffts(stream);
-  connect_peers(stream);
-  planned_ = true;
+  plan_collective(stream);
   end_phase(stream);
 }
 
@@ -270,99 +435,49 @@ void DistributedFftImpl::connect_peers(StreamRef stream) {
   }
 }
 
-void DistributedFftImpl::run_exchange(const Stage& st, const TensorView& result, StreamRef stream) {
-  const std::size_t esize = complex_dtype_.size();
-  const TensorView src = view_of(st.src, st.src_box, false, result);
-  const TensorView send = view_of(st.send, st.src_box, false, result);
-  const TensorView recv = view_of(st.recv, st.dst_box, false, result);
-  const TensorView dst = view_of(st.dst, st.dst_box, false, result);
-  auto strides = [](const dist::Box& b) { return std::array<std::int64_t, 3>{b.n[1] * b.n[2], b.n[2], 1}; };
-  std::vector<dist::BoxCopy> copies;
-  std::vector<dist::Transfer> sends;
-  std::vector<dist::Transfer> recvs;
-  for (const dist::Piece& p : st.exchange.sends) {
-    const char* base = static_cast<const char*>(src.data());
-    copies.push_back({base + dist::local_offset(st.src_box, p.box.lo) * esize,
-                      static_cast<char*>(send.data()) + p.offset * esize, p.box.n, strides(st.src_box),
-                      strides(p.box)});
-    sends.push_back(
-        {p.peer, static_cast<std::size_t>(p.offset) * esize, static_cast<std::size_t>(p.box.numel()) * esize});
-  }
-  dist::copy_boxes(copies, esize, stream.native());
-  for (const dist::Piece& p : st.exchange.recvs)
-    recvs.push_back(
-        {p.peer, static_cast<std::size_t>(p.offset) * esize, static_cast<std::size_t>(p.box.numel()) * esize});
-  dist::exchange(comm_.native(), comm_.rank(), send.data(), sends, recv.data(), recvs, stream.native());
-  copies.clear();
-  for (const dist::Piece& p : st.exchange.recvs)
-    copies.push_back({static_cast<const char*>(recv.data()) + p.offset * esize,
-                      static_cast<char*>(dst.data()) + dist::local_offset(st.dst_box, p.box.lo) * esize, p.box.n,
-                      strides(p.box), strides(st.dst_box)});
-  dist::copy_boxes(copies, esize, stream.native());
+void DistributedFftImpl::release_copy_resources() noexcept {
+  for (cudaEvent_t e : chunk_events_) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(e));
+  chunk_events_.clear();
+  if (copies_done_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(copies_done_));
+  copies_done_ = nullptr;
+  if (copy_stream_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaStreamDestroy(copy_stream_));
+  copy_stream_ = nullptr;
+  peers_.release();
 }
 
-Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) {
-  check_live("execute");
-  if (!has_operand_)
-    throw StateError("DistributedFFT::execute: no operand (release_operand was called; reset_operand first)");
-  Direction direction = type_ == FFTType::c2r ? Direction::inverse : Direction::forward;
-  if (opts.direction) {
-    if (type_ != FFTType::c2c && *opts.direction != direction)
-      throw InvalidArgument(fmt::format("direction: a {} transform is always {}, got {}", to_string(type_),
-                                        to_string(direction), to_string(*opts.direction)));
-    direction = *opts.direction;
-  }
-  const Shape out_shape = shape_of(out_box_);
-  if (opts.out) {
-    const TensorView& o = *opts.out;
-    if (o.read_only())
-      throw InvalidArgument(fmt::format(
-          "DistributedFFT::execute: out: expected writable memory (the operation writes it), got a read-only view "
-          "({}); pass a writable view or a copy",
-          o));
-    if (!(o.dtype() == out_dtype_) || !(o.shape() == out_shape) || !o.is_contiguous() ||
-        o.memory_space() != MemorySpace::device || !(o.device() == comm_.device()))
-      throw InvalidArgument(fmt::format(
-          "out: expected a contiguous {} tensor of shape {} (rank {}'s output box: {}) in device memory on {}, got "
-          "{} of shape {} on {}{}",
-          out_dtype_.name(), text(out_shape), comm_.rank(), box_text(out_box_), comm_.device().to_string(),
-          o.dtype().name(), text(o.shape()), o.device().to_string(), o.is_contiguous() ? "" : " (not contiguous)"));
-  }
-  const StreamRef stream = pick_stream(opts.stream);
-  dist::DeviceGuard guard(comm_.device().index());
-  begin_phase(stream, opts.after);
-  allocate_buffers(stream);
-  if (!planned_) {  // an execute without plan() plans first, like FFT
-    make_ffts(stream);
-    planned_ = true;
-  }
-  Tensor result = opts.out ? Tensor::wrap(*opts.out) : Tensor::empty(out_shape, out_dtype_, comm_.device(), stream);
-  operand_.record_stream(stream);
-  for (const Tensor& b : buffers_) b.record_stream(stream);
-  for (Stage& st : stages_) {
-    if (st.step.op == dist::Step::Op::exchange) {
-      run_exchange(st, result.view(), stream);
-      continue;
-    }
-    const Direction d = type_ == FFTType::c2c   ? direction
-                        : type_ == FFTType::r2c ? Direction::forward
-                                                : Direction::inverse;
-    const bool real_out = st.step.real_side && type_ == FFTType::c2r;
-    st.fft->execute({.direction = st.step.real_side ? std::optional<Direction>{} : std::optional<Direction>{d},
-                     .stream = stream,
-                     .after = {},
-                     .release_workspace = opts.release_workspace,
-                     .out = view_of(st.dst, st.dst_box, real_out, result.view())});
-  }
-  if (opts.release_workspace) {
-    // Dropped in stream order: their recorded use on `stream` is waited for before the memory is reused.
-    for (Tensor& b : buffers_) b = Tensor();
-    buffers_live_ = false;
-  }
-  end_phase(stream);
-  return result;
+void* DistributedFftImpl::peer_slot_address(int rank, int slot) const {
+  const std::size_t offset = static_cast<std::size_t>(slot * peer_elements_) * complex_dtype_.size();
+  return static_cast<char*>(peers_.peer(rank).address) + offset;
 }
 
+ExchangeMethod DistributedFftImpl::exchange_method() const {
+  check_live("exchange_method");
+  return route_known_ && route_ == Route::copy_engine ? ExchangeMethod::copy_engine
+         : route_known_ && route_ == Route::nccl      ? ExchangeMethod::nccl
+                                                      : ExchangeMethod::automatic;
+}
+
+std::size_t DistributedFftImpl::device_memory_bytes() const {
+  check_live("device_memory_bytes");
+  if (!planned_) return 0;
+  std::size_t bytes = peers_.buffer_bytes();
+  for (int i = 0; i < 2; ++i)
+    if (buffer_used_[i] && buffers_live_) bytes += static_cast<std::size_t>(buffer_elements_) * complex_dtype_.size();
+  for (const Stage& st : stages_) {
+    if (st.fft) bytes += st.fft->workspace_size();
+    for (const FFT& f : st.chunk_ffts) bytes += f.workspace_size();
+  }
+  return bytes;
+}
+
+void DistributedFftImpl::log_route() const {
+  if (comm_.rank() != 0) return;
+  log_message(LogLevel::info, fmt::format("DistributedFFT: exchanges by {} over {} ranks{}",
+                                          route_ == Route::copy_engine ? "copy engine" : "NCCL", comm_.size(),
+                                          route_ == Route::copy_engine || options_.exchange == ExchangeMethod::nccl
+                                              ? std::string()
+                                              : fmt::format(" ({})", peers_.why_not())));
+}
 void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream_opt) {
   check_live("reset_operand");
   check_operand(operand.view());
@@ -371,15 +486,22 @@ void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRe
   begin_phase(stream, {});
   operand_ = std::move(operand);
   has_operand_ = true;
-  for (Stage& st : stages_)
-    if (st.fft && st.src == Loc::operand) st.fft->reset_operand(operand_, stream);
+  for (Stage& st : stages_) {
+    if (st.src != Loc::operand) continue;
+    if (st.fft) st.fft->reset_operand(operand_, stream);
+    for (std::size_t c = 0; c < st.chunk_ffts.size(); ++c)
+      st.chunk_ffts[c].reset_operand(chunk_view(operand_.view(), st.src_box, st.chunk_boxes[c]), stream);
+  }
   end_phase(stream);
 }
 
 void DistributedFftImpl::release_operand() {
   check_live("release_operand");
-  for (Stage& st : stages_)
-    if (st.fft && st.src == Loc::operand) st.fft->release_operand();
+  for (Stage& st : stages_) {
+    if (st.src != Loc::operand) continue;
+    if (st.fft) st.fft->release_operand();
+    for (FFT& f : st.chunk_ffts) f.release_operand();
+  }
   operand_ = TensorRef();
   has_operand_ = false;
 }
@@ -388,8 +510,12 @@ void DistributedFftImpl::free() noexcept {
   if (freed_) return;
   freed_ = true;
   try {
-    for (Stage& st : stages_) st.fft.reset();
+    for (Stage& st : stages_) {
+      st.fft.reset();
+      st.chunk_ffts.clear();
+    }
     for (Tensor& b : buffers_) b = Tensor();
+    release_copy_resources();
     operand_ = TensorRef();
     last_phase_.reset();
   } catch (const std::exception& e) {
@@ -415,10 +541,20 @@ std::array<int, 2> DistributedFftImpl::process_grid() const {
 std::string DistributedFftImpl::describe() const {
   int exchanges = 0;
   for (const Stage& st : stages_) exchanges += st.step.op == dist::Step::Op::exchange ? 1 : 0;
-  return fmt::format("DistributedFFT {} {} global {} {} rank {}/{} in [{}] out [{}] {} local FFTs {} exchanges",
-                     to_string(type_), complex_dtype_.name(), fmt::join(global_shape_, "x"), dist::describe(layout_),
-                     comm_.rank(), comm_.size(), box_text(in_box_), box_text(out_box_),
-                     static_cast<int>(stages_.size()) - exchanges, exchanges);
+  std::size_t chunks = 1;
+  for (const Stage& st : stages_) chunks = std::max(chunks, st.chunk_ffts.size());
+  const char* route = !route_known_                  ? "exchange chosen in plan()"
+                      : route_ == Route::copy_engine ? "exchange by copy engine"
+                      : route_ == Route::nccl        ? "exchange by NCCL"
+                                                     : "no exchange";
+  return fmt::format(
+      "DistributedFFT {} {} global {} {} rank {}/{} in [{}] out [{}] {} local FFTs {} exchanges, {}, {} chunk(s), "
+      "{:.1f} MiB held ({:.2f}x the input box)",
+      to_string(type_), complex_dtype_.name(), fmt::join(global_shape_, "x"), dist::describe(layout_), comm_.rank(),
+      comm_.size(), box_text(in_box_), box_text(out_box_), static_cast<int>(stages_.size()) - exchanges, exchanges,
+      route, chunks, static_cast<double>(device_memory_bytes()) / (1 << 20),
+      static_cast<double>(device_memory_bytes()) /
+          static_cast<double>(std::max<std::int64_t>(1, in_box_.numel()) * in_dtype_.size()));
 }
 
 }  // namespace cuplan::detail

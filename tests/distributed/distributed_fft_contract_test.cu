@@ -24,7 +24,8 @@ int all_gpus() {
 // Forward optimized (C2C or R2C), then the inverse object with transposed input, scaled by 1/N: back to x on every
 // rank without a gather. `release` drops the buffers after each execute, so every call reallocates them.
 template <class R>
-void round_trip(Communicator& comm, FFTType forward_type, const std::vector<std::int64_t>& shape, bool release) {
+void round_trip(Communicator& comm, FFTType forward_type, const std::vector<std::int64_t>& shape, bool release,
+                cuplan::ExchangeMethod exchange = cuplan::ExchangeMethod::automatic) {
   using C = std::complex<R>;
   const bool real = forward_type == FFTType::r2c;
   const cuplan::Shape g{std::span<const std::int64_t>(shape)};
@@ -33,6 +34,7 @@ void round_trip(Communicator& comm, FFTType forward_type, const std::vector<std:
   fo.fft_type = forward_type;
   fo.result_layout = cuplan::ResultLayout::optimized;
   fo.stream = stream.ref();
+  fo.exchange = exchange;
   const cuplan::DType in_dtype = real ? cuplan::dtype_of<R> : cuplan::dtype_of<C>;
   const auto boxes = DistributedFFT::boxes(comm, g, in_dtype, fo);
   const std::size_t n = static_cast<std::size_t>(boxes.input.numel());
@@ -51,6 +53,7 @@ void round_trip(Communicator& comm, FFTType forward_type, const std::vector<std:
   io.input_layout = cuplan::InputLayout::transposed;
   io.normalization = cuplan::Normalization::inverse;
   io.stream = stream.ref();
+  io.exchange = exchange;
   for (int pass = 0; pass < 2; ++pass) {
     const auto spectrum = forward.execute({.release_workspace = release});
     EXPECT_EQ(forward.output_box().extent, std::vector<std::int64_t>(spectrum.shape().begin(), spectrum.shape().end()));
@@ -142,9 +145,12 @@ TEST(DistributedFFTRoundTrip, OptimizedForwardThenTransposedInverseGivesTheInput
   CUPLAN_REQUIRE_GPUS(1);
   auto comms = local_comms(all_gpus());
   on_ranks(comms, [&](int, Communicator& comm) {
-    round_trip<double>(comm, FFTType::c2c, {9, 8, 7}, false);
-    round_trip<float>(comm, FFTType::r2c, {8, 9, 11}, false);
-    round_trip<double>(comm, FFTType::r2c, {12, 20}, true);  // release_workspace: buffers come back each call
+    for (auto method : {cuplan::ExchangeMethod::automatic, cuplan::ExchangeMethod::nccl}) {
+      round_trip<double>(comm, FFTType::c2c, {9, 8, 7}, false, method);
+      round_trip<float>(comm, FFTType::r2c, {8, 9, 11}, false, method);
+      // release_workspace: buffers come back each call (the copy engines' receive buffer stays)
+      round_trip<double>(comm, FFTType::r2c, {12, 20}, true, method);
+    }
   });
 }
 
@@ -211,6 +217,80 @@ TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
   CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
 }
 
+// Ranks that plan different transforms would post different exchanges and hang; plan() compares them first and
+// every rank raises the same InvalidArgument naming the rank and the field.
+TEST(DistributedFFTErrors, RanksThatDisagreeRaiseOnEveryRankInPlan) {
+  CUPLAN_REQUIRE_GPUS(2);
+  auto comms = local_comms(2);
+  struct Mismatch {
+    const char* field;
+    std::vector<std::int64_t> shape1;
+    cuplan::Normalization norm1;
+    cuplan::ExchangeMethod exchange1;
+  };
+  const Mismatch cases[] = {
+      {"global_shape[2]", {16, 12, 6}, cuplan::Normalization::none, cuplan::ExchangeMethod::automatic},
+      {"normalization", {16, 12, 10}, cuplan::Normalization::ortho, cuplan::ExchangeMethod::automatic},
+      {"exchange", {16, 12, 10}, cuplan::Normalization::none, cuplan::ExchangeMethod::nccl},
+  };
+  for (const Mismatch& m : cases) {
+    SCOPED_TRACE(m.field);
+    std::vector<std::string> messages(2);
+    on_ranks(comms, [&](int rank, Communicator& comm) {
+      const std::vector<std::int64_t> shape = rank == 0 ? std::vector<std::int64_t>{16, 12, 10} : m.shape1;
+      const cuplan::Shape g{std::span<const std::int64_t>(shape)};
+      cuplan::DistributedFFTOptions o;
+      o.decomposition = Decomposition::slab;
+      o.normalization = rank == 0 ? cuplan::Normalization::none : m.norm1;
+      o.exchange = rank == 0 ? cuplan::ExchangeMethod::automatic : m.exchange1;
+      const auto boxes = DistributedFFT::boxes(comm, g, cuplan::c64, o);
+      const auto x = cuplan::Tensor::empty(boxes.input.shape(), cuplan::c64, comm.device());
+      DistributedFFT plan(comm, g, x, o);
+      try {
+        plan.plan();
+      } catch (const InvalidArgument& e) {
+        messages[static_cast<std::size_t>(rank)] = e.what();
+      }
+      // The object stays usable for what needs no peer: its boxes and description.
+      EXPECT_EQ(plan.input_box(), boxes.input);
+    });
+    for (const std::string& msg : messages) {
+      EXPECT_NE(msg.find("rank 1 has " + std::string(m.field)), std::string::npos) << msg;
+      EXPECT_NE(msg.find("DistributedFFT::plan"), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST(DistributedFFTExchange, AutomaticPicksCopyEnginesBetweenPeerGpusAndSaysSo) {
+  CUPLAN_REQUIRE_GPUS(2);
+  auto comms = local_comms(2);
+  on_ranks(comms, [&](int, Communicator& comm) {
+    const cuplan::Shape g{32, 24, 16};
+    cuplan::DistributedFFTOptions o{.decomposition = Decomposition::slab};
+    const auto boxes = DistributedFFT::boxes(comm, g, cuplan::c64, o);
+    const auto x = cuplan::Tensor::empty(boxes.input.shape(), cuplan::c64, comm.device());
+    DistributedFFT plan(comm, g, x, o);
+    EXPECT_EQ(plan.exchange_method(), cuplan::ExchangeMethod::automatic);
+    EXPECT_EQ(plan.device_memory_bytes(), 0u);
+    plan.plan();
+    int can = 0;
+    CUPLAN_TEST_CUDA(cudaDeviceCanAccessPeer(&can, 0, 1));
+    EXPECT_EQ(plan.exchange_method(), can ? cuplan::ExchangeMethod::copy_engine : cuplan::ExchangeMethod::nccl);
+    EXPECT_GT(plan.device_memory_bytes(), 0u);
+    EXPECT_NE(plan.describe().find(can ? "exchange by copy engine" : "exchange by NCCL"), std::string::npos)
+        << plan.describe();
+  });
+}
+
+TEST(DistributedFFTErrors, BadExchangeOptionsRaiseInTheConstructor) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(1);
+  const auto x = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64, comms[0].device());
+  EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.chunks = -1}), InvalidArgument);
+  EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.exchange = static_cast<cuplan::ExchangeMethod>(7)}),
+               InvalidArgument);
+}
+
 TEST(DistributedFFTErrors, ShapeTooSmallForTheRankCount) {
   CUPLAN_REQUIRE_GPUS(2);
   auto comms = local_comms(2);
@@ -247,6 +327,12 @@ TEST(DistributedFFTChild, Rank) {
   ASSERT_EQ(comm.rank(), rank);
   round_trip<double>(comm, FFTType::c2c, {9, 8, 7}, false);
   round_trip<float>(comm, FFTType::r2c, {10, 9, 8}, false);
+  // Processes of one host: copy engines through CUDA IPC handles, and NCCL, at a size where chunks carry MiBs.
+  for (auto method : {cuplan::ExchangeMethod::copy_engine, cuplan::ExchangeMethod::nccl}) {
+    SCOPED_TRACE(std::string(cuplan::to_string(method)));
+    round_trip<float>(comm, FFTType::c2c, {256, 256, 256}, false, method);
+    round_trip<double>(comm, FFTType::r2c, {96, 80, 64}, true, method);
+  }
 }
 
 TEST(DistributedFFTProcesses, RanksAsProcessesShareTheUniqueIdThroughAFile) {

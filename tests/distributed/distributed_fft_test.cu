@@ -26,7 +26,20 @@ std::vector<Case> all_cases(int ranks) {
     cases.push_back({FFTType::c2c, Decomposition::pencil, std::array<int, 2>{1, 4}, {9, 8, 7}, {}, {}, true});
     cases.push_back({FFTType::r2c, Decomposition::pencil, std::array<int, 2>{4, 1}, {9, 8, 7}, {}, {}, false});
   }
-  return cases;
+  if (ranks == 1) return cases;
+  // Every case by both exchange routes: NCCL, and copy engines in 1 chunk, the chosen count and 3 (9 and 12 rows
+  // over the ranks give chunks of unequal length).
+  std::vector<Case> all;
+  for (Case c : cases) {
+    c.exchange = cuplan::ExchangeMethod::nccl;
+    all.push_back(c);
+    c.exchange = cuplan::ExchangeMethod::copy_engine;
+    for (int chunks : {0, 1, 3}) {
+      c.chunks = chunks;
+      all.push_back(c);
+    }
+  }
+  return all;
 }
 
 void correctness(int ranks) {

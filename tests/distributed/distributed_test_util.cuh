@@ -92,6 +92,8 @@ struct Case {
   cuplan::ResultLayout layout = cuplan::ResultLayout::natural;
   cuplan::Direction direction = cuplan::Direction::forward;
   bool f64 = true;
+  cuplan::ExchangeMethod exchange = cuplan::ExchangeMethod::automatic;
+  int chunks = 0;
 };
 
 std::string name(const Case& c) {
@@ -104,6 +106,8 @@ std::string name(const Case& c) {
   for (auto e : c.shape) s << " " << e;
   s << (c.layout == cuplan::ResultLayout::optimized ? " optimized" : " natural");
   if (c.direction == cuplan::Direction::inverse) s << " inverse";
+  s << " " << cuplan::to_string(c.exchange);
+  if (c.chunks != 0) s << " chunks " << c.chunks;
   return s.str();
 }
 
@@ -177,6 +181,8 @@ void run_rank(const Case& c, const Reference& ref, Communicator& comm, std::vect
   o.process_grid = c.grid;
   o.fft_type = c.type;
   o.result_layout = c.layout;
+  o.exchange = c.exchange;
+  o.chunks = c.chunks;
   const cuplan::Stream stream(comm.device());
   o.stream = stream.ref();
   const cuplan::DType in_dtype = c.type == FFTType::r2c ? cuplan::dtype_of<R> : cuplan::dtype_of<C>;
@@ -197,6 +203,8 @@ void run_rank(const Case& c, const Reference& ref, Communicator& comm, std::vect
   EXPECT_EQ(plan.input_box(), boxes.input);
   EXPECT_EQ(plan.output_box(), boxes.output);
   plan.plan();
+  if (comm.size() > 1 && c.exchange != cuplan::ExchangeMethod::automatic) EXPECT_EQ(plan.exchange_method(), c.exchange);
+  if (comm.size() > 1) EXPECT_NE(plan.exchange_method(), cuplan::ExchangeMethod::automatic);
   const cuplan::DType out_dtype = plan.result_dtype();
   auto out = cuplan::Tensor::empty(boxes.output.shape(), out_dtype, comm.device(), stream.ref());
   CUPLAN_TEST_CUDA(cudaMemsetAsync(out.data(), 0xFF, n_out * out_dtype.size(), stream));  // NaN poison

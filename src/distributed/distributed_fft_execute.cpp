@@ -1,0 +1,179 @@
+// DistributedFFT::execute: the local FFTs and the exchanges between them, on the caller's stream. NCCL exchanges
+// pack, send, receive and unpack only where the packed layout differs from the arrays'; copy-engine exchanges copy
+// each piece straight from the local FFT's output into the peer's receive buffer, chunk by chunk beside the next
+// chunk's transform, between two barriers across the ranks.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
+#include "distributed/cuda_status.hpp"
+#include "distributed/distributed_fft_impl.hpp"
+#include "distributed/nccl/exchange.hpp"
+#include "distributed/pack.hpp"
+
+namespace cuplan::detail {
+
+namespace {
+
+std::array<std::int64_t, 3> strides_of(const dist::Box& b) {
+  return {b.n[1] * b.n[2], b.n[2], 1};
+}
+
+}  // namespace
+
+void DistributedFftImpl::run_nccl_exchange(const Stage& st, const TensorView& result, StreamRef stream) {
+  const std::size_t esize = complex_dtype_.size();
+  const TensorView src = view_of(st.src, st.src_box, false, result);
+  const TensorView send = view_of(st.send, st.src_box, false, result);
+  const TensorView recv = view_of(st.recv, st.dst_box, false, result);
+  const TensorView dst = view_of(st.dst, st.dst_box, false, result);
+  std::vector<dist::BoxCopy> copies;
+  std::vector<dist::Transfer> sends;
+  std::vector<dist::Transfer> recvs;
+  for (const dist::Piece& p : st.exchange.sends) {
+    if (!st.send_direct)
+      copies.push_back({static_cast<const char*>(src.data()) + dist::local_offset(st.src_box, p.box.lo) * esize,
+                        static_cast<char*>(send.data()) + p.offset * esize, p.box.n, strides_of(st.src_box),
+                        strides_of(p.box)});
+    sends.push_back(
+        {p.peer, static_cast<std::size_t>(p.offset) * esize, static_cast<std::size_t>(p.box.numel()) * esize});
+  }
+  dist::copy_boxes(copies, esize, stream.native());
+  for (const dist::Piece& p : st.exchange.recvs)
+    recvs.push_back(
+        {p.peer, static_cast<std::size_t>(p.offset) * esize, static_cast<std::size_t>(p.box.numel()) * esize});
+  dist::exchange(comm_.native(), comm_.rank(), send.data(), sends, recv.data(), recvs, stream.native());
+  if (st.recv_direct) return;
+  copies.clear();
+  for (const dist::Piece& p : st.exchange.recvs)
+    copies.push_back({static_cast<const char*>(recv.data()) + p.offset * esize,
+                      static_cast<char*>(dst.data()) + dist::local_offset(st.dst_box, p.box.lo) * esize, p.box.n,
+                      strides_of(p.box), strides_of(st.dst_box)});
+  dist::copy_boxes(copies, esize, stream.native());
+}
+
+void DistributedFftImpl::run_copy_exchange(const Stage& st, const TensorView& result, StreamRef stream) {
+  // Unchunked (the source is not a chunked FFT's output): every piece on the caller's stream, between barriers.
+  const std::size_t esize = complex_dtype_.size();
+  const TensorView src = view_of(st.src, st.src_box, false, result);
+  const int self = comm_.device().index();
+  peers_.barrier(stream.native());  // every peer's receive buffer is free: its readers ran before its barrier
+  for (const dist::BoxTransfer& t :
+       dist::chunk_transfers(st.exchange, st.src_box, st.src_box, st.peer_boxes, comm_.rank()))
+    dist::enqueue_copy(t, src.data(), self, peer_slot_address(t.peer, st.peer_slot), peers_.peer(t.peer).device, esize,
+                       stream.native());
+  peers_.barrier(stream.native());  // every peer's pieces have landed here
+  if (st.dst == Loc::result)
+    CUPLAN_DIST_CUDA(cudaMemcpyAsync(result.data(), peer_slot_address(comm_.rank(), st.peer_slot),
+                                     static_cast<std::size_t>(st.dst_box.numel()) * esize, cudaMemcpyDeviceToDevice,
+                                     stream.native()));
+}
+
+void DistributedFftImpl::run_fft(Stage& st, Direction direction, bool release_workspace, const TensorView& result,
+                                 StreamRef stream, Stage* then_copy) {
+  const Direction d = type_ == FFTType::c2c   ? direction
+                      : type_ == FFTType::r2c ? Direction::forward
+                                              : Direction::inverse;
+  const std::optional<Direction> dir = st.step.real_side ? std::optional<Direction>{} : std::optional<Direction>{d};
+  const bool real_out = st.step.real_side && type_ == FFTType::c2r;
+  const TensorView out = view_of(st.dst, st.dst_box, real_out, result);
+  if (st.chunk_ffts.empty()) {
+    st.fft->execute(
+        {.direction = dir, .stream = stream, .after = {}, .release_workspace = release_workspace, .out = out});
+    return;
+  }
+  // Chunk c's transform on the caller's stream, then its copies on the copy stream, which waits for it; chunk
+  // c+1's transform runs meanwhile. The copy stream's last copy is waited for, then every rank's (a barrier).
+  const Stage& ex = *then_copy;
+  const std::size_t esize = complex_dtype_.size();
+  const int self = comm_.device().index();
+  peers_.barrier(stream.native());  // every peer's receive buffer is free: its readers ran before its barrier
+  for (std::size_t c = 0; c < st.chunk_ffts.size(); ++c) {
+    const dist::Box out_chunk =
+        dist::chunk_box(st.dst_box, 0, static_cast<int>(st.chunk_ffts.size()), static_cast<int>(c));
+    st.chunk_ffts[c].execute({.direction = dir,
+                              .stream = stream,
+                              .after = {},
+                              .release_workspace = release_workspace,
+                              .out = chunk_view(out, st.dst_box, out_chunk)});
+    CUPLAN_DIST_CUDA(cudaEventRecord(chunk_events_[c], stream.native()));
+    CUPLAN_DIST_CUDA(cudaStreamWaitEvent(copy_stream_, chunk_events_[c], 0));
+    for (const dist::BoxTransfer& t :
+         dist::chunk_transfers(ex.exchange, out_chunk, ex.src_box, ex.peer_boxes, comm_.rank())) {
+      // The own piece is a local copy: on the caller's stream, beside the peer copies on the copy stream.
+      const bool own = t.peer == comm_.rank();
+      dist::enqueue_copy(t, out.data(), self, peer_slot_address(t.peer, ex.peer_slot), peers_.peer(t.peer).device,
+                         esize, own ? stream.native() : copy_stream_);
+    }
+  }
+  CUPLAN_DIST_CUDA(cudaEventRecord(copies_done_, copy_stream_));
+  CUPLAN_DIST_CUDA(cudaStreamWaitEvent(stream.native(), copies_done_, 0));
+  peers_.barrier(stream.native());  // every peer's pieces have landed here
+  if (ex.dst == Loc::result)
+    CUPLAN_DIST_CUDA(cudaMemcpyAsync(result.data(), peer_slot_address(comm_.rank(), ex.peer_slot),
+                                     static_cast<std::size_t>(ex.dst_box.numel()) * esize, cudaMemcpyDeviceToDevice,
+                                     stream.native()));
+}
+
+Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) {
+  check_live("execute");
+  if (!has_operand_)
+    throw StateError("DistributedFFT::execute: no operand (release_operand was called; reset_operand first)");
+  Direction direction = type_ == FFTType::c2r ? Direction::inverse : Direction::forward;
+  if (opts.direction) {
+    if (type_ != FFTType::c2c && *opts.direction != direction)
+      throw InvalidArgument(fmt::format("direction: a {} transform is always {}, got {}", to_string(type_),
+                                        to_string(direction), to_string(*opts.direction)));
+    direction = *opts.direction;
+  }
+  const Shape out_shape = dist::shape_of(out_box_);
+  if (opts.out) {
+    const TensorView& o = *opts.out;
+    if (o.read_only())
+      throw InvalidArgument(fmt::format(
+          "DistributedFFT::execute: out: expected writable memory (the operation writes it), got a read-only view "
+          "({}); pass a writable view or a copy",
+          o));
+    if (!(o.dtype() == out_dtype_) || !(o.shape() == out_shape) || !o.is_contiguous() ||
+        o.memory_space() != MemorySpace::device || !(o.device() == comm_.device()))
+      throw InvalidArgument(fmt::format(
+          "out: expected a contiguous {} tensor of shape {} (rank {}'s output box) in device memory on {}, got "
+          "{} of shape {} on {}{}",
+          out_dtype_.name(), dist::shape_text(out_shape), comm_.rank(), comm_.device().to_string(), o.dtype().name(),
+          dist::shape_text(o.shape()), o.device().to_string(), o.is_contiguous() ? "" : " (not contiguous)"));
+  }
+  const StreamRef stream = pick_stream(opts.stream);
+  dist::DeviceGuard guard(comm_.device().index());
+  begin_phase(stream, opts.after);
+  if (!planned_) plan_collective(stream);  // an execute without plan() plans first (collective), like FFT
+  allocate_buffers(stream);
+  Tensor result = opts.out ? Tensor::wrap(*opts.out) : Tensor::empty(out_shape, out_dtype_, comm_.device(), stream);
+  operand_.record_stream(stream);
+  for (const Tensor& b : buffers_)
+    if (b.defined()) b.record_stream(stream);
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    Stage& st = stages_[i];
+    if (st.step.op == dist::Step::Op::exchange) {
+      if (route_ == Route::copy_engine)
+        run_copy_exchange(st, result.view(), stream);
+      else
+        run_nccl_exchange(st, result.view(), stream);
+      continue;
+    }
+    Stage* then_copy = st.chunk_ffts.empty() ? nullptr : &stages_[i + 1];
+    run_fft(st, direction, opts.release_workspace, result.view(), stream, then_copy);
+    if (then_copy) ++i;  // its exchange ran beside the chunks
+  }
+  if (opts.release_workspace) {
+    // Dropped in stream order: their recorded use on `stream` is waited for before the memory is reused. The
+    // receive buffer that peers write into stays: its address was given to them in plan().
+    for (Tensor& b : buffers_) b = Tensor();
+    buffers_live_ = false;
+  }
+  end_phase(stream);
+  return result;
+}
+
+}  // namespace cuplan::detail
