@@ -58,7 +58,8 @@ using Logger = std::function<void(LogLevel, std::string_view)>;
 /// environment logs to stderr when none is set.
 CUPLAN_API void set_logger(Logger logger);
 /// The least severe level passed to the logger; messages below it are not even formatted. Default: debug (all), or
-/// the level CUPLAN_LOG names (CUPLAN_LOG=1 means info).
+/// the level CUPLAN_LOG names (CUPLAN_LOG=1 means info). InvalidArgument for a value outside LogLevel (the level is
+/// then unchanged).
 CUPLAN_API void set_log_level(LogLevel level);
 /// The level set by set_log_level() (or by CUPLAN_LOG).
 CUPLAN_API LogLevel log_level() noexcept;

@@ -7,10 +7,11 @@
 //   Error "InvalidArgument: <message>",
 //   enums by name (Direction "inverse", Epilog "gelu_bias", Compute "tf32", LogLevel "warning", ...),
 //   Execution "automatic" / "cuda" / "cuda:1" / "cpu" / "cpu(threads=4)",
-//   Stream "Stream(0x5581..., cuda:0, owning)", StreamRef "StreamRef(0x5581...)" or "StreamRef(legacy default)",
-//   Event "Event(recorded, timing)", AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)",
-//   EventRef "EventRef(0x...)", PlanCacheStats "plan cache: 5 hits, 1 misses, ...",
-//   memory::Stats "device memory: 1024 B in use, peak 4096 B, ...". (cuplan/distributed.hpp formats its own types.)
+//   Stream "Stream(0x5581..., cuda:0, owning)" or "Stream(moved-from)", StreamRef "StreamRef(0x5581...)" or
+//   "StreamRef(legacy default)", Event "Event(recorded, timing)",
+//   AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)", EventRef "EventRef(0x...)",
+//   PlanCacheStats "plan cache: 5 hits, 1 misses, ...", memory::Stats "device memory: 1024 B in use, peak 4096 B,
+//   ...". (cuplan/distributed.hpp formats its own types.)
 
 #include <fmt/format.h>
 
@@ -286,6 +287,7 @@ struct fmt::formatter<cuplan::Stream> {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   template <class FormatContext>
   auto format(const cuplan::Stream& stream, FormatContext& ctx) const {
+    if (!stream.valid()) return fmt::format_to(ctx.out(), "Stream(moved-from)");
     const char* name = cuplan::detail::default_stream_name(stream.native());
     const std::string handle =
         name != nullptr ? std::string(name) : fmt::format("{}", static_cast<const void*>(stream.native()));

@@ -21,6 +21,7 @@ class Event;
 
 namespace detail {
 class StreamHandle;  // shared owner of a cudaStream_t made by cuplan (see Stream)
+struct ScopeEntry;   // an open StreamScope, shared with its thread's current-stream slot
 struct Access;       // the library's own access to ownership (defined inside the library only)
 }  // namespace detail
 
@@ -32,8 +33,9 @@ class CUPLAN_API StreamRef {
  public:
   /// The legacy default stream of the current device.
   StreamRef() = default;
-  /// Refers to `stream` (keeping a cuplan-made stream alive while tensors record it).
-  StreamRef(const Stream& stream) noexcept;  // NOLINT(google-explicit-constructor)
+  /// Refers to `stream` (keeping a cuplan-made stream alive while tensors record it). StateError for a moved-from
+  /// Stream, which refers to no stream: it never stands for the default stream.
+  StreamRef(const Stream& stream);  // NOLINT(google-explicit-constructor)
   /// Refers to a stream made elsewhere; null is the legacy default stream.
   StreamRef(cudaStream_t handle) noexcept : handle_(handle) {}  // NOLINT
   /// Refers to the stream of a libcu++ stream reference.
@@ -89,7 +91,8 @@ class CUPLAN_API Stream {
   /// The per-thread default stream of `device` (current if omitted).
   static Stream per_thread_default(std::optional<Device> device = {});
 
-  /// Takes over the stream; the moved-from object refers to no stream (its calls throw StateError).
+  /// Takes over the stream; the moved-from object refers to no stream: its calls, its handle, its device and a
+  /// StreamRef made from it throw StateError (only valid() and owning() answer).
   Stream(Stream&&) noexcept;
   /// Drops this object's stream (see the destructor) and takes over the other's.
   Stream& operator=(Stream&&) noexcept;
@@ -98,20 +101,34 @@ class CUPLAN_API Stream {
   /// Drops this object's share of an owning stream, which is destroyed when no Tensor that used it is left.
   ~Stream();
 
-  /// The CUDA stream handle.
-  cudaStream_t native() const noexcept { return handle_; }
-  /// The CUDA stream handle, for CUDA calls and kernel launches.
-  operator cudaStream_t() const noexcept { return handle_; }  // NOLINT
-  /// The stream as a libcu++ stream reference.
-  operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
-  /// A non-owning reference to this stream.
-  StreamRef ref() const noexcept { return StreamRef(*this); }
-  /// The device the stream belongs to (Device::cpu() for a host stream).
-  Device device() const noexcept { return host_ ? Device::cpu() : Device::cuda(device_); }
+  /// The CUDA stream handle (StateError for a moved-from Stream).
+  cudaStream_t native() const {
+    live("native");
+    return handle_;
+  }
+  /// The CUDA stream handle, for CUDA calls and kernel launches (StateError for a moved-from Stream).
+  operator cudaStream_t() const {  // NOLINT
+    live("the cudaStream_t conversion");
+    return handle_;
+  }
+  /// The stream as a libcu++ stream reference (StateError for a moved-from Stream).
+  operator cuda::stream_ref() const {  // NOLINT
+    live("the cuda::stream_ref conversion");
+    return cuda::stream_ref(handle_);
+  }
+  /// A non-owning reference to this stream (StateError for a moved-from Stream).
+  StreamRef ref() const { return StreamRef(*this); }
+  /// The device the stream belongs to (Device::cpu() for a host stream; StateError for a moved-from Stream).
+  Device device() const {
+    live("device");
+    return host_ ? Device::cpu() : Device::cuda(device_);
+  }
   /// The stream's priority (lower is higher priority; 0 for a host stream).
   int priority() const;
   /// True when cuplan created the stream and destroys it (false for external() and the default streams).
   bool owning() const noexcept { return owner_ != nullptr; }
+  /// False for a moved-from Stream, which refers to no stream.
+  bool valid() const noexcept { return device_ >= 0; }
 
   /// Record a new event on this stream and return it.
   Event record() const;
@@ -130,6 +147,12 @@ class CUPLAN_API Stream {
   friend class StreamRef;
   Stream(cudaStream_t handle, int device) noexcept : handle_(handle), device_(device) {}
   static Stream host_default(cudaStream_t handle);
+  /// StateError naming `what` for a moved-from Stream.
+  void live(const char* what) const {
+    if (device_ < 0) [[unlikely]]
+      throw_moved_from(what);
+  }
+  [[noreturn]] static void throw_moved_from(const char* what);
   cudaStream_t handle_ = nullptr;
   int device_ = 0;
   std::shared_ptr<detail::StreamHandle> owner_;
@@ -220,20 +243,23 @@ class CUPLAN_API EventList {
 CUPLAN_API StreamRef current_stream(std::optional<Device> device = {});
 
 /// While alive, `stream` is the current stream of this thread for the stream's device (like CuPy's `with s:`).
-/// Scopes nest; the previous stream is restored when the scope ends, also by exception.
+/// Scopes nest; the previous stream is restored when the scope ends, also by exception. Scopes may also end out of
+/// order (held on the heap) or on another thread: the thread's current stream is always that of its innermost scope
+/// still open, else what was current before the first one. The scope holds a share of a cuplan-made stream, so the
+/// Stream object may be destroyed first.
 class CUPLAN_API StreamScope {
  public:
-  /// Makes `stream` current for its device.
+  /// Makes `stream` current for its device (on the calling thread).
   explicit StreamScope(StreamRef stream);
-  /// Restores the stream that was current before.
+  /// Ends the scope: its thread's current stream becomes that of its innermost scope still open, else what was
+  /// current before the first one.
   ~StreamScope();
   StreamScope(const StreamScope&) = delete;
   StreamScope& operator=(const StreamScope&) = delete;
 
  private:
   int device_ = 0;
-  StreamRef previous_;
-  bool had_previous_ = false;
+  std::shared_ptr<detail::ScopeEntry> entry_;
 };
 
 }  // namespace cuplan

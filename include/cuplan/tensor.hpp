@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "cuplan/device.hpp"
 #include "cuplan/dtype.hpp"
@@ -246,7 +247,24 @@ enum class HostMemory : std::uint8_t { pageable, pinned };
 /// that work, so "allocated on s1, used on s2, dropped" is safe. Host memory is 64-byte aligned.
 class CUPLAN_API Tensor {
  public:
+  /// An undefined tensor (defined() is false): a placeholder. As an operand, and for to(), record_stream() and
+  /// to_dlpack(), it is a StateError.
   Tensor() = default;
+  /// Shares `other`'s memory.
+  Tensor(const Tensor& other) = default;
+  /// Shares `other`'s memory.
+  Tensor& operator=(const Tensor& other) = default;
+  /// Takes over `other`'s view and memory; `other` is left undefined (never a view of memory it no longer owns).
+  Tensor(Tensor&& other) noexcept : view_(std::exchange(other.view_, {})), storage_(std::move(other.storage_)) {}
+  /// Takes over `other`'s view and memory; `other` is left undefined.
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) {
+      view_ = std::exchange(other.view_, {});
+      storage_ = std::move(other.storage_);
+    }
+    return *this;
+  }
+  ~Tensor() = default;
   /// Uninitialised tensor of `shape` and `dtype` on `device`, allocated on `stream` (current stream if omitted).
   static Tensor empty(Shape shape, DType dtype, Device device = Device::cpu(), std::optional<StreamRef> stream = {},
                       HostMemory host_memory = HostMemory::pageable);
@@ -348,8 +366,27 @@ class CUPLAN_API TensorRef {
  public:
   /// No operand (an empty view).
   TensorRef() = default;
-  /// `tensor`, sharing its ownership.
-  TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage_) {}  // NOLINT
+  /// `tensor`, sharing its ownership. StateError for an undefined Tensor (default-constructed or moved from), which
+  /// has no memory to operate on.
+  TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage_) {  // NOLINT
+    if (!tensor.defined()) [[unlikely]]
+      throw_undefined("operand");
+  }
+  /// Takes over `other`'s operand; `other` is left as no operand.
+  TensorRef(TensorRef&& other) noexcept : view_(std::exchange(other.view_, {})), storage_(std::move(other.storage_)) {}
+  /// Takes over `other`'s operand; `other` is left as no operand.
+  TensorRef& operator=(TensorRef&& other) noexcept {
+    if (this != &other) {
+      view_ = std::exchange(other.view_, {});
+      storage_ = std::move(other.storage_);
+    }
+    return *this;
+  }
+  /// Shares `other`'s operand.
+  TensorRef(const TensorRef& other) = default;
+  /// Shares `other`'s operand.
+  TensorRef& operator=(const TensorRef& other) = default;
+  ~TensorRef() = default;
   /// `view`, borrowed.
   TensorRef(const TensorView& view) : view_(view) {}  // NOLINT
   /// The operand's view.
@@ -360,6 +397,8 @@ class CUPLAN_API TensorRef {
   void record_stream(StreamRef stream) const;
   /// This operand as a Tensor (sharing ownership when there is an owner, else a wrap).
   Tensor as_tensor() const;
+  /// StateError "<what>: expected a defined Tensor, got an undefined one (default-constructed or moved from)".
+  [[noreturn]] static void throw_undefined(const char* what);
 
  private:
   friend struct detail::Access;

@@ -1,5 +1,7 @@
 // The logger hook. The logger is read under a shared lock so it can be replaced while other threads log.
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <string>
 
 #include "base/log.hpp"
+#include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 
 namespace cuplan {
@@ -74,6 +77,11 @@ void set_logger(Logger logger) {
 }
 
 void set_log_level(LogLevel level) {
+  // A level past `warning` would silence every message without saying so.
+  const auto raw = static_cast<unsigned>(level);
+  if (raw > static_cast<unsigned>(LogLevel::warning)) [[unlikely]]
+    throw InvalidArgument(
+        fmt::format("set_log_level: level: expected a LogLevel from 0 (debug) to 2 (warning), got {}", raw));
   detail::g_log_level.store(level, std::memory_order_relaxed);
 }
 

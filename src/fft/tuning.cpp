@@ -136,16 +136,24 @@ void save(const std::string& path) {
   const std::string text = out.str();
   // Written beside the target and renamed over it: a reader never sees half a file, and a failed save leaves the
   // previous file as it was.
+  // The temporary's own name is short whatever the target's is (a target of NAME_MAX characters is legal), so a
+  // failure to create it is the directory's, and the message says it is the temporary that could not be written.
   static std::atomic<unsigned> g_saves{0};
-  const std::string temporary = fmt::format("{}.tmp.{}.{}", path, ::getpid(), g_saves.fetch_add(1));
+  const std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  const std::string temporary =
+      (directory / fmt::format(".cuplan-tuning.{}.{}.tmp", ::getpid(), g_saves.fetch_add(1))).string();
   {
     File file(std::fopen(temporary.c_str(), "wb"));
-    if (!file) fail("save", path, fmt::format("cannot write: {}", std::strerror(errno)));
+    if (!file)
+      fail("save", path,
+           fmt::format("cannot write the temporary file '{}' beside it: {}", temporary, std::strerror(errno)));
     const bool written = std::fwrite(text.data(), 1, text.size(), file.get()) == text.size();
     const int write_errno = errno;
     if (!written || std::fclose(file.release()) != 0) {
       std::remove(temporary.c_str());
-      fail("save", path, fmt::format("cannot write: {}", std::strerror(written ? errno : write_errno)));
+      fail("save", path,
+           fmt::format("cannot write the temporary file '{}' beside it: {}", temporary,
+                       std::strerror(written ? errno : write_errno)));
     }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {

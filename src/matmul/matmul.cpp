@@ -259,6 +259,7 @@ std::vector<AlgorithmInfo> MatmulImpl::algorithms() const {
 }
 
 void MatmulImpl::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) {
+  state_.require_alive("reset_operand");  // after free(), every member is a StateError, whatever its arguments
   const auto slot = static_cast<unsigned>(which);
   if (slot >= slot_count)
     throw InvalidArgument(

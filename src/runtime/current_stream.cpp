@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "base/cuda_check.hpp"
@@ -23,16 +25,24 @@ namespace cuplan {
 namespace {
 
 struct Slot {
-  StreamRef current;  // meaningful when `set`
+  // Stream::use() while no scope is open: meaningful when `set`.
+  StreamRef current;
   bool set = false;
   // Keeps a cuplan-made current stream alive while it is current, so that a Stream destroyed while still in use()
   // never leaves a dangling handle behind (CuPy keeps a reference the same way).
   std::shared_ptr<detail::StreamHandle> current_owner;
-  // Owners of the streams saved by open scopes, innermost last: restored by their scopes.
-  std::vector<std::shared_ptr<detail::StreamHandle>> saved_owners;
+  // The open scopes of this thread and device, innermost last. Each holds a share of its stream, so no entry can
+  // dangle; a scope that ended (in any order, on any thread) is marked closed and dropped here.
+  std::vector<std::shared_ptr<detail::ScopeEntry>> scopes;
   // The default stream of this device with its device recorded, built on first need.
   StreamRef fallback;
   bool fallback_ready = false;
+
+  /// The innermost open scope, after dropping those that ended on another thread; null when none is open.
+  detail::ScopeEntry* innermost() noexcept {
+    while (!scopes.empty() && scopes.back()->closed.load(std::memory_order_acquire)) scopes.pop_back();
+    return scopes.empty() ? nullptr : scopes.back().get();
+  }
 };
 
 thread_local std::array<Slot, detail::max_devices> t_slots;
@@ -103,7 +113,14 @@ Device device_to_enter(StreamRef stream) {
 
 void use_stream(StreamRef stream) {
   Slot& slot = host_streams() ? t_host_slot : slot_for(stream.device().index(), "Stream::use");
-  slot.current_owner = detail::Access::retain(stream);
+  auto keep = detail::Access::retain(stream);
+  // Inside a scope, until the scope ends (which restores what was current before it); else until changed.
+  if (ScopeEntry* scope = slot.innermost()) {
+    scope->stream = stream;
+    scope->owner = std::move(keep);
+    return;
+  }
+  slot.current_owner = std::move(keep);
   slot.current = stream;
   slot.set = true;
 }
@@ -114,6 +131,7 @@ StreamRef current_stream(std::optional<Device> device) {
   int index = 0;
   if (detail::host_streams() && (!device || device->is_cpu())) {
     // Without a GPU: the host stream in use, else the default handle, so host-only code runs unchanged.
+    if (const detail::ScopeEntry* scope = t_host_slot.innermost()) return scope->stream;
     return t_host_slot.set ? t_host_slot.current : StreamRef(detail::fallback_stream_handle());
   }
   if (device) {
@@ -125,6 +143,7 @@ StreamRef current_stream(std::optional<Device> device) {
     CUPLAN_CUDA_CHECK(cudaGetDevice(&index));
   }
   Slot& slot = slot_for(index, "current_stream");
+  if (const detail::ScopeEntry* scope = slot.innermost()) return scope->stream;
   if (slot.set) return slot.current;
   if (!slot.fallback_ready) [[unlikely]] {
     if (!cuda_available()) return StreamRef(detail::fallback_stream_handle());
@@ -138,21 +157,23 @@ StreamScope::StreamScope(StreamRef stream) {
   const bool host = detail::host_streams();
   device_ = host ? -1 : stream.device().index();
   Slot& slot = host ? t_host_slot : slot_for(device_, "StreamScope");
-  auto keep = detail::Access::retain(stream);
-  slot.saved_owners.push_back(slot.current_owner);  // the only step that can throw: done before any change
-  previous_ = slot.current;
-  had_previous_ = slot.set;
-  slot.current = stream;
-  slot.set = true;
-  slot.current_owner = std::move(keep);
+  auto entry = std::make_shared<detail::ScopeEntry>();
+  entry->stream = stream;
+  entry->owner = detail::Access::retain(stream);
+  entry->thread = std::this_thread::get_id();
+  slot.scopes.push_back(entry);  // the only step that can throw: nothing changed before it
+  entry_ = std::move(entry);
 }
 
 StreamScope::~StreamScope() {
+  // Robust to any order: the current stream is always the innermost scope still open (or what was current before
+  // the first one). A scope ended on another thread cannot touch its thread's slot: it is marked closed, and its
+  // thread drops it at its next look-up; until then its entry keeps the stream alive, so nothing dangles.
+  entry_->closed.store(true, std::memory_order_release);
+  if (entry_->thread != std::this_thread::get_id()) return;
   Slot& slot = device_ < 0 ? t_host_slot : t_slots[static_cast<std::size_t>(device_)];
-  slot.current = previous_;
-  slot.set = had_previous_;
-  slot.current_owner = std::move(slot.saved_owners.back());
-  slot.saved_owners.pop_back();
+  const auto it = std::find(slot.scopes.begin(), slot.scopes.end(), entry_);
+  if (it != slot.scopes.end()) slot.scopes.erase(it);
 }
 
 }  // namespace cuplan

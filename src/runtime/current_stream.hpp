@@ -3,10 +3,16 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <memory>
+#include <thread>
+
 #include "cuplan/device.hpp"
 #include "cuplan/stream.hpp"
 
 namespace cuplan::detail {
+
+class StreamHandle;
 
 /// Devices with a per-thread current-stream slot; more than any node has.
 inline constexpr int max_devices = 64;
@@ -21,6 +27,15 @@ inline bool is_default_stream_handle(cudaStream_t handle) noexcept {
 inline bool thread_relative_stream(cudaStream_t handle) noexcept {
   return handle == cudaStreamPerThread;
 }
+
+/// An open StreamScope: its stream and a share of it (a cuplan-made stream), shared by the scope and its thread's
+/// slot. Only `closed` is written by another thread (a scope destroyed there); the rest belongs to the scope's thread.
+struct ScopeEntry {
+  StreamRef stream;
+  std::shared_ptr<StreamHandle> owner;
+  std::thread::id thread;
+  std::atomic<bool> closed{false};
+};
 
 /// The device to make current around a call on `stream`: a default-stream handle refers to the current device's
 /// default stream, so its own device must be current. The CPU (no change) otherwise, and always on one GPU.

@@ -154,13 +154,15 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
   storage->device_ = device;
   storage->space_ = space;
   storage->alloc_stream_ = stream;
+  // A share of a cuplan-made stream, whatever the memory space: allocation_stream() hands the stream out for as long
+  // as the memory lives (device memory is also freed on it).
+  storage->alloc_stream_owner_ = Access::retain(stream);
   // Device memory is freed on its allocation stream; host memory counts only its recorded uses.
   if (space == MemorySpace::device) storage->note_thread_relative(stream.native());
   switch (space) {
     case MemorySpace::device: {
       require_cuda("Storage::allocate (device memory)");
       device.check_valid("Storage::allocate: device");
-      storage->alloc_stream_owner_ = Access::retain(stream);
       if (bytes == 0) break;
       DeviceScope scope(device);
       (void)device_resources(device.index());  // the destructor's ordering event, made before any memory exists

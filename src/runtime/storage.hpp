@@ -5,9 +5,10 @@
 // pool through cudaMallocFromPoolAsync) on the allocation stream. Every other stream that uses the memory is recorded
 // (record_use); the destructor makes the allocation stream wait for the work enqueued so far on each of them and then
 // frees on the allocation stream, so the pool cannot hand the bytes out again before every recorded use has finished.
-// cuplan-made streams are kept alive by the record until then. The per-thread default stream is one handle for a
-// different stream on each thread: a thread that never used it cannot order after another thread's, so memory that
-// another thread's per-thread stream used is released after a device synchronisation instead.
+// cuplan-made streams are kept alive by the record until then, and a cuplan-made allocation stream (of any memory
+// space) for as long as the memory lives. The per-thread default stream is one handle for a different stream on each
+// thread: a thread that never used it cannot order after another thread's, so memory that another thread's
+// per-thread stream used is released after a device synchronisation instead.
 
 #include <cstddef>
 #include <functional>
@@ -82,8 +83,8 @@ class Storage {
   Device device_;
   MemorySpace space_ = MemorySpace::host_pageable;
   StreamRef alloc_stream_;
-  std::shared_ptr<MemoryResource> resource_;  // device memory: the resource that allocated it gets it back
-  std::shared_ptr<StreamHandle> alloc_stream_owner_;
+  std::shared_ptr<MemoryResource> resource_;          // device memory: the resource that allocated it gets it back
+  std::shared_ptr<StreamHandle> alloc_stream_owner_;  // keeps a cuplan-made allocation stream alive (every space)
   std::mutex mutex_;
   std::vector<cudaStream_t> uses_;                      // streams other than the allocation stream
   std::vector<std::shared_ptr<StreamHandle>> owners_;   // keeps cuplan-made streams among uses_ alive

@@ -65,8 +65,11 @@ thread_local WaitEvents t_wait_events;
 // ---------------------------------------------------------------------------------------------------------------
 // StreamRef
 
-StreamRef::StreamRef(const Stream& stream) noexcept
-    : handle_(stream.handle_), owner_(stream.owner_.get()), device_(stream.device_) {}
+StreamRef::StreamRef(const Stream& stream)
+    : handle_(stream.handle_), owner_(stream.owner_.get()), device_(stream.device_) {
+  // A moved-from Stream's null handle would otherwise stand for the legacy default stream.
+  stream.live("StreamRef");
+}
 
 Device StreamRef::device() const {
   if (detail::host_streams()) return Device::cpu();
@@ -209,17 +212,12 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 
 Stream::~Stream() = default;
 
-namespace {
-void require_live(int device, const char* method) {
-  if (device < 0) [[unlikely]] {
-    throw StateError(
-        fmt::format("Stream::{}: the stream was moved from; it no longer refers to a CUDA stream", method));
-  }
+void Stream::throw_moved_from(const char* what) {
+  throw StateError(fmt::format("Stream::{}: the stream was moved from; it no longer refers to a stream", what));
 }
-}  // namespace
 
 int Stream::priority() const {
-  require_live(device_, "priority");
+  live("priority");
   if (host_) return 0;
   DeviceScope scope(detail::device_to_enter(ref()));
   int value = 0;
@@ -228,32 +226,32 @@ int Stream::priority() const {
 }
 
 Event Stream::record() const {
-  require_live(device_, "record");
+  live("record");
   return ref().record();
 }
 
 void Stream::wait(const Event& event) const {
-  require_live(device_, "wait");
+  live("wait");
   ref().wait(event);
 }
 
 void Stream::wait(StreamRef other) const {
-  require_live(device_, "wait");
+  live("wait");
   ref().wait(other);
 }
 
 void Stream::synchronize() const {
-  require_live(device_, "synchronize");
+  live("synchronize");
   ref().synchronize();
 }
 
 bool Stream::done() const {
-  require_live(device_, "done");
+  live("done");
   return ref().done();
 }
 
 void Stream::use() const {
-  require_live(device_, "use");
+  live("use");
   detail::use_stream(ref());
 }
 

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <utility>
 
 #include "base/cuda_check.hpp"
 #include "base/geometry.hpp"
+#include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
@@ -23,6 +25,16 @@ Tensor Tensor::empty(Shape shape, DType dtype, Device device, std::optional<Stre
 Tensor Tensor::empty_strided(Shape shape, Strides strides, DType dtype, Device device, std::optional<StreamRef> stream,
                              HostMemory host_memory) {
   const std::int64_t numel = checked_numel(shape, "Tensor::empty: shape");
+  if (static_cast<unsigned>(dtype.code()) > static_cast<unsigned>(DTypeCode::i64)) [[unlikely]] {
+    throw InvalidArgument(fmt::format("Tensor::empty: dtype: expected a DTypeCode from 0 to {}, got {}",
+                                      static_cast<unsigned>(DTypeCode::i64), static_cast<unsigned>(dtype.code())));
+  }
+  if (static_cast<unsigned>(host_memory) > static_cast<unsigned>(HostMemory::pinned)) [[unlikely]] {
+    throw InvalidArgument(
+        fmt::format("Tensor::empty: host_memory: expected a HostMemory from 0 (pageable) to 1 "
+                    "(pinned), got {}",
+                    static_cast<unsigned>(host_memory)));
+  }
   if (strides.size() != shape.size()) {
     throw InvalidArgument(
         fmt::format("Tensor::empty_strided: strides: expected {} strides (one per axis of shape {}), "
@@ -81,14 +93,19 @@ Tensor Tensor::empty_like(const TensorView& like, Device device, std::optional<S
 
 Tensor Tensor::alias(const TensorRef& owner, const TensorView& view) {
   const std::shared_ptr<detail::Storage>& storage = detail::Access::storage(owner);
-  if (storage) {
-    const auto* begin = static_cast<const unsigned char*>(storage->data());
-    const auto* first = static_cast<const unsigned char*>(view.data());
-    if (view.numel() > 0 && (first < begin || first + view.span_bytes() > begin + storage->bytes())) {
-      throw InvalidArgument(
-          fmt::format("Tensor::alias: view: expected memory inside the owner's {} bytes, got a "
-                      "view of {} bytes at offset {}",
-                      storage->bytes(), view.span_bytes(), first - begin));
+  if (storage && view.numel() > 0) {
+    // The bytes the view reaches, lowest first: with negative strides data() is not the lowest byte.
+    const detail::ByteRange reach = detail::byte_range(view);
+    const auto begin = reinterpret_cast<std::uintptr_t>(storage->data());
+    const std::uintptr_t end = begin + storage->bytes();
+    if (reach.begin < begin || reach.end > end) {
+      const auto offset = [&](std::uintptr_t at) {
+        return at < begin ? -static_cast<std::int64_t>(begin - at) : static_cast<std::int64_t>(at - begin);
+      };
+      throw InvalidArgument(fmt::format(
+          "Tensor::alias: view: expected memory inside the owner's bytes [0, {}), got a view of {} {} "
+          "strides {} reaching bytes [{}, {}) of the owner",
+          storage->bytes(), view.dtype(), view.shape(), view.strides(), offset(reach.begin), offset(reach.end)));
     }
   }
   return detail::Access::make_tensor(view, storage);
@@ -99,6 +116,8 @@ Tensor Tensor::wrap(const TensorView& view) {
 }
 
 Tensor Tensor::to(Device device, std::optional<StreamRef> stream) const {
+  if (!defined()) [[unlikely]]
+    TensorRef::throw_undefined("Tensor::to");
   Tensor result = empty(shape(), dtype(), device, stream);
   const TensorRef src(*this), dst(result);
   detail::copy_primitive(src.view(), dst.view(), stream, &src, &dst);
@@ -106,6 +125,8 @@ Tensor Tensor::to(Device device, std::optional<StreamRef> stream) const {
 }
 
 void Tensor::record_stream(StreamRef stream) const {
+  if (!defined()) [[unlikely]]
+    TensorRef::throw_undefined("Tensor::record_stream");
   if (storage_) storage_->record_use(stream);
 }
 
@@ -115,6 +136,11 @@ StreamRef Tensor::allocation_stream() const noexcept {
 
 void TensorRef::record_stream(StreamRef stream) const {
   if (storage_) storage_->record_use(stream);
+}
+
+void TensorRef::throw_undefined(const char* what) {
+  throw StateError(
+      fmt::format("{}: expected a defined Tensor, got an undefined one (default-constructed or moved from)", what));
 }
 
 Tensor TensorRef::as_tensor() const {

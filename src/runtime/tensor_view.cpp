@@ -43,6 +43,11 @@ namespace {
 
 // Validates the layout and returns the element count; the byte span must be addressable in 64 bits.
 std::int64_t validate_layout(const void* data, DType dtype, const Shape& shape, const Strides& strides) {
+  // A code outside DTypeCode has no element size: every byte count of the view would be 0.
+  if (static_cast<unsigned>(dtype.code()) > static_cast<unsigned>(DTypeCode::i64)) [[unlikely]] {
+    throw InvalidArgument(fmt::format("TensorView: dtype: expected a DTypeCode from 0 to {}, got {}",
+                                      static_cast<unsigned>(DTypeCode::i64), static_cast<unsigned>(dtype.code())));
+  }
   if (strides.size() != shape.size()) {
     throw InvalidArgument(fmt::format("TensorView: strides {} have rank {}, expected rank {} (the rank of shape {})",
                                       strides, strides.size(), shape.size(), shape));
@@ -114,6 +119,10 @@ TensorView::TensorView(const void* data, DType dtype, Shape shape, std::optional
 TensorView::TensorView(const void* data, DType dtype, Shape shape, Strides strides, Device device, MemorySpace space)
     : data_(const_cast<void*>(data)), dtype_(dtype), shape_(shape), strides_(strides), device_(device), space_(space) {
   numel_ = validate_layout(data, dtype_, shape_, strides_);
+  if (static_cast<unsigned>(space) > static_cast<unsigned>(MemorySpace::managed)) [[unlikely]] {
+    throw InvalidArgument(fmt::format("TensorView: space: expected a MemorySpace from 0 to {}, got {}",
+                                      static_cast<unsigned>(MemorySpace::managed), static_cast<unsigned>(space)));
+  }
   const bool host = space == MemorySpace::host_pageable || space == MemorySpace::host_pinned;
   if (host != device.is_cpu()) {
     throw InvalidArgument(fmt::format("TensorView: memory space {} does not fit device {}: expected {}", space, device,

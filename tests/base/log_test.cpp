@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "cuplan/errors.hpp"
 #include "cuplan/execution.hpp"
 
 namespace cuplan {
@@ -58,6 +59,21 @@ TEST(Log, EnvironmentNamesTheLevel) {
   }
   unsetenv("CUPLAN_LOG");
   EXPECT_EXIT(std::exit(log_level() == LogLevel::debug ? 0 : 1), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(Log, LevelOutsideLogLevelIsRejectedAndLeavesTheLevel) {
+  const LogLevel before = log_level();
+  set_log_level(LogLevel::info);
+  try {
+    set_log_level(static_cast<LogLevel>(7));  // was accepted, after which nothing was logged
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    for (const char* f : {"set_log_level", "level", "LogLevel", "0 (debug) to 2 (warning)", "got 7"})
+      EXPECT_NE(what.find(f), std::string::npos) << f << " in: " << what;
+  }
+  EXPECT_EQ(log_level(), LogLevel::info);
+  set_log_level(before);
 }
 
 }  // namespace

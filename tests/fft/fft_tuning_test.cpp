@@ -217,5 +217,32 @@ TEST(FftTuning, SaveAndLoadWhileOtherThreadsPlan) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// The temporary file of a save is written beside the target under a short name of its own: a target whose name is
+// as long as the file system allows saves (it failed with "File name too long", the temporary's name being longer),
+// and a directory that cannot be written gives a message naming the temporary.
+TEST(FftTuning, SaveToALongFileNameAndAMessageThatNamesTheTemporary) {
+  const std::string dir = temp_path("cuplan_tuning_long");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + std::string(250, 'w');
+  tuning::save(path);
+  EXPECT_EQ(read_text(path).rfind("cuplan-tuning", 0), 0U);
+  tuning::load(path);
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1U) << "no temporary file is left behind";
+
+  const std::string missing = dir + "/no_such_directory/tuning.txt";
+  try {
+    tuning::save(missing);
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tuning::save: '" + missing + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find("temporary file '" + dir + "/no_such_directory/.cuplan-tuning."), std::string::npos) << what;
+    EXPECT_NE(what.find("No such file or directory"), std::string::npos) << what;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cuplan

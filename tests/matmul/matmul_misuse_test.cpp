@@ -140,12 +140,18 @@ std::vector<MisuseRow> rows() {
       {"autotune", [](Matmul& x) { x.autotune(); }},
       {"execute", [](Matmul& x) { (void)x.execute(); }},
       {"reset_operands", [=](Matmul& x) { x.reset_operands({.a = TensorRef(a)}); }},
+      {"reset_operand", [=](Matmul& x) { x.reset_operand(MatmulOperand::a, TensorRef(a)); }},
+      // Arguments that are wrong as well: the state is checked first (an out-of-range `which` was InvalidArgument).
+      {"reset_operand", [=](Matmul& x) { x.reset_operand(static_cast<MatmulOperand>(9), TensorRef(a)); }},
+      {"plan", [](Matmul& x) { x.plan({.preferences = {.limit = 0}}); }},
+      {"autotune", [](Matmul& x) { x.autotune({.iterations = 0}); }},
+      {"execute", [=](Matmul& x) { (void)x.execute({.out = TensorView(a).as_read_only()}); }},
       {"release_operand", [](Matmul& x) { x.release_operand(); }},
       {"aux", [](Matmul& x) { (void)x.aux(); }},
       {"bias_gradient", [](Matmul& x) { (void)x.bias_gradient(); }},
   };
   for (const auto& [name, member] : members) {
-    t.push_back({std::string("after_free_") + name,
+    t.push_back({std::string("after_free_") + name + "_" + std::to_string(t.size()),
                  [=, member = member] {
                    Matmul x(a, b, {.execution = kCpu});
                    x.plan();

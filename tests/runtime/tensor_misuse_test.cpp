@@ -139,5 +139,60 @@ TEST(CopyOverlap, DestinationThatOverlapsItselfIsRejected) {
              {"copy", "dst overlaps itself"}});
 }
 
+// Tensor::alias checks the bytes the view reaches, lowest first: with negative strides data() is the highest element.
+TEST(TensorAlias, ReversedViewExactlyInsideItsOwnerIsAccepted) {
+  Tensor owner = Tensor::empty({16}, f32);
+  for (int i = 0; i < 16; ++i) owner.data<float>()[i] = static_cast<float>(i);
+  const TensorView reversed(owner.data<float>() + 15, f32, {16}, Strides{-1}, Device::cpu(),
+                            MemorySpace::host_pageable);
+  Tensor alias = Tensor::alias(owner, reversed);  // was refused: data() + span_bytes() passed the owner's end
+  EXPECT_TRUE(alias.owning());
+  const Tensor copied = alias.to(Device::cpu());
+  EXPECT_EQ(copied.data<float>()[0], 15.0F);
+  EXPECT_EQ(copied.data<float>()[15], 0.0F);
+}
+
+TEST(TensorAlias, ReversedViewReachingBelowItsOwnerIsRejected) {
+  Tensor owner = Tensor::empty({16}, f32);
+  // Element 0 at the owner's fourth float, elements 4 to 7 below its first byte: was accepted, and writes through it
+  // (a copy dst, an FFT or Matmul out) landed outside the allocation.
+  const TensorView below(owner.data<float>() + 3, f32, {8}, Strides{-1}, Device::cpu(), MemorySpace::host_pageable);
+  check_row({"alias_reaching_below",
+             [&] { (void)Tensor::alias(owner, below); },
+             Expect::invalid_argument,
+             {"Tensor::alias", "view", "inside the owner's bytes [0, 64)", "strides [-1]", "bytes [-16, 16)"}});
+  // Two axes, one reversed: rows 3, 2, 1, 0 of a 4 x 4 owner are inside; starting at row 2 is not.
+  const TensorView rows(owner.data<float>() + 12, f32, {4, 4}, Strides{-4, 1}, Device::cpu(),
+                        MemorySpace::host_pageable);
+  EXPECT_NO_THROW((void)Tensor::alias(owner, rows));
+  const TensorView shifted(owner.data<float>() + 8, f32, {4, 4}, Strides{-4, 1}, Device::cpu(),
+                           MemorySpace::host_pageable);
+  check_row({"alias_rows_below",
+             [&] { (void)Tensor::alias(owner, shifted); },
+             Expect::invalid_argument,
+             {"Tensor::alias", "bytes [-16, 48)"}});
+}
+
+// Enum and code values outside their type are InvalidArgument naming the field, the range and the value.
+TEST(EnumRange, TensorAndViewFieldsOutsideTheirTypeAreRejected) {
+  std::vector<float> h(4);
+  check_row({"host_memory",
+             [] { (void)Tensor::empty({4}, f32, Device::cpu(), {}, static_cast<HostMemory>(9)); },
+             Expect::invalid_argument,
+             {"Tensor::empty", "host_memory", "HostMemory", "got 9"}});
+  check_row({"tensor_dtype",
+             [] { (void)Tensor::empty({4}, DType(static_cast<DTypeCode>(99)), Device::cpu()); },
+             Expect::invalid_argument,
+             {"Tensor::empty", "dtype", "DTypeCode from 0 to 11", "got 99"}});
+  check_row({"view_dtype",
+             [&] { TensorView v(h.data(), DType(static_cast<DTypeCode>(99)), {4}); },
+             Expect::invalid_argument,
+             {"TensorView", "dtype", "DTypeCode from 0 to 11", "got 99"}});
+  check_row({"view_space",
+             [&] { TensorView v(h.data(), f32, {4}, Strides{1}, Device::cpu(), static_cast<MemorySpace>(9)); },
+             Expect::invalid_argument,
+             {"TensorView", "space", "MemorySpace from 0 to 3", "got 9"}});
+}
+
 }  // namespace
 }  // namespace cuplan::testing

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ struct MisuseRow {
   Expect expect;
   std::vector<std::string> fragments;
 };
+
+/// How gtest prints a row (by its name): without it gtest prints the struct's raw bytes, padding included, which
+/// valgrind reports as a read of uninitialised memory (scripts/valgrind.sh).
+inline void PrintTo(const MisuseRow& row, std::ostream* os) {
+  *os << row.name;
+}
 
 inline const char* expect_name(Expect e) {
   switch (e) {

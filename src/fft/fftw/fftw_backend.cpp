@@ -171,9 +171,22 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
                                                            : FFTW_ESTIMATE;
   const unsigned flags = effort | (decision_.type == FFTType::c2r ? FFTW_DESTROY_INPUT : 0u);
   const int rank = l.rank, hm = static_cast<int>(howmany.size());
+  // fftw_plan_with_nthreads is process-wide: set for this plan under the planner lock, the program's own count put
+  // back after it (a program that plans with FFTW itself keeps its setting).
+  struct PlannerThreads {
+    bool double_precision;
+    int previous;
+    PlannerThreads(bool dp, int threads)
+        : double_precision(dp), previous(dp ? fftw_planner_nthreads() : fftwf_planner_nthreads()) {
+      dp ? fftw_plan_with_nthreads(threads) : fftwf_plan_with_nthreads(threads);
+    }
+    ~PlannerThreads() { double_precision ? fftw_plan_with_nthreads(previous) : fftwf_plan_with_nthreads(previous); }
+    PlannerThreads(const PlannerThreads&) = delete;
+    PlannerThreads& operator=(const PlannerThreads&) = delete;
+  };
   const auto plan_on = [&](void* in, void* out, unsigned plan_flags) -> void* {
+    const PlannerThreads planner_threads(double_precision_, threads_);
     if (double_precision_) {
-      fftw_plan_with_nthreads(threads_);
       auto* d = reinterpret_cast<fftw_iodim64*>(dims.data());
       if (decision_.type == FFTType::c2c)
         return fftw_plan_guru64_dft(rank, d, hm, howmany.data(), static_cast<fftw_complex*>(in),
@@ -184,7 +197,6 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
       return fftw_plan_guru64_dft_c2r(rank, d, hm, howmany.data(), static_cast<fftw_complex*>(in),
                                       static_cast<double*>(out), plan_flags);
     }
-    fftwf_plan_with_nthreads(threads_);
     auto* d = reinterpret_cast<fftwf_iodim64*>(dims.data());
     auto* h = reinterpret_cast<fftwf_iodim64*>(howmany.data());
     if (decision_.type == FFTType::c2c)

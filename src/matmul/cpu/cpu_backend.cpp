@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuplan/errors.hpp"
+#include "matmul/cpu/blas_threads.hpp"
 #include "matmul/cpu/epilog_math.hpp"
 
 namespace cuplan::detail::mm {
@@ -253,19 +254,9 @@ void check_cpu_support(const Problem& p, const char* who) {
 
 void cpu_matmul(const Problem& p, const CpuOperands& in, std::complex<double> alpha, std::complex<double> beta,
                 const CpuOutputs& out, int threads) {
-  // OpenBLAS's thread count is process-wide: set it for this call only and restore it afterwards.
-  struct ThreadCount {
-    int previous = 0;
-    explicit ThreadCount(int threads) {
-      if (threads > 0) {
-        previous = openblas_get_num_threads();
-        openblas_set_num_threads(threads);
-      }
-    }
-    ~ThreadCount() {
-      if (previous > 0) openblas_set_num_threads(previous);
-    }
-  } thread_count(threads);
+  // OpenBLAS's thread count is process-wide: this call's count, serialised against calls that need another one,
+  // and the process's own count put back afterwards (blas_threads.hpp).
+  const BlasThreads thread_count(threads);
   switch (p.a_dtype.code()) {
     case DTypeCode::f16:
     case DTypeCode::bf16:
