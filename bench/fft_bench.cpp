@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFT benchmarks: every figure is a ratio to the raw library measured in the same run, on random data.
 //   (a) GPU throughput of large batched C2C transforms and a 3-D 512^3: FFT::execute vs cufftExecC2C (CUDA events,
 //       warm-up, median of the repetitions);

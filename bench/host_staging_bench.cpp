@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host operands at PCIe speed (docs/staging.md): each row times a blocking cuplan call on host memory and sets it
 // against a raw measurement of the same bytes, the two timed alternately in the same run (so that drift in the
 // host's memory bandwidth moves both alike). Random data, warm-up, median of the repetitions.

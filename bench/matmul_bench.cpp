@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matmul benchmarks: each figure is a ratio measured in the same run against the raw library on random data.
 //  (a) cuplan execute vs raw cublasLtMatmul (first heuristic, and best of its top 8), bf16/f16/tf32/f32
 //  (b) cuplan after autotune vs best of top 8

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host cost per call of the runtime calls the stream contract adds on the hot path (event record, stream wait,
 // current-stream lookup), next to a small cufftExecC2C for scale. Prints microseconds per call (median of rounds).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small host-operand calls across builds: FFT c64 64x64 and Matmul f32 64^3, class form, planned, each against the
 // device-operand call plus cudaMemcpy in and out timed in the same process. Only the public API of the first
 // release with host operands is used, so the same file builds against an earlier install of cuplan: run the two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Long randomized multi-stream stress run (tests/plan/stress_program.cuh):
 //   stress_bench [--ops N] [--seed S] [--check] [--planted]
 // Runs the program on 4 streams and on one, prints operations, time and mismatching tensors (goal 0); --check runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CMake 3.25 does not know that nvcc 12+ accepts -std=c++20, and C++20 compile features then fail for CUDA
 # sources ("CUDA20 dialect not supported"). Teach it, once per directory scope that enables CUDA.
 if(CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA" AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0

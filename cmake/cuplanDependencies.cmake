@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Third-party dependencies of the library itself: the CUDA toolkit, fmt, FFTW and OpenBLAS.
 find_package(CUDAToolkit 12.0 REQUIRED)
 find_package(fmt 9 REQUIRED)

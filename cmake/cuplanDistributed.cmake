@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The optional distributed component, cuplan::distributed (docs/distributed.md): distributed FFT over NCCL.
 # Included twice: from the project's top level (builds and installs the component when NCCL is found) and from the
 # installed package configuration (CUPLAN_PACKAGE_CONFIG set: imports the component if it was installed).

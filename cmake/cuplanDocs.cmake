@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The API reference (docs/Doxyfile.in): target `docs` builds HTML from the /// comments of the public headers into
 # <build>/docs/reference/html, with docs/index.md as the main page and the other pages of docs/ beside it. Any
 # doxygen warning, an undocumented public symbol first of all, fails the build of the target; the test

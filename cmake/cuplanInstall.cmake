@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules (option CUPLAN_INSTALL): the shared library with its SONAME link, the public headers, the CMake
 # package (relocatable: no absolute path in it) and a pkg-config file.
 include(GNUInstallDirs)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cuplan_extract_snippet(<markdown> <name> <output>): writes the ```cpp block that follows the line
 # `<!-- snippet: <name> -->` in <markdown> to <output>, so that documentation examples are compiled as they are
 # printed. Configuring again after an edit of <markdown> re-extracts it. A missing marker is a configure error.

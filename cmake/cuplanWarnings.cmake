@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cuplan_strict_warnings(target): the warning set a careful consumer builds with, as errors, when
 # CUPLAN_STRICT_WARNINGS is on (CI turns it on). Host code through the C++ compiler, and the host side of CUDA
 # sources through nvcc -Xcompiler. Tests, samples, benchmarks and the package consumers use it, so the public headers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFT of device data: non-blocking calls, ordered between two streams with an event (docs/streams.md).
 //
 // fft() on s1 returns as soon as the work is enqueued. Before s2 consumes the result, it waits for an event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFT of host data: the blocking case (the blocking rule, docs/getting-started.md).
 //
 //   1. Stateless: cuplan::fft(host_view) stages the data to the GPU, transforms, copies back and synchronises, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An operand allocated on one stream and released while another stream still reads it (docs/getting-started.md).
 //
 // In CuPy or PyTorch the user must make the allocation stream wait for the consumer before dropping the last

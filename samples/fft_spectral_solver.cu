@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A spectral solver step loop on two streams: two independent fields of the heat equation u_t = nu * lap(u) on a
 // periodic square, each advanced on its own stream. Per step and field: forward FFT, an element-wise multiply by
 // exp(-nu |k|^2 dt) in spectral space (Thrust, stream-ordered, no synchronisation), inverse FFT with 1/N.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stateful FFT over device data used on two streams (docs/streams.md).
 //
 //   1. plan() and execute() on s1, then reset_operand(x2, s2) and execute() on s2. When a phase arrives on a new

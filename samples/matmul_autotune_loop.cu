@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stateful Matmul planned and autotuned once, executed in a loop on one stream (no planning, no allocation but
 // the results), then given new operands produced on another stream.
 #include <cstdio>

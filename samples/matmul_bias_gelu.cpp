@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A batched product with the bias and gelu epilog fused: D[b] = gelu(A[b] @ W + bias), W shared by the batch.
 // Runs on the GPU when there is one, otherwise on the CPU (same results within rounding).
 #include <cmath>

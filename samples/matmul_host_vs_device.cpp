@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blocking rule side by side: host operands block and return a host tensor; device operands return at once
 // with a device tensor that is valid in stream order.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Your own device memory: a counting resource serves every device allocation cuplan makes.
 //
 //   1. A CallbackResource wraps two callables; here they count and forward to cudaMallocAsync / cudaFreeAsync.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Overlapping copy-in, compute and copy-out over several streams by cutting the work into chunks.
 //
 // On one stream the GPU copies all input in, computes, then copies all output back: the copy engines and the SMs

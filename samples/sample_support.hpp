@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the samples: the exit code for "needs a GPU, none here" and a result check that exits non-zero.
 

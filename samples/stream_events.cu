@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events: timing GPU work, and ordering work on one stream after work on another.
 //
 //   1. Timing: two timing events recorded around a kernel on s1 measure that kernel alone (Event::elapsed_ms).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The race between two streams, and its fix with an event instead of a full synchronize.
 //
 // A producer kernel on s1 writes `data`; a consumer kernel on s2 reads it. Work on two streams has no order unless

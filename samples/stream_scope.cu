@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The current stream: StreamScope (like CuPy's `with s:`) and Stream::use().
 //
 // Every cuplan call that does GPU work and is given no stream runs on current_stream(). This sample shows how the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two independent Thrust pipelines on two streams, and a third stage that depends on one of them through an event.
 //
 // Thrust algorithms run on the stream of their execution policy. thrust::cuda::par_nosync.on(stream) enqueues on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark report: runs fft_bench and matmul_bench with --csv, records the machine, and draws PNG plots with gnuplot.
 #
 # usage: scripts/bench_report.sh [--out DIR] [--build-dir DIR] [--images DIR] [--quick] [--plot-only]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (tests/fuzz) with clang under ASan+UBSan in build-fuzz and runs each for a set time,
 # starting from the committed corpus (tests/fuzz/corpus/<target>, copied: the committed one is left as it is).
 # Exit code 0 when no target found a crash; crash inputs are left in build-fuzz/artifacts/<target>/.

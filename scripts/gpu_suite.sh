@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build for Hopper and run the whole test suite on a machine with a GPU, then (with --bench) the benchmarks.
 # Logs go to $1 (default: build-gpu/logs). Usage: scripts/gpu_suite.sh [LOG_DIR] [--bench] [--quick] [--sanitize]
 # --sanitize: afterwards, compute-sanitizer over the tests and samples (scripts/sanitize_gpu.sh).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over every GPU test executable and every sample of
 # a built tree (docs/misuse.md). Needs a GPU. Prints the error count per tool; exit code 0 when every tool reports
 # 0 errors and every program passes.

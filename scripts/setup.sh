@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is missing, configures, builds, and runs every sample.
 #
 #   bash scripts/setup.sh              # install + configure + build + run the samples

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the whole test suite (unit tests, GPU tests, samples). Installs, configures and builds first when needed,
 # through scripts/setup.sh --no-samples. GPU tests and GPU samples report "skipped" on a machine without a GPU.
 # The exit code is ctest's.

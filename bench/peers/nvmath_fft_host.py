@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Peer measurement for the fft_pageable row of host_staging_bench (docs/staging.md): nvmath-python's stateful FFT
 on a NumPy (pageable host) operand, c64 [16384, 4096] over the last axis, CUDA execution, planned once; each timed
 call is reset_operand + execute, as an application that transforms new host data each step would call it. Random

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Status checks for the raw library calls the benchmarks time cuplan against. A benchmark only reports; a failing
 // call ends it with the call, the status and where it was made.

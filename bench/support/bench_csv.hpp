@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Command line and CSV output shared by the benchmarks that feed scripts/bench_report.sh.
 //

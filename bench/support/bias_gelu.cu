@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/bias_gelu.hpp"
 
 #include <cuda_bf16.h>

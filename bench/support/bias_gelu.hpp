@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An unfused bias + gelu pass over a row-major M x N matrix, in place: the baseline the fused epilog is measured
 // against, and a building block for callers that cannot fuse.

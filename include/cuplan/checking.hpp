@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The ordering checker (docs/streams.md, "The ordering checker"): an opt-in debugging aid that turns a missing
 // stream-ordering edge into an OrderingError instead of a silent race.

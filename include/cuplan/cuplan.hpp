@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // cuplan: GPU FFT and matrix multiplication with plan/execute objects and explicit, safe stream semantics.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Element types: a small value type with size, name and traits, and the mapping from C++ element types.
 

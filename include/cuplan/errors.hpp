@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The cuplan error hierarchy (which mistake gives which error: docs/misuse.md, "The table", and the "Errors"
 // sections of docs/fft.md and docs/matmul.md). Every exception cuplan throws derives from cuplan::Error.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where work runs and when calls return (the blocking rule, docs/getting-started.md), the logger hook, and the shared
 // plan cache.

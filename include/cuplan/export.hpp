@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CUPLAN_API marks what the shared library exports: the public classes and functions of these headers. Everything
 // else, the library's internals included, is hidden (the library is built with hidden visibility by default).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Fast Fourier transforms (docs/fft.md): the class form FFT (plan once, execute many times, with the stream
 // contract of docs/streams.md) and the function forms fft, ifft, rfft, irfft backed by the shared plan cache.

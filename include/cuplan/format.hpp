@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // fmt formatters for cuplan's value types and errors, so that `fmt::format("{}", tensor)` reads well in logs:
 //   DType "c64", Device "cuda:0", MemorySpace "host_pinned", Dims "[64, 256]",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Matrix multiplication (docs/matmul.md): D = epilog(alpha * op(A) @ op(B) + beta * C), on cuBLASLt or on the
 // CPU (OpenBLAS), as a stateful class (Matmul) or a function (matmul, matmul_with_aux) with a shared plan cache.

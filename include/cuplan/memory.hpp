@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Device memory resources: where cuplan's device allocations come from (docs/memory.md).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Streams, events and the current stream (docs/streams.md): the CuPy model in C++.
 

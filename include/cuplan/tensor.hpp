@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Operands: shapes and strides, the non-owning TensorView and the owning Tensor (docs/getting-started.md).
 

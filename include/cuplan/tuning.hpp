@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Tuning that persists across runs (docs/matmul.md, "Saved tuning"; docs/fft.md, "Planning effort and saved
 // wisdom").

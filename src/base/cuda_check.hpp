@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CUDA runtime status codes to exceptions. The checks are plain function calls, never assert(): they stay in
 // release builds. Each math library's checks live with its backend (fft/cufft/cufft_check.hpp,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one mapping from cuplan dtypes to the CUDA library data types (cudaDataType), used by every backend.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shapes and strides: inline storage with a rank limit, and overflow-checked element counts.
 
 #include <fmt/format.h>

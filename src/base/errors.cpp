@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA runtime status codes to exceptions. The math libraries keep their own status tables in their backend
 // folders (fft/cufft, matmul/cublaslt) and format through describe_failure.
 

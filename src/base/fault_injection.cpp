@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation fault injection (see fault_injection.hpp).
 
 #include "base/fault_injection.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Allocation fault injection for tests (docs/misuse.md, "Fault injection"): makes the n-th device, pinned or host
 // allocation fail as if memory were exhausted, so every path that allocates can be shown to raise OutOfMemory,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout helpers: axis normalisation, overlap and density tests, copy reduction and the CPU strided copy.
 
 #include "base/geometry.hpp"

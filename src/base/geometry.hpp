@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Pure layout helpers on shapes and strides (in elements): axis normalisation, overlap and density tests, and the
 // reduced copy geometry that cuplan::copy and its kernels work on. No CUDA calls here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The logger hook. The logger is read under a shared lock so it can be replaced while other threads log.
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NVTX ranges around phases, copies and staging steps, so cuplan's work shows by name in Nsight Systems. With no
 // profiler attached an NVTX call returns at once (the header-only NVTX 3 checks one pointer). Names that describe an

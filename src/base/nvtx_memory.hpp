@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Tells compute-sanitizer's initcheck that a library kernel wrote a range of device memory. Some cuBLASLt kernels
 // store their result in a way initcheck does not follow (an f16 64 x 40 product written by cuBLASLt alone, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ordering checker's switch, read from CUPLAN_CHECK once at load (see ordering_hooks.hpp).
 
 #include "base/ordering_hooks.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The switch of the ordering checker (docs/streams.md, "The ordering checker") and the three notes the runtime
 // gives it: an event recorded on a stream, a stream made to wait for an event, device memory freed. The checker

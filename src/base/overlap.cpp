@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Overlap analysis: self-overlap of one layout and shared memory between two views (see overlap.hpp).
 
 #include "base/overlap.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one overlap analysis every operation uses: whether a view reaches an element twice (self-overlap) and whether
 // two views share memory. Exact where that is cheap (1-D, 2-D, disjoint or dense ranges, or small views), otherwise

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The class form FFT: a thin, move-only handle over FftImpl.
 
 #include "cuplan/fft.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FftImpl::execute: the per-call path. Everything that can be is decided at plan time; on the CUDA path with
 // device operands this allocates only the result Tensor and formats nothing.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Function forms fft, ifft, rfft, irfft: a cached FftImpl per plan key, reused through adopt_operand and
 // execute_validated.
 

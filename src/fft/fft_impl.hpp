@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The object behind the class form FFT and the function forms' cached plans: layout decision, backend plan,
 // buffers and the stream contract (PhaseOrder) of one planned transform.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FFT over a host operand with CUDA execution, through the staging engine (docs/staging.md): the batch axes are
 // split into chunks that fit the device memory limit, each chunk transformed by a cuFFT plan of its own shape.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFT option checks shared by the class form and the function forms (fft_validate.hpp).
 
 #include "fft/fft_validate.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Option checks every FFT path runs before anything else (class form, function forms on a plan-cache hit or miss):
 // enum ranges, the execution choice and the axis count, so that a bad value never reaches a plan key.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The FFT planning layer: pure functions from an operand description and the options to the batched advanced
 // layout both cuFFT (cufftXtMakePlanMany) and FFTW (guru64) accept, plus the internal copies needed when the

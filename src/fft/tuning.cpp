@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tuning::save / load. Implemented in the FFT layer, which owns FFTW's wisdom; Matmul's choices reach it through
 // the plan layer's tuning store.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Class form of Matmul and the lifecycle shared with the function form's cached plans.
 #include "matmul/matmul_impl.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Execution of a planned Matmul: staging, the CUDA and CPU execute paths, autotuning. The device execute path is
 // kept to one cublasLtMatmul call (or one graph launch replaying it) plus integer compares when nothing changed.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Function forms: matmul and matmul_with_aux on the shared plan cache.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The object behind Matmul and behind every cached plan of the function forms.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Matmul over host operands with CUDA execution, through the staging engine (docs/staging.md): the product is cut
 // by mm::plan_staging into tiles within MatmulOptions::device_memory_limit (whole batch entries, rows of A and D,

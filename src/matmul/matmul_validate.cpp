@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matmul option and aliasing checks (matmul_validate.hpp).
 
 #include "matmul/matmul_validate.hpp"

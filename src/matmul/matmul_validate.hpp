@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Option and aliasing checks every Matmul path runs (class form, function forms on a plan-cache hit or miss).
 

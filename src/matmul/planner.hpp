@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The pure planning layer of Matmul: shapes, broadcasting, how each operand's strides map to a BLAS description
 // (unit-stride axis, leading dimension, one batch stride), result shape and dtype, epilog requirements. No CUDA

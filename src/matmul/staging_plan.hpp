@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The chunk plan of a host-operand Matmul under MatmulOptions::device_memory_limit (docs/staging.md, "Matmul"):
 // which blocks of A, B, C, D and the bias are on the device at once and in which order they move. Pure: sizes in,

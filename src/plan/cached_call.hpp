@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The function forms' cached-plan protocol, written once for every operation (fft*, matmul*).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuplan::copy (cuplan/tensor.hpp). Large copies between pageable host memory and device memory go through the
 // staging engine: host threads copy into pinned slots while the previous slot's DMA runs, which is several times
 // faster than the driver's own staging of pageable memory. Everything else is the runtime's copy primitive.

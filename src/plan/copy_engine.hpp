@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The staging engine behind cuplan::copy (src/plan/copy.cpp), as far as anything outside that file needs it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DeviceBuffer (see device_buffer.hpp).
 
 #include "plan/device_buffer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stream-ordered device memory owned by a stateful object (workspace, staging, internal copies).
 

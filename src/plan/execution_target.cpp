@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Execution target resolution and the blocking rule (see execution_target.hpp).
 
 #include "plan/execution_target.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where a call of FFT or Matmul runs and whether it blocks (docs/getting-started.md, blocking rule).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph replay of repeated launch sequences (see graph_replay.hpp).
 
 #include "plan/graph_replay.hpp"

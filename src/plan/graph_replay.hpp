@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Replays a repeated launch sequence as one CUDA graph launch. A library call such as cublasLtMatmul spends several
 // microseconds of host time per call even when nothing changed since the previous one; a captured graph of the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ObjectState (see object_state.hpp).
 
 #include "plan/object_state.hpp"

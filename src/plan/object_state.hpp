@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The lifecycle checks of a stateful object (planned, operand present, freed) with uniform StateError messages.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OperandSignature (see operand_signature.hpp).
 
 #include "plan/operand_signature.hpp"

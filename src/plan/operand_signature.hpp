@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // "The operand matches the plan", said once: what a plan fixes about one operand. The plan-cache key is built from
 // it, reset_operand checks new operands against it and execute checks `out` against it, with one message format

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Enum range and thread-count rules (option_checks.hpp).
 
 #include "plan/option_checks.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Range checks for the enum options and the execution choice, shared by every operation and every path (class
 // form, function form on a plan-cache hit or miss). A value cast from an out-of-range integer is an InvalidArgument

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ordering checker (see ordering_checker.hpp and docs/streams.md).
 
 #include "plan/ordering_checker.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The ordering checker (docs/streams.md, "The ordering checker"). OrderingTracker is the bookkeeping, free of CUDA
 // so that its rules are tested on any machine: per stream a vector clock of the other streams' work it is ordered

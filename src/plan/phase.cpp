@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Phase ordering and the begin-phase helper (see phase.hpp).
 
 #include "plan/phase.hpp"

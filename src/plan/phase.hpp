@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Phase ordering of a stateful object (docs/streams.md): PhaseOrder orders phases across streams with an event,
 // ScopedPhase ends a phase even when an exception leaves it, and Phase is the one begin-phase helper every phase

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The function forms' plan cache. Entries live in one LRU list (front = most recently returned); an entry is
 // either idle (its plan inside) or checked out (its plan in a PlanLease). A lookup on a hit moves no node and
 // allocates nothing: the plan moves into the lease and back.

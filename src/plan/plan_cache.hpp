@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The function forms' plan cache (shared by FFT and Matmul): a bounded, thread-safe LRU of idle plans.
 // acquire() checks a plan out (one thread uses it at a time) and the lease returns it when it ends; a call that

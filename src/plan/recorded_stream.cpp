@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RecordedStream and lasting_stream (see recorded_stream.hpp).
 
 #include "plan/recorded_stream.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which stream uses of an object's memory were last recorded on, so that a repeat on that stream records nothing.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The mechanism that FFT and Matmul share for the stream contract (docs/getting-started.md, blocking rule;
 // docs/streams.md), one cohesive header each:

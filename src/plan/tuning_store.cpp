@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process-wide store of tuning choices (plan/tuning_store.hpp).
 
 #include "plan/tuning_store.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Tuning choices kept for the process and persisted by tuning::save / load (cuplan/tuning.hpp): an operation
 // records the choice its tuning made for a problem in a context (device name, compute capability, library

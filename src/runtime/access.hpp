@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The library's access to the ownership that the public types keep private: a Tensor's Storage and a StreamRef's
 // StreamHandle. The public headers only declare this struct (as a friend), so no detail type appears in the API or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's copy primitive: any two memory spaces and layouts, stream-ordered, following the blocking rule of
 // docs/getting-started.md. The public cuplan::copy (src/plan/copy.cpp) sends large pageable host <-> device copies
 // through the staging engine and everything else here.

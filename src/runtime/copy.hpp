@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The runtime's copy primitive behind cuplan::copy (declared in cuplan/tensor.hpp, defined in the plan layer, which
 // adds the staging engine for large pageable host <-> device copies). Tensor::to and the plan layer's fallback call

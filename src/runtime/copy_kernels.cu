@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device strided copy: one thread per word, index decomposition over up to CopyGeometry::max_rank axes.
 // Gathers (strided -> dense), scatters (dense -> strided) and strided -> strided copies all use it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The device strided copy kernel behind cuplan::copy for layouts cudaMemcpy2DAsync cannot express.
 

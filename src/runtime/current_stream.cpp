@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The current stream: one slot per thread and device, set by StreamScope (nested, restored on exit) and by
 // Stream::use() (persistent). current_stream() is on the hot path of every call given no stream, so it reads a
 // thread-local slot and makes no CUDA call beyond cudaGetDevice when no device is named.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Private helpers of the runtime layer shared by streams, events and the current-stream slots.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices: the one place that asks the CUDA runtime whether a GPU exists, and the current-device helpers.
 
 #include "cuplan/device.hpp"

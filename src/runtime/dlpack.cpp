@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DLPack exchange with ownership: Tensor::to_dlpack (a managed tensor sharing the Tensor's storage) and
 // Tensor::from_dlpack (a Tensor owning a managed tensor), each with the consumer-stream handshake of `__dlpack__`.
 // The unowned import, TensorView(const DLTensor&), is in tensor_view.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events: ordering between streams and timing. CUDA has no query for an event's device, so on machines with several
 // GPUs cuplan keeps a small table (consulted only there) to check that an event is recorded on a stream of its
 // own device and to find that device's current stream.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory resources: the per-device registry, the pool and callback adapters, counters and default-pool controls.
 
 #include "cuplan/memory.hpp"

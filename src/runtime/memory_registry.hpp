@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The resource each device's allocations come from, and cuplan's allocation counters (cuplan/memory.hpp).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runtime/pinned_cache.hpp"
 
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A caching allocator of pinned host memory (docs/staging.md). cudaMallocHost costs about as much as touching the
 // memory once and cudaFreeHost synchronises the device, so a loop of host-operand calls that each return a new

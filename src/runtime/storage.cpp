@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Owned memory with stream-ordered release: device memory from the device's MemoryResource (cuplan's pool by
 // default), recorded stream uses, ordered frees.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Owned memory with stream-ordered release (docs/getting-started.md).
 //

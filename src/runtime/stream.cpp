@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams: owning streams (shared with the tensors that used them), wrapped external streams, the two default
 // streams, and the stream operations that StreamRef and Stream share.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Destruction of cuplan-made streams: runs when the Stream and every Storage that recorded the stream are gone.
 
 #include "runtime/stream_handle.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared owner of a cuplan-made stream: the Stream object and every Storage that used the stream hold it, so the
 // stream is destroyed only after the last stream-ordered free that names it has been enqueued.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor (owning, stream-ordered device memory or aligned host memory) and TensorRef (what calls take).
 
 #include <fmt/format.h>

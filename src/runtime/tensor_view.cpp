@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TensorView: validation of a described layout, memory-space detection from a pointer, and DLPack import.
 
 #include <fmt/format.h>

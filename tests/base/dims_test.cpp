@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shapes and strides: inline storage, the rank limit, overflow-checked products and default strides.
 
 #include <gtest/gtest.h>

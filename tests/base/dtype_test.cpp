@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element types: sizes, names, real/complex pairs and the C++ type mapping.
 
 #include <gtest/gtest.h>

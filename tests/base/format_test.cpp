@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fmt formatters of the value types and errors.
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The logger threshold: set_log_level filters before the logger is called, and CUPLAN_LOG names the initial level.
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVTX range names: an object's label is formatted once per phase and reused; ranges nest and never throw.
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The overlap analysis against brute force: self-overlap of random small layouts (exact for 1-D and 2-D, never a
 // false "no overlap" for more axes) and shared memory between two random views of one buffer (exact when small).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks the plotting step of scripts/bench_report.sh on the fixture in fixture/ (CSV in the benchmarks' format;
 # its GPU rows are copied from the tables in docs/performance.md, its CPU rows from a --quick run of a 2-core host;
 # they only exercise the plotting and are no result).

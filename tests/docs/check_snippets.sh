@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every C++ or CUDA code block of README.md and docs/*.md is either a snippet the test suite compiles or an excerpt
 # of a named file of the repository:
 #

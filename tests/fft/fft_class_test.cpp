@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The class form's lifecycle: plan/execute/reset/release/free, accessors, move, user outputs, workspace release.
 // Parameterised over the execution space like the numerical tests.
 

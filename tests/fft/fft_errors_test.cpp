@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad input: every case throws the documented exception type with a message that names the operand, the expected
 // and the actual value; objects stay usable where that makes sense.
 

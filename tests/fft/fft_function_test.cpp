@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Function forms fft/ifft/rfft/irfft: results, output overloads, the plan cache (hits, no re-plan) and threads.
 
 #include <gtest/gtest.h>

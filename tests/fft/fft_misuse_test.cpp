@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Misuse of the FFT API, table-driven (CPU execution): aliasing and overlap, enum and option ranges, validation on
 // plan-cache hits, every member after free(). Plus the in-place R2C -> C2R round trip that must work.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Numerical results of the class form against a float64 reference DFT, over sizes, axes, layouts, types and
 // normalisations. Parameterised over the execution space: CPU (FFTW) everywhere, CUDA (cuFFT) where a GPU exists.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A planned transform of a device operand does not block the host: with a long spin kernel queued on the stream,
 // execute (class form, graph replay on and off, with normalisation, over the leading axis) and the function
 // form's cache hit return while the spin still runs. Planning itself may block (docs/streams.md, "Planning").

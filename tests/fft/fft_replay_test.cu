@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFT executes replayed as CUDA graphs: a replay transforms the operand's current values with the planned
 // normalisation, in stream order, for each direction and output it has seen, and a caller's own capture still works.
 #include <gtest/gtest.h>

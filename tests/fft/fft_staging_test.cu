@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host operands with CUDA execution go through the staging engine (docs/staging.md). A small device_memory_limit
 // forces many chunks, so every result here crosses chunk boundaries: batches that do not divide by the chunk,
 // strided operands, in place, R2C and C2R, transforms over leading axes, pinned operands. Results are compared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stream contract on the GPU, one test per scenario of the stream-semantics reference and of the FFT samples.
 // Each puts a ~50 ms spin kernel on the producing stream before the dependency, so a missing ordering edge would
 // let the consumer run first and read unwritten or recycled memory: the numerical check would then fail.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the FFT tests: the execution spaces tests are parameterised over, strided host arrays, moving data to
 // and from the execution space, and a float64 reference DFT (direct, separable over axes).

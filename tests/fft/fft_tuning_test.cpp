@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFTW planning effort and persisted tuning (CPU): MEASURE / PATIENT plans are correct; a second process that
 // loads the saved wisdom plans the same problems from it without measuring (both precisions); out-of-range
 // Planning values and bad tuning files are InvalidArgument naming what was wrong; saved Matmul entries round-trip

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pure planning layer: layouts, copies, output shapes and bad input, with no GPU and no FFT library.
 
 #include "fft/planner.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the libFuzzer targets: layouts drawn from the input bytes, and a host buffer that holds a view's span.
 

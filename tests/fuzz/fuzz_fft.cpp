@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the FFT planner (plan_layout, every option) and, for small views, a real CPU transform over
 // memory that holds exactly the view's span, so that AddressSanitizer sees any access outside it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: Matmul planning and CPU execution over memory that holds exactly each operand's span (strided,
 // broadcast and negative layouts, every epilog, optional c and bias, out aliasing), under AddressSanitizer.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: TensorView(const DLTensor&) with every field drawn from the input (null pointers, negative or
 // huge ndim and extents, any dtype and device), then the view's own queries and a copy out of it.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The layering rule of src/ (docs/architecture.md), checked from the include lines of every source file:
 #
 #   base  <  runtime  <  plan  <  operations (fft, matmul)

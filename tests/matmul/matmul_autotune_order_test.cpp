@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The selection rule of Matmul::autotune (pure: no GPU needed).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Class form lifecycle and the function form's plan cache.
 #include <gtest/gtest.h>
 

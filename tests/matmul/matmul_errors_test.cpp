@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad input: each case throws a typed exception whose message names the operand and the expected value.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Misuse rows that need CUDA (skipped without a GPU): aliasing on device memory for Matmul and FFT, and D written
 // over C on cuBLASLt (C == D with equal layouts), which must give D = A B + C.
 

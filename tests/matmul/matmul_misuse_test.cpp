@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Misuse of the Matmul API, table-driven (CPU execution): output aliasing, enum and option ranges, validation on
 // plan-cache hits, every member after free(). Plus D written over C's own memory, which must work.
 

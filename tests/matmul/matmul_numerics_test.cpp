@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Numerical tests of Matmul against a float64 reference, parameterised over the execution space: the CPU here, and
 // CUDA (host and device operands) where a GPU is present.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Test operands with chosen layouts and a float64 reference of D = epilog(alpha op(A) op(B) + beta C).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matmul executes replayed as CUDA graphs: a replay computes with the operands' current values, in stream order,
 // and anything that changes the work (other operands, scalars, algorithm order, a caller's own capture) is honoured.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host-operand Matmul split along the batch, M and N under a small device_memory_limit (docs/staging.md,
 // "Matmul"): batches that do not divide by the chunk, a broadcast B, N split, C with beta, bias with gelu. Every
 // result equals a float64 reference and the in-memory path (the same product on device copies), on fresh random

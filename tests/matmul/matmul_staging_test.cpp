@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host operands with CUDA execution through the staging engine (docs/staging.md): a small device_memory_limit
 // splits the rows of A and D into chunks (M not divisible by the chunk, strided operands), B is uploaded once, and
 // the result equals a float64 reference with the output poisoned first. Peak device memory is read from the pool's

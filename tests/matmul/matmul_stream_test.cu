@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream contract of Matmul on the GPU. Each test delays the producer side with a long spin kernel, so a missing
 // ordering edge shows up as a wrong result instead of passing by luck.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Kernels for the Matmul stream and replay tests: a spin that delays a stream, and a fill of constant values (the
 // product of constant matrices is exact in f32 at the test sizes, so results compare with ==).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Persisted autotune (GPU): a process autotunes a product and saves its tuning; a second process (fork + exec)
 // loads it, autotunes the same product without a single cuBLASLt run of the autotuner (detail::mm::autotune_runs
 // counts every warm-up and timed run), picks the same algorithm, and computes the right result. Entries saved for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chunk plan of host-operand Matmul under device_memory_limit (mm::plan_staging), on the CPU: every element of
 // D is covered by exactly one tile, every step reads blocks that exist, the device bytes of each plan stay within
 // the limit, and a limit below the smallest one that works names it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs one consumer project (next to this script) against cuplan, the way users do:
 #
 #   bash tests/package/check_package.sh BUILD_DIR MODE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA consumer of cuplan: a kernel of its own writes a device tensor on a cuplan stream, cuplan transforms it on
 // the same stream, and the result is checked on the host. Without a GPU the device part is skipped (said on stdout)
 // and the same transform runs on host memory with a host stream.

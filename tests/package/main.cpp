@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Consumer of an installed cuplan: includes the umbrella header, makes tensors, copies between layouts, and reads
 // a typed error. Exits 0 when every check holds.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One rule for FFT and Matmul: CPU execution of device operands copies them to the host, computes, and gives the
 // result back on the operands' device (docs/getting-started.md, the blocking rule). An `out` must be device memory.
 

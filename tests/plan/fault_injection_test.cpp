@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation fault injection over every path that allocates (docs/misuse.md, "Fault injection"). cuplan allocates
 // operand, result, workspace and staging memory in one place, Storage::allocate, with one allocation call per
 // memory kind: device (cudaMallocFromPoolAsync), pinned (cudaMallocHost) and host (aligned operator new). The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GraphReplay: when it captures, replays and falls back to direct launches, and that a replay keeps stream order.
 // The replayed work is a memset of a known byte, so whether it ran, and which one ran, shows in the memory.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OperandSignature: the one "operand matches the plan" rule behind plan keys, reset checks and `out` checks.
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ordering checker on the GPU: a stream held by a gate kernel keeps cuplan's work pending, so a use on another
 // stream without an edge must raise OrderingError, and the same program with the edge (`.after`, Stream::wait,
 // assume_ordered for an edge made outside cuplan) must pass and give the right values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ordering checker's rules (OrderingTracker, no CUDA needed: completion marks are plain flags) and its public
 // switch. The GPU half, with real streams, spin kernels and FFT/Matmul/copy, is ordering_checker_gpu_test.cu.
 

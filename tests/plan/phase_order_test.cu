@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PhaseOrder and DeviceBuffer on the GPU: a phase on another stream must wait for the previous phase, and the
 // caller's `after` events are honoured. Each test puts a long spin kernel before the dependency, so it would read
 // the unwritten value if the edge were missing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared plan cache: hits, misses, LRU eviction, busy plans, clear() while in use, many threads.
 
 #include <gtest/gtest.h>

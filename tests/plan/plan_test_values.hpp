@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Values shared by the plan-layer tests that call FFT and Matmul as users do: host tensors of given values, random
 // values, and a float64 reference product.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Read-only views (TensorView::read_only, from as_read_only or a DLPack tensor flagged read-only): every place that
 // writes refuses them with InvalidArgument naming the operand, on every path (class and function form, cache miss
 // and hit, CPU and CUDA execution, copy), leaves the destination untouched and the object usable; reading them works.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs COPIES processes of one GPU test at once, ROUNDS times. Other processes time-slice the GPU, which widens
 # ordering windows that one process alone rarely opens (docs/misuse.md, "Threads and soak": a transform that ran
 # before cuFFT's own plan setup failed here in 54 of 180 runs and never alone).

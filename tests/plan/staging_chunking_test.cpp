@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The staging engine's chunk arithmetic and host copy pool (CPU only): counts, remainders, the memory limit and
 // its errors, and parallel strided copies against the serial reference.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The staging engine on the GPU: a pipelined run whose compute step throws mid-way (also while the next chunk is
 // packed on the copy pool) drains, leaks no device memory and leaves the pipeline usable; the caller's stream is
 // ordered before and after the internal streams; large pageable cuplan::copy round trips (the engine's path) are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared stream-contract mechanism: execution/blocking resolution, lifecycle states, alignment checks.
 // The parts that enqueue GPU work (PhaseOrder, DeviceBuffer) are exercised on the GPU below and by the FFT and
 // Matmul stream tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Randomized multi-stream programs for the stress test and bench (docs/misuse.md, "Stress"). A seeded generator
 // writes a program over 8 square c64 tensors and 4 streams: FFT and Matmul in function and class forms (with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Randomized multi-stream stress (stress_program.cuh): 10,000 operations (1,000 under CUPLAN_TEST_SHORT=1) over 4
 // streams and 8 tensors must give the same tensors as the same program on one stream; with the ordering checker on, the
 // correct program raises nothing and a planted missing edge raises OrderingError. The longer run is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Threads and soak, through the public API as users call it:
 // - 16 threads run FFT and Matmul, class and function forms, on random shapes and dtypes, each checked against a
 //   float64 reference (outputs poisoned first). On the CPU execution space (run under TSan by

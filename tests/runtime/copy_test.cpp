@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuplan::copy and Tensor::to: every layout class against a reference index loop, on random bytes with a
 // poisoned destination. Host <-> host runs everywhere; paths through a GPU need one.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices: identity and formatting (no GPU needed), the no-GPU behaviour, and device selection on a GPU.
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DLPack stream handshake on the GPU: a producer stream held busy, an export (or import) for a consumer stream,
 // and a kernel on the consumer that must see the producer's final values; the host never waits in between.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DLPack exchange with ownership on host tensors: export fields for every dtype, memory kept alive by the managed
 // tensor after the Tensor is gone, export -> import round trips with the deleter called exactly once, and misuse.
 

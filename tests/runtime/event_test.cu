@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events: the `after` list (no GPU needed), the no-GPU behaviour, recording and ordering across streams (with a
 // control proving the ordering test is sensitive), completion, timing, and move semantics.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host streams: without a GPU, Stream, Event, StreamScope and current_stream() work on the CPU (work runs at the
 // call, events complete at once with host timestamps), and the CPU paths of FFT, Matmul and copy take them as
 // their stream and `after` events. On a machine with a GPU these tests skip: there every stream is a CUDA stream.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A user memory resource serves every device allocation cuplan makes (tensors, FFT and Matmul workspaces, staging
 // of host operands, internal copies): a counting resource sees each allocation freed exactly once with its size,
 // cuplan's own pool hands out nothing meanwhile, and a free waits for the last stream that used the memory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory-resource API checks that need no GPU: argument validation, and NotSupported without a CUDA device.
 
 #include <gtest/gtest.h>

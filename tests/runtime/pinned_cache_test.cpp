@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pinned host cache's bookkeeping (docs/staging.md), on plain heap memory: reuse of a fitting block, rounding,
 // the bound on how much larger a reused block may be, the cap on idle bytes with least-recently-freed eviction,
 // trimming, and the retry after a failed allocation.

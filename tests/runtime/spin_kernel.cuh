@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Kernels and helpers for ordering tests.
 //  - spin_kernel / spin_then_write: keep a stream busy for a known number of clock cycles (clock64).

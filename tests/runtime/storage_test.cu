@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream-ordered release of device memory: memory dropped on s1 while s2 still reads it must not be handed out
 // again before s2's work is done, and (control) without the recorded use the pool does hand the same bytes back.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The current stream: default, StreamScope nesting and restoring (also by exception), Stream::use(), per thread and
 // per device, the CUPLAN_PER_THREAD_DEFAULT_STREAM environment variable, and keeping a used stream alive.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams: the no-GPU behaviour, ownership and move semantics, the default and external streams, conversions, and
 // the stream operations (synchronize, done, wait on another stream) observed through kernels.
 

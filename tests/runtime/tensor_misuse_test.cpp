@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Misuse of views and copies, table-driven: malformed DLPack tensors (every field), and cuplan::copy between
 // overlapping views, which must behave like memmove.
 

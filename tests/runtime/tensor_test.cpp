@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor and TensorRef: host allocation, sharing semantics, wraps, and device allocation rules.
 
 #include <gtest/gtest.h>

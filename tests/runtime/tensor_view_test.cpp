@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TensorView: validation messages, axis access, contiguity, memory-space detection, DLPack, layout helpers.
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Table-driven misuse tests: each row is one call, the exception type it must raise and fragments its message must
 // contain (the operand, the expected and the actual value). A row that raises nothing, or another type, fails.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs one test of this test binary in a second process (fork + exec of /proc/self/exe), so that a test can show
 // what a fresh process sees: nothing is shared but the files and the environment passed here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Helpers shared by the tests: GPU gating, random data, poisoning, relative error.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the host time of one Matmul::execute goes, for a 64^3 f32 product: the same cublasLtMatmul call made with
 // the raw user's descriptors, with descriptors that differ from them in one respect each, with cuplan's own plan
 // (LtPlan::run), and through Matmul::execute. Each figure is host microseconds per call, median of interleaved

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CUDA backend: one cuFFT plan (cufftXtMakePlanMany, 64-bit layout, auto-allocation off) over the planning
 // layer's layout, with the workspace owned by the caller. Execution loops over the batch dimensions that did not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "fft/cufft/cufft_check.hpp"
 
 #include <string>

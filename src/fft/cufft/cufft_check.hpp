@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // cuFFT status codes to cuplan exceptions (LibraryError, OutOfMemory for CUFFT_ALLOC_FAILED).
 

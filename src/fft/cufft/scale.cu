@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Normalisation of FFT results: one grid-stride kernel over the compute output's (extent, stride) walk.
 
 #include <cuda_fp16.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Interface of the normalisation kernel, kept free of fmt and cuplan headers so that nvcc compiles it alone.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "fft/fftw/fftw_backend.hpp"
 
 #include <fftw3.h>

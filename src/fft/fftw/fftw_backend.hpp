@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CPU backend: FFTW guru64 plans (float and double) over the planning layer's layout.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "matmul/cpu/cpu_backend.hpp"
 
 #include <cblas.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CPU execution of a planned product: OpenBLAS gemm per batch entry, then beta C and the epilog in C++.
 

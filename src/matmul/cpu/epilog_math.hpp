@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The epilog functions exactly as cuBLASLt defines them (gelu: tanh approximation), shared by the CPU backend.
 

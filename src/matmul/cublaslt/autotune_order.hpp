@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The pure selection rule of Matmul::autotune, apart from the timing so that it is tested on any host.
 

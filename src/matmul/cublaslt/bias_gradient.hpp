@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Bias gradient of the bgrada / bgradb epilogs computed by a separate reduction, for the products cuBLASLt has no
 // fused algorithm for (it offers these epilogs only for some dtype and transposition combinations).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // cuBLASLt execution of a planned product: descriptors made once at plan time, heuristic candidates, autotuning,
 // and an execute path that is one cublasLtMatmul call plus pointer updates when operands changed.

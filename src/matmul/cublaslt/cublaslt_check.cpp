@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "matmul/cublaslt/cublaslt_check.hpp"
 
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // cuBLASLt status codes to cuplan exceptions (LibraryError, OutOfMemory for CUBLAS_STATUS_ALLOC_FAILED).
 

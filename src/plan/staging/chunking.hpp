@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Chunk arithmetic of the staging engine (docs/staging.md): how many chunks of how many units a host operand is
 // split into so that the device memory of one call stays within a limit. Pure: no CUDA, no allocation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A persistent pool of host threads for the staging engine's pageable <-> pinned copies. One thread cannot reach
 // the host's memory bandwidth, and creating threads per call would cost more than a small copy: the pool starts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Pinned host staging buffers of one object, allocated once and reused by every later call (cudaMallocHost costs
 // milliseconds). The staging engine fills slot i % slots for chunk i; release() gives the memory back.

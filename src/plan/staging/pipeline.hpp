@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The staging engine (docs/staging.md): runs a host-operand call chunk by chunk. For chunk i the host packs its
 // input into a pinned slot (host threads; pinned operands are DMA'd directly), the upload stream copies it to the
