@@ -27,9 +27,6 @@ if(NOT TARGET cuplan_openblas)
   target_link_libraries(cuplan_openblas INTERFACE ${CUPLAN_OPENBLAS_LIBRARY})
 endif()
 
-# DLPack is optional: the DLTensor constructor of TensorView is compiled only when the header exists.
-find_path(CUPLAN_DLPACK_INCLUDE_DIR dlpack/dlpack.h)
-
 # CCCL (libcu++ for cuda::stream_ref, Thrust, CUB) ships inside the toolkit under include/cccl since CUDA 13;
 # nvcc finds it by itself, the host compiler needs the path.
 find_path(CUPLAN_CCCL_INCLUDE_DIR cuda/stream_ref HINTS ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES cccl REQUIRED)

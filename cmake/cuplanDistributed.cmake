@@ -46,7 +46,8 @@ set_target_properties(cuplan_distributed_objects PROPERTIES
   POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden
   VISIBILITY_INLINES_HIDDEN ON)
 target_include_directories(cuplan_distributed_objects
-  PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${CUPLAN_GENERATED_INCLUDE_DIR}>
+  PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_include_directories(cuplan_distributed_objects SYSTEM PUBLIC $<BUILD_INTERFACE:${CUPLAN_CCCL_INCLUDE_DIR}>)
 target_compile_definitions(cuplan_distributed_objects PUBLIC $<$<COMPILE_LANGUAGE:CUDA>:FMT_USE_CONSTEXPR=1>)
 target_link_libraries(cuplan_distributed_objects PUBLIC CUDA::cudart fmt::fmt PRIVATE cuplan_nccl)
@@ -56,7 +57,9 @@ target_compile_options(cuplan_distributed_objects PRIVATE
 
 add_library(cuplan_distributed SHARED $<TARGET_OBJECTS:cuplan_distributed_objects>)
 add_library(cuplan::distributed ALIAS cuplan_distributed)
-set_target_properties(cuplan_distributed PROPERTIES VERSION ${PROJECT_VERSION} EXPORT_NAME distributed)
+# The same SOVERSION rule as the core library (cmake/cuplanVersion.cmake): libcuplan_distributed.so.0.1.
+set_target_properties(cuplan_distributed PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${CUPLAN_SOVERSION}
+  EXPORT_NAME distributed)
 target_link_libraries(cuplan_distributed PUBLIC cuplan::cuplan PRIVATE $<BUILD_INTERFACE:cuplan_nccl>)
 
 add_library(cuplan_distributed_internal STATIC $<TARGET_OBJECTS:cuplan_distributed_objects>)

@@ -9,6 +9,7 @@ install(TARGETS cuplan EXPORT cuplanTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY include/cuplan DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CUPLAN_GENERATED_INCLUDE_DIR}/cuplan/config.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cuplan)
 install(EXPORT cuplanTargets NAMESPACE cuplan:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cuplan)
 configure_package_config_file(cmake/cuplanConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/cuplanConfig.cmake

@@ -8,6 +8,7 @@
 #include "cuplan/tensor.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// Turns the ordering checker on or off for the whole process (on at load when the environment has
 /// CUPLAN_CHECK=1). While on, every FFT and Matmul execute and every cuplan::copy checks the memory it reads and
@@ -24,4 +25,5 @@ CUPLAN_API bool checking() noexcept;
 /// library's stream). A no-op while the checker is off.
 CUPLAN_API void assume_ordered(const TensorView& view, StreamRef stream);
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

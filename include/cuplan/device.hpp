@@ -8,6 +8,7 @@
 #include "cuplan/export.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// True when the CUDA runtime finds at least one usable device. False (never an exception) on a machine with
 /// no driver or no GPU, where cuplan runs everything on the CPU.
@@ -75,4 +76,5 @@ class CUPLAN_API DeviceScope {
   int previous_ = -1;
 };
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

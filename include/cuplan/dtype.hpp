@@ -15,6 +15,7 @@
 #include "cuplan/export.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// The element types cuplan knows, as DType holds them (the constants cuplan::f32, cuplan::c64, ... name them).
 enum class DTypeCode : std::uint8_t {
@@ -231,4 +232,5 @@ struct dtype_traits<std::int64_t> {
 template <class T>
 inline constexpr DType dtype_of = dtype_traits<std::remove_cv_t<T>>::value;
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

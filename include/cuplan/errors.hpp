@@ -9,6 +9,7 @@
 #include "cuplan/export.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// Base of every exception thrown by cuplan.
 class CUPLAN_API Error : public std::runtime_error {
@@ -77,4 +78,5 @@ class CUPLAN_API CudaError : public LibraryError {
   using LibraryError::LibraryError;
 };
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

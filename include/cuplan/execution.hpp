@@ -11,6 +11,7 @@
 #include "cuplan/export.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// Execution space. `automatic` uses CUDA when a device is present, otherwise the CPU.
 class CUPLAN_API Execution {
@@ -89,4 +90,5 @@ CUPLAN_API void clear();                             ///< destroys idle plans; p
 CUPLAN_API void reset_stats();
 }  // namespace plan_cache
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

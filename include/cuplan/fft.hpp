@@ -19,6 +19,7 @@
 #include "cuplan/tensor.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// Complex-to-complex, real-to-complex (forward only) or complex-to-real (inverse only).
 enum class FFTType { c2c, r2c, c2r };
@@ -92,9 +93,11 @@ struct FFTExecuteOptions {
   std::optional<TensorView> out{};
 };
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 namespace detail {
 class FftImpl;
-}
+}  // namespace detail
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// A planned FFT over one operand layout. Move-only. Phases (plan, execute, reset_operand) may run on different
 /// streams: each waits for the object's previous phase with an event, so the object's own state never races.
@@ -176,6 +179,7 @@ CUPLAN_API std::string_view to_string(Direction direction);
 CUPLAN_API std::string_view to_string(Normalization normalization);
 /// @}
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
 
 template <>

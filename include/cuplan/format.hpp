@@ -5,7 +5,7 @@
 //   TensorView "TensorView(c64, shape=[64, 256], strides=[256, 1], device=cuda:0, memory=device)" (", read-only"
 //   before the parenthesis when read_only()),
 //   Tensor "Tensor(c64, shape=[64, 256], strides=[256, 1], device=cuda:0, memory=device, owning)",
-//   Error "InvalidArgument: <message>",
+//   Error "InvalidArgument: <message>" (each of the eight error classes of cuplan/errors.hpp),
 //   enums by name (Direction "inverse", Epilog "gelu_bias", Compute "tf32", LogLevel "warning", ...),
 //   Execution "automatic" / "cuda" / "cuda:1" / "cpu" / "cpu(threads=4)",
 //   Stream "Stream(0x5581..., cuda:0, owning)" or "Stream(moved-from)", StreamRef "StreamRef(0x5581...)" or
@@ -31,6 +31,7 @@
 #include "cuplan/tensor.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// \name Names of enums
 /// @{
@@ -139,6 +140,7 @@ inline std::string_view error_kind(const Error& error) noexcept {
   return "Error";
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
 
 template <>
@@ -204,17 +206,16 @@ struct fmt::formatter<cuplan::Tensor> {
   }
 };
 
-/// Every cuplan exception, by reference to its most derived class: "<kind>: <message>".
-template <class E>
-struct fmt::formatter<E, char, std::enable_if_t<std::is_base_of_v<cuplan::Error, E>>> {
+namespace cuplan::detail {
+/// Formats a cuplan exception as "<kind>: <message>", the kind being its most derived class (error_kind).
+struct ErrorFormatter {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   template <class FormatContext>
-  auto format(const E& error, FormatContext& ctx) const {
-    return fmt::format_to(ctx.out(), "{}: {}", cuplan::error_kind(error), error.what());
+  auto format(const Error& error, FormatContext& ctx) const {
+    return fmt::format_to(ctx.out(), "{}: {}", error_kind(error), error.what());
   }
 };
 
-namespace cuplan::detail {
 /// Formats any enum that has a cuplan::to_string overload, by name.
 template <class Enum>
 struct EnumFormatter : fmt::formatter<std::string_view> {
@@ -232,6 +233,26 @@ inline const char* default_stream_name(cudaStream_t handle) noexcept {
   return nullptr;
 }
 }  // namespace cuplan::detail
+
+// Every cuplan exception class, "<kind>: <message>". Full specializations, one per class: fmt 10 and later format
+// every std::exception in <fmt/std.h> through a partial specialization, and a partial one of cuplan's own would be
+// ambiguous with it. An Error formatted through a reference to a base class still names its most derived class.
+template <>
+struct fmt::formatter<cuplan::Error> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::InvalidArgument> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::NotSupported> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::StateError> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::OutOfMemory> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::OrderingError> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::LibraryError> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::CudaError> : cuplan::detail::ErrorFormatter {};
 
 template <>
 struct fmt::formatter<cuplan::Direction> : cuplan::detail::EnumFormatter<cuplan::Direction> {};

@@ -20,6 +20,7 @@
 #include "cuplan/tensor.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// What happens to the product after alpha/beta scaling (cuBLASLt's epilogues, same definitions on every backend).
 /// bias: D[m, n] += bias[m] (bias per row of D, length M). gelu is the tanh approximation
@@ -180,9 +181,11 @@ struct MatmulResult {
   Tensor bias_gradient{};  ///< *_bgrad, bgrada, bgradb, else empty
 };
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 namespace detail {
 class MatmulImpl;
-}
+}  // namespace detail
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// A planned product bound to its operands. Move-only. The result of execute() has shape batch... x M x N and the
 /// dtype of D; it lives with the operands (on the host for host operands). Its layout is planned, the same on every
@@ -256,6 +259,7 @@ CUPLAN_API const char* to_string(Epilog epilog) noexcept;
 CUPLAN_API const char* to_string(Compute compute) noexcept;
 /// @}
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
 
 template <>

@@ -13,6 +13,7 @@
 #include "cuplan/export.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// A stream-ordered source of device memory. Every device allocation cuplan makes (tensors, workspaces, staging
 /// buffers, internal copies) calls allocate() on the resource set for its device, with that device current, and
@@ -96,4 +97,5 @@ CUPLAN_API Stats stats(Device device);
 CUPLAN_API void reset_peak(Device device);
 
 }  // namespace memory
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

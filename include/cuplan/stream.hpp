@@ -16,15 +16,16 @@
 #include "cuplan/export.hpp"
 
 namespace cuplan {
-
-class Stream;
-class Event;
-
+// The library's internals, outside the versioned namespace (src/ declares them there too).
 namespace detail {
 class StreamHandle;  // shared owner of a cudaStream_t made by cuplan (see Stream)
 struct ScopeEntry;   // an open StreamScope, shared with its thread's current-stream slot
 struct Access;       // the library's own access to ownership (defined inside the library only)
 }  // namespace detail
+inline namespace CUPLAN_ABI_NAMESPACE {
+
+class Stream;
+class Event;
 
 /// A non-owning reference to a CUDA stream: what options and calls take. Implicit from Stream, cudaStream_t and
 /// cuda::stream_ref. Comparing two refs compares the underlying streams. Without a GPU every stream is a host stream
@@ -263,4 +264,5 @@ class CUPLAN_API StreamScope {
   std::shared_ptr<detail::ScopeEntry> entry_;
 };
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

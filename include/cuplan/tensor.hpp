@@ -11,40 +11,22 @@
 #include <span>
 #include <utility>
 
+#include "cuplan/config.hpp"
 #include "cuplan/device.hpp"
+#include "cuplan/dlpack.hpp"
 #include "cuplan/dtype.hpp"
 #include "cuplan/export.hpp"
 #include "cuplan/stream.hpp"
 
-#if __has_include(<dlpack/dlpack.h>)
-#include <dlpack/dlpack.h>
-#define CUPLAN_HAS_DLPACK 1
-// DLPack 1.0 added DLManagedTensorVersioned; 1.1 the float8 codes. DLPack 0.x has neither.
-#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
-#define CUPLAN_HAS_DLPACK_VERSIONED 1
-#else
-#define CUPLAN_HAS_DLPACK_VERSIONED 0
-#endif
-#if defined(DLPACK_MAJOR_VERSION) && \
-    (DLPACK_MAJOR_VERSION > 1 || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 1))
-#define CUPLAN_HAS_DLPACK_FLOAT8 1
-#else
-#define CUPLAN_HAS_DLPACK_FLOAT8 0
-#endif
-#else
-#define CUPLAN_HAS_DLPACK_FLOAT8 0
-#define CUPLAN_HAS_DLPACK_VERSIONED 0
-#define CUPLAN_HAS_DLPACK 0
-#endif
-
 namespace cuplan {
-
-class TensorRef;
-
+// The library's internals, outside the versioned namespace (src/ declares them there too).
 namespace detail {
 class Storage;  // owned device or host memory with its stream-use record
 struct Access;  // the library's own access to ownership (defined inside the library only)
 }  // namespace detail
+inline namespace CUPLAN_ABI_NAMESPACE {
+
+class TensorRef;
 
 /// Up to `max_rank` extents or strides, stored inline (no allocation). Shapes and strides count elements.
 class CUPLAN_API Dims {
@@ -140,58 +122,41 @@ class CUPLAN_API TensorView {
       : TensorView(static_cast<const void*>(data), dtype_of<T>, shape, braced_strides(strides), device) {}
   /// Full description with the memory space stated: no pointer query (used where the space is known).
   TensorView(const void* data, DType dtype, Shape shape, Strides strides, Device device, MemorySpace space);
-#if CUPLAN_HAS_DLPACK
-  /// From a DLPack tensor (CPU, CUDA, CUDA host and managed devices; f16/bf16/f32/f64/complex/int types, and f8
-  /// with DLPack 1.1 headers). Borrowed: nothing is ordered or kept alive; Tensor::from_dlpack takes ownership and
-  /// makes the stream handshake.
-  explicit TensorView(const DLTensor& tensor);
-#endif
+  /// From a DLPack tensor (CPU, CUDA, CUDA host and managed devices; f16/bf16/f32/f64/complex/int types and f8).
+  /// Borrowed: nothing is ordered or kept alive; Tensor::from_dlpack takes ownership and makes the stream handshake.
+  explicit TensorView(const dlpack::DLTensor& tensor);
+  /// The same from the `DLTensor` of a DLPack header the caller includes (any version: the layout is the same).
+  template <class T>
+  requires detail::DLPackForeignTensor<T>
+  explicit TensorView(const T& tensor) : TensorView(*dlpack::cast<const dlpack::DLTensor>(&tensor)) {}
 
   /// Pointer to the element at index 0 of every axis.
-  void* data() const noexcept {
-    return data_;
-  }
+  void* data() const noexcept { return data_; }
   /// The same as `T*` (not checked against dtype()).
   template <class T>
   T* data() const noexcept {
     return static_cast<T*>(data_);
   }
   /// Element type.
-  DType dtype() const noexcept {
-    return dtype_;
-  }
+  DType dtype() const noexcept { return dtype_; }
   /// Extents.
-  const Shape& shape() const noexcept {
-    return shape_;
-  }
+  const Shape& shape() const noexcept { return shape_; }
   /// Strides in elements.
-  const Strides& strides() const noexcept {
-    return strides_;
-  }
+  const Strides& strides() const noexcept { return strides_; }
   /// Extent / stride of axis `axis`; negative indices count from the end (InvalidArgument if out of range).
   std::int64_t size(int axis) const;
   /// Stride of axis `axis` in elements; negative indices count from the end (InvalidArgument if out of range).
   std::int64_t stride(int axis) const;
   /// The device of the memory (the CPU for host memory).
-  Device device() const noexcept {
-    return device_;
-  }
+  Device device() const noexcept { return device_; }
   /// Where the memory lives.
-  MemorySpace memory_space() const noexcept {
-    return space_;
-  }
+  MemorySpace memory_space() const noexcept { return space_; }
   /// True for host memory, pageable or pinned.
-  bool on_host() const noexcept {
-    return space_ == MemorySpace::host_pageable || space_ == MemorySpace::host_pinned;
-  }
+  bool on_host() const noexcept { return space_ == MemorySpace::host_pageable || space_ == MemorySpace::host_pinned; }
   /// Number of axes.
-  int ndim() const noexcept {
-    return shape_.size();
-  }
+  int ndim() const noexcept { return shape_.size(); }
   /// Number of elements (product of the extents).
-  std::int64_t numel() const noexcept {
-    return numel_;
-  }
+  std::int64_t numel() const noexcept { return numel_; }
   /// True for dense row-major layout (size-1 axes may have any stride).
   bool is_contiguous() const noexcept;
   /// Bytes between the lowest and highest addressed element, plus one element (0 when empty).
@@ -199,9 +164,7 @@ class CUPLAN_API TensorView {
   /// True when the memory may only be read: cuplan refuses the view wherever it would write (an `out`, the operand
   /// of an in-place FFT, the `dst` of copy) with InvalidArgument naming the operand. Set by as_read_only() and by
   /// Tensor::from_dlpack for a DLPack 1.x tensor flagged read-only; kept by copies of the view.
-  bool read_only() const noexcept {
-    return read_only_;
-  }
+  bool read_only() const noexcept { return read_only_; }
   /// The same view, read-only (read_only()).
   TensorView as_read_only() const noexcept {
     TensorView view = *this;
@@ -224,7 +187,6 @@ class CUPLAN_API TensorView {
   bool read_only_ = false;
 };
 
-#if CUPLAN_HAS_DLPACK
 /// The stream handshake of a DLPack exchange (the `stream` argument of DLPack's `__dlpack__`): after the call, work
 /// enqueued on the consumer's stream sees the producer's writes. The ordering is made on the GPU (an event recorded
 /// on each producer stream and waited for on the consumer's); the host does not wait.
@@ -237,7 +199,6 @@ struct DLPackExchange {
   /// one. Unset on import: no ordering is made (the producer ordered the exchange itself, as `__dlpack__` does).
   std::optional<StreamRef> producer{};
 };
-#endif
 
 /// How host memory of an owning Tensor is allocated.
 enum class HostMemory : std::uint8_t { pageable, pinned };
@@ -325,34 +286,40 @@ class CUPLAN_API Tensor {
   /// The stream the memory was allocated on (the stream its release is enqueued on).
   StreamRef allocation_stream() const noexcept;
 
-#if CUPLAN_HAS_DLPACK
   /// Export as a DLPack managed tensor that shares ownership of the memory: this Tensor may be destroyed first, and
   /// the memory stays alive until the consumer calls the returned tensor's deleter (exactly once). Shape and strides
   /// are owned by the returned object; `data` is the start of the owned memory and `byte_offset` leads to element 0.
   /// The consumer's stream is ordered after the producer's work (DLPackExchange) and recorded as a use of the
-  /// memory. InvalidArgument for a Tensor that owns nothing (Tensor::wrap); NotSupported for a dtype DLPack's header
-  /// has no code for (f8 before DLPack 1.1).
-  DLManagedTensor* to_dlpack(const DLPackExchange& exchange = {}) const;
-#if CUPLAN_HAS_DLPACK_VERSIONED
-  /// The same as a DLPack 1.x versioned managed tensor (version set to the header's; flags
-  /// DLPACK_FLAG_BITMASK_READ_ONLY for a read-only Tensor, else 0). The legacy DLManagedTensor of to_dlpack has no
-  /// flags to say it.
-  DLManagedTensorVersioned* to_dlpack_versioned(const DLPackExchange& exchange = {}) const;
-#endif
+  /// memory. InvalidArgument for a Tensor that owns nothing (Tensor::wrap). A caller holding a DLPack header's own
+  /// `DLManagedTensor*` converts with dlpack::cast.
+  dlpack::DLManagedTensor* to_dlpack(const DLPackExchange& exchange = {}) const;
+  /// The same as a DLPack 1.x versioned managed tensor (version 1.1, dlpack::version; flags dlpack::flag_read_only
+  /// for a read-only Tensor, else 0). The legacy DLManagedTensor of to_dlpack has no flags to say it.
+  dlpack::DLManagedTensorVersioned* to_dlpack_versioned(const DLPackExchange& exchange = {}) const;
   /// Import a DLPack managed tensor, taking ownership: the Tensor and its copies keep the memory alive, and the
   /// managed tensor's deleter is called exactly once, when the last copy is gone and the work cuplan recorded on
   /// the memory has finished (the host waits for it then: the deleter is a host call). The DLTensor is checked as
-  /// TensorView(const DLTensor&) checks it; on an error the deleter is not called and ownership stays with the
-  /// caller. The consumer's stream (DLPackExchange::stream) becomes the tensor's allocation stream, and it waits for
-  /// DLPackExchange::producer when one is given. InvalidArgument for a null pointer.
-  static Tensor from_dlpack(DLManagedTensor* managed, const DLPackExchange& exchange = {});
-#if CUPLAN_HAS_DLPACK_VERSIONED
-  /// The same for a DLPack 1.x versioned managed tensor. NotSupported for a major version other than the header's
-  /// (the deleter is then called, as DLPack requires of a consumer that cannot read the tensor). A tensor flagged
-  /// DLPACK_FLAG_BITMASK_READ_ONLY gives a read-only Tensor (read_only()): cuplan reads it and refuses to write it.
-  static Tensor from_dlpack(DLManagedTensorVersioned* managed, const DLPackExchange& exchange = {});
-#endif
-#endif
+  /// TensorView(const dlpack::DLTensor&) checks it; on an error the deleter is not called and ownership stays with
+  /// the caller. The consumer's stream (DLPackExchange::stream) becomes the tensor's allocation stream, and it waits
+  /// for DLPackExchange::producer when one is given. InvalidArgument for a null pointer.
+  static Tensor from_dlpack(dlpack::DLManagedTensor* managed, const DLPackExchange& exchange = {});
+  /// The same for a DLPack 1.x versioned managed tensor. NotSupported for a major version other than 1 (the
+  /// deleter is then called, as DLPack requires of a consumer that cannot read the tensor). A tensor flagged
+  /// read-only (dlpack::flag_read_only) gives a read-only Tensor (read_only()): cuplan reads it and refuses to write
+  /// it.
+  static Tensor from_dlpack(dlpack::DLManagedTensorVersioned* managed, const DLPackExchange& exchange = {});
+  /// The same for the `DLManagedTensor` of a DLPack header the caller includes.
+  template <class M>
+  requires detail::DLPackForeignManaged<M>
+  static Tensor from_dlpack(M* managed, const DLPackExchange& exchange = {}) {
+    return from_dlpack(dlpack::cast<dlpack::DLManagedTensor>(managed), exchange);
+  }
+  /// The same for the `DLManagedTensorVersioned` of a DLPack 1.x header the caller includes.
+  template <class M>
+  requires detail::DLPackForeignManagedVersioned<M>
+  static Tensor from_dlpack(M* managed, const DLPackExchange& exchange = {}) {
+    return from_dlpack(dlpack::cast<dlpack::DLManagedTensorVersioned>(managed), exchange);
+  }
 
  private:
   friend class TensorRef;
@@ -422,4 +389,5 @@ CUPLAN_API void copy(const Tensor& src, const TensorView& dst, std::optional<Str
 CUPLAN_API void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> stream = {});
 /// @}
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

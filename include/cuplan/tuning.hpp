@@ -7,7 +7,9 @@
 
 #include "cuplan/export.hpp"
 
-namespace cuplan::tuning {
+namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
+namespace tuning {
 
 /// Writes the process's tuning to `path` (a text file, replaced as a whole): every Matmul autotune choice, keyed by
 /// the problem, the device name, the compute capability and the cuBLASLt version, and FFTW's wisdom in double and
@@ -23,4 +25,6 @@ CUPLAN_API void save(const std::string& path);
 /// rejects, is InvalidArgument naming the path and what was wrong, and changes nothing.
 CUPLAN_API void load(const std::string& path);
 
-}  // namespace cuplan::tuning
+}  // namespace tuning
+}  // namespace CUPLAN_ABI_NAMESPACE
+}  // namespace cuplan

@@ -7,6 +7,7 @@
 #include "cuplan/tensor.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
 
@@ -83,4 +84,5 @@ Strides column_major_strides(const Shape& shape) {
   return strides;
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -12,6 +12,7 @@
 #include "cuplan/errors.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 LibraryError::LibraryError(std::string library, std::string call, int status, std::string status_name,
                            std::string message)
@@ -20,6 +21,8 @@ LibraryError::LibraryError(std::string library, std::string call, int status, st
       call_(std::move(call)),
       status_(status),
       status_name_(std::move(status_name)) {}
+
+}  // namespace CUPLAN_ABI_NAMESPACE
 
 namespace detail {
 
@@ -62,4 +65,6 @@ void report_in_noexcept(cudaError_t status, const char* call, SourceLocation whe
 }
 
 }  // namespace detail
+
+inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

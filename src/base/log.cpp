@@ -15,6 +15,8 @@
 #include "cuplan/format.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
+
 namespace detail {
 namespace {
 
@@ -70,6 +72,8 @@ void emit_log(LogLevel level, std::string_view message) {
 
 }  // namespace detail
 
+inline namespace CUPLAN_ABI_NAMESPACE {
+
 void set_logger(Logger logger) {
   auto& s = detail::slot();
   std::unique_lock lock(s.mutex);
@@ -95,4 +99,5 @@ void log_message(LogLevel level, std::string_view message) {
   detail::emit_log(level, message);
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

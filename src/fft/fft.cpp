@@ -7,6 +7,7 @@
 #include "fft/fft_impl.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 namespace {
 
 detail::FftImpl& live(const std::unique_ptr<detail::FftImpl>& impl, const char* method) {
@@ -104,4 +105,5 @@ std::string_view to_string(Normalization normalization) {
   return "?";
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -12,6 +12,7 @@
 #include "plan/cached_call.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 namespace {
 
 // Everything that defines an FftImpl: the operand view (dtype, shape, strides, device, memory space, alignment
@@ -132,4 +133,5 @@ void irfft(TensorRef x, const TensorView& out, FFTOptions options) {
   run(std::move(x), options, FFTType::c2r, Direction::inverse, &out);
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -32,7 +32,9 @@
 #include "fft/fftw/fftw_backend.hpp"
 #include "plan/tuning_store.hpp"
 
-namespace cuplan::tuning {
+namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
+namespace tuning {
 namespace {
 
 constexpr std::string_view kHeader = "cuplan-tuning 1";
@@ -178,4 +180,6 @@ void load(const std::string& path) {
               path);
 }
 
-}  // namespace cuplan::tuning
+}  // namespace tuning
+}  // namespace CUPLAN_ABI_NAMESPACE
+}  // namespace cuplan

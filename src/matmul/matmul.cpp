@@ -340,6 +340,7 @@ void MatmulImpl::free() noexcept {
 }  // namespace cuplan::detail
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 Matmul::Matmul(TensorRef a, TensorRef b, MatmulOptions options)
     : impl_(std::make_unique<detail::MatmulImpl>(std::move(a), std::move(b), std::move(options), "Matmul")) {}
@@ -460,4 +461,5 @@ const char* to_string(Compute c) noexcept {
   return "?";
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -8,6 +8,7 @@
 #include "plan/cached_call.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 namespace {
 
 /// Alignment (up to 16 bytes) the plan's algorithms were chosen for; a cached plan only serves operands as aligned.
@@ -89,4 +90,5 @@ MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options) {
   return run(std::move(a), std::move(b), std::move(options), "matmul_with_aux");
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -19,6 +19,7 @@
 #include "runtime/current_stream.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
 
@@ -146,6 +147,8 @@ void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> str
   copy(TensorRef(src), TensorRef(dst), stream);
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
+
 namespace detail {
 
 void release_copy_engine() noexcept {
@@ -156,4 +159,5 @@ void release_copy_engine() noexcept {
 
 }  // namespace detail
 
+inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

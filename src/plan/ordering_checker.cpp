@@ -248,6 +248,7 @@ void CheckedUses::end_checked() {
 }  // namespace cuplan::detail
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 void set_checking(bool on) {
   (void)detail::ordering_tracker();  // hooks installed
@@ -265,4 +266,5 @@ void assume_ordered(const TensorView& view, StreamRef stream) {
   detail::ordering_tracker().assume_ordered(range.begin, range.end, stream.native());
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

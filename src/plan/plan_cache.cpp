@@ -22,6 +22,8 @@
 #include "cuplan/execution.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
+
 namespace detail {
 
 PlanKey& PlanKey::add_word(std::int64_t value) {
@@ -264,6 +266,8 @@ void PlanLease::discard() noexcept {
 
 }  // namespace detail
 
+inline namespace CUPLAN_ABI_NAMESPACE {
+
 namespace plan_cache {
 PlanCacheStats stats() {
   return detail::plan_cache_instance().stats();
@@ -279,4 +283,5 @@ void reset_stats() {
 }
 }  // namespace plan_cache
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -23,6 +23,7 @@
 #include "runtime/storage.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
 
@@ -33,6 +34,8 @@ bool device_side(const TensorView& view) noexcept {
 }
 
 }  // namespace
+
+}  // namespace CUPLAN_ABI_NAMESPACE
 
 void detail::check_copy_operands(const TensorView& src, const TensorView& dst) {
   if (src.dtype() != dst.dtype()) {
@@ -46,6 +49,8 @@ void detail::check_copy_operands(const TensorView& src, const TensorView& dst) {
   detail::check_writable(dst, "dst", "copy");
   detail::check_non_overlapping(dst, "dst", "copy");
 }
+
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
 
@@ -150,6 +155,8 @@ void staged_device_to_host(const TensorView& src, const TensorView& dst, StreamR
 
 }  // namespace
 
+}  // namespace CUPLAN_ABI_NAMESPACE
+
 StreamRef detail::copy_stream(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream) {
   const bool dst_on_device = device_side(dst);
   const Device work_device = dst_on_device ? dst.device() : src.device();
@@ -226,4 +233,5 @@ void detail::copy_primitive(const TensorView& src, const TensorView& dst, std::o
   }
 }
 
+inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

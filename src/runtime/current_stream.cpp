@@ -22,6 +22,7 @@
 #include "runtime/stream_handle.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
 
@@ -93,6 +94,8 @@ StreamRef make_fallback(int device) {
 
 }  // namespace
 
+}  // namespace CUPLAN_ABI_NAMESPACE
+
 namespace detail {
 
 cudaStream_t fallback_stream_handle() noexcept {
@@ -127,6 +130,8 @@ void use_stream(StreamRef stream) {
 }
 
 }  // namespace detail
+
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 StreamRef current_stream(std::optional<Device> device) {
   int index = 0;
@@ -177,4 +182,5 @@ StreamScope::~StreamScope() {
   if (it != slot.scopes.end()) slot.scopes.erase(it);
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

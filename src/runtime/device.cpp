@@ -12,6 +12,7 @@
 #include "cuplan/errors.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
 
@@ -88,4 +89,5 @@ DeviceScope::~DeviceScope() {
   if (previous_ >= 0) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaSetDevice(previous_));
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -5,8 +5,6 @@
 
 #include "cuplan/tensor.hpp"
 
-#if CUPLAN_HAS_DLPACK
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,6 +22,9 @@
 #include "runtime/storage.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
+
+using namespace dlpack;  // DLPack's names (cuplan/dlpack.hpp)
 
 namespace {
 
@@ -52,18 +53,12 @@ DLDataType dlpack_type(DType dtype, const char* who) {
       return type;
     case DTypeCode::f8_e4m3:
     case DTypeCode::f8_e5m2:
-#if CUPLAN_HAS_DLPACK_FLOAT8
       // CUDA's __nv_fp8_e4m3 has no infinities: DLPack's e4m3fn.
       type.code = static_cast<std::uint8_t>(dtype.code() == DTypeCode::f8_e4m3 ? kDLFloat8_e4m3fn : kDLFloat8_e5m2);
       return type;
-#else
-      break;
-#endif
   }
-  throw NotSupported(fmt::format(
-      "{}: dtype: expected a dtype with a DLPack type code, got {} (DLPack headers before 1.1 have no float8 codes; "
-      "not supported)",
-      who, dtype));
+  throw NotSupported(
+      fmt::format("{}: dtype: expected a dtype with a DLPack type code, got {} (not supported)", who, dtype));
 }
 
 DLDevice dlpack_device(const TensorView& view) {
@@ -143,13 +138,11 @@ Managed* export_managed(const TensorView& view, const std::shared_ptr<detail::St
 template <class Managed>
 Tensor import_managed(Managed* managed, const DLPackExchange& exchange, const char* who) {
   TensorView view(managed->dl_tensor);  // every field checked; an error leaves ownership with the caller
-#if CUPLAN_HAS_DLPACK_VERSIONED
   // DLPack 1.x: the producer may declare the memory read-only (a NumPy array that is not writeable, a read-only
   // mapping); cuplan then refuses to write it.
   if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
-    if ((managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) view = view.as_read_only();
+    if ((managed->flags & dlpack::flag_read_only) != 0) view = view.as_read_only();
   }
-#endif
   std::optional<StreamRef> consumer = exchange.stream;
   if (!consumer && !view.on_host()) consumer = current_stream(view.device());
   // The owned bytes: from the lower of `data` and the lowest element to the end of the highest element.
@@ -188,32 +181,27 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed, const DLPackExchange& excha
   return import_managed(managed, exchange, "Tensor::from_dlpack");
 }
 
-#if CUPLAN_HAS_DLPACK_VERSIONED
-
 DLManagedTensorVersioned* Tensor::to_dlpack_versioned(const DLPackExchange& exchange) const {
   auto* managed = export_managed<DLManagedTensorVersioned>(view_, storage_, exchange, "Tensor::to_dlpack_versioned");
-  managed->version.major = DLPACK_MAJOR_VERSION;
-  managed->version.minor = DLPACK_MINOR_VERSION;
-  managed->flags = view_.read_only() ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  managed->version.major = dlpack::version.major;
+  managed->version.minor = dlpack::version.minor;
+  managed->flags = view_.read_only() ? dlpack::flag_read_only : 0;
   return managed;
 }
 
 Tensor Tensor::from_dlpack(DLManagedTensorVersioned* managed, const DLPackExchange& exchange) {
   require_managed(managed, "Tensor::from_dlpack");
-  if (managed->version.major != DLPACK_MAJOR_VERSION) {
+  if (managed->version.major != dlpack::version.major) {
     // DLPack: a consumer that cannot read the layout calls the deleter and reads nothing else.
     const std::uint32_t major = managed->version.major;
     if (managed->deleter != nullptr) managed->deleter(managed);
     throw NotSupported(fmt::format(
         "Tensor::from_dlpack: version.major: expected {} (the DLPack header cuplan was built with), got {} (not "
         "supported; the managed tensor's deleter was called)",
-        DLPACK_MAJOR_VERSION, major));
+        dlpack::version.major, major));
   }
   return import_managed(managed, exchange, "Tensor::from_dlpack");
 }
 
-#endif  // CUPLAN_HAS_DLPACK_VERSIONED
-
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
-
-#endif  // CUPLAN_HAS_DLPACK

@@ -19,6 +19,7 @@
 #include "runtime/current_stream.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
 
@@ -219,10 +220,14 @@ EventRef::EventRef(const Event& event) : handle_(event.native()) {
   }
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
+
 void detail::wait_on_host(const EventList& events) {
   if (host_streams()) return;  // host events are complete once recorded
   for (const EventRef& event : events) CUPLAN_CUDA_CHECK(cudaEventSynchronize(event.native()));
 }
+
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 EventList::EventList(std::initializer_list<EventRef> events) {
   if (events.size() > capacity) [[unlikely]] {
@@ -231,4 +236,5 @@ EventList::EventList(std::initializer_list<EventRef> events) {
   for (const EventRef& event : events) events_[size_++] = event;
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -19,6 +19,7 @@
 #include "runtime/storage.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 MemoryResource::~MemoryResource() = default;
 
@@ -81,6 +82,8 @@ std::shared_ptr<MemoryResource> default_locked(DeviceMemory& memory, int device)
 
 }  // namespace
 
+}  // namespace CUPLAN_ABI_NAMESPACE
+
 namespace detail {
 
 std::shared_ptr<MemoryResource> device_resource(int device) {
@@ -113,6 +116,8 @@ void release_to(MemoryResource& resource, int device, void* ptr, std::size_t byt
 }
 
 }  // namespace detail
+
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace memory {
 
@@ -176,4 +181,5 @@ void reset_peak(Device device) {
 }
 
 }  // namespace memory
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -22,8 +22,10 @@
 #include "cuplan/stream.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 class MemoryResource;
-}
+}  // namespace CUPLAN_ABI_NAMESPACE
+}  // namespace cuplan
 
 namespace cuplan::detail {
 

@@ -17,6 +17,7 @@
 #include "runtime/stream_handle.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
 
@@ -256,4 +257,5 @@ void Stream::use() const {
   detail::use_stream(ref());
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

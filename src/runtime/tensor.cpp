@@ -18,6 +18,7 @@
 #include "runtime/storage.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 Tensor Tensor::empty(Shape shape, DType dtype, Device device, std::optional<StreamRef> stream, HostMemory host_memory) {
   return empty_strided(shape, row_major_strides(shape), dtype, device, stream, host_memory);
@@ -148,4 +149,5 @@ Tensor TensorRef::as_tensor() const {
   return detail::Access::make_tensor(view_, storage_);
 }
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

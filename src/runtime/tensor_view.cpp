@@ -12,6 +12,9 @@
 #include "cuplan/tensor.hpp"
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
+
+using namespace dlpack;  // DLPack's names (cuplan/dlpack.hpp)
 
 PointerInfo pointer_info(const void* pointer) noexcept {
   PointerInfo info;
@@ -153,8 +156,6 @@ std::size_t TensorView::span_bytes() const noexcept {
   return static_cast<std::size_t>(highest - lowest + 1) * dtype_.size();
 }
 
-#if CUPLAN_HAS_DLPACK
-
 namespace {
 
 DType dlpack_dtype(DLDataType type) {
@@ -173,14 +174,12 @@ DType dlpack_dtype(DLDataType type) {
         if (type.bits == 64) return c64;
         if (type.bits == 128) return c128;
         break;
-#if CUPLAN_HAS_DLPACK_FLOAT8
       case kDLFloat8_e4m3fn:
         if (type.bits == 8) return f8_e4m3;
         break;
       case kDLFloat8_e5m2:
         if (type.bits == 8) return f8_e5m2;
         break;
-#endif
       case kDLInt:
         if (type.bits == 8) return i8;
         if (type.bits == 32) return i32;
@@ -191,8 +190,8 @@ DType dlpack_dtype(DLDataType type) {
     }
   }
   throw NotSupported(
-      fmt::format("TensorView(DLTensor): dtype: expected float 16/32/64, bfloat 16, complex 32/64/128 or int 8/32/64 "
-                  "with 1 lane, got (code {}, bits {}, lanes {}) (not supported)",
+      fmt::format("TensorView(DLTensor): dtype: expected float 16/32/64, bfloat 16, complex 32/64/128, int 8/32/64 or "
+                  "float8 e4m3fn/e5m2 with 1 lane, got (code {}, bits {}, lanes {}) (not supported)",
                   static_cast<int>(type.code), static_cast<int>(type.bits), static_cast<int>(type.lanes)));
 }
 
@@ -269,6 +268,5 @@ TensorView::TensorView(const DLTensor& tensor) {
   *this = TensorView(data, dtype, shape, strides, device, space);
 }
 
-#endif  // CUPLAN_HAS_DLPACK
-
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -2,8 +2,6 @@
 // libFuzzer target: TensorView(const DLTensor&) with every field drawn from the input (null pointers, negative or
 // huge ndim and extents, any dtype and device), then the view's own queries and a copy out of it.
 
-#include <dlpack/dlpack.h>
-
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
@@ -11,6 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   using namespace cuplan;
+  using namespace cuplan::dlpack;
   FuzzedDataProvider in(bytes, size);
   static std::vector<std::uint64_t> memory(1 << 14);  // the data a DLTensor may point at
   DLTensor t{};

@@ -6,8 +6,9 @@
 #   bash tests/license/check_spdx.sh --self-test   # checks the check on a scratch tree
 #
 # Source files: C++ and CUDA sources and headers, shell and Python scripts, CMake files and configured templates
-# (*.in), doxygen pages (*.dox) and .ci/run. Files listed in tests/license/spdx_pending.txt are reported as pending
-# and do not fail the check; a listed file that has its line, or no longer exists, fails it, so the list only shrinks.
+# (*.in), doxygen pages (*.dox) and .ci/run. Files listed in tests/license/spdx_pending.txt (a path, or a folder
+# ending in /) are reported as pending and do not fail the check; a listed file that has its line, or a listed path
+# that no longer has a file without one, fails it, so the list only shrinks.
 set -euo pipefail
 
 expected='SPDX-License-Identifier: Apache-2.0'
@@ -23,24 +24,38 @@ source_files() {
 
 check() {
   local root="$1" pending_file="$1/tests/license/spdx_pending.txt" file missing=() pending=() stale=()
-  local -A listed=()
+  local -A listed=() used=()
+  local entry
   if [[ -f "$pending_file" ]]; then
-    while IFS= read -r file; do
-      [[ -z "$file" || "$file" == \#* ]] || listed["$file"]=1
+    while IFS= read -r entry; do
+      [[ -z "$entry" || "$entry" == \#* ]] || listed["$entry"]=1
     done <"$pending_file"
   fi
+  # The pending entry that covers a file: the file itself, or a listed folder above it.
+  covering() {
+    local path="$1" dir
+    [[ -n "${listed[$path]:-}" ]] && { echo "$path"; return; }
+    dir="$path"
+    while [[ "$dir" == */* ]]; do
+      dir="${dir%/*}"
+      [[ -n "${listed[$dir/]:-}" ]] && { echo "$dir/"; return; }
+    done
+    return 0
+  }
   while IFS= read -r file; do
     [[ -f "$root/$file" ]] || continue
+    entry="$(covering "$file")"
     if head -n 3 "$root/$file" | grep -qF "$expected"; then
-      [[ -z "${listed[$file]:-}" ]] || stale+=("$file (has its SPDX line)")
-    elif [[ -n "${listed[$file]:-}" ]]; then
+      [[ "$entry" != "$file" ]] || stale+=("$file (has its SPDX line)")
+    elif [[ -n "$entry" ]]; then
       pending+=("$file")
+      used["$entry"]=1
     else
       missing+=("$file")
     fi
   done < <(source_files "$root")
-  for file in "${!listed[@]}"; do
-    [[ -f "$root/$file" ]] || stale+=("$file (no such file)")
+  for entry in "${!listed[@]}"; do
+    [[ -n "${used[$entry]:-}" ]] || stale+=("$entry (no file without its SPDX line)")
   done
   local count
   count="$(source_files "$root" | wc -l)"
@@ -75,6 +90,12 @@ self_test() {
   check "$scratch" >/dev/null || { echo "self-test: a pending file was refused"; return 1; }
   printf '// SPDX-License-Identifier: Apache-2.0\n' >"$scratch/src/c.cu"
   if check "$scratch" >/dev/null; then echo "self-test: a stale pending entry passed"; return 1; fi
+  mkdir -p "$scratch/src/part/deeper"
+  printf 'int d;\n' >"$scratch/src/part/deeper/d.cpp"
+  echo "src/part/" >"$scratch/tests/license/spdx_pending.txt"
+  check "$scratch" >/dev/null || { echo "self-test: a file under a pending folder was refused"; return 1; }
+  printf '// SPDX-License-Identifier: Apache-2.0\n' >"$scratch/src/part/deeper/d.cpp"
+  if check "$scratch" >/dev/null; then echo "self-test: a pending folder with nothing pending passed"; return 1; fi
   echo "self-test: ok"
 }
 

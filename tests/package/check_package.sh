@@ -68,14 +68,36 @@ if [[ "$mode" == cxx ]]; then
     echo "FAILED: the installed CMake package refers to FFTW or OpenBLAS" >&2
     exit 1
   fi
+  # The installed cuplan/config.hpp states the version; the SONAME follows it (major.minor while major is 0).
+  config="$prefix/include/cuplan/config.hpp"
+  [[ -f "$config" ]] || { echo "FAILED: $config was not installed" >&2; exit 1; }
+  major="$(sed -n 's/^#define CUPLAN_VERSION_MAJOR \([0-9]*\)$/\1/p' "$config")"
+  minor="$(sed -n 's/^#define CUPLAN_VERSION_MINOR \([0-9]*\)$/\1/p' "$config")"
+  abi="$(sed -n 's/^#define CUPLAN_ABI_NAMESPACE \([a-z0-9_]*\)$/\1/p' "$config")"
+  if [[ "$major" == 0 ]]; then expected_soname="libcuplan.so.0.$minor"; else expected_soname="libcuplan.so.$major"; fi
+  for library in "$prefix"/lib*/libcuplan.so.*.*.* "$prefix"/lib*/libcuplan_distributed.so.*.*.*; do
+    [[ -f "$library" ]] || continue
+    soname="$(objdump -p "$library" | awk '/SONAME/ {print $2}')"
+    expected="$expected_soname"
+    [[ "$library" == */libcuplan_distributed.so.* ]] && expected="${expected_soname/libcuplan/libcuplan_distributed}"
+    echo "== SONAME of $(basename "$library"): $soname"
+    [[ "$soname" == "$expected" ]] || { echo "FAILED: expected SONAME $expected" >&2; exit 1; }
+  done
+  # Every exported C++ symbol of the core library is in the inline ABI namespace (cuplan::$abi).
   library="$(ls "$prefix"/lib*/libcuplan.so.*.*.* | head -n1)"
-  soname="$(objdump -p "$library" | awk '/SONAME/ {print $2}')"
-  echo "== SONAME of $(basename "$library"): $soname"
-  [[ "$soname" == libcuplan.so.0 ]] || { echo "FAILED: expected SONAME libcuplan.so.0" >&2; exit 1; }
+  outside="$(nm -DC --defined-only "$library" | grep -E ' [TVWDBR] ' | grep -E 'cuplan::' |
+             grep -vE "cuplan::$abi::" | grep -vE '^[0-9a-f]+ [A-Za-z] (typeinfo|vtable|VTT)' || true)"
+  if [[ -n "$outside" ]]; then
+    echo "FAILED: exported symbols outside cuplan::$abi:" >&2
+    echo "$outside" | head -20 >&2
+    exit 1
+  fi
+  echo "== exported symbols: all in cuplan::$abi"
   echo "== pkg-config"
   pc_dir="$(dirname "$(ls "$prefix"/lib*/pkgconfig/cuplan.pc)")"
   flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs cuplan)"
   echo "$flags"
+  grep -qx 'Requires: fmt >= 9' "$pc_dir/cuplan.pc" || { echo "FAILED: cuplan.pc does not require fmt >= 9" >&2; exit 1; }
   # The same program built by hand from the pkg-config flags, with the strict warnings.
   g++ -std=c++20 -Wall -Wextra -Wpedantic -Wshadow -Werror "$here/main.cpp" -o "$work/pc_consumer" $flags \
     -Wl,-rpath,"$prefix/lib" -Wl,-rpath,"$(dirname "$(ls "$prefix"/lib*/libcuplan.so | head -n1)")"

@@ -3,6 +3,7 @@
 // a typed error. Exits 0 when every check holds.
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include <cuplan/cuplan.hpp>
@@ -17,6 +18,14 @@ int main() {
   };
 
   std::printf("cuplan consumer: CUDA available: %s\n", cp::cuda_available() ? "yes" : "no");
+  std::printf("cuplan %s (config.hpp): distributed %d, DLPack %d.%d\n", CUPLAN_VERSION_STRING, CUPLAN_HAS_DISTRIBUTED,
+              CUPLAN_DLPACK_MAJOR_VERSION, CUPLAN_DLPACK_MINOR_VERSION);
+#ifdef CUPLAN_CONSUMER_PACKAGE_VERSION
+  expect(std::strcmp(CUPLAN_VERSION_STRING, CUPLAN_CONSUMER_PACKAGE_VERSION) == 0,
+         "config.hpp has the version of the package found");
+#endif
+  expect(CUPLAN_HAS_DISTRIBUTED == CUPLAN_CONSUMER_HAS_DISTRIBUTED_TARGET,
+         "config.hpp says the distributed component exists exactly when cuplan::distributed does");
 
   // A 3 x 4 row-major matrix copied into a column-major host tensor: element (i, j) keeps its value.
   constexpr std::int64_t rows = 3, cols = 4;
