@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs what is missing, configures, builds, and runs every sample.
+# Installs what is missing, configures, builds the library and the samples, and runs every sample. The tests and
+# benchmarks are not built here: scripts/test.sh builds and runs them.
 #
-#   bash scripts/setup.sh              # install + configure + build + run the samples
-#   bash scripts/setup.sh --no-samples # install + configure + build only (used by scripts/test.sh)
+#   bash scripts/setup.sh              # install + configure + build library and samples + run the samples
+#   bash scripts/setup.sh --no-samples # install + configure + build only
+#   bash scripts/setup.sh --with-tests # also build the tests and benchmarks (used by scripts/test.sh)
 #
 # Environment:
 #   CUPLAN_CUDA_ARCHITECTURES  CUDA architectures to build for (default: the project's, 80 and 90 plus PTX)
@@ -15,11 +17,13 @@
 set -euo pipefail
 
 run_samples=1
+with_tests=OFF
 for arg in "$@"; do
   case "$arg" in
     --no-samples) run_samples=0 ;;
-    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
-    *) echo "setup.sh: unknown option '$arg' (expected --no-samples)" >&2; exit 2 ;;
+    --with-tests) with_tests=ON ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (expected --no-samples or --with-tests)" >&2; exit 2 ;;
   esac
 done
 
@@ -78,7 +82,8 @@ install_missing_packages() {
 configure_and_build() {
   [[ -x "$cuda_home/bin/nvcc" ]] || command -v nvcc >/dev/null 2>&1 ||
     die "no CUDA toolkit: expected nvcc in $cuda_home/bin (set CUDA_HOME) or on PATH"
-  local args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CUPLAN_BUILD_TYPE:-Release}")
+  local args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CUPLAN_BUILD_TYPE:-Release}"
+              -DCUPLAN_BUILD_TESTS="$with_tests" -DCUPLAN_BUILD_BENCHMARKS="$with_tests" -DCUPLAN_BUILD_SAMPLES=ON)
   [[ -x "$cuda_home/bin/nvcc" ]] && args+=(-DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc")
   [[ -n "${CUPLAN_CUDA_ARCHITECTURES:-}" ]] && args+=(-DCMAKE_CUDA_ARCHITECTURES="$CUPLAN_CUDA_ARCHITECTURES")
   [[ -n "${CUPLAN_STRICT_WARNINGS:-}" ]] && args+=(-DCUPLAN_STRICT_WARNINGS="$CUPLAN_STRICT_WARNINGS")
@@ -88,7 +93,11 @@ configure_and_build() {
   fi
   log "configuring in $build_dir"
   cmake "${args[@]}"
-  log "building with $jobs parallel jobs"
+  if [[ "$with_tests" == ON ]]; then
+    log "building the library, samples, tests and benchmarks with $jobs parallel jobs"
+  else
+    log "building the library and the samples with $jobs parallel jobs (scripts/test.sh builds the tests)"
+  fi
   cmake --build "$build_dir" --parallel "$jobs"
 }
 

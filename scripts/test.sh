@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs the whole test suite (unit tests, GPU tests, samples). Installs, configures and builds first when needed,
-# through scripts/setup.sh --no-samples. GPU tests and GPU samples report "skipped" on a machine without a GPU.
-# The exit code is ctest's.
+# Runs the whole test suite (unit tests, GPU tests, samples). Installs, configures and builds the library, samples,
+# tests and benchmarks first when needed, through scripts/setup.sh --no-samples --with-tests. GPU tests and GPU
+# samples report "skipped" on a machine without a GPU. The exit code is ctest's.
 #
 # Environment: as scripts/setup.sh (CUPLAN_BUILD_DIR, CUPLAN_CUDA_ARCHITECTURES, CUPLAN_BUILD_TYPE, CUDA_HOME),
 # plus CUPLAN_TEST_JOBS (parallel tests, default 2). Tests, samples and benchmarks build with warnings as errors
@@ -15,7 +15,7 @@ cd "$repo_root"
 build_dir="${CUPLAN_BUILD_DIR:-build}"
 
 # Cheap when everything is in place: no package is missing, the configure step is cached and the build is current.
-CUPLAN_STRICT_WARNINGS="${CUPLAN_STRICT_WARNINGS:-ON}" bash scripts/setup.sh --no-samples
+CUPLAN_STRICT_WARNINGS="${CUPLAN_STRICT_WARNINGS:-ON}" bash scripts/setup.sh --no-samples --with-tests
 
 status=0
 ctest --test-dir "$build_dir" --output-on-failure -j"${CUPLAN_TEST_JOBS:-2}" || status=$?
