@@ -24,8 +24,10 @@ int main() {
   expect(std::strcmp(CUPLAN_VERSION_STRING, CUPLAN_CONSUMER_PACKAGE_VERSION) == 0,
          "config.hpp has the version of the package found");
 #endif
+#ifdef CUPLAN_CONSUMER_HAS_DISTRIBUTED_TARGET  // CMake consumers; the pkg-config build has no target to compare
   expect(CUPLAN_HAS_DISTRIBUTED == CUPLAN_CONSUMER_HAS_DISTRIBUTED_TARGET,
          "config.hpp says the distributed component exists exactly when cuplan::distributed does");
+#endif
 
   // A 3 x 4 row-major matrix copied into a column-major host tensor: element (i, j) keeps its value.
   constexpr std::int64_t rows = 3, cols = 4;
