@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: Apache-2.0
+# Spack recipe for cuplan (Spack 1.x package layout). Use it from a repository of your own:
+#
+#   spack repo add packaging/spack/spack_repo/cuplan   # once, from a clone of cuplan
+#   spack install cuplan cuda_arch=90                  # or cuda_arch=80,90; +distributed for the NCCL component
+#
+# tests/packaging/check_spack.py checks this file in the test suite (it parses it and reads its directives).
+
+from spack_repo.builtin.build_systems.cmake import CMakePackage
+from spack_repo.builtin.build_systems.cuda import CudaPackage
+
+from spack.package import *
+
+
+class Cuplan(CMakePackage, CudaPackage):
+    """GPU FFT (cuFFT) and matrix products (cuBLASLt) as plan/execute objects with explicit stream semantics,
+    with the same calls on the CPU (FFTW and a BLAS library) on a machine without a GPU."""
+
+    license("Apache-2.0")
+
+    version("main", branch="main")
+
+    # cuplan needs the CUDA toolkit to build, even for CPU-only use (the CPU-only build, CUPLAN_ENABLE_CUDA=OFF,
+    # is not there yet): +cuda is the default and ~cuda is refused with that reason.
+    variant("cuda", default=True, description="Build with CUDA (cuFFT, cuBLASLt); required for now")
+    conflicts("~cuda", msg="cuplan cannot be built without the CUDA toolkit yet (no CPU-only build)")
+    conflicts("cuda_arch=none", when="+cuda", msg="set cuda_arch, e.g. cuda_arch=90 (H100/H200) or 80 (A100)")
+
+    variant("distributed", default=False, description="Distributed FFT component over NCCL (cuplan::distributed)")
+    # The CPU matrix products' BLAS. OpenBLAS only for now: the backend sets its thread count through OpenBLAS.
+    variant("blas", default="openblas", values=("openblas",), multi=False, description="BLAS of the CPU backend")
+
+    generator("ninja")
+
+    depends_on("cxx", type="build")
+    depends_on("cmake@3.25:", type="build")
+    depends_on("ninja", type="build")
+    depends_on("cuda@12:", when="+cuda")
+    depends_on("nccl", when="+distributed")
+    depends_on("fmt@9:")
+    depends_on("fftw@3 precision=float,double")
+    depends_on("openblas threads=pthreads", when="blas=openblas")
+    depends_on("googletest", type="test")
+    depends_on("doxygen", type="test")
+
+    conflicts("%gcc@:11", msg="cuplan needs C++20 (GCC 12 or newer)")
+
+    def cmake_args(self):
+        spec = self.spec
+        args = [
+            self.define("CUPLAN_BUILD_TESTS", self.run_tests),
+            self.define("CUPLAN_BUILD_SAMPLES", False),
+            self.define("CUPLAN_BUILD_BENCHMARKS", False),
+            self.define("CUPLAN_INSTALL", True),
+            self.define_from_variant("CUPLAN_BUILD_DISTRIBUTED", "distributed"),
+        ]
+        if spec.satisfies("+cuda"):
+            archs = spec.variants["cuda_arch"].value
+            args.append(self.define("CMAKE_CUDA_ARCHITECTURES", ";".join(f"{a}-real" for a in archs)))
+            args.append(self.define("CUDAToolkit_ROOT", spec["cuda"].prefix))
+        return args
