@@ -65,6 +65,4 @@ void report_in_noexcept(cudaError_t status, const char* call, SourceLocation whe
 }
 
 }  // namespace detail
-
-inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

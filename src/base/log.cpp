@@ -15,8 +15,6 @@
 #include "cuplan/format.hpp"
 
 namespace cuplan {
-inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
-
 namespace detail {
 namespace {
 

@@ -158,6 +158,4 @@ void release_copy_engine() noexcept {
 }
 
 }  // namespace detail
-
-inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -22,8 +22,6 @@
 #include "cuplan/execution.hpp"
 
 namespace cuplan {
-inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
-
 namespace detail {
 
 PlanKey& PlanKey::add_word(std::int64_t value) {

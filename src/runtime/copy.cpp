@@ -232,6 +232,4 @@ void detail::copy_primitive(const TensorView& src, const TensorView& dst, std::o
     staged_device_to_host(src, dst, on);
   }
 }
-
-inline namespace CUPLAN_ABI_NAMESPACE {}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFTW's planner thread count (fftw_plan_with_nthreads) is process-wide. cuplan sets it for each plan it makes,
 // under its planner lock, and puts the program's own count back afterwards (it was left at cuplan's last count).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenBLAS's thread count is process-wide. A CPU product runs with the count its Execution asks for, and the
 // process's own count is what it was after any number of concurrent products with different counts (it was saved
 // and restored per call without synchronisation, so concurrent calls left the process at another call's count).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Moved-from objects of every public movable type: using one is a StateError naming the type and what was done,
 // never a silent default (a moved-from Stream standing for the legacy default stream, a moved-from Tensor still
 // viewing memory it no longer owns). CPU operands; the same calls run on a GPU machine with CUDA streams.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenBLAS thread count per call: groups of calls with the same count, the process's count restored after each
 // group (blas_threads.hpp).
 

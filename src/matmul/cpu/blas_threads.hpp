@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // OpenBLAS's thread count is one process-wide setting (openblas_set_num_threads); the OpenBLAS that cuplan builds
 // against (0.3.21 on Debian 12) has no per-call or per-thread count. BlasThreads gives each CPU product the count
