@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Third-party dependencies of the library itself: the CUDA toolkit, fmt, FFTW and OpenBLAS.
+# Third-party dependencies of the library itself: the CUDA toolkit, fmt, FFTW and a BLAS library.
 find_package(CUDAToolkit 12.0 REQUIRED)
 find_package(fmt 9 REQUIRED)
 find_package(Threads REQUIRED)
@@ -17,14 +17,45 @@ if(NOT TARGET cuplan_fftw)
     ${CUPLAN_fftw3_LIBRARY} ${CUPLAN_fftw3f_LIBRARY} Threads::Threads)
 endif()
 
-# OpenBLAS: the cblas interface (cblas.h comes from the openblas package on Debian/Ubuntu).
-find_library(CUPLAN_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
-find_path(CUPLAN_CBLAS_INCLUDE_DIR cblas.h
-  PATH_SUFFIXES openblas x86_64-linux-gnu x86_64-linux-gnu/openblas-pthread aarch64-linux-gnu REQUIRED)
-if(NOT TARGET cuplan_openblas)
-  add_library(cuplan_openblas INTERFACE)
-  target_include_directories(cuplan_openblas INTERFACE ${CUPLAN_CBLAS_INCLUDE_DIR})
-  target_link_libraries(cuplan_openblas INTERFACE ${CUPLAN_OPENBLAS_LIBRARY})
+# The BLAS of the CPU matrix products, through CMake's FindBLAS: CUPLAN_BLAS_VENDOR picks OpenBLAS (default), MKL
+# (Intel10_64lp: LP64, threaded) or BLIS (FindBLAS's FLAME). Each needs its cblas header and a thread-count call of its
+# own (src/matmul/cpu/blas_vendor.hpp); the target cuplan_blas carries the library, the header's directory and
+# CUPLAN_BLAS_VENDOR_<vendor>=1.
+set(CUPLAN_BLAS_VENDOR "OpenBLAS" CACHE STRING "BLAS of the CPU matrix products: OpenBLAS, MKL or BLIS")
+set_property(CACHE CUPLAN_BLAS_VENDOR PROPERTY STRINGS OpenBLAS MKL BLIS)
+if(CUPLAN_BLAS_VENDOR STREQUAL "OpenBLAS")
+  set(BLA_VENDOR OpenBLAS)
+  set(cuplan_cblas_header cblas.h)
+  set(cuplan_cblas_suffixes openblas ${CMAKE_LIBRARY_ARCHITECTURE} ${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread)
+elseif(CUPLAN_BLAS_VENDOR STREQUAL "MKL")
+  set(BLA_VENDOR Intel10_64lp)
+  set(cuplan_cblas_header mkl_cblas.h)
+  set(cuplan_cblas_suffixes mkl)
+elseif(CUPLAN_BLAS_VENDOR STREQUAL "BLIS")
+  set(BLA_VENDOR FLAME)
+  set(cuplan_cblas_header cblas.h)
+  # Debian and Ubuntu install each threading flavour of BLIS in a directory of its own.
+  set(cuplan_cblas_suffixes blis ${CMAKE_LIBRARY_ARCHITECTURE}/blis-pthread ${CMAKE_LIBRARY_ARCHITECTURE}/blis-openmp)
+  foreach(flavour blis-pthread blis-openmp)
+    list(APPEND CMAKE_LIBRARY_PATH /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/${flavour})
+  endforeach()
+else()
+  message(FATAL_ERROR "CUPLAN_BLAS_VENDOR: expected OpenBLAS, MKL or BLIS, got '${CUPLAN_BLAS_VENDOR}'")
+endif()
+find_package(BLAS REQUIRED)
+find_path(CUPLAN_CBLAS_INCLUDE_DIR ${cuplan_cblas_header} HINTS $ENV{MKLROOT}/include
+  PATH_SUFFIXES ${cuplan_cblas_suffixes} NO_CACHE)
+if(NOT CUPLAN_CBLAS_INCLUDE_DIR)
+  message(FATAL_ERROR "CUPLAN_BLAS_VENDOR=${CUPLAN_BLAS_VENDOR}: found the library (${BLAS_LIBRARIES}) but not its "
+                      "cblas header ${cuplan_cblas_header}")
+endif()
+message(STATUS "cuplan: CPU BLAS ${CUPLAN_BLAS_VENDOR} (${BLAS_LIBRARIES}; ${CUPLAN_CBLAS_INCLUDE_DIR})")
+string(TOUPPER "${CUPLAN_BLAS_VENDOR}" cuplan_blas_vendor_upper)
+if(NOT TARGET cuplan_blas)
+  add_library(cuplan_blas INTERFACE)
+  target_include_directories(cuplan_blas INTERFACE ${CUPLAN_CBLAS_INCLUDE_DIR})
+  target_link_libraries(cuplan_blas INTERFACE BLAS::BLAS)
+  target_compile_definitions(cuplan_blas INTERFACE CUPLAN_BLAS_VENDOR_${cuplan_blas_vendor_upper}=1)
 endif()
 
 # CCCL (libcu++ for cuda::stream_ref, Thrust, CUB) ships inside the toolkit under include/cccl since CUDA 13;

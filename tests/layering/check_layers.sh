@@ -43,7 +43,7 @@ check_tree() {
         fi
       fi
     done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-    if [[ -z "$sub" ]] && grep -qE '^#include <(cufft|cufftXt|cublasLt|cublas_v2|fftw3|cblas|nccl)\.h>' "$file"; then
+    if [[ -z "$sub" ]] && grep -qE '^#include <(cufft|cufftXt|cublasLt|cublas_v2|fftw3|cblas|mkl_cblas|mkl_service|blis|nccl)\.h>' "$file"; then
       echo "$rel: includes a math library header outside a backend folder"; violations=$((violations + 1))
     fi
   done < <(find "$src" -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' \) | sort)

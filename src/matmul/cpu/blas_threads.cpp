@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// OpenBLAS thread count per call: groups of calls with the same count, the process's count restored after each
-// group (blas_threads.hpp).
+// The BLAS thread count per call (blas_vendor.hpp): groups of calls with the same count, the process's count restored
+// after each group (blas_threads.hpp).
 
 #include "matmul/cpu/blas_threads.hpp"
 
-#include <cblas.h>
+#include "matmul/cpu/blas_vendor.hpp"
 
 namespace cuplan::detail::mm {
 namespace {
@@ -36,9 +36,9 @@ BlasThreads::BlasThreads(int threads) {
   g.changed.wait(lock, [&] { return ticket == g.admitted && (g.running == 0 || wanted() == g.group_count); });
   if (g.running == 0) {
     // A new group: the process's count is whatever it is now (the program may have changed it between calls).
-    g.process_count = openblas_get_num_threads();
+    g.process_count = blas_thread_count();
     g.group_count = wanted();
-    if (g.group_count != g.process_count) openblas_set_num_threads(g.group_count);
+    if (g.group_count != g.process_count) set_blas_thread_count(g.group_count);
   }
   ++g.running;
   ++g.admitted;
@@ -49,7 +49,7 @@ BlasThreads::~BlasThreads() {
   Gate& g = gate();
   std::lock_guard lock(g.mutex);
   if (--g.running > 0) return;
-  if (g.group_count != g.process_count) openblas_set_num_threads(g.process_count);
+  if (g.group_count != g.process_count) set_blas_thread_count(g.process_count);
   g.changed.notify_all();
 }
 

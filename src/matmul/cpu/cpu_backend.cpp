@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "matmul/cpu/cpu_backend.hpp"
 
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include "cuplan/errors.hpp"
 #include "matmul/cpu/blas_threads.hpp"
+#include "matmul/cpu/blas_vendor.hpp"
 #include "matmul/cpu/epilog_math.hpp"
 
 namespace cuplan::detail::mm {
@@ -89,10 +89,10 @@ void gemm(bool a_trans, bool a_conj, bool b_trans, bool b_conj, std::int64_t m, 
           const W* a, std::int64_t lda, const W* b, std::int64_t ldb, W* d, std::int64_t ldd) {
   auto op = [](bool trans, bool conj) { return trans ? (conj ? CblasConjTrans : CblasTrans) : CblasNoTrans; };
   const auto ta = op(a_trans, a_conj), tb = op(b_trans, b_conj);
-  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
-  const auto lda_ = static_cast<blasint>(std::max<std::int64_t>(lda, 1));
-  const auto ldb_ = static_cast<blasint>(std::max<std::int64_t>(ldb, 1));
-  const auto ldd_ = static_cast<blasint>(std::max<std::int64_t>(ldd, 1));
+  const auto M = static_cast<blas_int>(m), N = static_cast<blas_int>(n), K = static_cast<blas_int>(k);
+  const auto lda_ = static_cast<blas_int>(std::max<std::int64_t>(lda, 1));
+  const auto ldb_ = static_cast<blas_int>(std::max<std::int64_t>(ldb, 1));
+  const auto ldd_ = static_cast<blas_int>(std::max<std::int64_t>(ldd, 1));
   if constexpr (std::is_same_v<W, float>) {
     cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a, lda_, b, ldb_, 0.0f, d, ldd_);
   } else if constexpr (std::is_same_v<W, double>) {
@@ -247,7 +247,7 @@ void check_cpu_support(const Problem& p, const char* who) {
         fmt::format("{}: compute f16 (f16 accumulation) needs CUDA execution; the CPU accumulates f16 "
                     "products in f32 with compute automatic",
                     who));
-  const std::int64_t limit = std::numeric_limits<blasint>::max();
+  const std::int64_t limit = std::numeric_limits<blas_int>::max();
   if (p.m > limit || p.n > limit || p.k > limit || p.a.ld > limit || p.b.ld > limit)
     throw NotSupported(fmt::format("{}: extents M = {}, N = {}, K = {} exceed the CPU BLAS integer range {}", who, p.m,
                                    p.n, p.k, limit));

@@ -27,8 +27,9 @@ class Cuplan(CMakePackage, CudaPackage):
     conflicts("cuda_arch=none", when="+cuda", msg="set cuda_arch, e.g. cuda_arch=90 (H100/H200) or 80 (A100)")
 
     variant("distributed", default=False, description="Distributed FFT component over NCCL (cuplan::distributed)")
-    # The CPU matrix products' BLAS. OpenBLAS only for now: the backend sets its thread count through OpenBLAS.
-    variant("blas", default="openblas", values=("openblas",), multi=False, description="BLAS of the CPU backend")
+    # The BLAS of the CPU matrix products (CMake's CUPLAN_BLAS_VENDOR).
+    variant("blas", default="openblas", values=("openblas", "mkl", "blis"), multi=False,
+            description="BLAS of the CPU backend")
 
     generator("ninja")
 
@@ -40,10 +41,14 @@ class Cuplan(CMakePackage, CudaPackage):
     depends_on("fmt@9:")
     depends_on("fftw@3 precision=float,double")
     depends_on("openblas threads=pthreads", when="blas=openblas")
+    depends_on("intel-oneapi-mkl threads=openmp", when="blas=mkl")
+    depends_on("blis threads=pthreads cblas=True", when="blas=blis")
     depends_on("googletest", type="test")
     depends_on("doxygen", type="test")
 
     conflicts("%gcc@:11", msg="cuplan needs C++20 (GCC 12 or newer)")
+
+    blas_vendors = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
 
     def cmake_args(self):
         spec = self.spec
@@ -53,6 +58,7 @@ class Cuplan(CMakePackage, CudaPackage):
             self.define("CUPLAN_BUILD_BENCHMARKS", False),
             self.define("CUPLAN_INSTALL", True),
             self.define_from_variant("CUPLAN_BUILD_DISTRIBUTED", "distributed"),
+            self.define("CUPLAN_BLAS_VENDOR", self.blas_vendors[spec.variants["blas"].value]),
         ]
         if spec.satisfies("+cuda"):
             archs = spec.variants["cuda_arch"].value
