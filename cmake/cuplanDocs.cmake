@@ -16,7 +16,7 @@ endfunction()
 
 cuplan_configure_doxyfile(${PROJECT_BINARY_DIR}/docs/reference ${PROJECT_BINARY_DIR}/docs/Doxyfile)
 file(GLOB CUPLAN_DOCS_INPUTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/cuplan/*.hpp
-  ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/docs/reference/*.dox)
+  ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/docs/dev/*.md ${PROJECT_SOURCE_DIR}/docs/reference/*.dox)
 # The stamp is written only when doxygen succeeds, so that a failed run is repeated by the next build.
 add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/docs/reference/doxygen.stamp
   COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/docs/reference

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# CUPLAN_SANITIZE: build host code with compiler sanitizers for the CPU path (docs/misuse.md).
+# CUPLAN_SANITIZE: build host code with compiler sanitizers for the CPU path (docs/dev/testing.md).
 #   address | undefined | thread | address,undefined
 # Host C++ gets -fsanitize directly; CUDA files get it for their host code through -Xcompiler, so they still build
 # (device code is not instrumented: compute-sanitizer covers it, scripts/sanitize_gpu.sh).

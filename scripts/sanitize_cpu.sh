@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the threaded tests under ThreadSanitizer,
-# each in its own build tree (docs/misuse.md). Builds only the test executables it runs. Exit code: 0 when every
+# each in its own build tree (docs/dev/testing.md). Builds only the test executables it runs. Exit code: 0 when every
 # test passed with no sanitizer report.
 #
 #   bash scripts/sanitize_cpu.sh            # both

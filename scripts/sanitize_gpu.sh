@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over every GPU test executable and every sample of
-# a built tree (docs/misuse.md). Needs a GPU. Prints the error count per tool; exit code 0 when every tool reports
+# a built tree (docs/dev/testing.md). Needs a GPU. Prints the error count per tool; exit code 0 when every tool reports
 # 0 errors and every program passes.
 #
 #   bash scripts/sanitize_gpu.sh [--build-dir build-gpu] [--tools memcheck,racecheck,synccheck,initcheck]
@@ -73,7 +73,7 @@ run_one() {  # tool, executable -> writes <log> and <log>.rc
   filter=$(filter_for "$tool" "$name")
   [[ -n "$filter" ]] && args+=("$filter")
   # application-only: the child processes some tests start (gtest death tests, second-process tests) run
-  # unchecked; tracking a child that a checked process starts stalls the sanitizer (docs/misuse.md).
+  # unchecked; tracking a child that a checked process starts stalls the sanitizer (docs/dev/testing.md).
   timeout --kill-after=30 "$timeout_s" "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 \
     --target-processes application-only \
     "${extra[@]}" "$exe" "${args[@]}" >"$log" 2>&1

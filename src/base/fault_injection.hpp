@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Allocation fault injection for tests (docs/misuse.md, "Fault injection"): makes the n-th device, pinned or host
+// Allocation fault injection for tests (docs/dev/testing.md, "Fault injection"): makes the n-th device, pinned or host
 // allocation fail as if memory were exhausted, so every path that allocates can be shown to raise OutOfMemory,
 // leak nothing and work again afterwards. Armed by the environment (CUPLAN_FAULT_INJECT=<site>:<n>, read at load,
 // site one of device, pinned, host) or by arm() from a test through cuplan_internal. Storage::allocate, the one

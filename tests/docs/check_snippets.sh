@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Every C++ or CUDA code block of README.md and docs/*.md is either a snippet the test suite compiles or an excerpt
-# of a named file of the repository:
+# Every C++ or CUDA code block of README.md, docs/*.md and docs/dev/*.md is either a snippet the test suite compiles
+# or an excerpt of a named file of the repository:
 #
 #   <!-- snippet: NAME -->                  the block is compiled (and run) as the test docs.NAME
 #   <!-- excerpt: samples/some_sample.cu -->  every line of the block appears in that file
@@ -19,7 +19,7 @@ check() {
   shift
   local compiled=" $* " page status=0
   local pages=("$root/README.md")
-  for page in "$root"/docs/*.md; do pages+=("$page"); done
+  for page in "$root"/docs/*.md "$root"/docs/dev/*.md; do pages+=("$page"); done
   for page in "${pages[@]}"; do
     [[ -f "$page" ]] || continue
     awk -v root="$root" -v page="${page#"$root"/}" -v compiled="$compiled" '

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Allocation fault injection over every path that allocates (docs/misuse.md, "Fault injection"). cuplan allocates
+// Allocation fault injection over every path that allocates (docs/dev/testing.md, "Fault injection"). cuplan allocates
 // operand, result, workspace and staging memory in one place, Storage::allocate, with one allocation call per
 // memory kind: device (cudaMallocFromPoolAsync), pinned (cudaMallocHost) and host (aligned operator new). The
 // pinned rows are the staging engine of host-operand FFTs, whose pinned ring belongs to the (cleared) plan, a result

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs COPIES processes of one GPU test at once, ROUNDS times. Other processes time-slice the GPU, which widens
-# ordering windows that one process alone rarely opens (docs/misuse.md, "Threads and soak": a transform that ran
+# ordering windows that one process alone rarely opens (docs/dev/testing.md, "Threads and soak": a transform that ran
 # before cuFFT's own plan setup failed here in 54 of 180 runs and never alone).
 # Usage: run_concurrently.sh EXE GTEST_FILTER COPIES ROUNDS [ROUND_LIMIT_S]. Exit 77 (skipped) when the test skips
 # (no GPU). A copy still running ROUND_LIMIT_S seconds (default 120) after its round began is a hang: its threads'

@@ -216,7 +216,7 @@ TEST_P(ThreadsAndSoak, SixteenThreadsOfRandomCallsAgreeWithTheReference) {
     // Under compute-sanitizer every thread's programme first runs once on this thread, then the plan cache is
     // emptied, so that the libraries' kernels load one at a time. The tool instruments each module as it loads; with
     // many threads loading at once, its load callback (inside cuFFT's plan creation) waited on a driver lock that
-    // was never released, and every thread stayed in its first call under each of the four tools (docs/misuse.md).
+    // was never released, and every thread stayed in its first call under each of the four tools (docs/dev/testing.md).
     // The threaded run below still plans, caches and executes concurrently; only the first loads are out of it.
     for (int t = 0; t < threads; ++t) {
       Progress sequential;
