@@ -25,6 +25,15 @@ CUPLAN_API void save(const std::string& path);
 /// rejects, is InvalidArgument naming the path and what was wrong, and changes nothing.
 CUPLAN_API void load(const std::string& path);
 
+/// The process's tuning as text: what save() writes to a file, for a program that keeps or sends it itself (an MPI
+/// code that broadcasts rank 0's tuning, a checkpoint). Safe while other threads plan.
+CUPLAN_API std::string save_to_string();
+
+/// Adds the tuning in `text` (from save_to_string(), or the contents of a file save() wrote) to the process's, as
+/// load() does. Malformed text, or wisdom FFTW rejects, is InvalidArgument saying what was wrong, and changes
+/// nothing.
+CUPLAN_API void load_from_string(const std::string& text);
+
 }  // namespace tuning
 }  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -45,7 +45,9 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
+// `path` empty: the tuning came from a string (load_from_string), and the message names no file.
 [[noreturn]] void fail(const char* op, const std::string& path, const std::string& what) {
+  if (path.empty()) throw InvalidArgument(fmt::format("tuning::{}: {}", op, what));
   throw InvalidArgument(fmt::format("tuning::{}: '{}': {}", op, path, what));
 }
 
@@ -67,7 +69,7 @@ struct Contents {
   detail::FftwWisdom wisdom;
 };
 
-Contents parse(const std::string& path, const std::string& text) {
+Contents parse(const char* op, const std::string& path, const std::string& text) {
   Contents contents;
   std::size_t at = 0;
   int line_number = 0;
@@ -81,7 +83,7 @@ Contents parse(const std::string& path, const std::string& text) {
   const auto shown = [](const std::string& line) { return line.size() > 60 ? line.substr(0, 60) + "..." : line; };
   const std::string header = next_line();
   if (header != kHeader)
-    fail("load", path,
+    fail(op, path,
          fmt::format("not a cuplan tuning file: expected the first line '{}', got '{}'", kHeader, shown(header)));
   while (at < text.size()) {
     const std::string line = next_line();
@@ -89,7 +91,7 @@ Contents parse(const std::string& path, const std::string& text) {
     if (line.starts_with("entry\t")) {
       auto entry = detail::parse_tuning_entry(line);
       if (!entry)
-        fail("load", path,
+        fail(op, path,
              fmt::format("line {}: malformed entry: expected 'entry' and 4 non-empty tab-separated fields, got '{}'",
                          line_number, shown(line)));
       contents.entries.push_back(std::move(*entry));
@@ -99,7 +101,7 @@ Contents parse(const std::string& path, const std::string& text) {
     const std::size_t space = line.find(' ');
     const std::string name = line.substr(0, space);
     if (space == std::string::npos || (name != kDoubleSection && name != kSingleSection))
-      fail("load", path,
+      fail(op, path,
            fmt::format("line {}: expected an entry or an '{} <bytes>' / '{} <bytes>' section, got '{}'", line_number,
                        kDoubleSection, kSingleSection, shown(line)));
     std::size_t bytes = 0;
@@ -107,11 +109,11 @@ Contents parse(const std::string& path, const std::string& text) {
     const char* last = line.data() + line.size();
     const auto [end, error] = std::from_chars(first, last, bytes);
     if (error != std::errc() || end != last)
-      fail("load", path,
+      fail(op, path,
            fmt::format("line {}: {} size: expected a byte count, got '{}'", line_number, name,
                        std::string(first, last)));
     if (bytes > text.size() - at)
-      fail("load", path,
+      fail(op, path,
            fmt::format("line {}: {} announces {} bytes but only {} remain (truncated file?)", line_number, name, bytes,
                        text.size() - at));
     (name == kDoubleSection ? contents.wisdom.double_precision : contents.wisdom.single_precision) =
@@ -129,14 +131,18 @@ void write_section(std::ostream& out, std::string_view name, const std::string& 
 
 }  // namespace
 
-void save(const std::string& path) {
+std::string save_to_string() {
   std::ostringstream out;
   out << kHeader << '\n';
   detail::write_tuning_entries(out);
   const detail::FftwWisdom wisdom = detail::export_fftw_wisdom();
   write_section(out, kDoubleSection, wisdom.double_precision);
   write_section(out, kSingleSection, wisdom.single_precision);
-  const std::string text = out.str();
+  return out.str();
+}
+
+void save(const std::string& path) {
+  const std::string text = save_to_string();
   // Written beside the target and renamed over it: a reader never sees half a file, and a failed save leaves the
   // previous file as it was.
   // The temporary's own name is short whatever the target's is (a target of NAME_MAX characters is legal), so a
@@ -167,17 +173,30 @@ void save(const std::string& path) {
   detail::log(LogLevel::info, "tuning::save: wrote {} bytes to '{}'", text.size(), path);
 }
 
-void load(const std::string& path) {
-  const Contents contents = parse(path, read_file(path));
-  // FFTW first: it is the part that can still refuse, and a refused file changes nothing.
+namespace {
+// Adds parsed tuning to the process's: FFTW first, the part that can still refuse, so that a refusal changes nothing.
+void apply(const char* op, const std::string& path, const Contents& contents) {
   if (const char* rejected = detail::import_fftw_wisdom(contents.wisdom))
-    fail("load", path,
+    fail(op, path,
          fmt::format("FFTW rejected the saved {} wisdom (written by another FFTW version or build, or by a program "
                      "that used FFTW before setting up its threads)",
                      rejected));
   detail::tuning_record_all(contents.entries);
+}
+}  // namespace
+
+void load(const std::string& path) {
+  const Contents contents = parse("load", path, read_file(path));
+  apply("load", path, contents);
   detail::log(LogLevel::info, "tuning::load: {} tuning entries and FFTW wisdom from '{}'", contents.entries.size(),
               path);
+}
+
+void load_from_string(const std::string& text) {
+  const Contents contents = parse("load_from_string", "", text);
+  apply("load_from_string", "", contents);
+  detail::log(LogLevel::info, "tuning::load_from_string: {} tuning entries and FFTW wisdom ({} bytes)",
+              contents.entries.size(), text.size());
 }
 
 }  // namespace tuning

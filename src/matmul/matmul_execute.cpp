@@ -3,6 +3,8 @@
 // kept to one cublasLtMatmul call (or one graph launch replaying it) plus integer compares when nothing changed.
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
@@ -367,7 +369,12 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
       flush_bytes = static_cast<std::size_t>(l2) * 2;
       flush = flush_.ensure(flush_bytes, device, stream);
     }
+    // Autotune runs every candidate `iterations` times and waits for the timings: it can take seconds.
+    log(LogLevel::info, "{}: autotune started: {} timed runs per candidate", who_, options.iterations);
+    const auto started = std::chrono::steady_clock::now();
     lt_->autotune(p, stream, workspace, workspace == nullptr ? 0 : ws_bytes, options.iterations, flush, flush_bytes);
+    log(LogLevel::info, "{}: autotune took {:.1f} ms", who_,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     replay_.invalidate();  // the chosen algorithm may have changed
     if (!target_.host_operands) record_operand_uses(stream);
     flush_.release();

@@ -43,7 +43,8 @@ std::atomic<DeviceResources*> g_resources[max_devices] = {};
 
 DeviceResources& device_resources(int device) {
   if (device < 0 || device >= max_devices) {
-    throw InvalidArgument(fmt::format("Storage: device index {} out of range", device));
+    throw InvalidArgument(
+        fmt::format("Storage: device index: expected a CUDA device index in [0, {}), got {}", max_devices, device));
   }
   if (DeviceResources* existing = g_resources[device].load(std::memory_order_acquire)) return *existing;
   std::lock_guard lock(g_resources_mutex);

@@ -4,7 +4,10 @@
 // Planning values and bad tuning files are InvalidArgument naming what was wrong; saved Matmul entries round-trip
 // and an entry for another context is ignored with a log line; save / load are safe while other threads plan.
 
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <atomic>
 #include <cmath>
@@ -118,6 +121,87 @@ TEST(FftTuning, DISABLED_SecondProcess) {
   EXPECT_EQ(counts.measured, 0) << "FFTW measured although the loaded wisdom held the problems";
   EXPECT_GE(counts.from_wisdom, 2);
   EXPECT_EQ(detail::export_fftw_wisdom().double_precision, loaded.double_precision);
+}
+
+// The same through strings: the first process measures, keeps save_to_string()'s text in a file of its own, and a
+// fresh process reads that file itself and plans from load_from_string() without measuring.
+TEST(FftTuning, StringsCarryTheWisdomToASecondProcess) {
+  check_transform<double>(Planning::measure);
+  check_transform<float>(Planning::measure);
+  const std::string text = tuning::save_to_string();
+  ASSERT_TRUE(text.starts_with("cuplan-tuning 1\n")) << text.substr(0, 40);
+  const std::string path = temp_path("cuplan_fftw_tuning_string");
+  write_text(path, text);
+  const int status =
+      run_second_process("FftTuning.DISABLED_SecondProcessFromString", {{"CUPLAN_TEST_TUNING_FILE", path}});
+  std::remove(path.c_str());
+  EXPECT_EQ(status, 0) << "the second process failed (its output is above)";
+}
+
+// Run only by StringsCarryTheWisdomToASecondProcess, in a fresh process.
+TEST(FftTuning, DISABLED_SecondProcessFromString) {
+  const char* path = std::getenv("CUPLAN_TEST_TUNING_FILE");
+  ASSERT_NE(path, nullptr) << "run by FftTuning.StringsCarryTheWisdomToASecondProcess";
+  tuning::load_from_string(read_text(path));
+  check_transform<double>(Planning::measure);
+  check_transform<float>(Planning::measure);
+  const detail::FftwPlanCounts counts = detail::fftw_plan_counts();
+  EXPECT_EQ(counts.measured, 0) << "FFTW measured although the loaded wisdom held the problems";
+  EXPECT_GE(counts.from_wisdom, 2);
+}
+
+// Measuring can take seconds: its start is logged, and the planned line says how long it took.
+TEST(FftTuning, MeasuringLogsItsStartAndHowLongItTook) {
+  std::vector<std::string> lines;
+  std::mutex mutex;
+  set_log_level(LogLevel::info);
+  set_logger([&](LogLevel, std::string_view message) {
+    const std::lock_guard lock(mutex);
+    lines.emplace_back(message);
+  });
+  // A shape no other test plans, so that the wisdom of this process cannot hold it.
+  auto host = HostArray<std::complex<double>>::random({3, 486});
+  FFT f(host.view(), {.axes = {1}, .execution = Execution::cpu(1), .planning = Planning::measure});
+  f.plan();
+  (void)f.execute();  // FFTW plans at the first execute, on the operands' alignment
+  set_logger(nullptr);
+  const auto has = [&](const std::string& a, const std::string& b) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.find(a) != std::string::npos && l.find(b) != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(has("FFTW measure planning of c128 C2C rank 1", "started")) << fmt::format("{}", fmt::join(lines, "\n"));
+  EXPECT_TRUE(has("measure measured in ", " ms)")) << fmt::format("{}", fmt::join(lines, "\n"));
+}
+
+TEST(FftTuning, SaveToStringIsWhatSaveWrites) {
+  check_transform<float>(Planning::measure);
+  const std::string path = temp_path("cuplan_fftw_tuning_same");
+  tuning::save(path);
+  const std::string text = tuning::save_to_string();
+  EXPECT_EQ(read_text(path), text);
+  std::remove(path.c_str());
+  tuning::load_from_string(text);  // its own tuning again: accepted, and the text does not change
+  EXPECT_EQ(tuning::save_to_string(), text);
+}
+
+TEST(FftTuning, BadStringsAreInvalidArgumentSayingWhatIsWrong) {
+  const std::string before = tuning::save_to_string();
+  for (const auto& [text, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {"", "not a cuplan tuning file"},
+           {"something else\n",
+            "not a cuplan tuning file: expected the first line 'cuplan-tuning 1', got 'something else'"},
+           {"cuplan-tuning 1\nentry\tonly-one-field\n", "line 2: malformed entry"}}) {
+    try {
+      tuning::load_from_string(text);
+      ADD_FAILURE() << "expected InvalidArgument for '" << text << "'";
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.starts_with("tuning::load_from_string: ")) << what;
+      EXPECT_NE(what.find(fragment), std::string::npos) << "'" << fragment << "' in " << what;
+    }
+  }
+  EXPECT_EQ(tuning::save_to_string(), before) << "a refused string changed the process's tuning";
 }
 
 void expect_load_error(const std::string& path, const std::vector<std::string>& fragments) {

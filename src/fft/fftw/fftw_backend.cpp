@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <complex>
 #include <cstdint>
 #include <cstdlib>
@@ -218,26 +219,33 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
   const PlannerLock lock;
   void* plan = nullptr;
   const char* source = "estimated";
+  double measured_ms = -1.0;  // how long measuring took, when it ran
   if (planning_ == Planning::estimate) {
     plan = plan_on(probe_in, probe_out, flags);
   } else if ((plan = plan_on(probe_in, probe_out, flags | FFTW_WISDOM_ONLY)) != nullptr) {
     source = "from wisdom";
     g_plans_from_wisdom.fetch_add(1, std::memory_order_relaxed);
   } else {
+    // Measuring runs transforms to choose among FFTW's algorithms: seconds for a large problem (more with patient).
+    log(LogLevel::info,
+        "FFT: FFTW {} planning of {} {} rank {} ({} batch dims, {} threads) started: it times transforms to choose",
+        to_string(planning_), decision_.in_dtype.name(), to_string(decision_.type), rank, hm, threads_);
+    const auto started = std::chrono::steady_clock::now();
     std::vector<unsigned char> scratch;
     const ScratchArrays arrays =
         scratch_arrays(scratch, dims, howmany, decision_, double_precision_ ? sizeof(double) : sizeof(float),
                        in_alignment, out_alignment);
     plan = plan_on(arrays.in, arrays.out, flags);
+    measured_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     source = "measured";
     if (plan != nullptr) g_measured_plans.fetch_add(1, std::memory_order_relaxed);
   }
   if (plan == nullptr)
     throw NotSupported(fmt::format("FFT: FFTW could not plan a rank-{} {} transform with {} batch dimensions", rank,
                                    to_string(decision_.type), hm));
-  log(LogLevel::info, "FFT: FFTW planned {} {} rank {} ({} batch dims, {} threads, alignment in {} out {}, {} {})",
+  log(LogLevel::info, "FFT: FFTW planned {} {} rank {} ({} batch dims, {} threads, alignment in {} out {}, {} {}{})",
       decision_.in_dtype.name(), to_string(decision_.type), rank, hm, threads_, in_alignment, out_alignment,
-      to_string(planning_), source);
+      to_string(planning_), source, measured_ms >= 0 ? fmt::format(" in {:.1f} ms", measured_ms) : std::string());
   return plan;
 }
 
