@@ -93,6 +93,14 @@ configure_and_build() {
   fi
   log "configuring in $build_dir"
   cmake "${args[@]}"
+  if [[ "$with_tests" == OFF ]] && ((run_samples)); then
+    # A first result as soon as the library and one sample are built (FFT of a host array: runs with or without a
+    # GPU), before the other samples build.
+    log "building the library and a first sample (fft_host_blocking) with $jobs parallel jobs"
+    cmake --build "$build_dir" --parallel "$jobs" --target fft_host_blocking
+    log "first result (samples/fft_host_blocking.cpp):"
+    "$build_dir/samples/fft_host_blocking" || warn "the first sample failed; the full sample run below shows it again"
+  fi
   if [[ "$with_tests" == ON ]]; then
     log "building the library, samples, tests and benchmarks with $jobs parallel jobs"
   else
