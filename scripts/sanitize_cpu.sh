@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the threaded tests under ThreadSanitizer,
-# each in its own build tree (docs/dev/testing.md). Builds only the test executables it runs. Exit code: 0 when every
-# test passed with no sanitizer report.
+# Every CPU test and every CPU sample under AddressSanitizer + UndefinedBehaviorSanitizer, and again under
+# ThreadSanitizer, each sanitizer in its own build tree (docs/dev/testing.md). The library itself is built with the
+# sanitizer in each tree (CUPLAN_SANITIZE applies to every target), so reports inside libcuplan are seen. Builds
+# only the library and the programs it runs. Exit code: 0 when every program passed with no sanitizer report.
 #
 #   bash scripts/sanitize_cpu.sh            # both
 #   bash scripts/sanitize_cpu.sh asan       # ASan + UBSan only
 #   bash scripts/sanitize_cpu.sh tsan       # TSan only
 #
 # Environment: CUPLAN_SANITIZE_JOBS (build jobs, default 2), CUPLAN_CUDA_ARCHITECTURES (default 90-real),
-# CUDA_HOME (default /usr/local/cuda), CUPLAN_SANITIZE_TARGETS (space-separated test targets to run instead of all
-# of them, e.g. "fft_fft_misuse_test runtime_copy_test").
+# CUDA_HOME (default /usr/local/cuda), CUPLAN_SANITIZE_TARGETS (space-separated test or sample targets to run
+# instead of all of them, e.g. "fft_fft_misuse_test runtime_copy_test fft_host_blocking").
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,32 +24,44 @@ supp="$repo_root/tests/sanitize"
 log() { printf '==> %s\n' "$*"; }
 
 # Test targets are <folder>_<file stem> (tests/CMakeLists.txt). The CPU tests are the .cpp ones; their GPU cases
-# skip without a GPU. The threaded ones start threads themselves (std::thread) or run FFTW/OpenBLAS threads.
+# skip without a GPU. The CPU samples are the .cpp ones of samples/ (target: the file stem); they run as a user runs
+# them (exit 77: needs a GPU, skipped).
 cpu_targets=()
 while IFS= read -r file; do
   rel="${file#tests/}"
   cpu_targets+=("$(dirname "$rel" | tr / _)_$(basename "$rel" .cpp)")
-done < <(git ls-files 'tests/*_test.cpp' | sort)
+done < <(git ls-files --cached --others --exclude-standard 'tests/*_test.cpp' | sort)
+while IFS= read -r file; do
+  cpu_targets+=("$(basename "$file" .cpp)")
+done < <(git ls-files --cached --others --exclude-standard 'samples/*.cpp' | sort)
 if [[ -n "${CUPLAN_SANITIZE_TARGETS:-}" ]]; then
   read -ra cpu_targets <<<"$CUPLAN_SANITIZE_TARGETS"
 fi
-threaded_targets=(plan_plan_cache_test plan_staging_chunking_test plan_threads_soak_test fft_fft_function_test
-                  runtime_stream_scope_test fft_fft_misuse_test matmul_matmul_misuse_test)
 
 configure() {  # build dir, sanitizer list
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" \
     -DCMAKE_CUDA_ARCHITECTURES="${CUPLAN_CUDA_ARCHITECTURES:-90-real}" -DCUPLAN_SANITIZE="$2" \
-    -DCUPLAN_BUILD_SAMPLES=OFF -DCUPLAN_BUILD_BENCHMARKS=OFF -DCUPLAN_BUILD_TESTS=ON >/dev/null
+    -DCUPLAN_BUILD_SAMPLES=ON -DCUPLAN_BUILD_BENCHMARKS=OFF -DCUPLAN_BUILD_TESTS=ON >/dev/null
 }
 
 run_all() {  # build dir, targets...
   local dir="$1" failed=() t exe
   shift
   for t in "$@"; do
-    # Most tests build into tests/; a component's tests into a folder of their own (tests/distributed).
+    # Most tests build into tests/; a component's tests into a folder of their own (tests/distributed); samples
+    # into samples/, and run without arguments.
     exe="$dir/tests/$t"
-    [[ -x "$exe" ]] || exe="$(find "$dir/tests" -name "$t" -type f -perm -u+x | head -n 1)"
-    if ! "$exe" --gtest_brief=1 >"$dir/$t.log" 2>&1; then
+    [[ -x "$exe" ]] || exe="$(find "$dir/tests" "$dir/samples" -name "$t" -type f -perm -u+x | head -n 1)"
+    local sample=0 status=0
+    [[ "$exe" == "$dir/samples/"* ]] && sample=1
+    if ((sample)); then
+      "$exe" >"$dir/$t.log" 2>&1 || status=$?
+      echo "$t: sample exit $status$( ((status == 77)) && echo ' (needs a GPU: skipped)')"
+      if ((status == 77)); then status=0; fi
+    else
+      "$exe" --gtest_brief=1 >"$dir/$t.log" 2>&1 || status=$?
+    fi
+    if ((status != 0)); then
       failed+=("$t")
       tail -40 "$dir/$t.log"
     fi
@@ -64,7 +77,7 @@ status=0
 if [[ "$which" == all || "$which" == asan ]]; then
   log "ASan + UBSan: configuring build-asan"
   configure build-asan address,undefined
-  log "building ${#cpu_targets[@]} CPU test targets"
+  log "building the library and ${#cpu_targets[@]} CPU tests and samples"
   ninja -C build-asan -j"$jobs" "${cpu_targets[@]}"
   # protect_shadow_gap=0: the CUDA driver maps memory where ASan's shadow gap would be (GPU machines).
   # allocator_may_return_null=1: a nothrow allocation that cannot be served returns null, as without ASan, so the
@@ -77,8 +90,11 @@ fi
 if [[ "$which" == all || "$which" == tsan ]]; then
   log "TSan: configuring build-tsan"
   configure build-tsan thread
-  ninja -C build-tsan -j"$jobs" "${threaded_targets[@]}"
-  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
-  run_all build-tsan "${threaded_targets[@]}" || status=1
+  log "building the library and ${#cpu_targets[@]} CPU tests and samples"
+  ninja -C build-tsan -j"$jobs" "${cpu_targets[@]}"
+  # allocator_may_return_null=1: as for ASan, the tests of the OutOfMemory path (a nothrow allocation that cannot be
+  # served) run here too.
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1:suppressions=$supp/tsan.supp"
+  run_all build-tsan "${cpu_targets[@]}" || status=1
 fi
 exit $status
