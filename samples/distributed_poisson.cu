@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A 3D spectral Poisson solve, lap(u) = f on the periodic cube [0, 2 pi)^3, on every visible GPU (one rank per GPU,
 // ranks as threads of this process over Communicator::local_all; one GPU works too).
 //

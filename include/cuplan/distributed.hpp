@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Distributed FFT over NCCL (docs/distributed.md): the optional component cuplan::distributed. One DistributedFFT
 // per rank transforms a global 2D or 3D array of which each rank holds one box, with the plan/execute phases and the
@@ -24,6 +25,7 @@
 struct ncclComm;  // NCCL's communicator (ncclComm_t is ncclComm*)
 
 namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// A NCCL communicator bound to one device. Copies share it; an owning one is destroyed with the last copy.
 class CUPLAN_API Communicator {
@@ -145,9 +147,11 @@ struct DistributedFFTOptions {
 /// `out` has the shape of output_box(), the dtype result_dtype(), is contiguous and on the communicator's device.
 using DistributedExecuteOptions = FFTExecuteOptions;
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 namespace detail {
 class DistributedFftImpl;
 }
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// One rank's part of a distributed FFT. Move-only. Every rank of the communicator constructs one with the same
 /// global shape and options, and calls plan and execute in the same order (the exchanges are collective).
@@ -203,6 +207,7 @@ class CUPLAN_API DistributedFFT {
   std::unique_ptr<detail::DistributedFftImpl> impl_;
 };
 
+}  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
 
 template <>

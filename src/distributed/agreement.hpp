@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The check that every rank of a distributed object planned the same thing, as a pure function over the fields each
 // rank sent: the first field where a rank differs from rank 0, named, with both values.

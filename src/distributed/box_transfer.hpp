@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Geometry of the exchanges, as pure functions: a piece of an exchange as one strided copy between two row-major
 // local arrays (collapsed to the fewest axes, so that a slab's piece is one 2D copy with long rows), the pieces of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CUDA runtime status checks of the distributed component. It links the core library's public API only (whose
 // internal checks are not exported), so it carries its own, with the same message format.

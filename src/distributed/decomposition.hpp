@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Layout arithmetic of the distributed FFT (docs/distributed.md), as pure functions: how an extent is cut into
 // blocks, each rank's box in each stage of a slab or pencil decomposition, which rank sends which sub-box to which,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuplan::DistributedFFT: the public class forwards to DistributedFftImpl (distributed_fft_impl.cpp).
 #include "cuplan/distributed.hpp"
 #include "cuplan/errors.hpp"

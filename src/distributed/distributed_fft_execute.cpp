@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DistributedFFT::execute: the local FFTs and the exchanges between them, on the caller's stream. NCCL exchanges
 // pack, send, receive and unpack only where the packed layout differs from the arrays'; copy-engine exchanges copy
 // each piece straight from the local FFT's output into the peer's receive buffer, chunk by chunk beside the next

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // State of one rank's DistributedFFT: the resolved layout, the step sequence with the buffer each step reads and
 // writes, the local FFT objects (public cuplan::FFT on views of the exchange buffers), the exchange route (copy

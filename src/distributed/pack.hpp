@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Pack and unpack kernels of the exchanges: copies of 3D sub-boxes between a rank's local array (row-major over its
 // box) and the packed exchange buffer (pieces back to back, each row-major). All pieces of one exchange go in one

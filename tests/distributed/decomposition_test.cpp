@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout arithmetic of the distributed FFT, on the CPU: block rule, boxes per stage, exchange pieces, process
 // grid choice and the step sequence, for 1 to 8 ranks and extents that do not divide by the rank count.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DistributedFFT's contract beyond the numbers: device operands on the caller's stream behind a busy kernel, phases
 // on different streams, round trips through the transposed layout, release_workspace, typed errors, and ranks as
 // forked processes that share the NCCL unique id through a file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DistributedFFT on the GPUs of one machine, ranks as threads over Communicator::local_all. Each case scatters a
 // random global array, runs the distributed transform into poisoned outputs, gathers the result and compares it with
 // the single-GPU float64 FFT of the whole array, for slab and pencil, C2C/R2C/C2R, f32/f64, natural and optimized

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the distributed FFT tests: GPU-count gating, ranks as threads, scatter and gather of boxes, the
 // single-GPU float64 reference, and one correctness case run on every rank.

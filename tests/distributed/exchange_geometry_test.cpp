@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exchange layer's pure parts, on the CPU: a piece as one strided copy (checked element by element against the
 // global index on random boxes), the packed layouts that only repeat a local array, the pieces of each chunk, and
 // the check that every rank planned the same thing.

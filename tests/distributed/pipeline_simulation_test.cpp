@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The distributed transform simulated on the CPU: every rank's box as a host array, local DFTs along the step's axes,
 // exchanges that pack, hand over and unpack exactly as plan_exchange and local_offset describe. The gathered result
 // must equal the DFT of the whole array, for slab and every pencil grid on 1 to 8 ranks, C2C, R2C and C2R, natural

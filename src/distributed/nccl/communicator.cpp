@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuplan::Communicator over NCCL's communicator calls.
 #include <nccl.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One exchange step on the wire: grouped ncclSend/ncclRecv of packed pieces on the caller's stream.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NCCL status codes to exceptions (LibraryError with library "NCCL"), in the message format of every status check.
 

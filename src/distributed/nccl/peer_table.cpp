@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "distributed/nccl/peer_table.hpp"
 
 #include <nccl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the ranks of a communicator tell each other when a distributed object plans: who they are (process, host,
 // device), whether they agree on what they plan, and, for copy-engine exchanges, where each rank's receive buffer
