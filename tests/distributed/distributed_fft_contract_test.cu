@@ -292,6 +292,31 @@ TEST(DistributedFFTErrors, BadExchangeOptionsRaiseInTheConstructor) {
                InvalidArgument);
 }
 
+// The plan holds a copy of its Communicator: the program's own copies may go first (docs/lifetimes.md).
+TEST(DistributedFFTLifetime, PlanOutlivesTheProgramsCommunicators) {
+  CUPLAN_REQUIRE_GPUS(1);
+  std::optional<DistributedFFT> plan;
+  const cuplan::Shape g{8, 6, 4};
+  auto x = cuplan::testing::random_vector<std::complex<double>>(8 * 6 * 4);
+  cuplan::Tensor operand;
+  {
+    auto comms = local_comms(1);
+    operand = cuplan::Tensor::wrap(cuplan::TensorView(x.data(), g)).to(comms[0].device());
+    plan.emplace(comms[0], g, operand);
+  }  // every Communicator the program made is gone; the owning NCCL communicator lives on in the plan
+  plan->plan();
+  const auto y = plan->execute().to(cuplan::Device::cpu());
+  const auto want = cuplan::fft(operand).to(cuplan::Device::cpu());
+  double err = 0, den = 0;
+  for (std::int64_t i = 0; i < y.numel(); ++i) {
+    err += std::norm(y.data<std::complex<double>>()[i] - want.data<std::complex<double>>()[i]);
+    den += std::norm(want.data<std::complex<double>>()[i]);
+  }
+  EXPECT_LT(std::sqrt(err / den), 1e-12);
+  plan->free();
+  EXPECT_THROW(plan->execute(), StateError);
+}
+
 TEST(DistributedFFTErrors, ShapeTooSmallForTheRankCount) {
   CUPLAN_REQUIRE_GPUS(2);
   auto comms = local_comms(2);
