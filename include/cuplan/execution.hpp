@@ -66,7 +66,8 @@ CUPLAN_API void set_log_level(LogLevel level);
 /// The level set by set_log_level() (or by CUPLAN_LOG).
 CUPLAN_API LogLevel log_level() noexcept;
 /// Passes `message` to the installed logger at `level` (nothing when no logger is installed or the level is below
-/// log_level()). Components built on cuplan, such as cuplan::distributed, log through it.
+/// log_level()); InvalidArgument for a level outside LogLevel. Components built on cuplan, such as
+/// cuplan::distributed, log through it.
 CUPLAN_API void log_message(LogLevel level, std::string_view message);
 
 /// Counters of the plan cache shared by the function forms (fft, ifft, rfft, irfft, matmul).

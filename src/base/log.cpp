@@ -93,6 +93,10 @@ LogLevel log_level() noexcept {
 }
 
 void log_message(LogLevel level, std::string_view message) {
+  const auto raw = static_cast<unsigned>(level);
+  if (raw > static_cast<unsigned>(LogLevel::warning)) [[unlikely]]
+    throw InvalidArgument(
+        fmt::format("log_message: level: expected a LogLevel from 0 (debug) to 2 (warning), got {}", raw));
   if (!detail::g_log_enabled.load(std::memory_order_relaxed)) return;
   detail::emit_log(level, message);
 }

@@ -49,6 +49,34 @@ TEST(Log, ThresholdFiltersBeforeTheLogger) {
   set_log_level(before);
 }
 
+// The public entry that components log through: the installed logger at the threshold, nothing without a logger,
+// and InvalidArgument naming the level for a value outside LogLevel (logger installed or not).
+TEST(Log, LogMessageGoesThroughTheLoggerAndChecksItsLevel) {
+  const LogLevel before = log_level();
+  set_log_level(LogLevel::info);
+  EXPECT_NO_THROW(log_message(LogLevel::info, "before any logger"));
+  std::vector<std::pair<LogLevel, std::string>> seen;
+  set_logger([&](LogLevel level, std::string_view message) { seen.emplace_back(level, std::string(message)); });
+  log_message(LogLevel::debug, "below the threshold");
+  log_message(LogLevel::warning, "from a component");
+  ASSERT_EQ(seen.size(), 1U);
+  EXPECT_EQ(seen[0], (std::pair{LogLevel::warning, std::string("from a component")}));
+  for (bool with_logger : {true, false}) {
+    if (!with_logger) set_logger({});
+    try {
+      log_message(static_cast<LogLevel>(7), "bad level");
+      ADD_FAILURE() << "a level of 7 was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("log_message: level: expected a LogLevel from 0 (debug) to 2 (warning), got 7"),
+          std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(seen.size(), 1U);
+  set_log_level(before);
+}
+
 // The environment is read once per process: each case runs in a fresh child process that inherits it.
 TEST(Log, EnvironmentNamesTheLevel) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
