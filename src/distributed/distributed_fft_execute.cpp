@@ -61,8 +61,7 @@ void DistributedFftImpl::run_copy_exchange(const Stage& st, const TensorView& re
   const TensorView src = view_of(st.src, st.src_box, false, result);
   const int self = comm_.device().index();
   peers_.barrier(stream.native());  // every peer's receive buffer is free: its readers ran before its barrier
-  for (const dist::BoxTransfer& t :
-       dist::chunk_transfers(st.exchange, st.src_box, st.src_box, st.peer_boxes, comm_.rank()))
+  for (const dist::BoxTransfer& t : st.transfers.front())
     dist::enqueue_copy(t, src.data(), self, peer_slot_address(t.peer, st.peer_slot), peers_.peer(t.peer).device, esize,
                        stream.native());
   peers_.barrier(stream.native());  // every peer's pieces have landed here
@@ -92,17 +91,14 @@ void DistributedFftImpl::run_fft(Stage& st, Direction direction, bool release_wo
   const int self = comm_.device().index();
   peers_.barrier(stream.native());  // every peer's receive buffer is free: its readers ran before its barrier
   for (std::size_t c = 0; c < st.chunk_ffts.size(); ++c) {
-    const dist::Box out_chunk =
-        dist::chunk_box(st.dst_box, 0, static_cast<int>(st.chunk_ffts.size()), static_cast<int>(c));
     st.chunk_ffts[c].execute({.direction = dir,
                               .stream = stream,
                               .after = {},
                               .release_workspace = release_workspace,
-                              .out = chunk_view(out, st.dst_box, out_chunk)});
+                              .out = chunk_view(out, st.dst_box, st.chunk_out_boxes[c])});
     CUPLAN_DIST_CUDA(cudaEventRecord(chunk_events_[c], stream.native()));
     CUPLAN_DIST_CUDA(cudaStreamWaitEvent(copy_stream_, chunk_events_[c], 0));
-    for (const dist::BoxTransfer& t :
-         dist::chunk_transfers(ex.exchange, out_chunk, ex.src_box, ex.peer_boxes, comm_.rank())) {
+    for (const dist::BoxTransfer& t : ex.transfers[c]) {
       // The own piece is a local copy: on the caller's stream, beside the peer copies on the copy stream.
       const bool own = t.peer == comm_.rank();
       dist::enqueue_copy(t, out.data(), self, peer_slot_address(t.peer, ex.peer_slot), peers_.peer(t.peer).device,

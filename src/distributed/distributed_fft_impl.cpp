@@ -307,6 +307,7 @@ void DistributedFftImpl::make_ffts(StreamRef stream) {
     if (feeds_copies && axis0_free && aligned && chunks > 1) {
       for (int c = 0; c < chunks; ++c) {
         st.chunk_boxes.push_back(dist::chunk_box(st.src_box, 0, chunks, c));
+        st.chunk_out_boxes.push_back(dist::chunk_box(st.dst_box, 0, chunks, c));
         st.chunk_ffts.emplace_back(chunk_view(src, st.src_box, st.chunk_boxes.back()), o);
         st.chunk_ffts.back().plan(stream);
       }
@@ -314,6 +315,19 @@ void DistributedFftImpl::make_ffts(StreamRef stream) {
     }
     st.fft.emplace(src, o);
     st.fft->plan(stream);
+  }
+}
+
+void DistributedFftImpl::plan_transfers() {
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    Stage& st = stages_[i];
+    if (st.step.op != dist::Step::Op::exchange || route_ != Route::copy_engine) continue;
+    st.transfers.clear();
+    const std::vector<dist::Box> whole{st.src_box};
+    const std::vector<dist::Box>& chunks =
+        i > 0 && !stages_[i - 1].chunk_ffts.empty() ? stages_[i - 1].chunk_out_boxes : whole;
+    for (const dist::Box& chunk : chunks)
+      st.transfers.push_back(dist::chunk_transfers(st.exchange, chunk, st.src_box, st.peer_boxes, comm_.rank()));
   }
 }
 
@@ -381,6 +395,7 @@ void DistributedFftImpl::plan_collective(StreamRef stream) {
   }
   allocate_buffers(stream);
   make_ffts(stream);
+  plan_transfers();
   std::size_t events = 0;
   for (const Stage& st : stages_) events = std::max(events, st.chunk_ffts.size());
   while (chunk_events_.size() < events) {

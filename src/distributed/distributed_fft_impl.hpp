@@ -58,11 +58,15 @@ class DistributedFftImpl {
     dist::Box src_box;
     dist::Box dst_box;
     dist::Exchange exchange;
-    std::vector<dist::Box> peer_boxes;   ///< copy engine: every rank's box after the exchange
-    int peer_slot = 0;                   ///< copy engine: the receive buffer (0 or 1) it writes into
-    std::optional<FFT> fft;              ///< fft: made by plan()
-    std::vector<FFT> chunk_ffts;         ///< fft before a copy-engine exchange: one per chunk along axis 0
-    std::vector<dist::Box> chunk_boxes;  ///< their boxes in src_box's coordinates
+    std::vector<dist::Box> peer_boxes;       ///< copy engine: every rank's box after the exchange
+    int peer_slot = 0;                       ///< copy engine: the receive buffer (0 or 1) it writes into
+    std::optional<FFT> fft;                  ///< fft: made by plan()
+    std::vector<FFT> chunk_ffts;             ///< fft before a copy-engine exchange: one per chunk along axis 0
+    std::vector<dist::Box> chunk_boxes;      ///< their boxes in src_box's coordinates
+    std::vector<dist::Box> chunk_out_boxes;  ///< the same chunks of dst_box
+    /// copy engine: the copies of each chunk of the source (one entry when the source is not chunked), made once
+    /// in plan() so that execute only enqueues them
+    std::vector<std::vector<dist::BoxTransfer>> transfers;
   };
 
   DistributedFftImpl(Communicator comm, const Shape& global_shape, TensorRef operand, DistributedFFTOptions options);
@@ -93,6 +97,7 @@ class DistributedFftImpl {
   void build_stages();
   void allocate_buffers(StreamRef stream);
   void make_ffts(StreamRef stream);
+  void plan_transfers();
   void plan_collective(StreamRef stream);
   TensorView view_of(Loc loc, const dist::Box& box, bool real, const TensorView& result) const;
   void run_fft(Stage& stage, Direction direction, bool release_workspace, const TensorView& result, StreamRef stream,
