@@ -90,8 +90,10 @@ TEST(Stream, MoveTransfersTheStream) {
   Stream second(std::move(first));
   EXPECT_EQ(second.native(), handle);
   EXPECT_TRUE(second.owning());
-  EXPECT_EQ(first.native(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from state is what is tested
+  // NOLINTNEXTLINE(bugprone-use-after-move): moved-from state is what is tested
+  EXPECT_FALSE(first.valid());
   EXPECT_FALSE(first.owning());
+  EXPECT_THROW((void)first.native(), StateError);  // it refers to no stream, not to the legacy default stream
   try {
     first.synchronize();
     FAIL() << "a moved-from stream was synchronised";
