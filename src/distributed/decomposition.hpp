@@ -10,30 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "distributed/exchange/box.hpp"
+
 namespace cuplan::detail::dist {
-
-/// A box of a global array of 2 or 3 dimensions: offsets and extents per axis (unused axes: offset 0, extent 1).
-struct Box {
-  int ndim = 3;
-  std::array<std::int64_t, 3> lo{};
-  std::array<std::int64_t, 3> n{1, 1, 1};
-
-  std::int64_t numel() const noexcept;
-  bool empty() const noexcept;
-  bool contains(const std::array<std::int64_t, 3>& index) const noexcept;
-  friend bool operator==(const Box&, const Box&) = default;
-};
-
-/// The common part of two boxes (empty extents when they do not overlap).
-Box intersect(const Box& a, const Box& b) noexcept;
-
-/// Block `index` of `parts` blocks of `extent`: the first extent % parts blocks have ceil(extent / parts)
-/// elements, the others floor(extent / parts); blocks are consecutive from offset 0.
-struct Block {
-  std::int64_t offset = 0;
-  std::int64_t size = 0;
-};
-Block split(std::int64_t extent, int parts, int index);
 
 enum class Kind { slab, pencil };
 
@@ -71,26 +50,10 @@ std::vector<int> whole_axes(const Layout& layout, int stage);
 /// Axes first whole in `stage` (stage 0: all its whole axes): the axes transformed there by the forward pipeline.
 std::vector<int> new_axes(const Layout& layout, int stage);
 
-/// One contiguous piece of an exchange: the sub-box (global coordinates) and its element offset in the packed
-/// buffer. Pieces are packed in row-major order of their box, peers in ascending rank order.
-struct Piece {
-  int peer = 0;
-  Box box;
-  std::int64_t offset = 0;
-};
-struct Exchange {
-  std::vector<Piece> sends;
-  std::vector<Piece> recvs;
-  std::int64_t send_total = 0;
-  std::int64_t recv_total = 0;
-};
 /// What `rank` sends and receives when the array moves from stage `from` to stage `to`: to each peer, the part of
 /// its own `from` box inside the peer's `to` box; from each peer, the part of the peer's `from` box inside its own
 /// `to` box. Empty pieces are left out.
 Exchange plan_exchange(const Layout& layout, const std::array<std::int64_t, 3>& shape, int from, int to, int rank);
-
-/// Element offset (row-major) of global index `index` inside a local array that holds box `owner`.
-std::int64_t local_offset(const Box& owner, const std::array<std::int64_t, 3>& index) noexcept;
 
 /// The steps of a transform: local FFTs along whole axes of the current stage and exchanges between stages.
 struct Step {

@@ -9,9 +9,9 @@
 
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
-#include "distributed/cuda_status.hpp"
 #include "distributed/distributed_fft_impl.hpp"
-#include "distributed/nccl/exchange.hpp"
+#include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/exchange.hpp"
 #include "distributed/pack.hpp"
 
 namespace cuplan::detail {

@@ -9,8 +9,8 @@
 
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
-#include "distributed/cuda_status.hpp"
-#include "distributed/nccl/exchange.hpp"
+#include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/exchange.hpp"
 #include "distributed/pack.hpp"
 
 namespace cuplan::detail {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "cuplan/distributed.hpp"
-#include "distributed/box_transfer.hpp"
 #include "distributed/decomposition.hpp"
-#include "distributed/nccl/peer_table.hpp"
+#include "distributed/exchange/box_transfer.hpp"
+#include "distributed/exchange/nccl/peer_table.hpp"
 
 namespace cuplan::detail {
 

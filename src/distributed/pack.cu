@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "distributed/cuda_status.hpp"
+#include "distributed/exchange/cuda_status.hpp"
 #include "distributed/pack.hpp"
 
 namespace cuplan::detail::dist {

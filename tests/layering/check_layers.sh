@@ -7,7 +7,9 @@
 #  - a file includes public headers (cuplan/...) and headers of its own layer or of a lower one, never a higher one;
 #  - operations do not include each other;
 #  - a backend folder (fft/cufft, fft/fftw, matmul/cublaslt, matmul/cpu) does not include another backend, and
-#    only a backend includes its math library's headers (cufft, cuBLASLt, FFTW, CBLAS).
+#    only a backend includes its math library's headers (cufft, cuBLASLt, FFTW, CBLAS);
+#  - distributed/exchange, the exchange layer that every distributed operation shares, includes no other header of
+#    distributed (the operations sit on it, not it on them), and only it includes NCCL.
 #
 #   check_layers.sh SRC_DIR     exit 1 and one line per violation
 #   check_layers.sh --self-test builds a small tree with one violation of each kind and expects each to be found
@@ -36,6 +38,10 @@ check_tree() {
         echo "$rel: includes $header, a higher layer ($target above $layer)"; violations=$((violations + 1))
       elif ((hl == 4)) && [[ "$target" != "$layer" ]]; then
         echo "$rel: includes $header from another operation ($target)"; violations=$((violations + 1))
+      elif [[ "$layer/$sub" == distributed/exchange && "$header" == distributed/* &&
+        "$header" != distributed/exchange/* ]]; then
+        echo "$rel: the exchange layer includes $header, a distributed operation's header"
+        violations=$((violations + 1))
       elif [[ -n "$sub" && "$header" == "$layer"/*/* ]]; then
         local hsub="${header#*/}"; hsub="${hsub%%/*}"
         if [[ "$hsub" != "$sub" ]]; then
@@ -45,6 +51,8 @@ check_tree() {
     done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
     if [[ -z "$sub" ]] && grep -qE '^#include <(cufft|cufftXt|cublasLt|cublas_v2|fftw3|cblas|mkl_cblas|mkl_service|blis|nccl)\.h>' "$file"; then
       echo "$rel: includes a math library header outside a backend folder"; violations=$((violations + 1))
+    elif [[ "$layer/$sub" != distributed/exchange ]] && grep -qE '^#include <nccl\.h>' "$file"; then
+      echo "$rel: includes NCCL outside the exchange layer (distributed/exchange)"; violations=$((violations + 1))
     fi
   done < <(find "$src" -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' \) | sort)
   return $((violations > 0))
@@ -52,7 +60,7 @@ check_tree() {
 
 self_test() {
   local tmp; tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' RETURN
-  mkdir -p "$tmp"/{base,runtime,plan,fft/cufft,fft/fftw,matmul}
+  mkdir -p "$tmp"/{base,runtime,plan,fft/cufft,fft/fftw,matmul,distributed/exchange/nccl}
   touch "$tmp"/runtime/storage.hpp "$tmp"/plan/stateful.hpp "$tmp"/fft/planner.hpp "$tmp"/fft/fftw/fftw_backend.hpp
   touch "$tmp"/matmul/planner.hpp
   printf '#include "runtime/storage.hpp"\n' >"$tmp"/base/geometry.hpp            # base -> runtime
@@ -61,9 +69,15 @@ self_test() {
   printf '#include "fft/fftw/fftw_backend.hpp"\n' >"$tmp"/fft/cufft/plan.cpp    # backend -> other backend
   printf '#include <cufft.h>\n' >"$tmp"/plan/graph_replay.hpp                    # math library outside a backend
   printf '#include "plan/stateful.hpp"\n#include "fft/planner.hpp"\n' >"$tmp"/fft/fft.cpp  # allowed
+  touch "$tmp"/distributed/decomposition.hpp "$tmp"/distributed/exchange/box.hpp
+  printf '#include "distributed/decomposition.hpp"\n' >"$tmp"/distributed/exchange/box_transfer.hpp  # layer -> op
+  printf '#include <nccl.h>\n' >"$tmp"/fft/cufft/collective.cpp                 # NCCL outside the exchange layer
+  # allowed: the exchange layer's own headers and NCCL inside it; an operation on the exchange layer
+  printf '#include <nccl.h>\n#include "distributed/exchange/box.hpp"\n' >"$tmp"/distributed/exchange/nccl/peers.cpp
+  printf '#include "distributed/exchange/box.hpp"\n' >"$tmp"/distributed/redistribute.cpp
   local out; out="$(check_tree "$tmp")"; local status=$?
   echo "$out"
-  local expected=5 found; found=$(printf '%s\n' "$out" | grep -c .)
+  local expected=7 found; found=$(printf '%s\n' "$out" | grep -c .)
   if ((status == 0 || found != expected)); then
     echo "self-test FAILED: expected $expected violations, found $found"; return 1
   fi

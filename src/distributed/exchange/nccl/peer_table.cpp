@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "distributed/nccl/peer_table.hpp"
+#include "distributed/exchange/nccl/peer_table.hpp"
 
 #include <nccl.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "cuplan/errors.hpp"
-#include "distributed/cuda_status.hpp"
-#include "distributed/nccl/nccl_check.hpp"
+#include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/nccl_check.hpp"
 
 namespace cuplan::detail::dist {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "distributed/box_transfer.hpp"
+#include "distributed/exchange/box_transfer.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "distributed/nccl/exchange.hpp"
+#include "distributed/exchange/nccl/exchange.hpp"
 
 #include <nccl.h>
 
 #include <stdexcept>
 
-#include "distributed/cuda_status.hpp"
-#include "distributed/nccl/nccl_check.hpp"
+#include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/nccl_check.hpp"
 
 namespace cuplan::detail::dist {
 

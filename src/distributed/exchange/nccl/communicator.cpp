@@ -8,8 +8,8 @@
 
 #include "cuplan/distributed.hpp"
 #include "cuplan/errors.hpp"
-#include "distributed/cuda_status.hpp"
-#include "distributed/nccl/nccl_check.hpp"
+#include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/nccl_check.hpp"
 
 namespace cuplan {
 

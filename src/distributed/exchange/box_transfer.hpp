@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "distributed/decomposition.hpp"
+#include "distributed/exchange/box.hpp"
 
 namespace cuplan::detail::dist {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "distributed/nccl/nccl_check.hpp"
+#include "distributed/exchange/nccl/nccl_check.hpp"
 
 #include <cstdio>
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "distributed/agreement.hpp"
-#include "distributed/box_transfer.hpp"
+#include "distributed/exchange/agreement.hpp"
+#include "distributed/exchange/box_transfer.hpp"
 
 struct ncclComm;
 

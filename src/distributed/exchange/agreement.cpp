@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "distributed/agreement.hpp"
+#include "distributed/exchange/agreement.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "distributed/cuda_status.hpp"
+#include "distributed/exchange/cuda_status.hpp"
 
 #include <cstdio>
 
