@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Distributed FFT on every visible GPU (ranks as threads, Communicator::local_all).
+// Distributed FFT on every visible GPU, ranks as threads of one process (Communicator::local_all) or as one
+// process per GPU (Communicator::from_unique_id), as MPI codes run.
 //
 //   distributed_fft_bench [--sizes 512,1024] [--reps 10] [--warmup 3] [--chunks 4] [--extra 1]
+//                         [--mode threads|processes|both]
 //
+// --mode processes: the bench starts itself once per GPU (fork and exec, so every rank starts CUDA and NCCL
+// fresh), the ranks share the NCCL unique id through a file, and each writes its timings to a file that this
+// process reads; the bare copy-engine ring and cufftXt are measured only with threads. --mode both runs the
+// processes first and then the threads, on the same sizes and data, and adds a column: process time / thread time.
 // --chunks: comma-separated chunk counts of the copy-engine rows (DistributedFFTOptions::chunks); --extra 1 adds
 // the rows of R2C (slab) and of a pencil grid (2x2 on four GPUs), copy engines, optimized layout.
 //
@@ -23,13 +29,21 @@
 #include <cufftXt.h>
 #include <nccl.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +70,7 @@ struct Args {
   int reps = 10;
   int warmup = 3;
   bool extra = false;
+  std::string mode = "threads";
 };
 
 Args parse(int argc, char** argv) {
@@ -76,6 +91,12 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(argv[i + 1]);
     } else if (key == "--warmup") {
       a.warmup = std::atoi(argv[i + 1]);
+    } else if (key == "--mode") {
+      a.mode = argv[i + 1];
+      if (a.mode != "threads" && a.mode != "processes" && a.mode != "both") {
+        std::fprintf(stderr, "--mode: expected threads, processes or both, got %s\n", a.mode.c_str());
+        std::exit(2);
+      }
     } else {
       std::fprintf(stderr, "unknown option %s\n", key.c_str());
       std::exit(2);
@@ -109,15 +130,44 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Lines the ranks up: an all-reduce of one word, waited for on the host (threads and processes alike).
+class Align {
+ public:
+  explicit Align(cp::Communicator* comm) : comm_(comm) {
+    if (comm_ == nullptr) return;
+    BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    BENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&word_), sizeof(int)));
+    BENCH_CUDA_CHECK(cudaMemsetAsync(word_, 0, sizeof(int), stream_));
+  }
+  Align(const Align&) = delete;
+  Align& operator=(const Align&) = delete;
+  ~Align() {
+    if (comm_ == nullptr) return;
+    (void)cudaStreamSynchronize(stream_);
+    (void)cudaFree(word_);
+    (void)cudaStreamDestroy(stream_);
+  }
+  void operator()() const {
+    if (comm_ == nullptr) return;
+    BENCH_NCCL_CHECK(ncclAllReduce(word_, word_, 1, ncclInt32, ncclSum, comm_->native(), stream_));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  cp::Communicator* comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  int* word_ = nullptr;
+};
+
 // Times `work` (enqueued on `stream`) `reps` times after `warmup` runs; all ranks start each repetition together.
 template <class F>
-std::vector<double> time_on(cp::StreamRef stream, std::barrier<>* sync, const Args& a, F&& work) {
+std::vector<double> time_on(cp::StreamRef stream, const Align& align, const Args& a, F&& work) {
   cp::Event start(true), stop(true);
   for (int i = 0; i < a.warmup; ++i) work();
   stream.synchronize();
   std::vector<double> ms;
   for (int i = 0; i < a.reps; ++i) {
-    if (sync) sync->arrive_and_wait();
+    align();
     start.record(stream);
     work();
     stop.record(stream);
@@ -142,7 +192,8 @@ double single_gpu(std::int64_t n, const Args& a) {
   auto out = cp::Tensor::empty({n, n, n}, cp::c64, cp::Device::cuda(0), stream.ref());
   cp::FFT fft(x, {.stream = stream.ref()});
   fft.plan();
-  const auto ms = time_on(stream.ref(), nullptr, a, [&] { fft.execute({.stream = stream.ref(), .out = out.view()}); });
+  const Align none(nullptr);
+  const auto ms = time_on(stream.ref(), none, a, [&] { fft.execute({.stream = stream.ref(), .out = out.view()}); });
   stream.synchronize();
   return median(ms);
 }
@@ -230,11 +281,14 @@ __global__ void to_real(const float2* x, float* y, std::int64_t n) {
     y[i] = x[i].x;
 }
 
-RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::barrier<>& sync,
-                    std::vector<void*>& ring_targets) {
+// One rank's rows. `host_sync` and `ring_targets` are shared by the ranks when they are threads (the bare
+// copy-engine ring needs the peers' addresses); null for processes, which then skip the ring.
+RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::barrier<>* host_sync,
+                    std::vector<void*>* ring_targets) {
   RankResult r;
   comm.device().use();
   const cp::Stream stream(comm.device());
+  const Align sync(&comm);
   const cp::Shape g{n, n, n};
   const int ranks = comm.size();
   for (const Config& c : configs(a, ranks)) {
@@ -258,7 +312,7 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     plan.plan();
     auto out = cp::Tensor::empty(plan.output_box().shape(), plan.result_dtype(), comm.device(), stream.ref());
     r.runs.push_back(
-        time_on(stream.ref(), &sync, a, [&] { plan.execute({.stream = stream.ref(), .out = out.view()}); }));
+        time_on(stream.ref(), sync, a, [&] { plan.execute({.stream = stream.ref(), .out = out.view()}); }));
     r.described.push_back(plan.describe());
   }
   const cp::DistributedFFTOptions opt{.decomposition = cp::Decomposition::slab,
@@ -274,7 +328,7 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     cp::FFT second(y, {.axes = {0}, .stream = stream.ref()});
     first.plan();
     second.plan();
-    r.local = time_on(stream.ref(), &sync, a, [&] {
+    r.local = time_on(stream.ref(), sync, a, [&] {
       first.execute({.stream = stream.ref(), .out = ya.view()});
       second.execute({.stream = stream.ref(), .out = yb.view()});
     });
@@ -286,7 +340,7 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     r.bytes_to_others = static_cast<std::int64_t>(piece) * (ranks - 1);
     auto send = cp::Tensor::empty({static_cast<std::int64_t>(bytes)}, cp::i8, comm.device(), stream.ref());
     auto recv = cp::Tensor::empty({static_cast<std::int64_t>(bytes)}, cp::i8, comm.device(), stream.ref());
-    r.a2a = time_on(stream.ref(), &sync, a, [&] {
+    r.a2a = time_on(stream.ref(), sync, a, [&] {
       BENCH_NCCL_CHECK(ncclGroupStart());
       for (int p = 0; p < ranks; ++p) {
         BENCH_NCCL_CHECK(
@@ -299,10 +353,11 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     // Bare copy-engine ring of the same bytes: piece p of this rank's slab to rank p, peers one after another
     // starting with the next rank.
     stream.synchronize();
+    if (host_sync == nullptr) return r;
     // Peers write into plain cudaMalloc memory (pool memory is not mapped for peers unless the pool says so).
     void* ring_recv = nullptr;
     BENCH_CUDA_CHECK(cudaMalloc(&ring_recv, bytes));
-    ring_targets[static_cast<std::size_t>(comm.rank())] = ring_recv;
+    (*ring_targets)[static_cast<std::size_t>(comm.rank())] = ring_recv;
     for (int p = 0; p < ranks; ++p) {
       if (p == comm.rank()) continue;
       const cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
@@ -311,79 +366,223 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
       else
         BENCH_CUDA_CHECK(e);
     }
-    sync.arrive_and_wait();
-    r.ring = time_on(stream.ref(), &sync, a, [&] {
+    host_sync->arrive_and_wait();
+    r.ring = time_on(stream.ref(), sync, a, [&] {
       for (int step = 1; step < ranks; ++step) {
         const int p = (comm.rank() + step) % ranks;
         BENCH_CUDA_CHECK(
-            cudaMemcpyPeerAsync(static_cast<char*>(ring_targets[static_cast<std::size_t>(p)]) + comm.rank() * piece, p,
-                                static_cast<char*>(send.data()) + p * piece, comm.device().index(), piece, stream));
+            cudaMemcpyPeerAsync(static_cast<char*>((*ring_targets)[static_cast<std::size_t>(p)]) + comm.rank() * piece,
+                                p, static_cast<char*>(send.data()) + p * piece, comm.device().index(), piece, stream));
       }
     });
     stream.synchronize();
-    sync.arrive_and_wait();  // no rank frees its receive buffer while a peer still copies into it
+    host_sync->arrive_and_wait();  // no rank frees its receive buffer while a peer still copies into it
     BENCH_CUDA_CHECK(cudaFree(ring_recv));
   }
   stream.synchronize();
   return r;
 }
 
+// Process mode: each rank writes its series as "n name count values..." lines; the parent reads them back.
+void write_results(std::ostream& os, std::int64_t n, const RankResult& r) {
+  auto series = [&](const std::string& name, const std::vector<double>& v) {
+    os << n << ' ' << name << ' ' << v.size();
+    for (double x : v) os << ' ' << x;
+    os << '\n';
+  };
+  for (std::size_t c = 0; c < r.runs.size(); ++c) series("run" + std::to_string(c), r.runs[c]);
+  series("local", r.local);
+  series("a2a", r.a2a);
+  series("bytes", {static_cast<double>(r.bytes_to_others)});
+}
+
+std::map<std::int64_t, RankResult> read_results(const std::filesystem::path& file) {
+  std::map<std::int64_t, RankResult> out;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream is(line);
+    std::int64_t n = 0;
+    std::string name;
+    std::size_t count = 0;
+    is >> n >> name >> count;
+    std::vector<double> v(count);
+    for (double& x : v) is >> x;
+    RankResult& r = out[n];
+    if (name.rfind("run", 0) == 0)
+      r.runs.push_back(std::move(v));
+    else if (name == "local")
+      r.local = std::move(v);
+    else if (name == "a2a")
+      r.a2a = std::move(v);
+    else if (name == "bytes" && !v.empty())
+      r.bytes_to_others = static_cast<std::int64_t>(v[0]);
+  }
+  return out;
+}
+
+// A rank started by run_processes: joins the communicator and writes its results; the exit code tells the parent.
+int child_main(const Args& a) {
+  const int rank = std::atoi(std::getenv("CUPLAN_BENCH_RANK"));
+  const int size = std::atoi(std::getenv("CUPLAN_BENCH_SIZE"));
+  const std::filesystem::path dir = std::getenv("CUPLAN_BENCH_DIR");
+  const auto id_file = dir / "nccl_id";
+  cp::Communicator::UniqueId id{};
+  if (rank == 0) {
+    id = cp::Communicator::unique_id();
+    auto tmp = id_file;
+    tmp += ".tmp";
+    std::ofstream(tmp, std::ios::binary).write(id.data(), static_cast<std::streamsize>(id.size()));
+    std::filesystem::rename(tmp, id_file);  // readers never see a partial id
+  } else {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!std::filesystem::exists(id_file)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "rank %d: rank 0 never wrote the unique id\n", rank);
+        return 1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::ifstream(id_file, std::ios::binary).read(id.data(), static_cast<std::streamsize>(id.size()));
+  }
+  cp::Communicator comm = cp::Communicator::from_unique_id(id, rank, size, cp::Device::cuda(rank));
+  std::ofstream out(dir / ("rank" + std::to_string(rank) + ".txt"));
+  for (std::int64_t n : a.sizes) write_results(out, n, run_rank(comm, n, a, nullptr, nullptr));
+  return out.good() ? 0 : 1;
+}
+
+// Starts one process per GPU (this executable again, with the same arguments) and gathers their results per size,
+// per rank. Exits when a rank fails.
+std::map<std::int64_t, std::vector<RankResult>> run_processes(int gpus, char** argv) {
+  std::string leaf = "cuplan_dist_bench_";
+  leaf += std::to_string(getpid());
+  const auto dir = std::filesystem::temp_directory_path() / leaf;
+  std::filesystem::create_directories(dir);
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<pid_t> children;
+  for (int r = 0; r < gpus; ++r) {
+    const pid_t pid = fork();
+    if (pid < 0) {
+      std::perror("fork");
+      std::exit(1);
+    }
+    if (pid == 0) {
+      setenv("CUPLAN_BENCH_RANK", std::to_string(r).c_str(), 1);
+      setenv("CUPLAN_BENCH_SIZE", std::to_string(gpus).c_str(), 1);
+      setenv("CUPLAN_BENCH_DIR", dir.c_str(), 1);
+      execv(self.c_str(), argv);
+      _exit(127);
+    }
+    children.push_back(pid);
+  }
+  bool ok = true;
+  for (int r = 0; r < gpus; ++r) {
+    int status = 0;
+    waitpid(children[static_cast<std::size_t>(r)], &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "rank %d (process) failed, status %d\n", r, status);
+      ok = false;
+    }
+  }
+  if (!ok) std::exit(1);
+  std::map<std::int64_t, std::vector<RankResult>> out;
+  for (int r = 0; r < gpus; ++r)
+    for (auto& [n, result] : read_results(dir / ("rank" + std::to_string(r) + ".txt")))
+      out[n].push_back(std::move(result));
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
+std::vector<RankResult> run_threads(std::vector<cp::Communicator>& comms, std::int64_t n, const Args& a) {
+  std::vector<RankResult> results(comms.size());
+  std::barrier<> sync(static_cast<std::ptrdiff_t>(comms.size()));
+  std::vector<void*> ring_targets(comms.size(), nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t r = 0; r < comms.size(); ++r)
+    threads.emplace_back([&, r] { results[r] = run_rank(comms[r], n, a, &sync, &ring_targets); });
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+template <class Get>
+double collect(const std::vector<RankResult>& results, Get get) {
+  std::vector<std::vector<double>> v;
+  for (const auto& r : results) v.push_back(get(r));
+  return slowest_median(v);
+}
+
+// One table per size. `threads` or `procs` may be empty (that mode did not run); the ratios against the bare
+// exchanges and cufftXt come from the thread run.
+void report(std::int64_t n, int gpus, const Args& a, double single, double xt, const std::vector<RankResult>& threads,
+            const std::vector<RankResult>& procs) {
+  const std::vector<RankResult>& main_run = threads.empty() ? procs : threads;
+  const double local = collect(main_run, [](const RankResult& r) { return r.local; });
+  double a2a_bw = 0, ring_bw = 0;
+  const double bytes = static_cast<double>(main_run[0].bytes_to_others);
+  if (gpus > 1) {
+    a2a_bw = bytes / collect(main_run, [](const RankResult& r) { return r.a2a; }) / 1e6;
+    if (!threads.empty()) ring_bw = bytes / collect(threads, [](const RankResult& r) { return r.ring; }) / 1e6;
+  }
+  std::printf(
+      "n=%lld gpus=%d ranks as %s: single %.3f ms, local FFTs alone %.3f ms, cufftXt %.3f ms, bare a2a %.1f GB/s, "
+      "bare ring %.1f GB/s\n",
+      static_cast<long long>(n), gpus,
+      threads.empty() ? "processes" : (procs.empty() ? "threads" : "threads (and processes, last two columns)"), single,
+      local, xt, a2a_bw, ring_bw);
+  std::printf("%-30s %10s %9s %10s %10s %10s %8s %10s %8s\n", "config", "ms", "x single", "x cufftXt", "exch ms",
+              "exch GB/s", "x bare", "procs ms", "x thr");
+  const auto list = configs(a, gpus);
+  for (std::size_t c = 0; c < list.size(); ++c) {
+    const double ms = collect(main_run, [c](const RankResult& r) { return r.runs[c]; });
+    const double exch = std::max(ms - local, 1e-6);
+    const double bw = bytes / exch / 1e6;
+    const bool comparable = list[c].type == cp::FFTType::c2c && list[c].decomposition == cp::Decomposition::slab &&
+                            list[c].layout == cp::ResultLayout::optimized && gpus > 1;
+    std::string procs_ms = "-", procs_ratio = "-";
+    if (!threads.empty() && !procs.empty()) {
+      const double p = collect(procs, [c](const RankResult& r) { return r.runs[c]; });
+      procs_ms = std::to_string(p);
+      procs_ratio = std::to_string(p / ms);
+    }
+    std::printf("%-30s %10.3f %9.2f %10.2f %10s %10s %8s %10s %8s\n", list[c].label.c_str(), ms, single / ms,
+                xt > 0 ? xt / ms : 0.0, comparable ? std::to_string(exch).c_str() : "-",
+                comparable ? std::to_string(bw).c_str() : "-",
+                comparable ? std::to_string(bw / std::max(a2a_bw, ring_bw)).c_str() : "-", procs_ms.c_str(),
+                procs_ratio.c_str());
+  }
+  if (!threads.empty()) std::printf("rank 0: %s\n", threads[0].described[list.size() - 1].c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);  // parse() tokenises in place: keep the originals for the children
+  std::vector<std::string> copies(argv, argv + argc);
+  for (std::size_t i = 0; i < copies.size(); ++i) args[i] = copies[i].data();
+  args.push_back(nullptr);
+  const Args a = parse(argc, argv);
+  if (std::getenv("CUPLAN_BENCH_RANK") != nullptr) return child_main(a);
   if (!cp::cuda_available()) {
     std::printf("distributed_fft_bench: no CUDA device on this machine; nothing measured\n");
     return 77;
   }
-  const Args a = parse(argc, argv);
   const int gpus = cp::cuda_device_count();
-  std::vector<int> devices;
-  for (int d = 0; d < gpus; ++d) devices.push_back(d);
-  auto comms = cp::Communicator::local_all(devices);
   std::printf("distributed FFT, %d GPU(s), median of %d after %d warm-up, the slowest rank per repetition\n", gpus,
               a.reps, a.warmup);
+  // The processes run first: this process has not touched the GPUs' memory yet, and the children start fresh.
+  std::map<std::int64_t, std::vector<RankResult>> procs;
+  if (a.mode != "threads") procs = run_processes(gpus, args.data());
+  std::vector<cp::Communicator> comms;
+  if (a.mode != "processes") {
+    std::vector<int> devices;
+    for (int d = 0; d < gpus; ++d) devices.push_back(d);
+    comms = cp::Communicator::local_all(devices);
+  }
   for (std::int64_t n : a.sizes) {
     const double single = single_gpu(n, a);
-    std::vector<RankResult> results(comms.size());
-    std::barrier<> sync(static_cast<std::ptrdiff_t>(comms.size()));
-    std::vector<void*> ring_targets(comms.size(), nullptr);
-    std::vector<std::thread> threads;
-    for (std::size_t r = 0; r < comms.size(); ++r)
-      threads.emplace_back([&, r] { results[r] = run_rank(comms[r], n, a, sync, ring_targets); });
-    for (auto& t : threads) t.join();
-    auto collect = [&](auto get) {
-      std::vector<std::vector<double>> v;
-      for (const auto& r : results) v.push_back(get(r));
-      return slowest_median(v);
-    };
-    const double local = collect([](const RankResult& r) { return r.local; });
+    const std::vector<RankResult> threads = comms.empty() ? std::vector<RankResult>{} : run_threads(comms, n, a);
     const double xt = gpus > 1 ? cufftxt(n, gpus, a) : 0.0;
-    double a2a_bw = 0, ring_bw = 0;
-    if (gpus > 1) {
-      a2a_bw =
-          static_cast<double>(results[0].bytes_to_others) / collect([](const RankResult& r) { return r.a2a; }) / 1e6;
-      ring_bw =
-          static_cast<double>(results[0].bytes_to_others) / collect([](const RankResult& r) { return r.ring; }) / 1e6;
-    }
-    std::printf(
-        "n=%lld gpus=%d single %.3f ms, local FFTs alone %.3f ms, cufftXt %.3f ms, bare a2a %.1f GB/s, bare "
-        "ring %.1f GB/s\n",
-        static_cast<long long>(n), gpus, single, local, xt, a2a_bw, ring_bw);
-    std::printf("%-30s %10s %9s %10s %10s %10s %8s\n", "config", "ms", "x single", "x cufftXt", "exch ms", "exch GB/s",
-                "x bare");
-    const auto list = configs(a, gpus);
-    for (std::size_t c = 0; c < list.size(); ++c) {
-      const double ms = collect([c](const RankResult& r) { return r.runs[c]; });
-      const double exch = std::max(ms - local, 1e-6);
-      const double bw = static_cast<double>(results[0].bytes_to_others) / exch / 1e6;
-      const bool comparable = list[c].type == cp::FFTType::c2c && list[c].decomposition == cp::Decomposition::slab &&
-                              list[c].layout == cp::ResultLayout::optimized && gpus > 1;
-      std::printf("%-30s %10.3f %9.2f %10.2f %10s %10s %8s\n", list[c].label.c_str(), ms, single / ms,
-                  gpus > 1 ? xt / ms : 0.0, comparable ? std::to_string(exch).c_str() : "-",
-                  comparable ? std::to_string(bw).c_str() : "-",
-                  comparable ? std::to_string(bw / std::max(a2a_bw, ring_bw)).c_str() : "-");
-    }
-    std::printf("rank 0: %s\n", results[0].described[list.size() - 1].c_str());
+    report(n, gpus, a, single, xt, threads, procs.count(n) ? procs[n] : std::vector<RankResult>{});
   }
   return 0;
 }
