@@ -108,7 +108,7 @@ void PeerTable::agree(ncclComm* comm, int rank, int size, int device, const Agre
     per_rank.push_back(c.values);
   }
   if (auto differs = first_disagreement(per_rank, names))
-    throw InvalidArgument(fmt::format("{}: every rank must plan the same transform; {}", what, *differs));
+    throw InvalidArgument(fmt::format("{}: every rank must plan the same operation; {}", what, *differs));
 
   // Which peers this rank can address: same host, the peer's device visible here, and peer access between them.
   peer_device_.assign(cards.size(), -1);
@@ -148,6 +148,11 @@ void PeerTable::agree(ncclComm* comm, int rank, int size, int device, const Agre
   CUPLAN_DIST_CUDA(cudaMemsetAsync(barrier_word_, 0, 16, stream));
   barrier(stream);  // connects the peers for the barrier now, so that a first execute does not block on it
   CUPLAN_DIST_CUDA(cudaStreamSynchronize(stream));
+}
+
+std::vector<AgreementValues> PeerTable::gather(const AgreementValues& mine, cudaStream_t stream) {
+  if (comm_ == nullptr) throw std::logic_error("PeerTable::gather before agree");
+  return all_gather(mine, stream);
 }
 
 void PeerTable::share_buffers(std::size_t bytes, const char* what, cudaStream_t stream) {

@@ -41,6 +41,9 @@ class PeerTable {
   /// collective.
   void agree(ncclComm* comm, int rank, int size, int device, const AgreementValues& values,
              std::span<const std::string_view> names, const char* what, cudaStream_t stream);
+  /// Collective, blocking, after agree(): every rank's `mine`, in rank order (values that differ by rank, such as
+  /// each rank's boxes).
+  std::vector<AgreementValues> gather(const AgreementValues& mine, cudaStream_t stream);
   /// True when agree() found every pair of ranks able to address each other's memory; `why_not` says which pair
   /// could not, and why, when not.
   bool all_reachable() const noexcept { return all_reachable_; }
