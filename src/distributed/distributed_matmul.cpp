@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// cuplan::DistributedMatmul: the public class forwards to DistributedMatmulImpl.
+#include "cuplan/distributed_matmul.hpp"
+
+#include <fmt/format.h>
+
+#include "cuplan/errors.hpp"
+#include "distributed/distributed_matmul_impl.hpp"
+
+namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
+
+namespace {
+detail::DistributedMatmulImpl& live(const std::unique_ptr<detail::DistributedMatmulImpl>& impl, const char* what) {
+  if (!impl) throw StateError(fmt::format("DistributedMatmul::{}: the object was moved from", what));
+  return *impl;
+}
+}  // namespace
+
+DistributedMatmul::DistributedMatmul(Communicator comm, std::int64_t m, std::int64_t n, std::int64_t k,
+                                     TensorRef local_a, TensorRef local_b, DistributedMatmulOptions options)
+    : impl_(std::make_unique<detail::DistributedMatmulImpl>(std::move(comm), m, n, k, std::move(local_a),
+                                                            std::move(local_b), std::move(options))) {}
+DistributedMatmul::DistributedMatmul(DistributedMatmul&&) noexcept = default;
+DistributedMatmul& DistributedMatmul::operator=(DistributedMatmul&& other) noexcept {
+  if (this != &other) {
+    if (impl_) impl_->free();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+DistributedMatmul::~DistributedMatmul() = default;
+
+DistributedMatmulBlocks DistributedMatmul::blocks(const Communicator& comm, std::int64_t m, std::int64_t n,
+                                                  std::int64_t k, const DistributedMatmulOptions& options) {
+  return detail::blocks_of(detail::resolve_product(comm.rank(), comm.size(), m, n, k, options), comm.rank());
+}
+
+void DistributedMatmul::plan(std::optional<StreamRef> stream) {
+  live(impl_, "plan").plan(stream);
+}
+Tensor DistributedMatmul::execute(DistributedMatmulExecuteOptions options) {
+  return live(impl_, "execute").execute(options);
+}
+void DistributedMatmul::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) {
+  live(impl_, "reset_operand").reset_operand(which, std::move(operand), stream);
+}
+void DistributedMatmul::release_operand() {
+  live(impl_, "release_operand").release_operand();
+}
+void DistributedMatmul::free() noexcept {
+  if (impl_) impl_->free();
+}
+DistributedMatmulBlocks DistributedMatmul::local_blocks() const {
+  return live(impl_, "local_blocks").local_blocks();
+}
+DistributedMatmulAlgorithm DistributedMatmul::algorithm() const {
+  return live(impl_, "algorithm").algorithm();
+}
+DType DistributedMatmul::result_dtype() const {
+  return live(impl_, "result_dtype").result_dtype();
+}
+Shape DistributedMatmul::result_shape() const {
+  return live(impl_, "result_shape").result_shape();
+}
+ExchangeMethod DistributedMatmul::exchange_method() const {
+  return live(impl_, "exchange_method").exchange_method();
+}
+std::size_t DistributedMatmul::device_memory_bytes() const {
+  return live(impl_, "device_memory_bytes").device_memory_bytes();
+}
+std::string DistributedMatmul::describe() const {
+  return live(impl_, "describe").describe();
+}
+
+}  // namespace CUPLAN_ABI_NAMESPACE
+}  // namespace cuplan

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "distributed/exchange/nccl/collectives.hpp"
+
+#include <nccl.h>
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cuplan/errors.hpp"
+#include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/nccl_check.hpp"
+
+namespace cuplan::detail::dist {
+
+void reduce_sum(ncclComm* comm, const void* send, void* recv, std::size_t count, DType dtype, int root,
+                cudaStream_t stream) {
+  ncclDataType_t type = ncclFloat;
+  switch (dtype.code()) {
+    case DTypeCode::f16:
+      type = ncclHalf;
+      break;
+    case DTypeCode::bf16:
+      type = ncclBfloat16;
+      break;
+    case DTypeCode::f32:
+      break;
+    case DTypeCode::f64:
+      type = ncclDouble;
+      break;
+    case DTypeCode::c64:
+      count *= 2;
+      break;
+    case DTypeCode::c128:
+      type = ncclDouble;
+      count *= 2;
+      break;
+    default:
+      throw NotSupported(
+          fmt::format("a distributed reduction of {} elements (f16, bf16, f32, f64, c64, c128 only)", dtype.name()));
+  }
+  CUPLAN_NCCL_CHECK(ncclReduce(send, recv, count, type, ncclSum, root, comm, stream));
+}
+
+void connect_peers(ncclComm* comm, int self, std::span<const int> to, std::span<const int> from, cudaStream_t stream) {
+  void* scratch = nullptr;
+  const std::size_t bytes = to.size() + from.size() + 1;
+  CUPLAN_DIST_CUDA(cudaMalloc(&scratch, bytes));
+  try {
+    CUPLAN_DIST_CUDA(cudaMemsetAsync(scratch, 0, bytes, stream));
+    auto* base = static_cast<unsigned char*>(scratch);
+    CUPLAN_NCCL_CHECK(ncclGroupStart());
+    try {
+      for (std::size_t i = 0; i < to.size(); ++i)
+        if (to[i] != self) CUPLAN_NCCL_CHECK(ncclSend(base + i, 1, ncclUint8, to[i], comm, stream));
+      for (std::size_t i = 0; i < from.size(); ++i)
+        if (from[i] != self) CUPLAN_NCCL_CHECK(ncclRecv(base + to.size() + i, 1, ncclUint8, from[i], comm, stream));
+    } catch (...) {
+      CUPLAN_NCCL_CHECK_NOEXCEPT(ncclGroupEnd());
+      throw;
+    }
+    CUPLAN_NCCL_CHECK(ncclGroupEnd());
+    CUPLAN_DIST_CUDA(cudaStreamSynchronize(stream));
+  } catch (...) {
+    CUPLAN_DIST_CUDA_NOEXCEPT(cudaFree(scratch));
+    throw;
+  }
+  CUPLAN_DIST_CUDA(cudaFree(scratch));
+}
+
+void connect_reductions(ncclComm* comm, std::span<const int> roots, cudaStream_t stream) {
+  float* scratch = nullptr;
+  CUPLAN_DIST_CUDA(cudaMalloc(reinterpret_cast<void**>(&scratch), 2 * sizeof(float)));
+  try {
+    CUPLAN_DIST_CUDA(cudaMemsetAsync(scratch, 0, 2 * sizeof(float), stream));
+    for (int root : roots)
+      CUPLAN_NCCL_CHECK(ncclReduce(scratch, scratch + 1, 1, ncclFloat, ncclSum, root, comm, stream));
+    CUPLAN_DIST_CUDA(cudaStreamSynchronize(stream));
+  } catch (...) {
+    CUPLAN_DIST_CUDA_NOEXCEPT(cudaFree(scratch));
+    throw;
+  }
+  CUPLAN_DIST_CUDA(cudaFree(scratch));
+}
+
+}  // namespace cuplan::detail::dist

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The NCCL collectives of the distributed matrix product, in cuplan's dtypes: a sum onto one rank (complex values
+// as pairs of reals), and one small message to and from given peers, sent in plan() so that NCCL makes its
+// connections there and execute only enqueues.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <span>
+
+#include "cuplan/dtype.hpp"
+
+struct ncclComm;
+
+namespace cuplan::detail::dist {
+
+/// ncclReduce with ncclSum of `count` elements of `dtype` (f16, bf16, f32, f64, c64, c128) onto `root`; `recv`
+/// matters on the root only. NotSupported for other dtypes.
+void reduce_sum(ncclComm* comm, const void* send, void* recv, std::size_t count, DType dtype, int root,
+                cudaStream_t stream);
+
+/// One byte to each of `to` and from each of `from` (ranks other than `self`), as one group; blocks until done.
+void connect_peers(ncclComm* comm, int self, std::span<const int> to, std::span<const int> from, cudaStream_t stream);
+
+/// One tiny reduction onto every root in `roots`, in order; blocks until done.
+void connect_reductions(ncclComm* comm, std::span<const int> roots, cudaStream_t stream);
+
+}  // namespace cuplan::detail::dist

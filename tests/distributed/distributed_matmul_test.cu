@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: Apache-2.0
+// DistributedMatmul on 1, 2 and 4 GPUs, ranks as threads and as processes: for every layout (row blocks, column
+// blocks, 2D grid, 2D block-cyclic), every algorithm (all-gather + GEMM, GEMM + reduce-scatter, SUMMA, chosen or
+// asked for, with and without redistributions), transposes, beta C and the epilogs, on extents that do not divide by
+// the grid, each rank's D (poisoned first) is gathered and compared with the float64 product of the whole operands
+// on the CPU (inputs rounded to the operand dtype first). One rank is the single-GPU Matmul. Ranks that disagree
+// raise InvalidArgument on every rank.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <complex>
+#include <random>
+
+#include "cuplan/distributed_matmul.hpp"
+#include "distributed/rank_harness.hpp"
+
+namespace {
+
+using cuplan::Communicator;
+using cuplan::DistributedMatmul;
+using cuplan::DistributedMatmulAlgorithm;
+using cuplan::DistributedMatmulOptions;
+using cuplan::DType;
+using cuplan::Epilog;
+using cuplan::MatrixDistribution;
+using cuplan::MatrixLayout;
+using cplx = std::complex<double>;
+using cuplan::testing::local_comms;
+using cuplan::testing::on_ranks;
+
+// One element of `dtype` from / to a complex double (imaginary part dropped for real types).
+void store(DType t, cplx v, unsigned char* p) {
+  switch (t.code()) {
+    case cuplan::DTypeCode::f16: {
+      const __half h = __double2half(v.real());
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case cuplan::DTypeCode::bf16: {
+      const __nv_bfloat16 h = __double2bfloat16(v.real());
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case cuplan::DTypeCode::f32: {
+      const float f = static_cast<float>(v.real());
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case cuplan::DTypeCode::f64:
+      std::memcpy(p, &v, 8);
+      break;
+    case cuplan::DTypeCode::c64: {
+      const std::complex<float> c(v);
+      std::memcpy(p, &c, 8);
+      break;
+    }
+    default:
+      std::memcpy(p, &v, 16);
+  }
+}
+cplx load(DType t, const unsigned char* p) {
+  switch (t.code()) {
+    case cuplan::DTypeCode::f16: {
+      __half h;
+      std::memcpy(&h, p, 2);
+      return __half2float(h);
+    }
+    case cuplan::DTypeCode::bf16: {
+      __nv_bfloat16 h;
+      std::memcpy(&h, p, 2);
+      return __bfloat162float(h);
+    }
+    case cuplan::DTypeCode::f32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case cuplan::DTypeCode::f64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case cuplan::DTypeCode::c64: {
+      std::complex<float> c;
+      std::memcpy(&c, p, 8);
+      return cplx(c);
+    }
+    default: {
+      cplx c;
+      std::memcpy(&c, p, 16);
+      return c;
+    }
+  }
+}
+
+// A global row-major matrix of random values, rounded to `dtype` (so that the reference sees what the GPUs see).
+struct Matrix {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<cplx> v;
+  cplx at(std::int64_t i, std::int64_t j) const { return v[static_cast<std::size_t>(i * cols + j)]; }
+};
+Matrix random_matrix(std::int64_t rows, std::int64_t cols, DType dtype, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  Matrix m{rows, cols, std::vector<cplx>(static_cast<std::size_t>(rows * cols))};
+  unsigned char buf[16];
+  for (cplx& x : m.v) {
+    store(dtype, cplx(u(rng), dtype.is_complex() ? u(rng) : 0.0), buf);
+    x = load(dtype, buf);
+  }
+  return m;
+}
+
+struct Case {
+  std::int64_t m = 37, n = 29, k = 23;
+  DType dtype = cuplan::f64;
+  bool ta = false, tb = false;
+  MatrixLayout la{}, lb{}, ld{};
+  DistributedMatmulAlgorithm algorithm = DistributedMatmulAlgorithm::automatic;
+  Epilog epilog = Epilog::none;
+  double beta = 0;
+  cuplan::ExchangeMethod exchange = cuplan::ExchangeMethod::automatic;
+  std::string name;
+};
+
+MatrixLayout L(MatrixDistribution d, std::array<int, 2> grid = {0, 0}, std::array<std::int64_t, 2> block = {0, 0}) {
+  return {d, grid, block};
+}
+
+double tolerance(DType t) {
+  return t == cuplan::f64 || t == cuplan::c128  ? 1e-12
+         : t == cuplan::f32 || t == cuplan::c64 ? 1e-5
+         : t == cuplan::f16                     ? 5e-3
+                                                : 3e-2;
+}
+
+// The float64 product on the CPU, epilog included.
+Matrix reference(const Case& c, const Matrix& a, const Matrix& b, const Matrix& cm, const std::vector<cplx>& bias) {
+  Matrix d{c.m, c.n, std::vector<cplx>(static_cast<std::size_t>(c.m * c.n))};
+  const double alpha = 1.25;
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      cplx s = 0;
+      for (std::int64_t q = 0; q < c.k; ++q) s += (c.ta ? a.at(q, i) : a.at(i, q)) * (c.tb ? b.at(j, q) : b.at(q, j));
+      cplx x = alpha * s + c.beta * cm.at(i, j);
+      const Epilog e = c.epilog;
+      if (e == Epilog::bias || e == Epilog::relu_bias || e == Epilog::gelu_bias) x += bias[static_cast<std::size_t>(i)];
+      if (e == Epilog::relu || e == Epilog::relu_bias) x = std::max(x.real(), 0.0);
+      if (e == Epilog::gelu || e == Epilog::gelu_bias) {
+        const double r = x.real();
+        x = 0.5 * r * (1 + std::tanh(0.7978845608028654 * (r + 0.044715 * r * r * r)));
+      }
+      d.v[static_cast<std::size_t>(i * c.n + j)] = x;
+    }
+  return d;
+}
+
+// This rank's local array of a global matrix, as the layout places its blocks.
+std::vector<unsigned char> scatter(const cuplan::DistributedMatrix& local, const Matrix& g, DType t) {
+  const std::int64_t cols = local.local_shape[1];
+  std::vector<unsigned char> out(static_cast<std::size_t>(local.local_shape[0] * cols) * t.size());
+  for (const auto& blk : local.blocks)
+    for (std::int64_t i = 0; i < blk.global.extent[0]; ++i)
+      for (std::int64_t j = 0; j < blk.global.extent[1]; ++j)
+        store(t, g.at(blk.global.offset[0] + i, blk.global.offset[1] + j),
+              out.data() +
+                  static_cast<std::size_t>((blk.local_offset[0] + i) * cols + blk.local_offset[1] + j) * t.size());
+  return out;
+}
+
+void gather(const cuplan::DistributedMatrix& local, const std::vector<unsigned char>& bytes, DType t, Matrix& g) {
+  const std::int64_t cols = local.local_shape[1];
+  for (const auto& blk : local.blocks)
+    for (std::int64_t i = 0; i < blk.global.extent[0]; ++i)
+      for (std::int64_t j = 0; j < blk.global.extent[1]; ++j)
+        g.v[static_cast<std::size_t>((blk.global.offset[0] + i) * g.cols + blk.global.offset[1] + j)] = load(
+            t, bytes.data() +
+                   static_cast<std::size_t>((blk.local_offset[0] + i) * cols + blk.local_offset[1] + j) * t.size());
+}
+
+cuplan::Tensor upload(const std::vector<unsigned char>& host, const cuplan::Shape& shape, DType t,
+                      const Communicator& comm, const cuplan::Stream& s) {
+  auto x = cuplan::Tensor::empty(shape, t, comm.device(), s.ref());
+  if (!host.empty())
+    CUPLAN_HARNESS_CUDA(cudaMemcpyAsync(x.data(), host.data(), host.size(), cudaMemcpyHostToDevice, s));
+  return x;
+}
+
+struct Operands {
+  Matrix a, b, c;
+  std::vector<cplx> bias;
+};
+Operands make_operands(const Case& c, unsigned seed) {
+  std::mt19937_64 rng(seed);  // the same values in every process
+  Operands o;
+  o.a = random_matrix(c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.dtype, rng);
+  o.b = random_matrix(c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.dtype, rng);
+  o.c = random_matrix(c.m, c.n, c.dtype, rng);
+  const Matrix bias = random_matrix(c.m, 1, c.dtype, rng);
+  o.bias = bias.v;
+  return o;
+}
+
+DistributedMatmulOptions options_of(const Case& c) {
+  DistributedMatmulOptions o;
+  o.alpha = 1.25;
+  o.beta = c.beta;
+  o.epilog = c.epilog;
+  o.transpose_a = c.ta;
+  o.transpose_b = c.tb;
+  o.layout_a = c.la;
+  o.layout_b = c.lb;
+  o.layout_d = c.ld;
+  o.algorithm = c.algorithm;
+  o.exchange = c.exchange;
+  o.min_panels = 3;
+  return o;
+}
+
+// One rank: scatter, plan, execute twice into a poisoned D, gather its blocks into `got`.
+void run_rank(const Case& c, const Operands& ops, Communicator& comm, Matrix& got, std::mutex& m) {
+  const cuplan::Stream s(comm.device());
+  DistributedMatmulOptions o = options_of(c);
+  o.stream = s.ref();
+  const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
+  auto a = upload(scatter(blocks.a, ops.a, c.dtype), blocks.a.local_shape, c.dtype, comm, s);
+  auto b = upload(scatter(blocks.b, ops.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
+  auto cc = upload(scatter(blocks.c, ops.c, c.dtype), blocks.c.local_shape, c.dtype, comm, s);
+  // The bias of this rank's local rows of D, in local order.
+  std::vector<unsigned char> bias_host(static_cast<std::size_t>(blocks.bias_length) * c.dtype.size());
+  for (const auto& blk : blocks.d.blocks)
+    for (std::int64_t i = 0; i < blk.global.extent[0]; ++i)
+      store(c.dtype, ops.bias[static_cast<std::size_t>(blk.global.offset[0] + i)],
+            bias_host.data() + static_cast<std::size_t>(blk.local_offset[0] + i) * c.dtype.size());
+  auto bias = upload(bias_host, {blocks.bias_length}, c.dtype, comm, s);
+  if (c.beta != 0) o.c = cc;
+  const bool has_bias = c.epilog == Epilog::bias || c.epilog == Epilog::relu_bias || c.epilog == Epilog::gelu_bias;
+  if (has_bias) o.bias = bias;
+  DistributedMatmul mm(comm, c.m, c.n, c.k, a, b, o);
+  EXPECT_EQ(mm.algorithm(), blocks.algorithm);
+  if (comm.size() == 1)
+    EXPECT_EQ(mm.algorithm(), DistributedMatmulAlgorithm::local);
+  else if (c.algorithm != DistributedMatmulAlgorithm::automatic)
+    EXPECT_EQ(mm.algorithm(), c.algorithm);
+  mm.plan();
+  EXPECT_NE(mm.describe().find("DistributedMatmul"), std::string::npos);
+  auto d = cuplan::Tensor::empty(blocks.d.local_shape, c.dtype, comm.device(), s.ref());
+  std::vector<unsigned char> host(static_cast<std::size_t>(d.numel()) * c.dtype.size());
+  for (int round = 0; round < 2; ++round) {  // the second execute reuses plans, buffers and connections
+    CUPLAN_HARNESS_CUDA(cudaMemsetAsync(d.data(), 0xFF, host.size(), s));
+    mm.execute({.stream = s.ref(), .after = {}, .release_workspace = false, .out = d.view()});
+  }
+  if (!host.empty())
+    CUPLAN_HARNESS_CUDA(cudaMemcpyAsync(host.data(), d.data(), host.size(), cudaMemcpyDeviceToHost, s));
+  CUPLAN_HARNESS_CUDA(cudaStreamSynchronize(s));
+  std::lock_guard lock(m);
+  gather(blocks.d, host, c.dtype, got);
+}
+
+void check(const Case& c, std::vector<Communicator>& comms) {
+  SCOPED_TRACE(testing::Message() << c.name << " on " << comms.size() << " ranks");
+  const Operands ops = make_operands(c, 2026);
+  const Matrix want = reference(c, ops.a, ops.b, ops.c, ops.bias);
+  Matrix got{c.m, c.n, std::vector<cplx>(want.v.size(), cplx(std::nan(""), 0))};
+  std::mutex m;
+  on_ranks(comms, [&](int, Communicator& comm) { run_rank(c, ops, comm, got, m); });
+  const double err = cuplan::testing::relative_error(got.v, want.v);
+  EXPECT_LT(err, tolerance(c.dtype)) << c.name;  // NaN (an element left poisoned) fails too
+}
+
+std::vector<Case> cases() {
+  using MD = MatrixDistribution;
+  using A = DistributedMatmulAlgorithm;
+  std::vector<Case> v;
+  auto add = [&](Case c) { v.push_back(std::move(c)); };
+  add({.la = L(MD::row_blocks), .lb = L(MD::column_blocks), .ld = L(MD::column_blocks), .name = "allgather native"});
+  add({.la = L(MD::column_blocks), .lb = L(MD::row_blocks), .ld = L(MD::row_blocks), .name = "reduce_scatter native"});
+  add({.la = L(MD::grid), .lb = L(MD::grid), .ld = L(MD::grid), .name = "summa native"});
+  add({.la = L(MD::block_cyclic, {0, 0}, {8, 5}),
+       .lb = L(MD::block_cyclic, {0, 0}, {4, 6}),
+       .ld = L(MD::block_cyclic, {0, 0}, {8, 6}),
+       .name = "block-cyclic"});
+  add({.la = L(MD::block_cyclic, {0, 0}, {3, 3}),
+       .lb = L(MD::row_blocks),
+       .ld = L(MD::column_blocks),
+       .name = "mixed layouts"});
+  add({.ta = true,
+       .tb = true,
+       .la = L(MD::column_blocks),
+       .lb = L(MD::row_blocks),
+       .ld = L(MD::column_blocks),
+       .name = "allgather transposes"});
+  add({.ta = true, .la = L(MD::grid), .lb = L(MD::grid), .ld = L(MD::grid), .name = "summa A^T"});
+  add({.tb = true, .la = L(MD::grid), .lb = L(MD::grid), .ld = L(MD::grid), .name = "summa B^T"});
+  add({.ta = true,
+       .tb = true,
+       .la = L(MD::row_blocks),
+       .lb = L(MD::column_blocks),
+       .ld = L(MD::row_blocks),
+       .algorithm = A::gemm_reduce_scatter,
+       .name = "reduce_scatter transposes"});
+  add({.la = L(MD::row_blocks),
+       .lb = L(MD::column_blocks),
+       .ld = L(MD::row_blocks),
+       .algorithm = A::allgather_gemm,
+       .epilog = Epilog::gelu_bias,
+       .beta = 0.5,
+       .name = "allgather gelu_bias beta C, D redistributed"});
+  add({.la = L(MD::row_blocks),
+       .lb = L(MD::column_blocks),
+       .ld = L(MD::column_blocks),
+       .epilog = Epilog::relu,
+       .beta = -0.75,
+       .name = "allgather relu beta C folded"});
+  add({.la = L(MD::row_blocks),
+       .lb = L(MD::column_blocks),
+       .ld = L(MD::column_blocks),
+       .epilog = Epilog::bias,
+       .name = "allgather bias"});
+  add({.la = L(MD::column_blocks),
+       .lb = L(MD::row_blocks),
+       .ld = L(MD::row_blocks),
+       .epilog = Epilog::relu_bias,
+       .beta = 1.0,
+       .name = "reduce_scatter relu_bias beta C"});
+  add({.la = L(MD::grid),
+       .lb = L(MD::grid),
+       .ld = L(MD::block_cyclic, {0, 0}, {5, 4}),
+       .epilog = Epilog::gelu,
+       .beta = 0.25,
+       .name = "summa gelu beta C into block-cyclic D"});
+  add({.dtype = cuplan::bf16,
+       .la = L(MD::row_blocks),
+       .lb = L(MD::column_blocks),
+       .ld = L(MD::column_blocks),
+       .name = "bf16 allgather"});
+  add({.dtype = cuplan::f16,
+       .la = L(MD::column_blocks),
+       .lb = L(MD::row_blocks),
+       .ld = L(MD::row_blocks),
+       .name = "f16 reduce_scatter"});
+  add({.dtype = cuplan::f32,
+       .la = L(MD::grid),
+       .lb = L(MD::grid),
+       .ld = L(MD::grid),
+       .epilog = Epilog::bias,
+       .beta = 0.5,
+       .name = "f32 summa bias beta C"});
+  add({.dtype = cuplan::c64,
+       .la = L(MD::grid),
+       .lb = L(MD::row_blocks),
+       .ld = L(MD::column_blocks),
+       .epilog = Epilog::bias,
+       .beta = 0.5,
+       .name = "c64 mixed bias"});
+  add({.dtype = cuplan::c128,
+       .la = L(MD::column_blocks),
+       .lb = L(MD::row_blocks),
+       .ld = L(MD::row_blocks),
+       .name = "c128 reduce_scatter"});
+  add({.la = L(MD::block_cyclic, {0, 0}, {8, 5}),
+       .lb = L(MD::grid),
+       .ld = L(MD::grid),
+       .exchange = cuplan::ExchangeMethod::nccl,
+       .name = "redistribution by NCCL"});
+  return v;
+}
+
+void check_all(int ranks) {
+  auto comms = local_comms(ranks);
+  for (const Case& c : cases()) check(c, comms);
+}
+
+TEST(DistributedMatmul, MatchesTheFloat64ProductOn1Rank) {
+  CUPLAN_REQUIRE_GPUS(1);
+  check_all(1);
+}
+
+TEST(DistributedMatmul, MatchesTheFloat64ProductOn2Ranks) {
+  CUPLAN_REQUIRE_GPUS(2);
+  check_all(2);
+}
+
+TEST(DistributedMatmul, MatchesTheFloat64ProductOn4Ranks) {
+  CUPLAN_REQUIRE_GPUS(4);
+  check_all(4);
+}
+
+// Every algorithm asked for by name on 4 ranks, whatever the layouts, and a larger product whose blocks and panels
+// carry MiBs.
+TEST(DistributedMatmul, EveryAlgorithmByNameOn4Ranks) {
+  CUPLAN_REQUIRE_GPUS(4);
+  auto comms = local_comms(4);
+  for (auto algo : {DistributedMatmulAlgorithm::allgather_gemm, DistributedMatmulAlgorithm::gemm_reduce_scatter,
+                    DistributedMatmulAlgorithm::summa}) {
+    Case c{.m = 515,
+           .n = 387,
+           .k = 301,
+           .dtype = cuplan::f32,
+           .la = L(MatrixDistribution::row_blocks),
+           .lb = L(MatrixDistribution::row_blocks),
+           .ld = L(MatrixDistribution::row_blocks),
+           .algorithm = algo,
+           .beta = 0.5,
+           .name = std::string(cuplan::to_string(algo))};
+    check(c, comms);
+  }
+}
+
+TEST(DistributedMatmul, ResetOperandThenExecuteUsesTheNewOperand) {
+  CUPLAN_REQUIRE_GPUS(2);
+  auto comms = local_comms(2);
+  Case c{.la = L(MatrixDistribution::grid),
+         .lb = L(MatrixDistribution::grid),
+         .ld = L(MatrixDistribution::grid),
+         .name = "reset b"};
+  const Operands first = make_operands(c, 1), second = make_operands(c, 2);
+  const Matrix want = reference(c, first.a, second.b, first.c, first.bias);
+  Matrix got{c.m, c.n, std::vector<cplx>(want.v.size(), cplx(std::nan(""), 0))};
+  std::mutex m;
+  on_ranks(comms, [&](int, Communicator& comm) {
+    const cuplan::Stream s(comm.device());
+    DistributedMatmulOptions o = options_of(c);
+    o.stream = s.ref();
+    const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
+    auto a = upload(scatter(blocks.a, first.a, c.dtype), blocks.a.local_shape, c.dtype, comm, s);
+    auto b1 = upload(scatter(blocks.b, first.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
+    auto b2 = upload(scatter(blocks.b, second.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
+    DistributedMatmul mm(comm, c.m, c.n, c.k, a, b1, o);
+    (void)mm.execute();  // plans first
+    mm.reset_operand(cuplan::MatmulOperand::b, b2);
+    const auto d = mm.execute().to(cuplan::Device::cpu(), s.ref());
+    std::vector<unsigned char> host(static_cast<const unsigned char*>(d.data()),
+                                    static_cast<const unsigned char*>(d.data()) + d.numel() * 8);
+    std::lock_guard lock(m);
+    gather(blocks.d, host, c.dtype, got);
+  });
+  EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), 1e-12);
+}
+
+// A rank whose m differs: InvalidArgument naming the field on every rank, never a hang.
+TEST(DistributedMatmulErrors, RanksThatDisagreeRaiseOnEveryRankInPlan) {
+  CUPLAN_REQUIRE_GPUS(2);
+  auto comms = local_comms(2);
+  std::atomic<int> raised{0};
+  on_ranks(comms, [&](int r, Communicator& comm) {
+    const std::int64_t m = r == 0 ? 16 : 18;
+    DistributedMatmulOptions o;
+    o.layout_a = L(MatrixDistribution::row_blocks);
+    o.layout_b = o.layout_d = L(MatrixDistribution::column_blocks);
+    const auto blocks = DistributedMatmul::blocks(comm, m, 8, 8, o);
+    auto a = cuplan::Tensor::empty(blocks.a.local_shape, cuplan::f32, comm.device());
+    auto b = cuplan::Tensor::empty(blocks.b.local_shape, cuplan::f32, comm.device());
+    DistributedMatmul mm(comm, m, 8, 8, a, b, o);
+    try {
+      mm.plan();
+    } catch (const cuplan::InvalidArgument& e) {
+      if (std::string(e.what()).find("rank 1 has m = 18, rank 0 has 16") != std::string::npos) ++raised;
+    }
+  });
+  EXPECT_EQ(raised.load(), 2);
+}
+
+TEST(DistributedMatmulErrors, LocalArgumentsAreCheckedInTheConstructor) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(1);
+  auto a = cuplan::Tensor::empty({4, 3}, cuplan::f32, comms[0].device());
+  auto b = cuplan::Tensor::empty({3, 5}, cuplan::f32, comms[0].device());
+  auto wrong = cuplan::Tensor::empty({5, 3}, cuplan::f32, comms[0].device());
+  EXPECT_THROW(DistributedMatmul(comms[0], 4, 5, 3, a, wrong), cuplan::InvalidArgument);
+  EXPECT_THROW(DistributedMatmul(comms[0], 4, 5, 3, a, b, {.epilog = Epilog::bias}), cuplan::InvalidArgument);
+  EXPECT_THROW(DistributedMatmul(comms[0], 4, 5, 3, a, b, {.epilog = Epilog::drelu}), cuplan::NotSupported);
+  EXPECT_THROW(DistributedMatmul(comms[0], 0, 5, 3, a, b), cuplan::InvalidArgument);
+  DistributedMatmulOptions bad_grid;
+  bad_grid.layout_d = L(MatrixDistribution::grid, {2, 2});
+  EXPECT_THROW(DistributedMatmul::blocks(comms[0], 4, 5, 3, bad_grid), cuplan::InvalidArgument);
+  DistributedMatmul mm(comms[0], 4, 5, 3, a, b);
+  mm.free();
+  EXPECT_THROW(mm.execute(), cuplan::StateError);
+}
+
+// Ranks as processes (one GPU each): copy engines through CUDA IPC and NCCL for the redistributions, NCCL for the
+// algorithms.
+TEST(DistributedMatmulChild, Rank) {
+  auto comm = cuplan::testing::child_communicator();
+  if (!comm) GTEST_SKIP() << "runs only as a child of DistributedMatmulProcesses (CUPLAN_DIST_RANK unset)";
+  std::vector<Communicator> one{*comm};
+  for (const Case& c : cases()) {
+    // Every process computes the same reference and checks only its own blocks.
+    SCOPED_TRACE(c.name);
+    const Operands ops = make_operands(c, 2026);
+    const Matrix want = reference(c, ops.a, ops.b, ops.c, ops.bias);
+    Matrix got{c.m, c.n, want.v};
+    std::mutex m;
+    const auto blocks = DistributedMatmul::blocks(*comm, c.m, c.n, c.k, options_of(c));
+    for (const auto& blk : blocks.d.blocks)
+      for (std::int64_t i = 0; i < blk.global.extent[0]; ++i)
+        for (std::int64_t j = 0; j < blk.global.extent[1]; ++j)
+          got.v[static_cast<std::size_t>((blk.global.offset[0] + i) * c.n + blk.global.offset[1] + j)] = std::nan("");
+    run_rank(c, ops, one[0], got, m);
+    EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), tolerance(c.dtype)) << c.name;
+  }
+}
+
+TEST(DistributedMatmulProcesses, RanksAsProcesses) {
+  CUPLAN_REQUIRE_GPUS(2);
+  cuplan::testing::run_as_processes("DistributedMatmulChild.Rank", std::min(cuplan::cuda_device_count(), 4));
+}
+
+}  // namespace
