@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "distributed/exchange/box_plan.hpp"
+#include "distributed/host_transfer.hpp"
 
 namespace {
 
@@ -17,15 +18,7 @@ using namespace cuplan::detail::dist;
 using Shape3 = std::array<std::int64_t, 3>;
 using Arrays = std::vector<LocalArray>;
 
-void apply(const BoxTransfer& t, const std::vector<std::int64_t>& src, std::vector<std::int64_t>& dst) {
-  for (std::int64_t i = 0; i < t.n[0]; ++i)
-    for (std::int64_t j = 0; j < t.n[1]; ++j)
-      for (std::int64_t k = 0; k < t.n[2]; ++k) {
-        const std::int64_t s = t.src_offset + i * t.src_stride[0] + j * t.src_stride[1] + k;
-        const std::int64_t d = t.dst_offset + i * t.dst_stride[0] + j * t.dst_stride[1] + k;
-        dst.at(static_cast<std::size_t>(d)) = src.at(static_cast<std::size_t>(s));
-      }
-}
+using cuplan::testing::apply;
 
 std::int64_t flat(const Shape3& shape, std::int64_t i, std::int64_t j, std::int64_t k) {
   return (i * shape[1] + j) * shape[2] + k;

@@ -11,6 +11,7 @@
 #include "distributed/decomposition.hpp"
 #include "distributed/exchange/agreement.hpp"
 #include "distributed/exchange/box_transfer.hpp"
+#include "distributed/host_transfer.hpp"
 
 namespace {
 
@@ -18,16 +19,7 @@ using namespace cuplan::detail::dist;
 
 using Shape3 = std::array<std::int64_t, 3>;
 
-// Runs `t` over host arrays the way the copy engine does: n[0] planes of n[1] rows of n[2] contiguous elements.
-void apply(const BoxTransfer& t, const std::vector<std::int64_t>& src, std::vector<std::int64_t>& dst) {
-  for (std::int64_t i = 0; i < t.n[0]; ++i)
-    for (std::int64_t j = 0; j < t.n[1]; ++j)
-      for (std::int64_t k = 0; k < t.n[2]; ++k) {
-        const std::int64_t s = t.src_offset + i * t.src_stride[0] + j * t.src_stride[1] + k;
-        const std::int64_t d = t.dst_offset + i * t.dst_stride[0] + j * t.dst_stride[1] + k;
-        dst.at(static_cast<std::size_t>(d)) = src.at(static_cast<std::size_t>(s));
-      }
-}
+using cuplan::testing::apply;
 
 // A local array over `owner` whose elements hold their global flat index in `shape`.
 std::vector<std::int64_t> global_indices(const Box& owner, const Shape3& shape) {
