@@ -3,8 +3,10 @@
 // process per GPU (Communicator::from_unique_id), as MPI codes run.
 //
 //   distributed_fft_bench [--sizes 512,1024] [--reps 10] [--warmup 3] [--chunks 4] [--extra 1]
-//                         [--mode threads|processes|both]
+//                         [--mode threads|processes|both] [--fields 3]
 //
+// --fields F: adds rows of F fields in one execute (DistributedFFTOptions::fields), copy engines and NCCL,
+// optimized layout; their "x single" compares with F single-GPU transforms.
 // --mode processes: the bench starts itself once per GPU (fork and exec, so every rank starts CUDA and NCCL
 // fresh), the ranks share the NCCL unique id through a file, and each writes its timings to a file that this
 // process reads; the bare copy-engine ring and cufftXt are measured only with threads. --mode both runs the
@@ -70,6 +72,7 @@ struct Args {
   int reps = 10;
   int warmup = 3;
   bool extra = false;
+  int fields = 0;
   std::string mode = "threads";
 };
 
@@ -91,6 +94,8 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(argv[i + 1]);
     } else if (key == "--warmup") {
       a.warmup = std::atoi(argv[i + 1]);
+    } else if (key == "--fields") {
+      a.fields = std::atoi(argv[i + 1]);
     } else if (key == "--mode") {
       a.mode = argv[i + 1];
       if (a.mode != "threads" && a.mode != "processes" && a.mode != "both") {
@@ -130,11 +135,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Lines the ranks up: an all-reduce of one word, waited for on the host (threads and processes alike).
+// Lines the ranks up before each repetition: a host barrier when they are threads, else an all-reduce of one word
+// waited for on the host.
 class Align {
  public:
-  explicit Align(cp::Communicator* comm) : comm_(comm) {
-    if (comm_ == nullptr) return;
+  explicit Align(cp::Communicator* comm, std::barrier<>* threads = nullptr) : comm_(comm), threads_(threads) {
+    if (comm_ == nullptr || threads_ != nullptr) return;
     BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     BENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&word_), sizeof(int)));
     BENCH_CUDA_CHECK(cudaMemsetAsync(word_, 0, sizeof(int), stream_));
@@ -142,19 +148,21 @@ class Align {
   Align(const Align&) = delete;
   Align& operator=(const Align&) = delete;
   ~Align() {
-    if (comm_ == nullptr) return;
+    if (comm_ == nullptr || threads_ != nullptr) return;
     (void)cudaStreamSynchronize(stream_);
     (void)cudaFree(word_);
     (void)cudaStreamDestroy(stream_);
   }
   void operator()() const {
-    if (comm_ == nullptr) return;
+    if (threads_ != nullptr) threads_->arrive_and_wait();
+    if (comm_ == nullptr || threads_ != nullptr) return;
     BENCH_NCCL_CHECK(ncclAllReduce(word_, word_, 1, ncclInt32, ncclSum, comm_->native(), stream_));
     BENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
  private:
   cp::Communicator* comm_ = nullptr;
+  std::barrier<>* threads_ = nullptr;
   cudaStream_t stream_ = nullptr;
   int* word_ = nullptr;
 };
@@ -245,6 +253,7 @@ struct Config {
   cp::ResultLayout layout = cp::ResultLayout::optimized;
   cp::FFTType type = cp::FFTType::c2c;
   cp::Decomposition decomposition = cp::Decomposition::slab;
+  int fields = 1;
 };
 
 std::vector<Config> configs(const Args& a, int gpus) {
@@ -254,6 +263,13 @@ std::vector<Config> configs(const Args& a, int gpus) {
   if (gpus == 1) return c;
   c.push_back({"ce natural", cp::ExchangeMethod::copy_engine, a.chunks.front(), cp::ResultLayout::natural});
   for (int k : a.chunks) c.push_back({"ce optimized chunks " + std::to_string(k), cp::ExchangeMethod::copy_engine, k});
+  if (a.fields > 1) {
+    const std::string f = std::to_string(a.fields);
+    c.push_back({"ce optimized " + f + " fields", cp::ExchangeMethod::copy_engine, a.chunks.back(),
+                 cp::ResultLayout::optimized, cp::FFTType::c2c, cp::Decomposition::slab, a.fields});
+    c.push_back({"nccl optimized " + f + " fields", cp::ExchangeMethod::nccl, 0, cp::ResultLayout::optimized,
+                 cp::FFTType::c2c, cp::Decomposition::slab, a.fields});
+  }
   if (a.extra) {
     c.push_back({"ce r2c optimized", cp::ExchangeMethod::copy_engine, a.chunks.front(), cp::ResultLayout::optimized,
                  cp::FFTType::r2c});
@@ -288,7 +304,7 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
   RankResult r;
   comm.device().use();
   const cp::Stream stream(comm.device());
-  const Align sync(&comm);
+  const Align sync(&comm, host_sync);
   const cp::Shape g{n, n, n};
   const int ranks = comm.size();
   for (const Config& c : configs(a, ranks)) {
@@ -297,11 +313,19 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
                                 .result_layout = c.layout,
                                 .stream = stream.ref(),
                                 .exchange = c.exchange,
-                                .chunks = c.chunks};
+                                .chunks = c.chunks,
+                                .fields = c.fields};
     if (c.decomposition == cp::Decomposition::pencil) o.process_grid = std::array<int, 2>{2, 2};
     const bool real = c.type == cp::FFTType::r2c;
     const auto boxes = cp::DistributedFFT::boxes(comm, g, real ? cp::f32 : cp::c64, o);
-    auto x = random_c64(boxes.input.shape(), comm.device(), stream.ref(), 7u + static_cast<unsigned>(comm.rank()));
+    auto with_fields = [&](cp::Shape box) {
+      if (c.fields == 1) return box;
+      cp::Shape s{c.fields};
+      for (std::int64_t e : box) s.push_back(e);
+      return s;
+    };
+    auto x = random_c64(with_fields(boxes.input.shape()), comm.device(), stream.ref(),
+                        7u + static_cast<unsigned>(comm.rank()));
     if (real) {
       auto xr = cp::Tensor::empty(boxes.input.shape(), cp::f32, comm.device(), stream.ref());
       to_real<<<1024, 256, 0, stream.native()>>>(x.data<float2>(), xr.data<float>(), xr.numel());
@@ -310,7 +334,8 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     }
     cp::DistributedFFT plan(comm, g, x, o);
     plan.plan();
-    auto out = cp::Tensor::empty(plan.output_box().shape(), plan.result_dtype(), comm.device(), stream.ref());
+    auto out =
+        cp::Tensor::empty(with_fields(plan.output_box().shape()), plan.result_dtype(), comm.device(), stream.ref());
     r.runs.push_back(
         time_on(stream.ref(), sync, a, [&] { plan.execute({.stream = stream.ref(), .out = out.view()}); }));
     r.described.push_back(plan.describe());
@@ -537,16 +562,17 @@ void report(std::int64_t n, int gpus, const Args& a, double single, double xt, c
     const double exch = std::max(ms - local, 1e-6);
     const double bw = bytes / exch / 1e6;
     const bool comparable = list[c].type == cp::FFTType::c2c && list[c].decomposition == cp::Decomposition::slab &&
-                            list[c].layout == cp::ResultLayout::optimized && gpus > 1;
+                            list[c].layout == cp::ResultLayout::optimized && list[c].fields == 1 && gpus > 1;
     std::string procs_ms = "-", procs_ratio = "-";
     if (!threads.empty() && !procs.empty()) {
       const double p = collect(procs, [c](const RankResult& r) { return r.runs[c]; });
       procs_ms = std::to_string(p);
       procs_ratio = std::to_string(p / ms);
     }
-    std::printf("%-30s %10.3f %9.2f %10.2f %10s %10s %8s %10s %8s\n", list[c].label.c_str(), ms, single / ms,
-                xt > 0 ? xt / ms : 0.0, comparable ? std::to_string(exch).c_str() : "-",
-                comparable ? std::to_string(bw).c_str() : "-",
+    const double per_field = list[c].fields;  // F fields against F single-GPU transforms and F cufftXt calls
+    std::printf("%-30s %10.3f %9.2f %10.2f %10s %10s %8s %10s %8s\n", list[c].label.c_str(), ms,
+                single * per_field / ms, xt > 0 ? xt * per_field / ms : 0.0,
+                comparable ? std::to_string(exch).c_str() : "-", comparable ? std::to_string(bw).c_str() : "-",
                 comparable ? std::to_string(bw / std::max(a2a_bw, ring_bw)).c_str() : "-", procs_ms.c_str(),
                 procs_ratio.c_str());
   }

@@ -141,10 +141,16 @@ struct DistributedFFTOptions {
   /// piece's exchange overlaps the next piece's transform. 0: chosen (4); 1: no overlap. At most the rank's
   /// extent along axis 0.
   int chunks = 0;
+  /// Fields of the same global shape transformed by one execute (the three components of a velocity, or a batch):
+  /// with more than one, the operand and the result carry a leading axis of this length, field f being
+  /// operand[f] and result[f]. On the copy-engine route with one exchange (optimized or transposed layouts), the
+  /// last local FFT of field f runs beside the first FFT and exchange of field f+1. At least 1.
+  int fields = 1;
 };
 
 /// The execute options of FFT, with the same meaning: `release_workspace` also releases the exchange buffers, and
-/// `out` has the shape of output_box(), the dtype result_dtype(), is contiguous and on the communicator's device.
+/// `out` has the shape of output_box() (after a leading axis of `fields` when that is more than 1), the dtype
+/// result_dtype(), is contiguous and on the communicator's device.
 using DistributedExecuteOptions = FFTExecuteOptions;
 
 }  // namespace CUPLAN_ABI_NAMESPACE
@@ -158,8 +164,9 @@ inline namespace CUPLAN_ABI_NAMESPACE {
 class CUPLAN_API DistributedFFT {
  public:
   /// `global_shape` is the logical shape of the transform (for R2C and C2R the real side; the complex side has
-  /// n/2+1 on the last axis). `local_operand` is this rank's input_box() of the input: contiguous, in device
-  /// memory of the communicator's device. Validates; no GPU work and no communication.
+  /// n/2+1 on the last axis). `local_operand` is this rank's input_box() of the input (with a leading axis of
+  /// `options.fields` when that is more than 1): contiguous, in device memory of the communicator's device.
+  /// Validates; no GPU work and no communication.
   DistributedFFT(Communicator comm, Shape global_shape, TensorRef local_operand, DistributedFFTOptions options = {});
   /// Takes over the plan; the moved-from object's calls throw StateError.
   DistributedFFT(DistributedFFT&&) noexcept;

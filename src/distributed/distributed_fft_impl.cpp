@@ -118,6 +118,7 @@ DistributedFftImpl::DistributedFftImpl(Communicator comm, const Shape& global_sh
   steps_ = dist::pipeline(layout_, to_dist(type_), tin, tout);
   if (options_.chunks < 0)
     throw InvalidArgument(fmt::format("chunks: expected 0 (chosen) or a positive count, got {}", options_.chunks));
+  if (options_.fields < 1) throw InvalidArgument(fmt::format("fields: expected at least 1, got {}", options_.fields));
   if (static_cast<int>(options_.exchange) < 0 || static_cast<int>(options_.exchange) > 2)
     throw InvalidArgument(fmt::format("exchange: expected automatic, copy_engine or nccl, got the value {}",
                                       static_cast<int>(options_.exchange)));
@@ -137,9 +138,10 @@ void DistributedFftImpl::check_live(const char* what) const {
 void DistributedFftImpl::check_operand(const TensorView& op) const {
   if (!(op.dtype() == in_dtype_))
     throw InvalidArgument(fmt::format("local_operand: expected dtype {}, got {}", in_dtype_.name(), op.dtype().name()));
-  if (!(op.shape() == dist::shape_of(in_box_)))
-    throw InvalidArgument(fmt::format("local_operand: expected shape {} (rank {}'s input box: {}), got {}",
-                                      dist::shape_text(dist::shape_of(in_box_)), comm_.rank(), box_text(in_box_),
+  if (!(op.shape() == operand_shape()))
+    throw InvalidArgument(fmt::format("local_operand: expected shape {} (rank {}'s input box: {}{}), got {}",
+                                      dist::shape_text(operand_shape()), comm_.rank(), box_text(in_box_),
+                                      options_.fields > 1 ? fmt::format(", after {} fields", options_.fields) : "",
                                       dist::shape_text(op.shape())));
   if (op.memory_space() != MemorySpace::device || !(op.device() == comm_.device()))
     throw InvalidArgument(
@@ -169,10 +171,44 @@ void DistributedFftImpl::end_phase(StreamRef stream) {
   last_phase_->record(stream);
 }
 
+Shape DistributedFftImpl::operand_shape() const {
+  Shape s;
+  if (options_.fields > 1) s.push_back(options_.fields);
+  for (std::int64_t n : dist::shape_of(in_box_)) s.push_back(n);
+  return s;
+}
+
+Shape DistributedFftImpl::result_shape() const {
+  Shape s;
+  if (options_.fields > 1) s.push_back(options_.fields);
+  for (std::int64_t n : dist::shape_of(out_box_)) s.push_back(n);
+  return s;
+}
+
+TensorView DistributedFftImpl::field_slice(const TensorView& whole, int field) const {
+  if (options_.fields == 1) return whole;
+  Shape s;
+  for (int d = 1; d < whole.shape().size(); ++d) s.push_back(whole.shape()[d]);
+  const std::size_t bytes = static_cast<std::size_t>(checked_numel(s)) * whole.dtype().size();
+  return TensorView(static_cast<const char*>(whole.data()) + static_cast<std::size_t>(field) * bytes, whole.dtype(), s,
+                    row_major_strides(s), whole.device(), whole.memory_space());
+}
+
+void DistributedFftImpl::bind_operand(int field, StreamRef stream) {
+  field_ = field;
+  const TensorView op = field_slice(operand_.view(), field);
+  for (Stage& st : stages_) {
+    if (st.src != Loc::operand) continue;
+    if (st.fft) st.fft->reset_operand(op, stream);
+    for (std::size_t c = 0; c < st.chunk_ffts.size(); ++c)
+      st.chunk_ffts[c].reset_operand(chunk_view(op, st.src_box, st.chunk_boxes[c]), stream);
+  }
+}
+
 TensorView DistributedFftImpl::view_of(Loc loc, const dist::Box& box, bool real, const TensorView& result) const {
   switch (loc) {
     case Loc::operand:
-      return operand_.view();
+      return field_slice(operand_.view(), field_);
     case Loc::result:
       return result;
     case Loc::peer0:
@@ -224,6 +260,8 @@ void DistributedFftImpl::build_stages() {
         st.peer_slot = copy_exchanges % 2;
         ++copy_exchanges;
         peer_slots_ = std::min(copy_exchanges, 2);
+        // Fields alternate between the two receive slots (run_fields_overlapped).
+        if (options_.fields > 1) peer_slots_ = 2;
         // A final exchange lands in the receive buffer, then is copied to the result.
         st.dst = final_step ? Loc::result : st.peer_slot == 0 ? Loc::peer0 : Loc::peer1;
       } else {
@@ -250,6 +288,10 @@ void DistributedFftImpl::build_stages() {
     box = st.dst_box;
     stages_.push_back(std::move(st));
   }
+  // One copy-engine exchange between two local FFTs: field f's last FFT can run beside field f+1's first FFT and
+  // exchange, which write the other receive slot.
+  overlap_fields_ = options_.fields > 1 && route_ == Route::copy_engine && stages_.size() == 3 &&
+                    stages_[1].step.op == dist::Step::Op::exchange && stages_[2].step.op == dist::Step::Op::fft;
 }
 
 void DistributedFftImpl::allocate_buffers(StreamRef stream) {
@@ -352,7 +394,8 @@ void DistributedFftImpl::agree_and_route(StreamRef stream) {
                                                "input_layout",
                                                "normalization",
                                                "exchange",
-                                               "chunks"};
+                                               "chunks",
+                                               "fields"};
   dist::AgreementValues v{};
   v[0] = layout_.ndim;
   for (std::size_t d = 0; d < 3; ++d) v[1 + d] = d < global_shape_.size() ? global_shape_[d] : 0;
@@ -366,6 +409,7 @@ void DistributedFftImpl::agree_and_route(StreamRef stream) {
   v[11] = static_cast<std::int64_t>(options_.normalization);
   v[12] = static_cast<std::int64_t>(options_.exchange);
   v[13] = options_.chunks;
+  v[14] = options_.fields;
   peers_.agree(comm_.native(), comm_.rank(), comm_.size(), comm_.device().index(), v, names, "DistributedFFT::plan",
                stream.native());
   if (options_.exchange == ExchangeMethod::copy_engine && !peers_.all_reachable())
@@ -391,6 +435,13 @@ void DistributedFftImpl::plan_collective(StreamRef stream) {
     if (copy_stream_ == nullptr) {
       CUPLAN_DIST_CUDA(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
       CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming));
+    }
+    if (overlap_fields_ && tail_stream_ == nullptr) {
+      CUPLAN_DIST_CUDA(cudaStreamCreateWithFlags(&tail_stream_, cudaStreamNonBlocking));
+      for (int i = 0; i < 2; ++i) {
+        CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&slot_filled_[i], cudaEventDisableTiming));
+        CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&slot_read_[i], cudaEventDisableTiming));
+      }
     }
   }
   allocate_buffers(stream);
@@ -458,6 +509,13 @@ void DistributedFftImpl::release_copy_resources() noexcept {
   copies_done_ = nullptr;
   if (copy_stream_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaStreamDestroy(copy_stream_));
   copy_stream_ = nullptr;
+  for (int i = 0; i < 2; ++i) {
+    if (slot_filled_[i] != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(slot_filled_[i]));
+    if (slot_read_[i] != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(slot_read_[i]));
+    slot_filled_[i] = slot_read_[i] = nullptr;
+  }
+  if (tail_stream_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaStreamDestroy(tail_stream_));
+  tail_stream_ = nullptr;
   peers_.release();
 }
 
@@ -502,12 +560,7 @@ void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRe
   begin_phase(stream, {});
   operand_ = std::move(operand);
   has_operand_ = true;
-  for (Stage& st : stages_) {
-    if (st.src != Loc::operand) continue;
-    if (st.fft) st.fft->reset_operand(operand_, stream);
-    for (std::size_t c = 0; c < st.chunk_ffts.size(); ++c)
-      st.chunk_ffts[c].reset_operand(chunk_view(operand_.view(), st.src_box, st.chunk_boxes[c]), stream);
-  }
+  bind_operand(0, stream);
   end_phase(stream);
 }
 
@@ -565,10 +618,11 @@ std::string DistributedFftImpl::describe() const {
                                                      : "no exchange";
   return fmt::format(
       "DistributedFFT {} {} global {} {} rank {}/{} in [{}] out [{}] {} local FFTs {} exchanges, {}, {} chunk(s), "
-      "{:.1f} MiB held ({:.2f}x the input box)",
+      "{} field(s){}, {:.1f} MiB held ({:.2f}x the input box)",
       to_string(type_), complex_dtype_.name(), fmt::join(global_shape_, "x"), dist::describe(layout_), comm_.rank(),
       comm_.size(), box_text(in_box_), box_text(out_box_), static_cast<int>(stages_.size()) - exchanges, exchanges,
-      route, chunks, static_cast<double>(device_memory_bytes()) / (1 << 20),
+      route, chunks, options_.fields, overlap_fields_ ? " overlapped" : "",
+      static_cast<double>(device_memory_bytes()) / (1 << 20),
       static_cast<double>(device_memory_bytes()) /
           static_cast<double>(std::max<std::int64_t>(1, in_box_.numel()) * in_dtype_.size()));
 }

@@ -100,6 +100,14 @@ class DistributedFftImpl {
   void plan_transfers();
   void plan_collective(StreamRef stream);
   TensorView view_of(Loc loc, const dist::Box& box, bool real, const TensorView& result) const;
+  /// The operand's and the result's shapes: the box, after a leading axis of `fields` when there are several.
+  Shape operand_shape() const;
+  Shape result_shape() const;
+  /// Field f of a tensor with a leading field axis (the tensor itself for one field).
+  TensorView field_slice(const TensorView& whole, int field) const;
+  /// Points the local FFTs that read the operand at field f of it.
+  void bind_operand(int field, StreamRef stream);
+  void run_fields_overlapped(Direction direction, bool release_workspace, const TensorView& result, StreamRef stream);
   void run_fft(Stage& stage, Direction direction, bool release_workspace, const TensorView& result, StreamRef stream,
                Stage* then_copy);
   void run_nccl_exchange(const Stage& stage, const TensorView& result, StreamRef stream);
@@ -132,6 +140,13 @@ class DistributedFftImpl {
   cudaStream_t copy_stream_ = nullptr;  // copy-engine route: the copies of chunk k run beside chunk k+1's FFT
   std::vector<cudaEvent_t> chunk_events_;
   cudaEvent_t copies_done_ = nullptr;
+  // Several fields, copy engines, one exchange: the last FFT of field f runs on tail_stream_ beside field f+1's
+  // first FFT and exchange, which land in the other receive slot.
+  bool overlap_fields_ = false;
+  cudaStream_t tail_stream_ = nullptr;
+  cudaEvent_t slot_filled_[2] = {nullptr, nullptr};  // recorded on the caller's stream: the slot's pieces landed
+  cudaEvent_t slot_read_[2] = {nullptr, nullptr};    // recorded on tail_stream_: the slot's last reader is done
+  int field_ = 0;                                    // the field that Loc::operand views
 
   TensorRef operand_;
   bool has_operand_ = false;

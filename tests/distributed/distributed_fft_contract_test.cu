@@ -288,6 +288,15 @@ TEST(DistributedFFTErrors, BadExchangeOptionsRaiseInTheConstructor) {
   auto comms = local_comms(1);
   const auto x = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64, comms[0].device());
   EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.chunks = -1}), InvalidArgument);
+  EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.fields = 0}), InvalidArgument);
+  // Three fields need a leading axis of 3: the message names the shape expected and the field count.
+  try {
+    DistributedFFT plan(comms[0], {8, 8, 8}, x, {.fields = 3});
+    FAIL() << "an operand without the field axis was taken";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("3x8x8x8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("after 3 fields"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.exchange = static_cast<cuplan::ExchangeMethod>(7)}),
                InvalidArgument);
 }

@@ -48,6 +48,42 @@ void correctness(int ranks) {
   for (const Case& c : all_cases(ranks)) check_case(c, comms);
 }
 
+// Several fields in one execute: the one-exchange copy-engine pipelines overlap field f's last FFT with field
+// f+1's first FFT and exchange (receive slots alternate; 3 and 4 fields reuse a slot), the others run the fields
+// one after another; every field has its own data and reference.
+void fields_correctness(int ranks) {
+  auto comms = local_comms(ranks);
+  std::vector<Case> cases;
+  for (int fields : {3, 4})
+    for (auto layout : {cuplan::ResultLayout::optimized, cuplan::ResultLayout::natural}) {
+      cases.push_back({FFTType::c2c, Decomposition::slab, {}, {12, 10, 8}, layout, {}, false, {}, 0, fields});
+      cases.push_back({FFTType::r2c, Decomposition::slab, {}, {9, 8, 7}, layout, {}, true, {}, 3, fields});
+      cases.push_back({FFTType::c2c,
+                       Decomposition::pencil,
+                       {},
+                       {9, 8, 7},
+                       layout,
+                       cuplan::Direction::inverse,
+                       true,
+                       {},
+                       0,
+                       fields});
+    }
+  cases.push_back({FFTType::c2r, Decomposition::slab, {}, {10, 9, 6}, {}, {}, true, {}, 0, 3});
+  cases.push_back(
+      {FFTType::c2c, Decomposition::slab, {}, {11, 6}, cuplan::ResultLayout::optimized, {}, true, {}, 1, 3});
+  for (Case c : cases) {
+    if (ranks == 1) {
+      check_case(c, comms);
+      continue;
+    }
+    for (auto method : {cuplan::ExchangeMethod::copy_engine, cuplan::ExchangeMethod::nccl}) {
+      c.exchange = method;
+      check_case(c, comms);
+    }
+  }
+}
+
 }  // namespace
 
 TEST(DistributedFFT, MatchesSingleGpuFftOn1Rank) {
@@ -61,4 +97,16 @@ TEST(DistributedFFT, MatchesSingleGpuFftOn2Ranks) {
 TEST(DistributedFFT, MatchesSingleGpuFftOn4Ranks) {
   CUPLAN_REQUIRE_GPUS(4);
   correctness(4);
+}
+TEST(DistributedFFT, FieldsMatchSingleGpuFftsOn1Rank) {
+  CUPLAN_REQUIRE_GPUS(1);
+  fields_correctness(1);
+}
+TEST(DistributedFFT, FieldsMatchSingleGpuFftsOn2Ranks) {
+  CUPLAN_REQUIRE_GPUS(2);
+  fields_correctness(2);
+}
+TEST(DistributedFFT, FieldsMatchSingleGpuFftsOn4Ranks) {
+  CUPLAN_REQUIRE_GPUS(4);
+  fields_correctness(4);
 }

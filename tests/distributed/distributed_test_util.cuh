@@ -95,6 +95,7 @@ struct Case {
   bool f64 = true;
   cuplan::ExchangeMethod exchange = cuplan::ExchangeMethod::automatic;
   int chunks = 0;
+  int fields = 1;  ///< DistributedFFTOptions::fields: each field has its own random data and reference
 };
 
 std::string name(const Case& c) {
@@ -109,6 +110,7 @@ std::string name(const Case& c) {
   if (c.direction == cuplan::Direction::inverse) s << " inverse";
   s << " " << cuplan::to_string(c.exchange);
   if (c.chunks != 0) s << " chunks " << c.chunks;
+  if (c.fields != 1) s << " fields " << c.fields;
   return s.str();
 }
 
@@ -172,10 +174,11 @@ double rel_error(const std::vector<T>& got, const std::vector<T>& want) {
   return std::sqrt(num / den);  // NaN (a poisoned element left unwritten) fails every comparison
 }
 
-// One rank's part of a case: scatter, transform into a poisoned `out`, gather into `gathered`.
+// One rank's part of a case: scatter every field, transform into a poisoned `out`, gather field f into
+// `gathered_*[f]`.
 template <class R>
-void run_rank(const Case& c, const Reference& ref, Communicator& comm, std::vector<cplx>& gathered_c,
-              std::vector<double>& gathered_r, std::mutex& m) {
+void run_rank(const Case& c, const std::vector<Reference>& refs, Communicator& comm,
+              std::vector<std::vector<cplx>>& gathered_c, std::vector<std::vector<double>>& gathered_r, std::mutex& m) {
   using C = std::complex<R>;
   cuplan::DistributedFFTOptions o;
   o.decomposition = c.decomposition;
@@ -184,21 +187,33 @@ void run_rank(const Case& c, const Reference& ref, Communicator& comm, std::vect
   o.result_layout = c.layout;
   o.exchange = c.exchange;
   o.chunks = c.chunks;
+  o.fields = c.fields;
   const cuplan::Stream stream(comm.device());
   o.stream = stream.ref();
   const cuplan::DType in_dtype = c.type == FFTType::r2c ? cuplan::dtype_of<R> : cuplan::dtype_of<C>;
   const auto boxes = DistributedFFT::boxes(comm, cuplan::Shape(std::span<const std::int64_t>(c.shape)), in_dtype, o);
   const std::int64_t n_in = boxes.input.numel();
   const std::int64_t n_out = boxes.output.numel();
-  auto operand = cuplan::Tensor::empty(boxes.input.shape(), in_dtype, comm.device(), stream.ref());
+  const auto fields = static_cast<std::size_t>(c.fields);
+  auto with_fields = [&](const cuplan::Shape& box) {
+    if (c.fields == 1) return box;
+    cuplan::Shape s{c.fields};
+    for (std::int64_t e : box) s.push_back(e);
+    return s;
+  };
+  auto operand = cuplan::Tensor::empty(with_fields(boxes.input.shape()), in_dtype, comm.device(), stream.ref());
   if (c.type == FFTType::r2c) {
-    std::vector<R> local(static_cast<std::size_t>(n_in));
-    box_copy(boxes.input, ref.in_shape, ref.in_r.data(), local.data(), true);
-    cuplan::copy(cuplan::TensorView(local.data(), boxes.input.shape()), operand, stream.ref());
+    std::vector<R> local(static_cast<std::size_t>(n_in) * fields);
+    for (std::size_t f = 0; f < fields; ++f)
+      box_copy(boxes.input, refs[f].in_shape, refs[f].in_r.data(), local.data() + f * static_cast<std::size_t>(n_in),
+               true);
+    cuplan::copy(cuplan::TensorView(local.data(), operand.shape()), operand, stream.ref());
   } else {
-    std::vector<C> local(static_cast<std::size_t>(n_in));
-    box_copy(boxes.input, ref.in_shape, ref.in_c.data(), local.data(), true);
-    cuplan::copy(cuplan::TensorView(local.data(), boxes.input.shape()), operand, stream.ref());
+    std::vector<C> local(static_cast<std::size_t>(n_in) * fields);
+    for (std::size_t f = 0; f < fields; ++f)
+      box_copy(boxes.input, refs[f].in_shape, refs[f].in_c.data(), local.data() + f * static_cast<std::size_t>(n_in),
+               true);
+    cuplan::copy(cuplan::TensorView(local.data(), operand.shape()), operand, stream.ref());
   }
   DistributedFFT plan(comm, cuplan::Shape(std::span<const std::int64_t>(c.shape)), operand, o);
   EXPECT_EQ(plan.input_box(), boxes.input);
@@ -207,36 +222,46 @@ void run_rank(const Case& c, const Reference& ref, Communicator& comm, std::vect
   if (comm.size() > 1 && c.exchange != cuplan::ExchangeMethod::automatic) EXPECT_EQ(plan.exchange_method(), c.exchange);
   if (comm.size() > 1) EXPECT_NE(plan.exchange_method(), cuplan::ExchangeMethod::automatic);
   const cuplan::DType out_dtype = plan.result_dtype();
-  auto out = cuplan::Tensor::empty(boxes.output.shape(), out_dtype, comm.device(), stream.ref());
-  CUPLAN_TEST_CUDA(cudaMemsetAsync(out.data(), 0xFF, n_out * out_dtype.size(), stream));  // NaN poison
+  auto out = cuplan::Tensor::empty(with_fields(boxes.output.shape()), out_dtype, comm.device(), stream.ref());
+  CUPLAN_TEST_CUDA(cudaMemsetAsync(out.data(), 0xFF, n_out * out_dtype.size() * c.fields, stream));  // NaN poison
   const auto direction = c.type == FFTType::c2c ? std::optional<cuplan::Direction>(c.direction) : std::nullopt;
   plan.execute(
       {.direction = direction, .stream = stream.ref(), .after = {}, .release_workspace = false, .out = out.view()});
   const auto host = out.to(cuplan::Device::cpu(), stream.ref());
   std::lock_guard lock(m);
-  if (c.type == FFTType::c2r)
-    box_copy<double, R>(boxes.output, ref.out_shape, nullptr, host.data<R>(), false, gathered_r.data());
-  else
-    box_copy<cplx, C>(boxes.output, ref.out_shape, nullptr, host.data<C>(), false, gathered_c.data());
+  for (std::size_t f = 0; f < fields; ++f) {
+    const std::size_t at = f * static_cast<std::size_t>(n_out);
+    if (c.type == FFTType::c2r)
+      box_copy<double, R>(boxes.output, refs[f].out_shape, nullptr, host.data<R>() + at, false, gathered_r[f].data());
+    else
+      box_copy<cplx, C>(boxes.output, refs[f].out_shape, nullptr, host.data<C>() + at, false, gathered_c[f].data());
+  }
 }
 
 void check_case(const Case& c, std::vector<Communicator>& comms) {
   std::ostringstream trace;
   trace << name(c) << " on " << comms.size() << " ranks";
   SCOPED_TRACE(trace.str());
-  const Reference ref = make_reference(c);
-  std::vector<cplx> got_c(ref.out_c.size());
-  std::vector<double> got_r(ref.out_r.size());
+  std::vector<Reference> refs;
+  for (int f = 0; f < c.fields; ++f) refs.push_back(make_reference(c));  // fresh random data per field
+  std::vector<std::vector<cplx>> got_c;
+  std::vector<std::vector<double>> got_r;
+  for (const Reference& ref : refs) {
+    got_c.emplace_back(ref.out_c.size());
+    got_r.emplace_back(ref.out_r.size());
+  }
   std::mutex m;
   on_ranks(comms, [&](int, Communicator& comm) {
     if (c.f64)
-      run_rank<double>(c, ref, comm, got_c, got_r, m);
+      run_rank<double>(c, refs, comm, got_c, got_r, m);
     else
-      run_rank<float>(c, ref, comm, got_c, got_r, m);
+      run_rank<float>(c, refs, comm, got_c, got_r, m);
   });
   const double tol = c.f64 ? 1e-12 : 2e-6;
-  const double err = c.type == FFTType::c2r ? rel_error(got_r, ref.out_r) : rel_error(got_c, ref.out_c);
-  EXPECT_LT(err, tol) << name(c);
+  for (std::size_t f = 0; f < refs.size(); ++f) {
+    const double err = c.type == FFTType::c2r ? rel_error(got_r[f], refs[f].out_r) : rel_error(got_c[f], refs[f].out_c);
+    EXPECT_LT(err, tol) << name(c) << ", field " << f;
+  }
 }
 
 }  // namespace
