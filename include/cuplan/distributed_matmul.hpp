@@ -34,7 +34,7 @@ enum class MatrixDistribution : std::uint8_t { row_blocks, column_blocks, grid, 
 
 /// A matrix's distribution with its grid and blocks.
 struct MatrixLayout {
-  MatrixDistribution distribution = MatrixDistribution::row_blocks;
+  MatrixDistribution distribution = MatrixDistribution::row_blocks;  ///< how the matrix is cut (see above)
   std::array<int, 2> process_grid{0, 0};    ///< grid, block_cyclic: rows x cols; {0, 0}: most square, rows <= cols
   std::array<std::int64_t, 2> block{0, 0};  ///< block_cyclic: MB x NB; {0, 0}: 256 x 256
 };
@@ -64,6 +64,7 @@ struct DistributedMatmulOptions {
   MatrixLayout layout_a{};               ///< how the ranks hold A (as stored)
   MatrixLayout layout_b{};               ///< how the ranks hold B (as stored)
   MatrixLayout layout_d{};               ///< how the ranks hold D (and C)
+  /// The algorithm; `automatic`: the one that moves the fewest elements per rank for these layouts and extents.
   DistributedMatmulAlgorithm algorithm = DistributedMatmulAlgorithm::automatic;
   ExchangeMethod exchange = ExchangeMethod::automatic;  ///< how redistributions move data
   std::optional<DType> result_dtype{};                  ///< default: A's dtype
@@ -78,12 +79,15 @@ struct DistributedMatrixBlock {
 };
 /// A rank's local array of one matrix: its shape and the global blocks it holds.
 struct DistributedMatrix {
-  Shape local_shape{};
-  std::vector<DistributedMatrixBlock> blocks{};
+  Shape local_shape{};                           ///< rows x columns of the local array
+  std::vector<DistributedMatrixBlock> blocks{};  ///< the global blocks it holds, in local order
 };
 /// What a rank holds, before any operand exists (to allocate its local arrays).
 struct DistributedMatmulBlocks {
-  DistributedMatrix a{}, b{}, c{}, d{};
+  DistributedMatrix a{};                                                     ///< local array of A (as stored)
+  DistributedMatrix b{};                                                     ///< local array of B (as stored)
+  DistributedMatrix c{};                                                     ///< local array of C (laid out as D)
+  DistributedMatrix d{};                                                     ///< local array of D
   std::int64_t bias_length = 0;                                              ///< rows of D's local array
   DistributedMatmulAlgorithm algorithm = DistributedMatmulAlgorithm::local;  ///< as chosen
   std::array<int, 2> process_grid{1, 1};  ///< the algorithm's grid (SUMMA: rows x cols; 1D: ranks x 1)
@@ -137,7 +141,9 @@ class CUPLAN_API DistributedMatmul {
   /// and no communication.
   DistributedMatmul(Communicator comm, std::int64_t m, std::int64_t n, std::int64_t k, TensorRef local_a,
                     TensorRef local_b, DistributedMatmulOptions options = {});
+  /// Takes over the plan; the moved-from object's calls throw StateError.
   DistributedMatmul(DistributedMatmul&&) noexcept;
+  /// Releases this object's plan and takes over the other's.
   DistributedMatmul& operator=(DistributedMatmul&&) noexcept;
   DistributedMatmul(const DistributedMatmul&) = delete;
   DistributedMatmul& operator=(const DistributedMatmul&) = delete;
