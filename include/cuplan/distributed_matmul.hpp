@@ -155,6 +155,9 @@ class CUPLAN_API DistributedMatmul {
 
   /// Collective, blocking: agreement, redistribution plans and buffers, the local products' plans.
   void plan(std::optional<StreamRef> stream = {});
+  /// Times the candidate algorithms of every local product on this rank's operands and keeps the fastest of each
+  /// (Matmul::autotune); plans first (collectively) when plan() was not called. Local: no communication.
+  void autotune(AutotuneOptions options = {});
   /// Collective: enqueues the product on the stream and returns this rank's D (or `out`). Never blocks the host;
   /// an execute before plan() plans first.
   Tensor execute(DistributedMatmulExecuteOptions options = {});

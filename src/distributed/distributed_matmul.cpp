@@ -39,6 +39,9 @@ DistributedMatmulBlocks DistributedMatmul::blocks(const Communicator& comm, std:
 void DistributedMatmul::plan(std::optional<StreamRef> stream) {
   live(impl_, "plan").plan(stream);
 }
+void DistributedMatmul::autotune(AutotuneOptions options) {
+  live(impl_, "autotune").autotune(options);
+}
 Tensor DistributedMatmul::execute(DistributedMatmulExecuteOptions options) {
   return live(impl_, "execute").execute(options);
 }

@@ -237,6 +237,24 @@ void DistributedMatmulImpl::plan(std::optional<StreamRef> stream) {
   phases_.end(s, comm_.device());
 }
 
+void DistributedMatmulImpl::autotune(const AutotuneOptions& options) {
+  check_live("autotune");
+  if (!has_operands_) throw StateError("DistributedMatmul::autotune: no operands (release_operand was called)");
+  const StreamRef s = pick(options.stream);
+  dist::DeviceGuard guard(comm_.device().index());
+  phases_.begin(s, {});
+  plan_collective(s);
+  if (products_.empty()) make_products(s);
+  // Every product is timed on its own inputs (for the all-gather steps after the first and for SUMMA's panels, the
+  // slots, whatever they hold: the time does not depend on the values).
+  for (Matmul& product : products_) {
+    AutotuneOptions o = options;
+    o.stream = s;
+    product.autotune(o);
+  }
+  phases_.end(s, comm_.device());
+}
+
 void DistributedMatmulImpl::connect_route(StreamRef s) {
   // What every rank must plan alike; a rank that differs would post other transfers and hang its peers.
   static constexpr std::string_view names[] = {"m",

@@ -51,6 +51,7 @@ class DistributedMatmulImpl {
   ~DistributedMatmulImpl() { free(); }
 
   void plan(std::optional<StreamRef> stream);
+  void autotune(const AutotuneOptions& options);
   Tensor execute(const DistributedMatmulExecuteOptions& options);
   void reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream);
   void release_operand();

@@ -102,7 +102,7 @@ class RedistributeImpl {
     if (o.out) {
       const TensorView& v = *o.out;
       if (v.read_only() || !(v.dtype() == dtype_) || !(v.shape() == out_shape) || !v.is_contiguous() ||
-          v.memory_space() != MemorySpace::device || !(v.device() == comm_.device()))
+          (v.numel() > 0 && (v.memory_space() != MemorySpace::device || !(v.device() == comm_.device()))))
         throw InvalidArgument(fmt::format(
             "out: expected a writable contiguous {} tensor of shape {} (rank {}'s output box) in device memory on "
             "{}, got {} of shape {} on {}{}{}",
