@@ -40,7 +40,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 # ---- 1. Debian packages: install only the missing ones -------------------------------------------------------
 required_packages=(cmake ninja-build g++ pkg-config libfmt-dev libgtest-dev libfftw3-dev
                    libopenblas-dev doxygen)  # doxygen: the API reference and its test docs.reference
-optional_packages=(libdlpack-dev gnuplot-nox)  # a DLPack header for the test comparing it with cuplan's own declarations; gnuplot: scripts/bench_report.sh plots
+optional_packages=(libdlpack-dev gnuplot-nox libopenmpi-dev openmpi-bin)  # a DLPack header for the test comparing it with cuplan's own declarations; gnuplot: scripts/bench_report.sh plots; Open MPI: the test of cuplan/distributed_mpi.hpp under mpiexec
 
 is_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

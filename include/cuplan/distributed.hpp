@@ -26,6 +26,18 @@ struct ncclComm;  // NCCL's communicator (ncclComm_t is ncclComm*)
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
+class Communicator;
+}
+namespace detail {
+/// True for MPI's communicator type, once cuplan/distributed_mpi.hpp is included (it enables Communicator's
+/// constructor from an MPI communicator).
+template <class T>
+inline constexpr bool is_mpi_comm_v = false;
+/// Defined for MPI_Comm in cuplan/distributed_mpi.hpp.
+template <class MpiComm>
+Communicator join_mpi(MpiComm comm, Device device);
+}  // namespace detail
+inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// A NCCL communicator bound to one device. Copies share it; an owning one is destroyed with the last copy.
 class CUPLAN_API Communicator {
@@ -46,6 +58,13 @@ class CUPLAN_API Communicator {
   /// One communicator per device for a single process that drives all of them (ncclCommInitAll); rank i uses
   /// devices[i].
   static std::vector<Communicator> local_all(std::span<const int> devices);
+  /// Joins a communicator over the processes of the MPI communicator `comm`, with the same rank and size, on
+  /// `device` (one process per GPU, as under mpirun). Collective over `comm`. Declared for MPI's communicator type
+  /// only in code that includes cuplan/distributed_mpi.hpp, which also has cuplan::mpi::communicator(comm), with
+  /// the device chosen from the node-local rank.
+  template <class MpiComm>
+  requires detail::is_mpi_comm_v<MpiComm> Communicator(MpiComm comm, Device device)
+      : Communicator(detail::join_mpi<MpiComm>(comm, device)) {}
 
   /// This member's rank, 0 <= rank() < size().
   int rank() const;
