@@ -5,6 +5,11 @@
 //   distributed_fft_bench [--sizes 512,1024] [--reps 10] [--warmup 3] [--chunks 4] [--extra 1]
 //                         [--mode threads|processes|both] [--fields 3]
 //
+// --inplace 1: adds rows of the in-place transform (DistributedFFTOptions::inplace, unitary scaling so that the
+// repeated transforms stay finite), each checked afterwards on the transform of two deltas at 64 sampled points per
+// rank (column "check": the largest error relative to the values' size). --only TEXT: only the rows whose label
+// contains TEXT, and none of the references (single GPU, local FFTs, bare exchanges, cufftXt), for sizes that only
+// an in-place transform fits (2048^3 on four GPUs).
 // --fields F: adds rows of F fields in one execute (DistributedFFTOptions::fields), copy engines and NCCL,
 // optimized layout; their "x single" compares with F single-GPU transforms.
 // --mode processes: the bench starts itself once per GPU (fork and exec, so every rank starts CUDA and NCCL
@@ -73,6 +78,8 @@ struct Args {
   int warmup = 3;
   bool extra = false;
   int fields = 0;
+  bool inplace = false;
+  std::string only;
   std::string mode = "threads";
 };
 
@@ -94,6 +101,10 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(argv[i + 1]);
     } else if (key == "--warmup") {
       a.warmup = std::atoi(argv[i + 1]);
+    } else if (key == "--inplace") {
+      a.inplace = std::atoi(argv[i + 1]) != 0;
+    } else if (key == "--only") {
+      a.only = argv[i + 1];
     } else if (key == "--fields") {
       a.fields = std::atoi(argv[i + 1]);
     } else if (key == "--mode") {
@@ -187,6 +198,7 @@ std::vector<double> time_on(cp::StreamRef stream, const Align& align, const Args
 
 // Per repetition the slowest rank, then the median over repetitions.
 double slowest_median(const std::vector<std::vector<double>>& per_rank) {
+  if (per_rank.empty() || per_rank[0].empty()) return 0.0;  // not measured (--only)
   std::vector<double> worst(per_rank[0].size(), 0.0);
   for (const auto& r : per_rank)
     for (std::size_t i = 0; i < r.size(); ++i) worst[i] = std::max(worst[i], r[i]);
@@ -254,6 +266,7 @@ struct Config {
   cp::FFTType type = cp::FFTType::c2c;
   cp::Decomposition decomposition = cp::Decomposition::slab;
   int fields = 1;
+  bool inplace = false;
 };
 
 std::vector<Config> configs(const Args& a, int gpus) {
@@ -270,6 +283,12 @@ std::vector<Config> configs(const Args& a, int gpus) {
     c.push_back({"nccl optimized " + f + " fields", cp::ExchangeMethod::nccl, 0, cp::ResultLayout::optimized,
                  cp::FFTType::c2c, cp::Decomposition::slab, a.fields});
   }
+  if (a.inplace) {
+    c.push_back({"ce optimized in place", cp::ExchangeMethod::copy_engine, a.chunks.back(), cp::ResultLayout::optimized,
+                 cp::FFTType::c2c, cp::Decomposition::slab, 1, true});
+    c.push_back({"nccl optimized in place", cp::ExchangeMethod::nccl, 0, cp::ResultLayout::optimized, cp::FFTType::c2c,
+                 cp::Decomposition::slab, 1, true});
+  }
   if (a.extra) {
     c.push_back({"ce r2c optimized", cp::ExchangeMethod::copy_engine, a.chunks.front(), cp::ResultLayout::optimized,
                  cp::FFTType::r2c});
@@ -281,11 +300,13 @@ std::vector<Config> configs(const Args& a, int gpus) {
                    cp::FFTType::c2c, cp::Decomposition::pencil});
     }
   }
+  if (!a.only.empty()) std::erase_if(c, [&](const Config& x) { return x.label.find(a.only) == std::string::npos; });
   return c;
 }
 
 struct RankResult {
   std::vector<std::vector<double>> runs;  // per configuration
+  std::vector<double> check;              // per configuration: the in-place check's error (-1: not checked)
   std::vector<std::string> described;
   std::vector<double> local, a2a, ring;
   std::int64_t bytes_to_others = 0;
@@ -295,6 +316,59 @@ __global__ void to_real(const float2* x, float* y, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
     y[i] = x[i].x;
+}
+
+// The in-place rows' check: the operand holds 1 at global index p and 2 at q (zero elsewhere); the unitary
+// transform is (exp(-2 pi i k.p / n) + 2 exp(-2 pi i k.q / n)) / sqrt(N). 64 points of this rank's output box are
+// compared with that in double; returns the largest error relative to 3 / sqrt(N).
+double check_deltas(cp::DistributedFFT& plan, const cp::Tensor& x, std::int64_t n, cp::StreamRef stream, int rank) {
+  const std::int64_t p[3] = {1, 2, 3};
+  const std::int64_t q[3] = {n / 2 + 5, 7, n - 3};
+  BENCH_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, static_cast<std::size_t>(x.numel()) * 8, stream));
+  const auto in = plan.input_box();
+  auto place = [&](const std::int64_t* at, float value) {
+    std::int64_t offset = 0;
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t local = at[d] - in.offset[static_cast<std::size_t>(d)];
+      if (local < 0 || local >= in.extent[static_cast<std::size_t>(d)]) return;
+      offset = offset * in.extent[static_cast<std::size_t>(d)] + local;
+    }
+    const float2 v = make_float2(value, 0.0f);
+    BENCH_CUDA_CHECK(
+        cudaMemcpyAsync(static_cast<float2*>(x.data()) + offset, &v, sizeof v, cudaMemcpyHostToDevice, stream));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));  // `v` is on the stack
+  };
+  place(p, 1.0f);
+  place(q, 2.0f);
+  const cp::Tensor y = plan.execute({.stream = stream});
+  const auto out = plan.output_box();
+  const double total = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  const double pi = 3.14159265358979323846;
+  double worst = 0;
+  std::uint64_t state = 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(rank);
+  for (int s = 0; s < 64; ++s) {
+    std::int64_t k[3], offset = 0;
+    for (int d = 0; d < 3; ++d) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const auto e = out.extent[static_cast<std::size_t>(d)];
+      const std::int64_t local = static_cast<std::int64_t>((state >> 33) % static_cast<std::uint64_t>(e));
+      k[d] = out.offset[static_cast<std::size_t>(d)] + local;
+      offset = offset * e + local;
+    }
+    float2 got{};
+    BENCH_CUDA_CHECK(cudaMemcpyAsync(&got, static_cast<const float2*>(y.data()) + offset, sizeof got,
+                                     cudaMemcpyDeviceToHost, stream));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    double phase_p = 0, phase_q = 0;
+    for (int d = 0; d < 3; ++d) {
+      phase_p += static_cast<double>((k[d] * p[d]) % n) / static_cast<double>(n);
+      phase_q += static_cast<double>((k[d] * q[d]) % n) / static_cast<double>(n);
+    }
+    const double re = (std::cos(-2 * pi * phase_p) + 2 * std::cos(-2 * pi * phase_q)) / std::sqrt(total);
+    const double im = (std::sin(-2 * pi * phase_p) + 2 * std::sin(-2 * pi * phase_q)) / std::sqrt(total);
+    worst = std::max(worst, std::hypot(got.x - re, got.y - im) / (3 / std::sqrt(total)));
+  }
+  return worst;
 }
 
 // One rank's rows. `host_sync` and `ring_targets` are shared by the ranks when they are threads (the bare
@@ -314,7 +388,9 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
                                 .stream = stream.ref(),
                                 .exchange = c.exchange,
                                 .chunks = c.chunks,
-                                .fields = c.fields};
+                                .fields = c.fields,
+                                .inplace = c.inplace};
+    if (c.inplace) o.normalization = cp::Normalization::ortho;  // repeated in-place transforms stay finite
     if (c.decomposition == cp::Decomposition::pencil) o.process_grid = std::array<int, 2>{2, 2};
     const bool real = c.type == cp::FFTType::r2c;
     const auto boxes = cp::DistributedFFT::boxes(comm, g, real ? cp::f32 : cp::c64, o);
@@ -334,12 +410,20 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     }
     cp::DistributedFFT plan(comm, g, x, o);
     plan.plan();
-    auto out =
-        cp::Tensor::empty(with_fields(plan.output_box().shape()), plan.result_dtype(), comm.device(), stream.ref());
-    r.runs.push_back(
-        time_on(stream.ref(), sync, a, [&] { plan.execute({.stream = stream.ref(), .out = out.view()}); }));
+    if (c.inplace) {
+      r.runs.push_back(time_on(stream.ref(), sync, a, [&] { (void)plan.execute({.stream = stream.ref()}); }));
+      r.check.push_back(check_deltas(plan, x, n, stream.ref(), comm.rank()));
+    } else {
+      auto out =
+          cp::Tensor::empty(with_fields(plan.output_box().shape()), plan.result_dtype(), comm.device(), stream.ref());
+      r.runs.push_back(
+          time_on(stream.ref(), sync, a, [&] { plan.execute({.stream = stream.ref(), .out = out.view()}); }));
+      r.check.push_back(-1);
+    }
     r.described.push_back(plan.describe());
+    sync();  // no rank frees its buffers while a peer's copies may still reach them
   }
+  if (!a.only.empty()) return r;  // no references (sizes only the selected rows fit)
   const cp::DistributedFFTOptions opt{.decomposition = cp::Decomposition::slab,
                                       .result_layout = cp::ResultLayout::optimized};
   const auto boxes = cp::DistributedFFT::boxes(comm, g, cp::c64, opt);
@@ -416,6 +500,7 @@ void write_results(std::ostream& os, std::int64_t n, const RankResult& r) {
     os << '\n';
   };
   for (std::size_t c = 0; c < r.runs.size(); ++c) series("run" + std::to_string(c), r.runs[c]);
+  series("check", r.check);
   series("local", r.local);
   series("a2a", r.a2a);
   series("bytes", {static_cast<double>(r.bytes_to_others)});
@@ -436,6 +521,8 @@ std::map<std::int64_t, RankResult> read_results(const std::filesystem::path& fil
     RankResult& r = out[n];
     if (name.rfind("run", 0) == 0)
       r.runs.push_back(std::move(v));
+    else if (name == "check")
+      r.check = std::move(v);
     else if (name == "local")
       r.local = std::move(v);
     else if (name == "a2a")
@@ -544,7 +631,7 @@ void report(std::int64_t n, int gpus, const Args& a, double single, double xt, c
   const double local = collect(main_run, [](const RankResult& r) { return r.local; });
   double a2a_bw = 0, ring_bw = 0;
   const double bytes = static_cast<double>(main_run[0].bytes_to_others);
-  if (gpus > 1) {
+  if (gpus > 1 && a.only.empty()) {
     a2a_bw = bytes / collect(main_run, [](const RankResult& r) { return r.a2a; }) / 1e6;
     if (!threads.empty()) ring_bw = bytes / collect(threads, [](const RankResult& r) { return r.ring; }) / 1e6;
   }
@@ -554,15 +641,21 @@ void report(std::int64_t n, int gpus, const Args& a, double single, double xt, c
       static_cast<long long>(n), gpus,
       threads.empty() ? "processes" : (procs.empty() ? "threads" : "threads (and processes, last two columns)"), single,
       local, xt, a2a_bw, ring_bw);
-  std::printf("%-30s %10s %9s %10s %10s %10s %8s %10s %8s\n", "config", "ms", "x single", "x cufftXt", "exch ms",
-              "exch GB/s", "x bare", "procs ms", "x thr");
+  std::printf("%-30s %10s %9s %10s %10s %10s %8s %10s %8s %9s\n", "config", "ms", "x single", "x cufftXt", "exch ms",
+              "exch GB/s", "x bare", "procs ms", "x thr", "check");
   const auto list = configs(a, gpus);
   for (std::size_t c = 0; c < list.size(); ++c) {
     const double ms = collect(main_run, [c](const RankResult& r) { return r.runs[c]; });
     const double exch = std::max(ms - local, 1e-6);
     const double bw = bytes / exch / 1e6;
     const bool comparable = list[c].type == cp::FFTType::c2c && list[c].decomposition == cp::Decomposition::slab &&
-                            list[c].layout == cp::ResultLayout::optimized && list[c].fields == 1 && gpus > 1;
+                            list[c].layout == cp::ResultLayout::optimized && list[c].fields == 1 && gpus > 1 &&
+                            a.only.empty();
+    double check = -1;  // the worst rank's in-place check
+    for (const RankResult& r : main_run)
+      if (c < r.check.size()) check = std::max(check, r.check[c]);
+    char check_text[32] = "-";
+    if (check >= 0) std::snprintf(check_text, sizeof check_text, "%.2e", check);
     std::string procs_ms = "-", procs_ratio = "-";
     if (!threads.empty() && !procs.empty()) {
       const double p = collect(procs, [c](const RankResult& r) { return r.runs[c]; });
@@ -570,13 +663,15 @@ void report(std::int64_t n, int gpus, const Args& a, double single, double xt, c
       procs_ratio = std::to_string(p / ms);
     }
     const double per_field = list[c].fields;  // F fields against F single-GPU transforms and F cufftXt calls
-    std::printf("%-30s %10.3f %9.2f %10.2f %10s %10s %8s %10s %8s\n", list[c].label.c_str(), ms,
+    std::printf("%-30s %10.3f %9.2f %10.2f %10s %10s %8s %10s %8s %9s\n", list[c].label.c_str(), ms,
                 single * per_field / ms, xt > 0 ? xt * per_field / ms : 0.0,
                 comparable ? std::to_string(exch).c_str() : "-", comparable ? std::to_string(bw).c_str() : "-",
                 comparable ? std::to_string(bw / std::max(a2a_bw, ring_bw)).c_str() : "-", procs_ms.c_str(),
-                procs_ratio.c_str());
+                procs_ratio.c_str(), check_text);
   }
-  if (!threads.empty()) std::printf("rank 0: %s\n", threads[0].described[list.size() - 1].c_str());
+  if (!threads.empty())
+    for (std::size_t c = 0; c < list.size(); ++c)
+      if (list[c].inplace || c + 1 == list.size()) std::printf("rank 0: %s\n", threads[0].described[c].c_str());
 }
 
 }  // namespace
@@ -605,9 +700,9 @@ int main(int argc, char** argv) {
     comms = cp::Communicator::local_all(devices);
   }
   for (std::int64_t n : a.sizes) {
-    const double single = single_gpu(n, a);
+    const double single = a.only.empty() ? single_gpu(n, a) : 0.0;
     const std::vector<RankResult> threads = comms.empty() ? std::vector<RankResult>{} : run_threads(comms, n, a);
-    const double xt = gpus > 1 ? cufftxt(n, gpus, a) : 0.0;
+    const double xt = gpus > 1 && a.only.empty() ? cufftxt(n, gpus, a) : 0.0;
     report(n, gpus, a, single, xt, threads, procs.count(n) ? procs[n] : std::vector<RankResult>{});
   }
   return 0;

@@ -165,6 +165,11 @@ struct DistributedFFTOptions {
   /// operand[f] and result[f]. On the copy-engine route with one exchange (optimized or transposed layouts), the
   /// last local FFT of field f runs beside the first FFT and exchange of field f+1. At least 1.
   int fields = 1;
+  /// C2C only: the result overwrites the operand, and the local FFTs before each exchange transform in place, so
+  /// that a rank holds its operand, one receive buffer and the FFT workspaces (docs/distributed.md, "Memory").
+  /// execute() then takes no `out` and returns the operand's memory seen with output_box()'s shape. Every rank's
+  /// output box must fit in its input box (InvalidArgument on every rank in the constructor otherwise).
+  bool inplace = false;
 };
 
 /// The execute options of FFT, with the same meaning: `release_workspace` also releases the exchange buffers, and

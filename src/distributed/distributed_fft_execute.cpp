@@ -79,9 +79,12 @@ void DistributedFftImpl::run_fft(Stage& st, Direction direction, bool release_wo
   const std::optional<Direction> dir = st.step.real_side ? std::optional<Direction>{} : std::optional<Direction>{d};
   const bool real_out = st.step.real_side && type_ == FFTType::c2r;
   const TensorView out = view_of(st.dst, st.dst_box, real_out, result);
+  // An in-place FFT takes no `out`: it writes its operand, which is `out`'s memory.
+  const bool in_place = writes_in_place(st);
+  auto out_of = [&](const TensorView& view) { return in_place ? std::optional<TensorView>{} : std::optional(view); };
   if (st.chunk_ffts.empty()) {
     st.fft->execute(
-        {.direction = dir, .stream = stream, .after = {}, .release_workspace = release_workspace, .out = out});
+        {.direction = dir, .stream = stream, .after = {}, .release_workspace = release_workspace, .out = out_of(out)});
     return;
   }
   // Chunk c's transform on the caller's stream, then its copies on the copy stream, which waits for it; chunk
@@ -95,7 +98,7 @@ void DistributedFftImpl::run_fft(Stage& st, Direction direction, bool release_wo
                               .stream = stream,
                               .after = {},
                               .release_workspace = release_workspace,
-                              .out = chunk_view(out, st.dst_box, st.chunk_out_boxes[c])});
+                              .out = out_of(chunk_view(out, st.dst_box, st.chunk_out_boxes[c]))});
     CUPLAN_DIST_CUDA(cudaEventRecord(chunk_events_[c], stream.native()));
     CUPLAN_DIST_CUDA(cudaStreamWaitEvent(copy_stream_, chunk_events_[c], 0));
     for (const dist::BoxTransfer& t : ex.transfers[c]) {
@@ -173,12 +176,22 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) {
           o.dtype().name(), dist::shape_text(o.shape()), o.device().to_string(),
           o.is_contiguous() ? "" : " (not contiguous)"));
   }
+  if (options_.inplace && opts.out)
+    throw InvalidArgument(
+        "DistributedFFT::execute: out: an in-place transform writes its result over the operand; expected no out, got "
+        "one");
   const StreamRef stream = pick_stream(opts.stream);
   dist::DeviceGuard guard(comm_.device().index());
   begin_phase(stream, opts.after);
   if (!planned_) plan_collective(stream);  // an execute without plan() plans first (collective), like FFT
   allocate_buffers(stream);
-  Tensor result = opts.out ? Tensor::wrap(*opts.out) : Tensor::empty(out_shape, out_dtype_, comm_.device(), stream);
+  const TensorView& op = operand_.view();
+  Tensor result =
+      options_.inplace
+          ? Tensor::alias(operand_, TensorView(op.data(), out_dtype_, out_shape, row_major_strides(out_shape),
+                                               op.device(), op.memory_space()))
+      : opts.out ? Tensor::wrap(*opts.out)
+                 : Tensor::empty(out_shape, out_dtype_, comm_.device(), stream);
   operand_.record_stream(stream);
   for (const Tensor& b : buffers_)
     if (b.defined()) b.record_stream(stream);

@@ -119,6 +119,25 @@ DistributedFftImpl::DistributedFftImpl(Communicator comm, const Shape& global_sh
   if (options_.chunks < 0)
     throw InvalidArgument(fmt::format("chunks: expected 0 (chosen) or a positive count, got {}", options_.chunks));
   if (options_.fields < 1) throw InvalidArgument(fmt::format("fields: expected at least 1, got {}", options_.fields));
+  if (options_.inplace) {
+    if (type_ != FFTType::c2c)
+      throw InvalidArgument(fmt::format("inplace: expected a C2C transform (the result overwrites the operand), got {}",
+                                        to_string(type_)));
+    if (op.read_only())
+      throw InvalidArgument(fmt::format(
+          "local_operand: an in-place transform writes the operand; expected writable memory, got a read-only view "
+          "({})",
+          op));
+    // Every rank checks every rank, so that all raise together instead of some planning alone.
+    for (int r = 0; r < comm_.size(); ++r) {
+      const Resolved other = resolve_transform(r, comm_.size(), global_shape, op.dtype(), options_);
+      if (other.out_box.numel() > other.in_box.numel())
+        throw InvalidArgument(fmt::format(
+            "inplace: rank {}'s output box ({} elements) does not fit in its input box ({} elements); use an "
+            "out-of-place transform, or extents that the ranks divide evenly",
+            r, other.out_box.numel(), other.in_box.numel()));
+    }
+  }
   if (static_cast<int>(options_.exchange) < 0 || static_cast<int>(options_.exchange) > 2)
     throw InvalidArgument(fmt::format("exchange: expected automatic, copy_engine or nccl, got the value {}",
                                       static_cast<int>(options_.exchange)));
@@ -194,6 +213,11 @@ TensorView DistributedFftImpl::field_slice(const TensorView& whole, int field) c
                     row_major_strides(s), whole.device(), whole.memory_space());
 }
 
+bool DistributedFftImpl::writes_in_place(const Stage& st) const {
+  // The result of an in-place transform is the operand's memory.
+  return options_.inplace && (st.dst == st.src || (st.dst == Loc::result && st.src == Loc::operand));
+}
+
 void DistributedFftImpl::bind_operand(int field, StreamRef stream) {
   field_ = field;
   const TensorView op = field_slice(operand_.view(), field);
@@ -246,7 +270,8 @@ void DistributedFftImpl::build_stages() {
     st.src = at;
     st.src_box = box;
     if (st.step.op == dist::Step::Op::fft) {
-      st.dst = final_step ? Loc::result : other(at);
+      // In place, a local FFT before an exchange writes over its input (the operand or a receive buffer).
+      st.dst = final_step ? Loc::result : options_.inplace ? at : other(at);
       const bool real_out = st.step.real_side && type_ == FFTType::c2r;
       st.dst_box = dist::stage_box(layout_, real_out ? real_shape_ : complex_shape_, st.step.stage, rank);
     } else {
@@ -330,6 +355,7 @@ void DistributedFftImpl::make_ffts(StreamRef stream) {
     o.last_axis_parity = real_shape_[static_cast<std::size_t>(ndim - 1)] % 2 == 0 ? Parity::even : Parity::odd;
     o.normalization = options_.normalization;  // per-axis-group factors multiply to the whole transform's
     o.execution = Execution::cuda(comm_.device().index());
+    o.inplace = writes_in_place(st);
     o.stream = stream;
     const bool real_in = st.step.real_side && type_ == FFTType::r2c;
     const TensorView src = view_of(st.src, st.src_box, real_in, {});
@@ -395,7 +421,8 @@ void DistributedFftImpl::agree_and_route(StreamRef stream) {
                                                "normalization",
                                                "exchange",
                                                "chunks",
-                                               "fields"};
+                                               "fields",
+                                               "inplace"};
   dist::AgreementValues v{};
   v[0] = layout_.ndim;
   for (std::size_t d = 0; d < 3; ++d) v[1 + d] = d < global_shape_.size() ? global_shape_[d] : 0;
@@ -410,6 +437,7 @@ void DistributedFftImpl::agree_and_route(StreamRef stream) {
   v[12] = static_cast<std::int64_t>(options_.exchange);
   v[13] = options_.chunks;
   v[14] = options_.fields;
+  v[15] = options_.inplace ? 1 : 0;
   peers_.agree(comm_.native(), comm_.rank(), comm_.size(), comm_.device().index(), v, names, "DistributedFFT::plan",
                stream.native());
   if (options_.exchange == ExchangeMethod::copy_engine && !peers_.all_reachable())
@@ -555,6 +583,10 @@ void DistributedFftImpl::log_route() const {
 void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream_opt) {
   check_live("reset_operand");
   check_operand(operand.view());
+  if (options_.inplace && operand.view().read_only())
+    throw InvalidArgument(fmt::format(
+        "reset_operand: an in-place transform writes the operand; expected writable memory, got a read-only view ({})",
+        operand.view()));
   const StreamRef stream = pick_stream(stream_opt);
   dist::DeviceGuard guard(comm_.device().index());
   begin_phase(stream, {});
@@ -618,10 +650,10 @@ std::string DistributedFftImpl::describe() const {
                                                      : "no exchange";
   return fmt::format(
       "DistributedFFT {} {} global {} {} rank {}/{} in [{}] out [{}] {} local FFTs {} exchanges, {}, {} chunk(s), "
-      "{} field(s){}, {:.1f} MiB held ({:.2f}x the input box)",
+      "{} field(s){}{}, {:.1f} MiB held ({:.2f}x the input box)",
       to_string(type_), complex_dtype_.name(), fmt::join(global_shape_, "x"), dist::describe(layout_), comm_.rank(),
       comm_.size(), box_text(in_box_), box_text(out_box_), static_cast<int>(stages_.size()) - exchanges, exchanges,
-      route, chunks, options_.fields, overlap_fields_ ? " overlapped" : "",
+      route, chunks, options_.fields, overlap_fields_ ? " overlapped" : "", options_.inplace ? ", in place" : "",
       static_cast<double>(device_memory_bytes()) / (1 << 20),
       static_cast<double>(device_memory_bytes()) /
           static_cast<double>(std::max<std::int64_t>(1, in_box_.numel()) * in_dtype_.size()));

@@ -107,6 +107,8 @@ class DistributedFftImpl {
   TensorView field_slice(const TensorView& whole, int field) const;
   /// Points the local FFTs that read the operand at field f of it.
   void bind_operand(int field, StreamRef stream);
+  /// True when the stage's FFT writes over its input (an in-place transform's operand or buffer).
+  bool writes_in_place(const Stage& stage) const;
   void run_fields_overlapped(Direction direction, bool release_workspace, const TensorView& result, StreamRef stream);
   void run_fft(Stage& stage, Direction direction, bool release_workspace, const TensorView& result, StreamRef stream,
                Stage* then_copy);

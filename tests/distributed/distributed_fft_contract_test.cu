@@ -289,6 +289,16 @@ TEST(DistributedFFTErrors, BadExchangeOptionsRaiseInTheConstructor) {
   const auto x = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64, comms[0].device());
   EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.chunks = -1}), InvalidArgument);
   EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.fields = 0}), InvalidArgument);
+  // In place: C2C only, writable operands, and no `out` at execute.
+  const auto real = cuplan::Tensor::empty({8, 8, 8}, cuplan::f32, comms[0].device());
+  EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, real, {.inplace = true}), InvalidArgument);
+  EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x.view().as_read_only(), {.inplace = true}), InvalidArgument);
+  {
+    DistributedFFT in_place(comms[0], {8, 8, 8}, x, {.inplace = true});
+    auto other = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64, comms[0].device());
+    EXPECT_THROW((void)in_place.execute({.out = other.view()}), InvalidArgument);
+    EXPECT_NE(in_place.describe().find("in place"), std::string::npos) << in_place.describe();
+  }
   // Three fields need a leading axis of 3: the message names the shape expected and the field count.
   try {
     DistributedFFT plan(comms[0], {8, 8, 8}, x, {.fields = 3});
@@ -299,6 +309,27 @@ TEST(DistributedFFTErrors, BadExchangeOptionsRaiseInTheConstructor) {
   }
   EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.exchange = static_cast<cuplan::ExchangeMethod>(7)}),
                InvalidArgument);
+}
+
+// In place needs every rank's output box to fit in its input box; when one does not, every rank raises in the
+// constructor (none goes on to plan alone).
+TEST(DistributedFFTErrors, InPlaceWithoutRoomRaisesOnEveryRank) {
+  CUPLAN_REQUIRE_GPUS(2);
+  auto comms = local_comms(2);
+  // 9 rows over 2 ranks: rank 1 holds 4x8x7 = 224 elements and would receive 9x4x7 = 252.
+  const cuplan::Shape g{9, 8, 7};
+  const cuplan::DistributedFFTOptions o{
+      .decomposition = Decomposition::slab, .result_layout = cuplan::ResultLayout::optimized, .inplace = true};
+  on_ranks(comms, [&](int, Communicator& comm) {
+    const auto boxes = DistributedFFT::boxes(comm, g, cuplan::c64, o);
+    const auto x = cuplan::Tensor::empty(boxes.input.shape(), cuplan::c64, comm.device());
+    try {
+      DistributedFFT plan(comm, g, x, o);
+      ADD_FAILURE() << "an in-place transform without room was constructed";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 1's output box (252 elements)"), std::string::npos) << e.what();
+    }
+  });
 }
 
 // The plan holds a copy of its Communicator: the program's own copies may go first (docs/lifetimes.md).

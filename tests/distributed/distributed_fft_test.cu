@@ -98,6 +98,45 @@ TEST(DistributedFFT, MatchesSingleGpuFftOn4Ranks) {
   CUPLAN_REQUIRE_GPUS(4);
   correctness(4);
 }
+// In place: C2C slab and pencil, natural and optimized, one and three fields, by both routes, with extents the rank
+// counts divide (every output box fits in its input box).
+void inplace_correctness(int ranks) {
+  auto comms = local_comms(ranks);
+  std::vector<Case> cases;
+  for (int fields : {1, 3})
+    for (auto layout : {cuplan::ResultLayout::optimized, cuplan::ResultLayout::natural})
+      for (auto dec : {Decomposition::slab, Decomposition::pencil}) {
+        Case c{FFTType::c2c, dec, {}, {8, 12, 16}, layout, {}, true, {}, 0, fields, true};
+        cases.push_back(c);
+        c.f64 = false;
+        c.direction = cuplan::Direction::inverse;
+        c.chunks = 3;
+        cases.push_back(c);
+      }
+  for (Case c : cases) {
+    if (ranks == 1) {
+      check_case(c, comms);
+      continue;
+    }
+    for (auto method : {cuplan::ExchangeMethod::copy_engine, cuplan::ExchangeMethod::nccl}) {
+      c.exchange = method;
+      check_case(c, comms);
+    }
+  }
+}
+
+TEST(DistributedFFT, InPlaceMatchesSingleGpuFftOn1Rank) {
+  CUPLAN_REQUIRE_GPUS(1);
+  inplace_correctness(1);
+}
+TEST(DistributedFFT, InPlaceMatchesSingleGpuFftOn2Ranks) {
+  CUPLAN_REQUIRE_GPUS(2);
+  inplace_correctness(2);
+}
+TEST(DistributedFFT, InPlaceMatchesSingleGpuFftOn4Ranks) {
+  CUPLAN_REQUIRE_GPUS(4);
+  inplace_correctness(4);
+}
 TEST(DistributedFFT, FieldsMatchSingleGpuFftsOn1Rank) {
   CUPLAN_REQUIRE_GPUS(1);
   fields_correctness(1);

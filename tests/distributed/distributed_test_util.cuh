@@ -95,7 +95,8 @@ struct Case {
   bool f64 = true;
   cuplan::ExchangeMethod exchange = cuplan::ExchangeMethod::automatic;
   int chunks = 0;
-  int fields = 1;  ///< DistributedFFTOptions::fields: each field has its own random data and reference
+  int fields = 1;        ///< DistributedFFTOptions::fields: each field has its own random data and reference
+  bool inplace = false;  ///< DistributedFFTOptions::inplace: the result is the operand's memory
 };
 
 std::string name(const Case& c) {
@@ -111,6 +112,7 @@ std::string name(const Case& c) {
   s << " " << cuplan::to_string(c.exchange);
   if (c.chunks != 0) s << " chunks " << c.chunks;
   if (c.fields != 1) s << " fields " << c.fields;
+  if (c.inplace) s << " in place";
   return s.str();
 }
 
@@ -188,6 +190,7 @@ void run_rank(const Case& c, const std::vector<Reference>& refs, Communicator& c
   o.exchange = c.exchange;
   o.chunks = c.chunks;
   o.fields = c.fields;
+  o.inplace = c.inplace;
   const cuplan::Stream stream(comm.device());
   o.stream = stream.ref();
   const cuplan::DType in_dtype = c.type == FFTType::r2c ? cuplan::dtype_of<R> : cuplan::dtype_of<C>;
@@ -222,11 +225,19 @@ void run_rank(const Case& c, const std::vector<Reference>& refs, Communicator& c
   if (comm.size() > 1 && c.exchange != cuplan::ExchangeMethod::automatic) EXPECT_EQ(plan.exchange_method(), c.exchange);
   if (comm.size() > 1) EXPECT_NE(plan.exchange_method(), cuplan::ExchangeMethod::automatic);
   const cuplan::DType out_dtype = plan.result_dtype();
-  auto out = cuplan::Tensor::empty(with_fields(boxes.output.shape()), out_dtype, comm.device(), stream.ref());
-  CUPLAN_TEST_CUDA(cudaMemsetAsync(out.data(), 0xFF, n_out * out_dtype.size() * c.fields, stream));  // NaN poison
   const auto direction = c.type == FFTType::c2c ? std::optional<cuplan::Direction>(c.direction) : std::nullopt;
-  plan.execute(
-      {.direction = direction, .stream = stream.ref(), .after = {}, .release_workspace = false, .out = out.view()});
+  cuplan::Tensor out;
+  if (c.inplace) {
+    // The result overwrites the operand: no output to poison; the returned tensor is the operand's memory.
+    out = plan.execute({.direction = direction, .stream = stream.ref()});
+    EXPECT_EQ(out.data(), operand.data());
+    EXPECT_EQ(out.shape(), with_fields(boxes.output.shape()));
+  } else {
+    out = cuplan::Tensor::empty(with_fields(boxes.output.shape()), out_dtype, comm.device(), stream.ref());
+    CUPLAN_TEST_CUDA(cudaMemsetAsync(out.data(), 0xFF, n_out * out_dtype.size() * c.fields, stream));  // NaN poison
+    plan.execute(
+        {.direction = direction, .stream = stream.ref(), .after = {}, .release_workspace = false, .out = out.view()});
+  }
   const auto host = out.to(cuplan::Device::cpu(), stream.ref());
   std::lock_guard lock(m);
   for (std::size_t f = 0; f < fields; ++f) {
