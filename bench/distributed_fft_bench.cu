@@ -10,6 +10,7 @@
 // rank (column "check": the largest error relative to the values' size). --only TEXT: only the rows whose label
 // contains TEXT, and none of the references (single GPU, local FFTs, bare exchanges, cufftXt), for sizes that only
 // an in-place transform fits (2048^3 on four GPUs).
+// CUPLAN_BENCH_PROGRESS=1 prints each rank's progress (planning, timing, timed) to stderr.
 // --fields F: adds rows of F fields in one execute (DistributedFFTOptions::fields), copy engines and NCCL,
 // optimized layout; their "x single" compares with F single-GPU transforms.
 // --mode processes: the bench starts itself once per GPU (fork and exec, so every rank starts CUDA and NCCL
@@ -408,8 +409,12 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
       BENCH_CUDA_CHECK(cudaGetLastError());
       x = std::move(xr);
     }
+    const bool progress = std::getenv("CUPLAN_BENCH_PROGRESS") != nullptr;
+    if (progress)
+      std::fprintf(stderr, "rank %d n=%lld %s: planning\n", comm.rank(), static_cast<long long>(n), c.label.c_str());
     cp::DistributedFFT plan(comm, g, x, o);
     plan.plan();
+    if (progress) std::fprintf(stderr, "rank %d %s: planned, timing\n", comm.rank(), c.label.c_str());
     if (c.inplace) {
       r.runs.push_back(time_on(stream.ref(), sync, a, [&] { (void)plan.execute({.stream = stream.ref()}); }));
       r.check.push_back(check_deltas(plan, x, n, stream.ref(), comm.rank()));
@@ -421,6 +426,7 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
       r.check.push_back(-1);
     }
     r.described.push_back(plan.describe());
+    if (progress) std::fprintf(stderr, "rank %d %s: timed\n", comm.rank(), c.label.c_str());
     sync();  // no rank frees its buffers while a peer's copies may still reach them
   }
   if (!a.only.empty()) return r;  // no references (sizes only the selected rows fit)
