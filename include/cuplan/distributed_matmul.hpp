@@ -98,7 +98,8 @@ struct DistributedMatmulExecuteOptions {
   std::optional<StreamRef> stream{};  ///< stream of this call; empty: the options' stream, else the current one
   EventList after{};                  ///< events this call's work waits for
   bool release_workspace = false;     ///< release the local products' workspaces after this call
-  /// Write this rank's D here: contiguous, row-major, D's dtype and local shape, device memory of the device.
+  /// Write this rank's D here: contiguous, row-major, D's dtype and local shape, device memory of the device,
+  /// 16-byte aligned (as Matmul's out).
   std::optional<TensorView> out{};
 };
 

@@ -142,10 +142,20 @@ void DistributedMatmulImpl::run_allgather(const TensorView& target, const Distri
     if (step >= 1)
       CUPLAN_DIST_CUDA(cudaStreamWaitEvent(s.native(), transfer_done_[static_cast<std::size_t>(step - 1)], 0));
     const dist::Block rows = dist::split(p.m, size_, owner);
-    products_[static_cast<std::size_t>(step)].execute({.stream = s,
-                                                       .after = {},
-                                                       .release_workspace = o.release_workspace,
-                                                       .out = rows_of(target, rows.offset, rows.size)});
+    const TensorView block = rows_of(target, rows.offset, rows.size);
+    // A local product writes a 16-byte aligned D (Matmul's contract); a block that starts elsewhere is written into
+    // the staging buffer and copied.
+    const bool direct = reinterpret_cast<std::uintptr_t>(block.data()) % 16 == 0;
+    if (!direct && !stage_.defined())
+      stage_ = Tensor::empty({dist::split(p.m, size_, 0).size * target.shape()[1]}, out_dtype_, comm_.device(), s);
+    const TensorView out = direct ? block
+                                  : TensorView(stage_.data(), out_dtype_, block.shape(), block.strides(),
+                                               comm_.device(), MemorySpace::device);
+    products_[static_cast<std::size_t>(step)].execute(
+        {.stream = s, .after = {}, .release_workspace = o.release_workspace, .out = out});
+    if (!direct)
+      CUPLAN_DIST_CUDA(cudaMemcpyAsync(const_cast<void*>(block.data()), stage_.data(),
+                                       bytes_of(block.numel(), out_dtype_), cudaMemcpyDeviceToDevice, s.native()));
     CUPLAN_DIST_CUDA(cudaEventRecord(product_done_[static_cast<std::size_t>(step)], s.native()));
   }
 }
@@ -153,12 +163,13 @@ void DistributedMatmulImpl::run_allgather(const TensorView& target, const Distri
 void DistributedMatmulImpl::run_reduce_scatter(const TensorView& target, const DistributedMatmulExecuteOptions& o,
                                                StreamRef s) {
   const dist::Problem& p = r_.problem;
-  const TensorView partial = partial_.view();
   // Every rank reduces the row blocks in the same order (collectives must match); block j's reduction runs while
   // block j+1's product does.
   for (int j = 0; j < size_; ++j) {
     const dist::Block rows = dist::split(p.m, size_, j);
-    const TensorView piece = rows_of(partial, rows.offset, rows.size);
+    // Row block j at its own 256-byte aligned place (a local product writes an aligned D).
+    const TensorView piece(static_cast<char*>(partial_.data()) + partial_offsets_[static_cast<std::size_t>(j)],
+                           out_dtype_, Shape{rows.size, p.n}, Strides{p.n, 1}, comm_.device(), MemorySpace::device);
     products_[static_cast<std::size_t>(j)].execute(
         {.stream = s, .after = {}, .release_workspace = o.release_workspace, .out = piece});
     CUPLAN_DIST_CUDA(cudaEventRecord(product_done_[static_cast<std::size_t>(j)], s.native()));

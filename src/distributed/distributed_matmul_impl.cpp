@@ -334,7 +334,14 @@ void DistributedMatmulImpl::plan_collective(StreamRef s) {
     for (int q = 0; q < size_; ++q) largest = std::max(largest, dist::split(p.m, size_, q).size * p.k);
     for (Tensor& slot : slots_) slot = Tensor::empty({largest}, in_dtype_, comm_.device(), s);
   } else if (r_.plan.algo == dist::Algo::reduce_scatter) {
-    partial_ = Tensor::empty({p.m, p.n}, out_dtype_, comm_.device(), s);
+    // Each row block at a 256-byte aligned offset: the local products write aligned D.
+    std::size_t bytes = 0;
+    partial_offsets_.clear();
+    for (int j = 0; j < size_; ++j) {
+      partial_offsets_.push_back(bytes);
+      bytes += (static_cast<std::size_t>(dist::split(p.m, size_, j).size * p.n) * out_dtype_.size() + 255) / 256 * 256;
+    }
+    partial_ = Tensor::empty({static_cast<std::int64_t>(bytes)}, i8, comm_.device(), s);
   } else if (r_.plan.algo == dist::Algo::summa) {
     panels_ = dist::summa_panels(p.k, r_.plan.grid_rows, r_.plan.grid_cols,
                                  options_.min_panels > 0 ? options_.min_panels : 8);
@@ -468,7 +475,7 @@ void DistributedMatmulImpl::free() noexcept {
   try {
     products_.clear();
     for (Tensor& t : slots_) t = Tensor();
-    a_native_ = b_native_ = d_native_ = partial_ = Tensor();
+    a_native_ = b_native_ = d_native_ = partial_ = stage_ = Tensor();
     release_resources();
     a_ = b_ = TensorRef();
     c_.reset();
@@ -505,7 +512,7 @@ std::size_t DistributedMatmulImpl::device_memory_bytes() const {
   check_live("device_memory_bytes");
   if (!planned_) return 0;
   std::size_t bytes = move_a_.device_bytes() + move_b_.device_bytes() + move_d_.device_bytes();
-  for (const Tensor* t : {&a_native_, &b_native_, &d_native_, &partial_, &slots_[0], &slots_[1]})
+  for (const Tensor* t : {&a_native_, &b_native_, &d_native_, &partial_, &stage_, &slots_[0], &slots_[1]})
     if (t->defined()) bytes += static_cast<std::size_t>(t->numel()) * t->dtype().size();
   return bytes;
 }

@@ -101,10 +101,12 @@ class DistributedMatmulImpl {
 
   dist::PeerTable table_;  // agreement
   dist::BoxExchange move_a_, move_b_, move_d_;
-  Tensor a_native_, b_native_, d_native_;  // redistributed operands; D in the algorithm's layout (SUMMA's sum)
-  Tensor slots_[2];                        // all-gather: blocks of A around the ring; SUMMA: A and B panels
-  std::size_t slot_b_offset_ = 0;          // SUMMA: bytes of the A part of a slot
-  Tensor partial_;                         // reduce-scatter: this rank's partial products of every row block
+  Tensor a_native_, b_native_, d_native_;     // redistributed operands; D in the algorithm's layout (SUMMA's sum)
+  Tensor slots_[2];                           // all-gather: blocks of A around the ring; SUMMA: A and B panels
+  std::size_t slot_b_offset_ = 0;             // SUMMA: bytes of the A part of a slot
+  Tensor partial_;                            // reduce-scatter: this rank's partial products of every row block
+  std::vector<std::size_t> partial_offsets_;  // reduce-scatter: byte offset of row block j in partial_
+  Tensor stage_;  // all-gather: D's block of a step whose rows start off 16-byte alignment, before its copy
   std::vector<dist::Panel> panels_;
   std::vector<Matmul> products_;
   cudaStream_t side_ = nullptr;
