@@ -151,7 +151,9 @@ inline std::optional<Communicator> child_communicator() {
     }
     std::ifstream(file, std::ios::binary).read(id.data(), static_cast<std::streamsize>(id.size()));
   }
-  return Communicator::from_unique_id(id, rank, size, Device::cuda(rank));
+  Communicator comm = Communicator::from_unique_id(id, rank, size, Device::cuda(rank));
+  CUPLAN_HARNESS_CUDA(cudaSetDevice(rank));  // the test's own copies and memsets run on this rank's device
+  return comm;
 }
 
 }  // namespace cuplan::testing
