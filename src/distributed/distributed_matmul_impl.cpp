@@ -365,6 +365,23 @@ void DistributedMatmulImpl::plan_collective(StreamRef s) {
   }
   make_products(s);
   if (size_ > 1) {
+    // Every kernel an execute launches is loaded now (module loading waits for an idle device; see finish.hpp):
+    // each local product runs once into scratch, and the elementwise pass is loaded.
+    std::int64_t largest = 0;
+    for (const Matmul& product : products_) {
+      std::int64_t elements = 1;
+      for (std::int64_t e : product.result_shape()) elements *= e;
+      largest = std::max(largest, elements);
+    }
+    const Tensor scratch = Tensor::empty({largest}, out_dtype_, comm_.device(), s);
+    for (Matmul& product : products_)
+      (void)product.execute({.stream = s,
+                             .after = {},
+                             .release_workspace = false,
+                             .out = TensorView(scratch.data(), out_dtype_, product.result_shape(),
+                                               product.result_strides(), comm_.device(), MemorySpace::device)});
+    CUPLAN_DIST_CUDA(dist::load_finish_kernels(out_dtype_));
+    CUPLAN_DIST_CUDA(cudaStreamSynchronize(s.native()));
     table_.barrier(s.native());  // no rank leaves plan() before every rank has planned (as DistributedFFT)
     CUPLAN_DIST_CUDA(cudaStreamSynchronize(s.native()));
   }
@@ -396,7 +413,7 @@ void DistributedMatmulImpl::warm_up(StreamRef s) {
     for (int q = 0; q < size_; ++q) roots.push_back(q);
   }
   if (!to.empty() || !from.empty()) dist::connect_peers(comm_.native(), rank_, to, from, s.native());
-  if (!roots.empty()) dist::connect_reductions(comm_.native(), roots, s.native());
+  if (!roots.empty()) dist::connect_reductions(comm_.native(), roots, out_dtype_, s.native());
 }
 
 void DistributedMatmulImpl::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) {

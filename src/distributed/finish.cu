@@ -75,6 +75,26 @@ cudaError_t launch_real(void* dst, const void* src, const void* c, double beta, 
 
 }  // namespace
 
+cudaError_t load_finish_kernels(DType dtype) {
+  cudaFuncAttributes attributes{};
+  switch (dtype.code()) {
+    case DTypeCode::f16:
+      return cudaFuncGetAttributes(&attributes, finish_real<__half, float, HalfConvert>);
+    case DTypeCode::bf16:
+      return cudaFuncGetAttributes(&attributes, finish_real<__nv_bfloat16, float, Bf16Convert>);
+    case DTypeCode::f32:
+      return cudaFuncGetAttributes(&attributes, finish_real<float, float, Same<float>>);
+    case DTypeCode::f64:
+      return cudaFuncGetAttributes(&attributes, finish_real<double, double, Same<double>>);
+    case DTypeCode::c64:
+      return cudaFuncGetAttributes(&attributes, finish_complex<float>);
+    case DTypeCode::c128:
+      return cudaFuncGetAttributes(&attributes, finish_complex<double>);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
 cudaError_t finish(void* dst, const void* src, const void* c, std::complex<double> beta, const void* bias,
                    Activation act, std::int64_t rows, std::int64_t cols, DType dtype, cudaStream_t stream) {
   const std::int64_t total = rows * cols;

@@ -20,4 +20,9 @@ enum class Activation { none, relu, gelu };
 cudaError_t finish(void* dst, const void* src, const void* c, std::complex<double> beta, const void* bias,
                    Activation act, std::int64_t rows, std::int64_t cols, DType dtype, cudaStream_t stream);
 
+/// Loads the kernels of finish() for `dtype` now (plan time), so that no first execute loads a module: loading
+/// waits for the device to go idle, which, with ranks as threads of one process, can wait on a peer's transfer
+/// while holding the process's loader lock that the peer needs.
+cudaError_t load_finish_kernels(DType dtype);
+
 }  // namespace cuplan::detail::dist

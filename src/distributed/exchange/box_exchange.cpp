@@ -8,6 +8,7 @@
 
 #include "cuplan/errors.hpp"
 #include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/collectives.hpp"
 #include "distributed/exchange/nccl/exchange.hpp"
 
 namespace cuplan::detail::dist {
@@ -72,6 +73,14 @@ void BoxExchange::prepare(BoxPlan plan, std::int64_t receive_elements, std::size
     if (all[r][0] != 0)
       throw OutOfMemory(
           fmt::format("{}: rank {} could not allocate its {} bytes of packed exchange buffers", what, r, all[r][1]));
+  // NCCL connects two ranks at their first message, blocking the host until the device is idle: one byte along
+  // every pair this plan uses, here, so that execute only enqueues.
+  std::vector<int> to, from;
+  for (const PeerSegment& seg : plan_.sends)
+    if (seg.peer != rank_) to.push_back(seg.peer);
+  for (const PeerSegment& seg : plan_.recvs)
+    if (seg.peer != rank_) from.push_back(seg.peer);
+  connect_peers(comm_, rank_, to, from, stream);
 }
 
 void BoxExchange::execute(const void* src, void* dst, std::int64_t dst_elements, cudaStream_t stream) {

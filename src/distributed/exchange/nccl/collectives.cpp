@@ -68,13 +68,13 @@ void connect_peers(ncclComm* comm, int self, std::span<const int> to, std::span<
   CUPLAN_DIST_CUDA(cudaFree(scratch));
 }
 
-void connect_reductions(ncclComm* comm, std::span<const int> roots, cudaStream_t stream) {
-  float* scratch = nullptr;
-  CUPLAN_DIST_CUDA(cudaMalloc(reinterpret_cast<void**>(&scratch), 2 * sizeof(float)));
+void connect_reductions(ncclComm* comm, std::span<const int> roots, DType dtype, cudaStream_t stream) {
+  void* scratch = nullptr;
+  CUPLAN_DIST_CUDA(cudaMalloc(&scratch, 2 * dtype.size()));
   try {
-    CUPLAN_DIST_CUDA(cudaMemsetAsync(scratch, 0, 2 * sizeof(float), stream));
+    CUPLAN_DIST_CUDA(cudaMemsetAsync(scratch, 0, 2 * dtype.size(), stream));
     for (int root : roots)
-      CUPLAN_NCCL_CHECK(ncclReduce(scratch, scratch + 1, 1, ncclFloat, ncclSum, root, comm, stream));
+      reduce_sum(comm, scratch, static_cast<char*>(scratch) + dtype.size(), 1, dtype, root, stream);
     CUPLAN_DIST_CUDA(cudaStreamSynchronize(stream));
   } catch (...) {
     CUPLAN_DIST_CUDA_NOEXCEPT(cudaFree(scratch));

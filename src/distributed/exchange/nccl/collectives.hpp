@@ -23,7 +23,8 @@ void reduce_sum(ncclComm* comm, const void* send, void* recv, std::size_t count,
 /// One byte to each of `to` and from each of `from` (ranks other than `self`), as one group; blocks until done.
 void connect_peers(ncclComm* comm, int self, std::span<const int> to, std::span<const int> from, cudaStream_t stream);
 
-/// One tiny reduction onto every root in `roots`, in order; blocks until done.
-void connect_reductions(ncclComm* comm, std::span<const int> roots, cudaStream_t stream);
+/// One one-element reduction of `dtype` onto every root in `roots`, in order, so that NCCL connects and loads the
+/// kernels of reduce_sum here; blocks until done.
+void connect_reductions(ncclComm* comm, std::span<const int> roots, DType dtype, cudaStream_t stream);
 
 }  // namespace cuplan::detail::dist
