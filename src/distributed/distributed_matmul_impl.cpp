@@ -164,6 +164,19 @@ DistributedMatmulImpl::DistributedMatmulImpl(Communicator comm, std::int64_t m, 
         out_dtype_ == c128))
     throw InvalidArgument(
         fmt::format("result_dtype: expected f16, bf16, f32, f64, c64 or c128, got {}", out_dtype_.name()));
+  // Matmul's own rules for the local products, checked here so that every rank raises before any collective.
+  const bool widen = (in_dtype_ == f16 || in_dtype_ == bf16) && out_dtype_ == f32;
+  if (!(out_dtype_ == in_dtype_) && !widen)
+    throw InvalidArgument(fmt::format("result_dtype: {} for {} operands; expected {}{}", out_dtype_.name(),
+                                      in_dtype_.name(), in_dtype_.name(),
+                                      in_dtype_ == f16 || in_dtype_ == bf16 ? " or f32" : ""));
+  if (!in_dtype_.is_complex() && (options_.alpha.imag() != 0 || options_.beta.imag() != 0))
+    throw InvalidArgument(fmt::format("alpha = ({}, {}) and beta = ({}, {}) must be real for {} operands",
+                                      options_.alpha.real(), options_.alpha.imag(), options_.beta.real(),
+                                      options_.beta.imag(), in_dtype_.name()));
+  if (options_.beta != std::complex<double>(0.0) && !options_.c)
+    throw InvalidArgument(fmt::format("beta = ({}, {}) needs operand c (this rank's local array of C); none given",
+                                      options_.beta.real(), options_.beta.imag()));
   const Epilog e = options_.epilog;
   has_bias_ = bias_epilog(e);
   activation_ = e == Epilog::relu || e == Epilog::relu_bias   ? dist::Activation::relu

@@ -492,6 +492,11 @@ TEST(DistributedMatmulErrors, LocalArgumentsAreCheckedInTheConstructor) {
   EXPECT_THROW(DistributedMatmul(comms[0], 4, 5, 3, a, b, {.epilog = Epilog::bias}), cuplan::InvalidArgument);
   EXPECT_THROW(DistributedMatmul(comms[0], 4, 5, 3, a, b, {.epilog = Epilog::drelu}), cuplan::NotSupported);
   EXPECT_THROW(DistributedMatmul(comms[0], 0, 5, 3, a, b), cuplan::InvalidArgument);
+  EXPECT_THROW(DistributedMatmul(comms[0], 4, 5, 3, a, b, {.beta = 1.0}), cuplan::InvalidArgument);  // no c
+  EXPECT_THROW(DistributedMatmul(comms[0], 4, 5, 3, a, b, {.alpha = {1.0, 2.0}}), cuplan::InvalidArgument);
+  DistributedMatmulOptions wide;
+  wide.result_dtype = cuplan::f64;
+  EXPECT_THROW(DistributedMatmul(comms[0], 4, 5, 3, a, b, wide), cuplan::InvalidArgument);
   DistributedMatmulOptions bad_grid;
   bad_grid.layout_d = L(MatrixDistribution::grid, {2, 2});
   EXPECT_THROW(DistributedMatmul::blocks(comms[0], 4, 5, 3, bad_grid), cuplan::InvalidArgument);
