@@ -162,8 +162,7 @@ struct DistributedFFTOptions {
   int chunks = 0;
   /// Fields of the same global shape transformed by one execute (the three components of a velocity, or a batch):
   /// with more than one, the operand and the result carry a leading axis of this length, field f being
-  /// operand[f] and result[f]. On the copy-engine route with one exchange (optimized or transposed layouts), the
-  /// last local FFT of field f runs beside the first FFT and exchange of field f+1. At least 1.
+  /// operand[f] and result[f]; the fields run one after another through the same buffers. At least 1.
   int fields = 1;
   /// C2C only: the result overwrites the operand, and the local FFTs before each exchange transform in place, so
   /// that a rank holds its operand, one receive buffer and the FFT workspaces (docs/distributed.md, "Memory").

@@ -117,36 +117,6 @@ void DistributedFftImpl::run_fft(Stage& st, Direction direction, bool release_wo
                                      stream.native()));
 }
 
-void DistributedFftImpl::run_fields_overlapped(Direction direction, bool release_workspace, const TensorView& result,
-                                               StreamRef stream) {
-  // Field f: its first FFT and exchange on the caller's stream, into receive slot f % 2; its last FFT on the tail
-  // stream once the slot's pieces have landed. Field f+2 reuses the slot: this rank waits for its own reader of
-  // it before the exchange's first barrier, so after that barrier every rank's reader is done.
-  Stage& first = stages_[0];
-  Stage& exchange = stages_[1];
-  Stage& last = stages_[2];
-  for (int f = 0; f < options_.fields; ++f) {
-    const int slot = f % 2;
-    bind_operand(f, stream);
-    exchange.peer_slot = slot;
-    if (f >= 2) CUPLAN_DIST_CUDA(cudaStreamWaitEvent(stream.native(), slot_read_[slot], 0));
-    if (first.chunk_ffts.empty()) {
-      run_fft(first, direction, release_workspace, result, stream, nullptr);
-      run_copy_exchange(exchange, result, stream);
-    } else {
-      run_fft(first, direction, release_workspace, result, stream, &exchange);
-    }
-    CUPLAN_DIST_CUDA(cudaEventRecord(slot_filled_[slot], stream.native()));
-    CUPLAN_DIST_CUDA(cudaStreamWaitEvent(tail_stream_, slot_filled_[slot], 0));
-    const StreamRef tail(tail_stream_);
-    last.fft->reset_operand(view_of(slot == 0 ? Loc::peer0 : Loc::peer1, last.src_box, false, {}), tail);
-    run_fft(last, direction, release_workspace, field_slice(result, f), tail, nullptr);
-    CUPLAN_DIST_CUDA(cudaEventRecord(slot_read_[slot], tail_stream_));
-  }
-  for (int slot = 0; slot < std::min(options_.fields, 2); ++slot)
-    CUPLAN_DIST_CUDA(cudaStreamWaitEvent(stream.native(), slot_read_[slot], 0));
-}
-
 Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) {
   check_live("execute");
   if (!has_operand_)
@@ -195,25 +165,22 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) {
   operand_.record_stream(stream);
   for (const Tensor& b : buffers_)
     if (b.defined()) b.record_stream(stream);
-  if (overlap_fields_) {
-    run_fields_overlapped(direction, opts.release_workspace, result.view(), stream);
-  } else {
-    for (int f = 0; f < options_.fields; ++f) {
-      if (options_.fields > 1) bind_operand(f, stream);
-      const TensorView out = field_slice(result.view(), f);
-      for (std::size_t i = 0; i < stages_.size(); ++i) {
-        Stage& st = stages_[i];
-        if (st.step.op == dist::Step::Op::exchange) {
-          if (route_ == Route::copy_engine)
-            run_copy_exchange(st, out, stream);
-          else
-            run_nccl_exchange(st, out, stream);
-          continue;
-        }
-        Stage* then_copy = st.chunk_ffts.empty() ? nullptr : &stages_[i + 1];
-        run_fft(st, direction, opts.release_workspace, out, stream, then_copy);
-        if (then_copy) ++i;  // its exchange ran beside the chunks
+  // Several fields run one after another through the same buffers.
+  for (int f = 0; f < options_.fields; ++f) {
+    if (options_.fields > 1) bind_operand(f, stream);
+    const TensorView out = field_slice(result.view(), f);
+    for (std::size_t i = 0; i < stages_.size(); ++i) {
+      Stage& st = stages_[i];
+      if (st.step.op == dist::Step::Op::exchange) {
+        if (route_ == Route::copy_engine)
+          run_copy_exchange(st, out, stream);
+        else
+          run_nccl_exchange(st, out, stream);
+        continue;
       }
+      Stage* then_copy = st.chunk_ffts.empty() ? nullptr : &stages_[i + 1];
+      run_fft(st, direction, opts.release_workspace, out, stream, then_copy);
+      if (then_copy) ++i;  // its exchange ran beside the chunks
     }
   }
   if (opts.release_workspace) {

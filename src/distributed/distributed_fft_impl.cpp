@@ -285,8 +285,6 @@ void DistributedFftImpl::build_stages() {
         st.peer_slot = copy_exchanges % 2;
         ++copy_exchanges;
         peer_slots_ = std::min(copy_exchanges, 2);
-        // Fields alternate between the two receive slots (run_fields_overlapped).
-        if (options_.fields > 1) peer_slots_ = 2;
         // A final exchange lands in the receive buffer, then is copied to the result.
         st.dst = final_step ? Loc::result : st.peer_slot == 0 ? Loc::peer0 : Loc::peer1;
       } else {
@@ -313,10 +311,6 @@ void DistributedFftImpl::build_stages() {
     box = st.dst_box;
     stages_.push_back(std::move(st));
   }
-  // One copy-engine exchange between two local FFTs: field f's last FFT can run beside field f+1's first FFT and
-  // exchange, which write the other receive slot.
-  overlap_fields_ = options_.fields > 1 && route_ == Route::copy_engine && stages_.size() == 3 &&
-                    stages_[1].step.op == dist::Step::Op::exchange && stages_[2].step.op == dist::Step::Op::fft;
 }
 
 void DistributedFftImpl::allocate_buffers(StreamRef stream) {
@@ -464,13 +458,6 @@ void DistributedFftImpl::plan_collective(StreamRef stream) {
       CUPLAN_DIST_CUDA(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
       CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming));
     }
-    if (overlap_fields_ && tail_stream_ == nullptr) {
-      CUPLAN_DIST_CUDA(cudaStreamCreateWithFlags(&tail_stream_, cudaStreamNonBlocking));
-      for (int i = 0; i < 2; ++i) {
-        CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&slot_filled_[i], cudaEventDisableTiming));
-        CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&slot_read_[i], cudaEventDisableTiming));
-      }
-    }
   }
   allocate_buffers(stream);
   make_ffts(stream);
@@ -537,13 +524,6 @@ void DistributedFftImpl::release_copy_resources() noexcept {
   copies_done_ = nullptr;
   if (copy_stream_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaStreamDestroy(copy_stream_));
   copy_stream_ = nullptr;
-  for (int i = 0; i < 2; ++i) {
-    if (slot_filled_[i] != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(slot_filled_[i]));
-    if (slot_read_[i] != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(slot_read_[i]));
-    slot_filled_[i] = slot_read_[i] = nullptr;
-  }
-  if (tail_stream_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaStreamDestroy(tail_stream_));
-  tail_stream_ = nullptr;
   peers_.release();
 }
 
@@ -650,10 +630,10 @@ std::string DistributedFftImpl::describe() const {
                                                      : "no exchange";
   return fmt::format(
       "DistributedFFT {} {} global {} {} rank {}/{} in [{}] out [{}] {} local FFTs {} exchanges, {}, {} chunk(s), "
-      "{} field(s){}{}, {:.1f} MiB held ({:.2f}x the input box)",
+      "{} field(s){}, {:.1f} MiB held ({:.2f}x the input box)",
       to_string(type_), complex_dtype_.name(), fmt::join(global_shape_, "x"), dist::describe(layout_), comm_.rank(),
       comm_.size(), box_text(in_box_), box_text(out_box_), static_cast<int>(stages_.size()) - exchanges, exchanges,
-      route, chunks, options_.fields, overlap_fields_ ? " overlapped" : "", options_.inplace ? ", in place" : "",
+      route, chunks, options_.fields, options_.inplace ? ", in place" : "",
       static_cast<double>(device_memory_bytes()) / (1 << 20),
       static_cast<double>(device_memory_bytes()) /
           static_cast<double>(std::max<std::int64_t>(1, in_box_.numel()) * in_dtype_.size()));

@@ -109,7 +109,7 @@ class DistributedFftImpl {
   void bind_operand(int field, StreamRef stream);
   /// True when the stage's FFT writes over its input (an in-place transform's operand or buffer).
   bool writes_in_place(const Stage& stage) const;
-  void run_fields_overlapped(Direction direction, bool release_workspace, const TensorView& result, StreamRef stream);
+
   void run_fft(Stage& stage, Direction direction, bool release_workspace, const TensorView& result, StreamRef stream,
                Stage* then_copy);
   void run_nccl_exchange(const Stage& stage, const TensorView& result, StreamRef stream);
@@ -142,13 +142,7 @@ class DistributedFftImpl {
   cudaStream_t copy_stream_ = nullptr;  // copy-engine route: the copies of chunk k run beside chunk k+1's FFT
   std::vector<cudaEvent_t> chunk_events_;
   cudaEvent_t copies_done_ = nullptr;
-  // Several fields, copy engines, one exchange: the last FFT of field f runs on tail_stream_ beside field f+1's
-  // first FFT and exchange, which land in the other receive slot.
-  bool overlap_fields_ = false;
-  cudaStream_t tail_stream_ = nullptr;
-  cudaEvent_t slot_filled_[2] = {nullptr, nullptr};  // recorded on the caller's stream: the slot's pieces landed
-  cudaEvent_t slot_read_[2] = {nullptr, nullptr};    // recorded on tail_stream_: the slot's last reader is done
-  int field_ = 0;                                    // the field that Loc::operand views
+  int field_ = 0;  // the field that Loc::operand views
 
   TensorRef operand_;
   bool has_operand_ = false;
