@@ -48,9 +48,22 @@ void correctness(int ranks) {
   for (const Case& c : all_cases(ranks)) check_case(c, comms);
 }
 
-// Several fields in one execute: the one-exchange copy-engine pipelines overlap field f's last FFT with field
-// f+1's first FFT and exchange (receive slots alternate; 3 and 4 fields reuse a slot), the others run the fields
-// one after another; every field has its own data and reference.
+// Each case on one rank, or by copy engines and by NCCL on several.
+void check_on_both_routes(std::vector<Case> cases, int ranks, std::vector<Communicator>& comms) {
+  for (Case c : cases) {
+    if (ranks == 1) {
+      check_case(c, comms);
+      continue;
+    }
+    for (auto method : {cuplan::ExchangeMethod::copy_engine, cuplan::ExchangeMethod::nccl}) {
+      c.exchange = method;
+      check_case(c, comms);
+    }
+  }
+}
+
+// Several fields in one execute, run one after another through the same buffers (3 and 4 fields: the buffers are
+// reused); every field has its own data and reference.
 void fields_correctness(int ranks) {
   auto comms = local_comms(ranks);
   std::vector<Case> cases;
@@ -72,16 +85,7 @@ void fields_correctness(int ranks) {
   cases.push_back({FFTType::c2r, Decomposition::slab, {}, {10, 9, 6}, {}, {}, true, {}, 0, 3});
   cases.push_back(
       {FFTType::c2c, Decomposition::slab, {}, {11, 6}, cuplan::ResultLayout::optimized, {}, true, {}, 1, 3});
-  for (Case c : cases) {
-    if (ranks == 1) {
-      check_case(c, comms);
-      continue;
-    }
-    for (auto method : {cuplan::ExchangeMethod::copy_engine, cuplan::ExchangeMethod::nccl}) {
-      c.exchange = method;
-      check_case(c, comms);
-    }
-  }
+  check_on_both_routes(cases, ranks, comms);
 }
 
 }  // namespace
@@ -113,16 +117,7 @@ void inplace_correctness(int ranks) {
         c.chunks = 3;
         cases.push_back(c);
       }
-  for (Case c : cases) {
-    if (ranks == 1) {
-      check_case(c, comms);
-      continue;
-    }
-    for (auto method : {cuplan::ExchangeMethod::copy_engine, cuplan::ExchangeMethod::nccl}) {
-      c.exchange = method;
-      check_case(c, comms);
-    }
-  }
+  check_on_both_routes(cases, ranks, comms);
 }
 
 TEST(DistributedFFT, InPlaceMatchesSingleGpuFftOn1Rank) {
