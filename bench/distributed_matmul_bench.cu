@@ -10,8 +10,8 @@
 //    whole operands do not fit); --reference N adds the single-GPU rate at N^3 for the per-GPU comparison;
 //  - per GPU count and algorithm: DistributedMatmul in the algorithm's native layouts (nothing redistributed):
 //    time, TFLOP/s, TFLOP/s per GPU, speed-up = single / distributed;
-//  - overlap (allgather_gemm): the same local GEMMs alone (one Matmul of n x n by n x n/P per rank, the same flops)
-//    and the ring exchange alone (P-1 grouped ncclSend/ncclRecv of the n/P x n blocks), and
+//  - overlap (allgather_gemm): the same local GEMMs alone (per rank, P Matmuls of n/P x n by n x n/P, as the
+//    all-gather steps run them) and the ring exchange alone (P-1 grouped ncclSend/ncclRecv of the n/P x n blocks), and
 //    distributed / max(gemm alone, exchange alone), which is 1 for a perfect overlap.
 // --redistribute N (0 skips): Redistribute of an N^3 c64 array from slabs (axis 0) to pencils (axes 1, 2) on each
 // GPU count, against the bare exchange of the same bytes (the faster of grouped ncclSend/ncclRecv of contiguous
@@ -238,12 +238,25 @@ Row distributed(std::vector<cp::Communicator>& comms, std::int64_t n, const std:
     });
     std::vector<double> g, e;
     if (ag && comm.size() > 1) {
-      // The same flops alone: this rank's B block against the whole of A, as one product.
+      // The same local GEMMs alone: one per block of A's rows (as the all-gather steps run them), into D's rows.
+      const std::int64_t cols = blocks.b.local_shape[1];
       auto whole_a = random_bf16({n, n}, comm.device(), stream.ref(), 7);
-      auto out = cp::Tensor::empty({n, blocks.b.local_shape[1]}, cp::bf16, comm.device(), stream.ref());
-      cp::Matmul local(whole_a, y, {.stream = stream.ref()});
-      local.plan();
-      g = time_on(stream.ref(), align, a, [&] { local.execute({.stream = stream.ref(), .out = out.view()}); });
+      auto out = cp::Tensor::empty({n, cols}, cp::bf16, comm.device(), stream.ref());
+      std::vector<cp::Matmul> steps;
+      std::vector<cp::TensorView> outs;
+      for (std::int64_t q = 0, row = 0; q < comm.size(); ++q) {
+        const std::int64_t rows = n / comm.size() + (q < n % comm.size() ? 1 : 0);
+        const cp::TensorView block(static_cast<const char*>(whole_a.data()) + static_cast<std::size_t>(row * n) * 2,
+                                   cp::bf16, {rows, n}, cp::Strides{n, 1}, comm.device(), cp::MemorySpace::device);
+        outs.emplace_back(static_cast<const char*>(out.data()) + static_cast<std::size_t>(row * cols) * 2, cp::bf16,
+                          cp::Shape{rows, cols}, cp::Strides{cols, 1}, comm.device(), cp::MemorySpace::device);
+        steps.emplace_back(block, y, cp::MatmulOptions{.stream = stream.ref()});
+        steps.back().plan();
+        row += rows;
+      }
+      g = time_on(stream.ref(), align, a, [&] {
+        for (std::size_t q = 0; q < steps.size(); ++q) steps[q].execute({.stream = stream.ref(), .out = outs[q]});
+      });
       // The ring alone: P - 1 steps, each passing one n/P x n block on and receiving the next.
       const std::size_t bytes = static_cast<std::size_t>(x.numel()) * 2;
       auto bufs = cp::Tensor::empty({2 * x.numel()}, cp::bf16, comm.device(), stream.ref());

@@ -148,6 +148,7 @@ void DistributedMatmulImpl::run_allgather(const TensorView& target, const Distri
     const bool direct = reinterpret_cast<std::uintptr_t>(block.data()) % 16 == 0;
     if (!direct && !stage_.defined())
       stage_ = Tensor::empty({dist::split(p.m, size_, 0).size * target.shape()[1]}, out_dtype_, comm_.device(), s);
+    if (!direct) stage_.record_stream(s);
     const TensorView out = direct ? block
                                   : TensorView(stage_.data(), out_dtype_, block.shape(), block.strides(),
                                                comm_.device(), MemorySpace::device);
@@ -264,6 +265,10 @@ Tensor DistributedMatmulImpl::execute(const DistributedMatmulExecuteOptions& o) 
   for (const TensorRef* t : {&a_, &b_}) t->record_stream(s);
   if (c_) c_->record_stream(s);
   if (bias_) bias_->record_stream(s);
+  // The object's buffers are used on this stream (and on the side stream, joined back into it before the end): a
+  // later free() returns them to the pool only after this work.
+  for (const Tensor* t : {&a_native_, &b_native_, &d_native_, &partial_, &slots_[0], &slots_[1]})
+    if (t->defined()) t->record_stream(s);
   const dist::AlgoPlan& plan = r_.plan;
   if (plan.move_a) move_a_.execute(a_.view().data(), a_native_.data(), a_native_.numel(), s.native());
   if (plan.move_b) move_b_.execute(b_.view().data(), b_native_.data(), b_native_.numel(), s.native());
