@@ -244,15 +244,15 @@ Row distributed(std::vector<cp::Communicator>& comms, std::int64_t n, const std:
       auto out = cp::Tensor::empty({n, cols}, cp::bf16, comm.device(), stream.ref());
       std::vector<cp::Matmul> steps;
       std::vector<cp::TensorView> outs;
-      for (std::int64_t q = 0, row = 0; q < comm.size(); ++q) {
+      for (std::int64_t q = 0, first = 0; q < comm.size(); ++q) {
         const std::int64_t rows = n / comm.size() + (q < n % comm.size() ? 1 : 0);
-        const cp::TensorView block(static_cast<const char*>(whole_a.data()) + static_cast<std::size_t>(row * n) * 2,
+        const cp::TensorView block(static_cast<const char*>(whole_a.data()) + static_cast<std::size_t>(first * n) * 2,
                                    cp::bf16, {rows, n}, cp::Strides{n, 1}, comm.device(), cp::MemorySpace::device);
-        outs.emplace_back(static_cast<const char*>(out.data()) + static_cast<std::size_t>(row * cols) * 2, cp::bf16,
+        outs.emplace_back(static_cast<const char*>(out.data()) + static_cast<std::size_t>(first * cols) * 2, cp::bf16,
                           cp::Shape{rows, cols}, cp::Strides{cols, 1}, comm.device(), cp::MemorySpace::device);
         steps.emplace_back(block, y, cp::MatmulOptions{.stream = stream.ref()});
         steps.back().plan();
-        row += rows;
+        first += rows;
       }
       g = time_on(stream.ref(), align, a, [&] {
         for (std::size_t q = 0; q < steps.size(); ++q) steps[q].execute({.stream = stream.ref(), .out = outs[q]});
