@@ -16,6 +16,7 @@
 
 #include "cuplan/distributed_matmul.hpp"
 #include "distributed/rank_harness.hpp"
+#include "runtime/spin_kernel.cuh"
 
 namespace {
 
@@ -439,6 +440,50 @@ TEST(DistributedMatmul, ResetOperandThenExecuteUsesTheNewOperand) {
     gather(blocks.d, host, c.dtype, got);
   });
   EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), 1e-12);
+}
+
+// The stream contract: planned on one stream, executed on another behind a busy kernel, execute returns before
+// that kernel ends (it only enqueues), and the product is right once the stream gets to it.
+TEST(DistributedMatmulStreams, ExecuteBehindABusyKernelDoesNotBlock) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(std::min(cuplan::cuda_device_count(), 4));
+  for (const Case& c : {Case{.la = L(MatrixDistribution::row_blocks),
+                       .lb = L(MatrixDistribution::column_blocks),
+                       .ld = L(MatrixDistribution::column_blocks),
+                       .name = "allgather"},
+                        Case{.la = L(MatrixDistribution::grid),
+                        .lb = L(MatrixDistribution::grid),
+                        .ld = L(MatrixDistribution::block_cyclic, {0, 0}, {4, 4}),
+                        .epilog = Epilog::gelu,
+                        .name = "summa into block-cyclic"}}) {
+    SCOPED_TRACE(c.name);
+    const Operands ops = make_operands(c, 7);
+    const Matrix want = reference(c, ops.a, ops.b, ops.c, ops.bias);
+    Matrix got{c.m, c.n, std::vector<cplx>(want.v.size(), cplx(std::nan(""), 0))};
+    std::mutex m;
+    on_ranks(comms, [&](int, Communicator& comm) {
+      const cuplan::Stream planning(comm.device()), running(comm.device());
+      DistributedMatmulOptions o = options_of(c);
+      o.stream = planning.ref();
+      const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
+      auto a = upload(scatter(blocks.a, ops.a, c.dtype), blocks.a.local_shape, c.dtype, comm, planning);
+      auto b = upload(scatter(blocks.b, ops.b, c.dtype), blocks.b.local_shape, c.dtype, comm, planning);
+      DistributedMatmul mm(comm, c.m, c.n, c.k, a, b, o);
+      mm.plan();
+      planning.synchronize();
+      cuplan::testing::spin_kernel<<<1, 1, 0, running.native()>>>(
+          cuplan::testing::cycles_for_ms(300.0, comm.device().index()));
+      CUPLAN_HARNESS_CUDA(cudaGetLastError());
+      const auto d = mm.execute({.stream = running.ref()});
+      EXPECT_FALSE(running.done()) << "execute returned after the busy kernel ended: it blocked";
+      const auto host = d.to(cuplan::Device::cpu(), running.ref());
+      std::vector<unsigned char> bytes(static_cast<const unsigned char*>(host.data()),
+                                       static_cast<const unsigned char*>(host.data()) + host.numel() * 8);
+      std::lock_guard lock(m);
+      gather(blocks.d, bytes, c.dtype, got);
+    });
+    EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), 1e-12);
+  }
 }
 
 // A rank whose m differs: InvalidArgument naming the field on every rank, never a hang.

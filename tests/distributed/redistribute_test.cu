@@ -10,6 +10,7 @@
 
 #include "cuplan/redistribute.hpp"
 #include "distributed/rank_harness.hpp"
+#include "runtime/spin_kernel.cuh"
 
 namespace {
 
@@ -127,6 +128,37 @@ TEST(Redistribute, LargeSlabToPencilByEveryRouteOn4Ranks) {
   const auto global = random_bytes(128 * 96 * 80 * 8, 7);
   for (const ExchangeMethod method : {ExchangeMethod::automatic, ExchangeMethod::nccl})
     on_ranks(comms, [&](int, Communicator& comm) { run_rank(comm, moves()[0], shape, cuplan::c64, method, global); });
+}
+
+// Planned on one stream, executed on another behind a busy kernel: execute only enqueues, and the move is right.
+TEST(RedistributeStreams, ExecuteBehindABusyKernelDoesNotBlock) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(std::min(cuplan::cuda_device_count(), 4));
+  const std::vector<std::int64_t> shape{12, 10, 9};
+  const auto global = random_bytes(12 * 10 * 9 * 8, 3);
+  on_ranks(comms, [&](int, Communicator& comm) {
+    const Shape s{std::span<const std::int64_t>(shape)};
+    const int r = comm.rank(), n = comm.size();
+    const DistributedBox in = cuplan::slab_box(s, 0, n, r), out = cuplan::slab_box(s, 1, n, r);
+    const cuplan::Stream planning(comm.device()), running(comm.device());
+    std::vector<unsigned char> local(static_cast<std::size_t>(in.numel()) * 8);
+    box_bytes(in, shape, 8, global.data(), local.data(), true);
+    auto operand = cuplan::Tensor::empty(in.shape(), cuplan::f64, comm.device(), planning.ref());
+    CUPLAN_HARNESS_CUDA(
+        cudaMemcpyAsync(operand.data(), local.data(), local.size(), cudaMemcpyHostToDevice, planning.native()));
+    Redistribute rd(comm, s, in, out, operand, {.stream = planning.ref()});
+    rd.plan();
+    planning.synchronize();
+    cuplan::testing::spin_kernel<<<1, 1, 0, running.native()>>>(
+        cuplan::testing::cycles_for_ms(300.0, comm.device().index()));
+    CUPLAN_HARNESS_CUDA(cudaGetLastError());
+    const auto moved = rd.execute({.stream = running.ref()});
+    EXPECT_FALSE(running.done()) << "execute returned after the busy kernel ended: it blocked";
+    const auto host = moved.to(cuplan::Device::cpu(), running.ref());
+    std::vector<unsigned char> want(static_cast<std::size_t>(out.numel()) * 8);
+    box_bytes(out, shape, 8, global.data(), want.data(), true);
+    EXPECT_EQ(std::memcmp(host.data(), want.data(), want.size()), 0) << "rank " << r;
+  });
 }
 
 // A rank whose global shape differs, and ranks whose boxes overlap: InvalidArgument on every rank, never a hang.
