@@ -50,12 +50,17 @@ class CUPLAN_API OrderingError : public Error {
 };
 
 /// A library call that returned an error status. `call()` is the failing expression, `status()` its numeric
-/// status, `status_name()` the symbolic name (e.g. "CUFFT_INVALID_SIZE").
+/// status, `status_name()` the symbolic name (e.g. "CUFFT_INVALID_SIZE"). A failure inside a call of an FFT,
+/// Matmul or DistributedFFT (class or function form) also names that object in `context()` and at the end of
+/// what(): the call, operation, shape, dtype and device (docs/misuse.md, "Library errors").
 class CUPLAN_API LibraryError : public Error {
  public:
   /// An error of `library` (e.g. "cuFFT") from the expression `call`, which returned `status` (symbolic name
   /// `status_name`); `message` is what() and should name them all.
   LibraryError(std::string library, std::string call, int status, std::string status_name, std::string message);
+  /// The same, made inside the call of an object that `context` describes (what() should end with it).
+  LibraryError(std::string library, std::string call, int status, std::string status_name, std::string message,
+               std::string context);
   /// The library that failed, e.g. "cuFFT", "cuBLASLt", "CUDA runtime".
   const std::string& library() const noexcept { return library_; }
   /// The failing expression.
@@ -64,12 +69,16 @@ class CUPLAN_API LibraryError : public Error {
   int status() const noexcept { return status_; }
   /// The symbolic name of status(), e.g. "CUFFT_INVALID_SIZE".
   const std::string& status_name() const noexcept { return status_name_; }
+  /// The object call the failure happened in, e.g. "FFT.execute: C2C c64 -> c64, shape [8, 16] -> [8, 16], axes
+  /// [1], on cpu (FFTW)"; empty for a failure outside an object's call.
+  const std::string& context() const noexcept { return context_; }
 
  private:
   std::string library_;
   std::string call_;
   int status_;
   std::string status_name_;
+  std::string context_;
 };
 
 /// A CUDA runtime call that failed (library() == "CUDA runtime").

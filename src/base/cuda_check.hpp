@@ -8,21 +8,12 @@
 
 #include <string>
 
+#include "base/error_context.hpp"
 #include "cuplan/errors.hpp"
 
 namespace cuplan::detail {
 
-struct SourceLocation {
-  const char* file;
-  int line;
-};
-
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, SourceLocation where);
-
-/// "<library> call failed: <call> returned <name> (<status>): <text> [at file:line]", the one message format of
-/// every status check.
-std::string describe_failure(const char* library, const char* call, int status, const char* name, const char* text,
-                             SourceLocation where);
 
 inline void check_cuda(cudaError_t status, const char* call, SourceLocation where) {
   if (status != cudaSuccess) [[unlikely]]

@@ -22,15 +22,18 @@ LibraryError::LibraryError(std::string library, std::string call, int status, st
       status_(status),
       status_name_(std::move(status_name)) {}
 
+LibraryError::LibraryError(std::string library, std::string call, int status, std::string status_name,
+                           std::string message, std::string context)
+    : Error(std::move(message)),
+      library_(std::move(library)),
+      call_(std::move(call)),
+      status_(status),
+      status_name_(std::move(status_name)),
+      context_(std::move(context)) {}
+
 }  // namespace CUPLAN_ABI_NAMESPACE
 
 namespace detail {
-
-std::string describe_failure(const char* library, const char* call, int status, const char* name, const char* text,
-                             SourceLocation where) {
-  return fmt::format("{} call failed: {} returned {} ({}): {} [at {}:{}]", library, call, name, status, text,
-                     where.file, where.line);
-}
 
 void throw_cuda_error(cudaError_t status, const char* call, SourceLocation where) {
   const char* name = cudaGetErrorName(status);

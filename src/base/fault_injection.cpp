@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Allocation fault injection (see fault_injection.hpp).
+// Fault injection (see fault_injection.hpp).
 
 #include "base/fault_injection.hpp"
 
@@ -62,6 +62,8 @@ const char* to_string(Site site) noexcept {
       return "pinned";
     case Site::host:
       return "host";
+    case Site::library:
+      return "library";
   }
   return "unknown";
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/error_context.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "distributed/distributed_fft_impl.hpp"
@@ -117,7 +118,7 @@ void DistributedFftImpl::run_fft(Stage& st, Direction direction, bool release_wo
                                      stream.native()));
 }
 
-Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) {
+Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
   check_live("execute");
   if (!has_operand_)
     throw StateError("DistributedFFT::execute: no operand (release_operand was called; reset_operand first)");
@@ -191,6 +192,8 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) {
   }
   end_phase(stream);
   return result;
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "DistributedFFT.execute", [this] { return error_context(); });
 }
 
 }  // namespace cuplan::detail

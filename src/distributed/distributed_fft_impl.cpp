@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/error_context.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "distributed/exchange/cuda_status.hpp"
@@ -481,7 +482,7 @@ void DistributedFftImpl::plan_collective(StreamRef stream) {
   planned_ = true;
 }
 
-void DistributedFftImpl::plan(std::optional<StreamRef> stream_opt) {
+void DistributedFftImpl::plan(std::optional<StreamRef> stream_opt) try {
   check_live("plan");
   if (!has_operand_ && stages_.front().step.op == dist::Step::Op::fft)
     throw StateError("DistributedFFT::plan: no operand (release_operand was called; reset_operand first)");
@@ -491,6 +492,8 @@ void DistributedFftImpl::plan(std::optional<StreamRef> stream_opt) {
   CUPLAN_DIST_CUDA(dist::load_copy_boxes_kernels());  // no module load left for a first execute (pack.hpp)
   plan_collective(stream);
   end_phase(stream);
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "DistributedFFT.plan", [this] { return error_context(); });
 }
 
 void DistributedFftImpl::connect_peers(StreamRef stream) {
@@ -560,7 +563,7 @@ void DistributedFftImpl::log_route() const {
                                               ? std::string()
                                               : fmt::format(" ({})", peers_.why_not())));
 }
-void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream_opt) {
+void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream_opt) try {
   check_live("reset_operand");
   check_operand(operand.view());
   if (options_.inplace && operand.view().read_only())
@@ -574,6 +577,8 @@ void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRe
   has_operand_ = true;
   bind_operand(0, stream);
   end_phase(stream);
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "DistributedFFT.reset_operand", [this] { return error_context(); });
 }
 
 void DistributedFftImpl::release_operand() {
@@ -637,6 +642,12 @@ std::string DistributedFftImpl::describe() const {
       static_cast<double>(device_memory_bytes()) / (1 << 20),
       static_cast<double>(device_memory_bytes()) /
           static_cast<double>(std::max<std::int64_t>(1, in_box_.numel()) * in_dtype_.size()));
+}
+
+std::string DistributedFftImpl::error_context() const {
+  return fmt::format("{} {} -> {}, global shape {}, {} rank {} of {}, on {}", to_string(type_), in_dtype_.name(),
+                     out_dtype_.name(), fmt::join(global_shape_, "x"), dist::describe(layout_), comm_.rank(),
+                     comm_.size(), comm_.device().to_string());
 }
 
 }  // namespace cuplan::detail

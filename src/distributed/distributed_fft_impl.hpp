@@ -86,6 +86,8 @@ class DistributedFftImpl {
   ExchangeMethod exchange_method() const;
   std::size_t device_memory_bytes() const;
   std::string describe() const;
+  /// The object as a LibraryError's context names it: type, dtypes, global shape, rank and device.
+  std::string error_context() const;
 
  private:
   void check_live(const char* what) const;

@@ -3,6 +3,7 @@
 // device operands this allocates only the result Tensor and formats nothing.
 
 #include "base/cuda_check.hpp"
+#include "base/error_context.hpp"
 #include "base/nvtx.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
@@ -45,13 +46,15 @@ Tensor FftImpl::execute(const FFTExecuteOptions& options) {
 }
 
 Tensor FftImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
-                                  const TensorView* out, bool release_workspace) {
+                                  const TensorView* out, bool release_workspace) try {
   NvtxRange range(nvtx_name(nvtx_execute, "cuplan::FFT::execute"));
   // Not part of any plan key: where out lies relative to this call's operand (out of place only; the constructor
   // rejects out with inplace).
   if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "FFT");
   return target_.cuda ? execute_cuda(direction, stream, after, out, release_workspace)
                       : execute_cpu(direction, stream, after, out);
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "FFT.execute", [this] { return error_context(); });
 }
 
 Tensor FftImpl::make_result(const TensorView* out, StreamRef stream) const {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/cuda_check.hpp"
+#include "base/error_context.hpp"
 #include "base/log.hpp"
 #include "base/nvtx.hpp"
 #include "base/overlap.hpp"
@@ -164,7 +165,7 @@ const char* FftImpl::nvtx_name(NvtxPhase phase, const char* range) noexcept {
   });
 }
 
-void FftImpl::plan(std::optional<StreamRef> stream) {
+void FftImpl::plan(std::optional<StreamRef> stream) try {
   NvtxRange range(nvtx_name(nvtx_plan, "cuplan::FFT::plan"));
   state_.require_alive("plan");
   if (!target_.cuda) {
@@ -208,6 +209,8 @@ void FftImpl::plan(std::optional<StreamRef> stream) {
   phase.close();
   state_.set_planned(true);
   log(LogLevel::info, "FFT: planned {}", describe());
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "FFT.plan", [this] { return error_context(); });
 }
 
 void FftImpl::ensure_buffers(StreamRef s) {
@@ -221,7 +224,7 @@ void FftImpl::ensure_buffers(StreamRef s) {
   buffers_ready_ = true;
 }
 
-void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
+void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) try {
   NvtxRange range(nvtx_name(nvtx_reset, "cuplan::FFT::reset_operand"));
   state_.require_alive("reset_operand");
   operand_signature_.require_match(operand.view(), "FFT", "reset_operand", "operand");
@@ -234,6 +237,8 @@ void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) 
   }
   operand_ = std::move(operand);
   state_.set_operand(true);
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "FFT.reset_operand", [this] { return error_context(); });
 }
 
 void FftImpl::adopt_operand(TensorRef&& operand) {
@@ -298,6 +303,14 @@ std::string FftImpl::describe() const {
       to_string(normalization_), target_.cuda ? "cuFFT" : "FFTW",
       target_.cuda ? fmt::format(" on cuda:{}", target_.device) : std::string(),
       target_.cuda ? std::string() : fmt::format(" ({} planning)", to_string(planning_)), workspace_size());
+}
+
+std::string FftImpl::error_context() const {
+  const LayoutDecision& d = decision_;
+  return fmt::format("{} {} -> {}, shape {} -> {}, axes [{}], on {} ({})", to_string(d.type), d.in_dtype.name(),
+                     d.out_dtype.name(), str(d.in_shape), str(d.out_shape), fmt::join(d.axes, ", "),
+                     target_.cuda ? fmt::format("cuda:{}", target_.device) : std::string("cpu"),
+                     target_.cuda ? "cuFFT" : "FFTW");
 }
 
 }  // namespace cuplan::detail

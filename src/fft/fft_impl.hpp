@@ -46,6 +46,8 @@ class FftImpl final : public CachedPlan {
   const ExecutionTarget& target() const noexcept { return target_; }
   std::size_t workspace_size() const noexcept;
   std::string describe() const;
+  /// The object as a LibraryError's context names it: operation, dtypes, shapes, axes, device and backend.
+  std::string error_context() const;
   void require_alive(const char* method) const { state_.require_alive(method); }
 
  private:

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/cuda_check.hpp"
+#include "base/error_context.hpp"
 #include "base/geometry.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
@@ -136,7 +137,7 @@ const char* MatmulImpl::nvtx_name(NvtxPhase phase, const char* range) noexcept {
   });
 }
 
-void MatmulImpl::plan(const MatmulPlanOptions& options) {
+void MatmulImpl::plan(const MatmulPlanOptions& options) try {
   NvtxRange range(nvtx_name(nvtx_plan, "cuplan::Matmul::plan"));
   state_.require_alive("plan");
   mm::check_preferences(options.preferences, who_);
@@ -207,6 +208,8 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) {
   }
   phase.close();
   state_.set_planned(true);
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, fmt::format("{}.plan", who_), [this] { return error_context(); });
 }
 
 void MatmulImpl::plan_cuda_product(const MatmulPreferences& preferences, const mm::LtPointers& pointers) {
@@ -231,6 +234,15 @@ void MatmulImpl::plan_cuda_product(const MatmulPreferences& preferences, const m
       "{}: cuBLASLt has no fused {} algorithm for this product; running the plain product, then a bias-gradient "
       "reduction kernel on the same stream",
       who_, to_string(problem_.epilog));
+}
+
+std::string MatmulImpl::error_context() const {
+  const mm::Problem& p = problem_;
+  return fmt::format("M x N x K = {} x {} x {}, batch {}, {} x {} -> {}, epilog {}, D shape {}, on {} ({})", p.m, p.n,
+                     p.k, p.batch_count, p.a_dtype.name(), p.b_dtype.name(), p.result_dtype.name(), to_string(p.epilog),
+                     mm::shape_string(p.result_shape),
+                     target_.cuda ? fmt::format("cuda:{}", target_.device) : std::string("cpu"),
+                     target_.cuda ? "cuBLASLt" : "BLAS");
 }
 
 std::string MatmulImpl::describe() const {
@@ -276,7 +288,8 @@ void MatmulImpl::reset_operands(const MatmulOperands& operands, std::optional<St
   replace_operands(operands, stream, "reset_operands");
 }
 
-void MatmulImpl::replace_operands(const MatmulOperands& operands, std::optional<StreamRef> stream, const char* method) {
+void MatmulImpl::replace_operands(const MatmulOperands& operands, std::optional<StreamRef> stream,
+                                  const char* method) try {
   NvtxRange range(nvtx_name(nvtx_reset, "cuplan::Matmul::reset_operand"));
   state_.require_alive(method);
   // Validate everything before changing anything, so a rejected call leaves the object as it was.
@@ -299,6 +312,8 @@ void MatmulImpl::replace_operands(const MatmulOperands& operands, std::optional<
     if (const std::optional<TensorRef>& given = *slot_of(operands, i)) operands_[i].ref = given;
   recorded_stream_.forget();
   if (operands_[slot_a].ref && operands_[slot_b].ref) state_.set_operand(true);
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, fmt::format("{}.{}", who_, method), [this] { return error_context(); });
 }
 
 void MatmulImpl::adopt_operands(MatmulOperands&& operands) noexcept {

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "base/cuda_check.hpp"
+#include "base/error_context.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -77,7 +78,7 @@ mm::LtPointers MatmulImpl::stage(StreamRef stream, void* d, void* aux, void* bia
   return p;
 }
 
-Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
+Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) try {
   NvtxRange range(nvtx_name(nvtx_execute, "cuplan::Matmul::execute"));
   require_ready("execute");
   if (options.out) {
@@ -90,6 +91,8 @@ Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) {
     out_signature_.require_match(*options.out, who_, "execute", "out", out_strides_note_.c_str());
   }
   return target_.cuda ? execute_cuda(options) : execute_cpu(options);
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, fmt::format("{}.execute", who_), [this] { return error_context(); });
 }
 
 ReplayKey MatmulImpl::replay_key(const mm::LtPointers& p, const void* workspace, std::size_t workspace_bytes) const {
@@ -324,7 +327,7 @@ Tensor MatmulImpl::execute_cuda(const MatmulExecuteOptions& options) {
   return d;
 }
 
-void MatmulImpl::autotune(const AutotuneOptions& options) {
+void MatmulImpl::autotune(const AutotuneOptions& options) try {
   NvtxRange range(nvtx_name(nvtx_autotune, "cuplan::Matmul::autotune"));
   require_ready("autotune");
   mm::check_autotune_options(options, who_);
@@ -381,6 +384,8 @@ void MatmulImpl::autotune(const AutotuneOptions& options) {
   }
   phase.close();
   tuning_record({"matmul", problem, context, lt_->choice()});
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, fmt::format("{}.autotune", who_), [this] { return error_context(); });
 }
 
 std::string MatmulImpl::tuning_problem() const {

@@ -60,6 +60,8 @@ class MatmulImpl : public CachedPlan {
   DType result_dtype() const noexcept { return problem_.result_dtype; }
   const Strides& result_strides() const noexcept { return problem_.result_strides; }
   std::string describe() const;
+  /// The object as a LibraryError's context names it: product size, dtypes, epilog, shape of D, device, backend.
+  std::string error_context() const;
   void require_alive(const char* method) const { state_.require_alive(method); }
 
   const Tensor& aux() const noexcept { return aux_out_; }

@@ -5,6 +5,7 @@
 #include <cufft.h>
 
 #include "base/cuda_check.hpp"
+#include "base/fault_injection.hpp"
 
 namespace cuplan::detail {
 
@@ -18,4 +19,8 @@ inline void check_cufft(cufftResult status, const char* call, SourceLocation whe
 
 }  // namespace cuplan::detail
 
-#define CUPLAN_CUFFT_CHECK(expr) ::cuplan::detail::check_cufft((expr), #expr, {__FILE__, __LINE__})
+// Under fault injection (site library) the call is skipped and fails as CUFFT_INTERNAL_ERROR.
+#define CUPLAN_CUFFT_CHECK(expr)                                                                                      \
+  ::cuplan::detail::check_cufft(                                                                                      \
+      ::cuplan::detail::fault::inject(::cuplan::detail::fault::Site::library) ? CUFFT_INTERNAL_ERROR : (expr), #expr, \
+      {__FILE__, __LINE__})

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/error_context.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -216,6 +217,7 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
   // never touches the arrays) is made on it; only a problem the wisdom lacks is measured, on scratch arrays.
   void* const probe_in = probe(in_alignment, false);
   void* const probe_out = decision_.inplace_compute ? probe_in : probe(out_alignment, true);
+  CUPLAN_LIBRARY_FAULT_POINT("FFTW", "fftw_plan_guru64_dft");
   const PlannerLock lock;
   void* plan = nullptr;
   const char* source = "estimated";

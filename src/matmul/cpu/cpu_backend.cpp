@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/error_context.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/cpu/blas_threads.hpp"
 #include "matmul/cpu/blas_vendor.hpp"
@@ -168,6 +169,7 @@ void run(const Problem& p, const CpuOperands& in, std::complex<double> alpha, st
     alpha_w = W(alpha.real());
     beta_w = W(beta.real());
   }
+  CUPLAN_LIBRARY_FAULT_POINT("BLAS", "cblas_?gemm");
   for (std::int64_t bi = 0; bi < p.batch_count && mn > 0; ++bi)
     gemm<W>(a.trans, a.conj, b.trans, b.conj, m, n, k, alpha_w, a.data + bi * a.batch_stride, a.ld,
             b.data + bi * b.batch_stride, b.ld, d + bi * mn, n);

@@ -5,6 +5,7 @@
 #include <cublasLt.h>
 
 #include "base/cuda_check.hpp"
+#include "base/fault_injection.hpp"
 
 namespace cuplan::detail {
 
@@ -17,4 +18,8 @@ inline void check_cublas(cublasStatus_t status, const char* call, SourceLocation
 
 }  // namespace cuplan::detail
 
-#define CUPLAN_CUBLAS_CHECK(expr) ::cuplan::detail::check_cublas((expr), #expr, {__FILE__, __LINE__})
+// Under fault injection (site library) the call is skipped and fails as CUBLAS_STATUS_INTERNAL_ERROR.
+#define CUPLAN_CUBLAS_CHECK(expr)                                                                                      \
+  ::cuplan::detail::check_cublas(                                                                                      \
+      ::cuplan::detail::fault::inject(::cuplan::detail::fault::Site::library) ? CUBLAS_STATUS_INTERNAL_ERROR : (expr), \
+      #expr, {__FILE__, __LINE__})
