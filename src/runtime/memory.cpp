@@ -69,8 +69,11 @@ DeviceMemory g_devices[detail::max_devices];
 
 // Validates a public call's device: a CUDA device index in range.
 DeviceMemory& device_memory(Device device, const char* who) {
-  if (!device.is_cuda() || device.index() < 0 || device.index() >= detail::max_devices) {
-    throw InvalidArgument(fmt::format("{}: device must be a CUDA device; got {}", who, device));
+  if (!device.is_cuda()) throw InvalidArgument(fmt::format("{}: device: expected a CUDA device, got {}", who, device));
+  if (device.index() < 0 || device.index() >= detail::max_devices) {
+    throw InvalidArgument(
+        fmt::format("{}: device: expected a CUDA device index in [0, {}) (cuplan's device limit), got {}", who,
+                    detail::max_devices, device.index()));
   }
   return g_devices[device.index()];
 }

@@ -245,10 +245,11 @@ TensorView::TensorView(const DLTensor& tensor) {
       space = MemorySpace::host_pinned;
       break;
     case kDLCUDA:
-      if (tensor.device.device_id < 0)
-        throw InvalidArgument(
-            fmt::format("TensorView(DLTensor): device.device_id: expected a CUDA device index >= 0, got {}",
-                        tensor.device.device_id));
+      if (tensor.device.device_id < 0 || (cuda_available() && tensor.device.device_id >= cuda_device_count()))
+        throw InvalidArgument(fmt::format(
+            "TensorView(DLTensor): device.device_id: expected a CUDA device index {}, got {}",
+            cuda_available() ? fmt::format("in [0, {}) (the visible devices)", cuda_device_count()) : ">= 0",
+            tensor.device.device_id));
       space = MemorySpace::device;
       device = Device::cuda(tensor.device.device_id);
       break;

@@ -64,6 +64,11 @@ TEST(Split, CeilBlocksFirstThenFloorBlocksConsecutive) {
   EXPECT_EQ(dist::split(10, 4, 0).size, 3);
   EXPECT_EQ(dist::split(10, 4, 3).offset, 8);
   EXPECT_THROW(dist::split(10, 4, 4), cuplan::InvalidArgument);
+  try {
+    (void)dist::split(10, 4, 4);
+  } catch (const cuplan::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("expected 0..3 (4 parts), got 4"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(dist::split(10, 0, 0), cuplan::InvalidArgument);
 }
 

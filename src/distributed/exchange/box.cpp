@@ -38,8 +38,11 @@ Box intersect(const Box& a, const Box& b) noexcept {
 }
 
 Block split(std::int64_t extent, int parts, int index) {
-  if (parts < 1 || index < 0 || index >= parts || extent < 0)
-    throw InvalidArgument(fmt::format("split: block {} of {} parts of extent {} does not exist", index, parts, extent));
+  if (parts < 1) throw InvalidArgument(fmt::format("split: parts: expected at least 1, got {}", parts));
+  if (extent < 0) throw InvalidArgument(fmt::format("split: extent: expected 0 or more, got {}", extent));
+  if (index < 0 || index >= parts)
+    throw InvalidArgument(
+        fmt::format("split: block index: expected 0..{} ({} parts), got {}", parts - 1, parts, index));
   const std::int64_t base = extent / parts;
   const std::int64_t extra = extent % parts;
   const std::int64_t i = index;
