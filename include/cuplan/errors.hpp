@@ -51,7 +51,7 @@ class CUPLAN_API OrderingError : public Error {
 
 /// A library call that returned an error status. `call()` is the failing expression, `status()` its numeric
 /// status, `status_name()` the symbolic name (e.g. "CUFFT_INVALID_SIZE"). A failure inside a call of an FFT,
-/// Matmul or DistributedFFT (class or function form) also names that object in `context()` and at the end of
+/// Matmul (class or function form) or distributed object also names that object in `context()` and at the end of
 /// what(): the call, operation, shape, dtype and device (docs/misuse.md, "Library errors").
 class CUPLAN_API LibraryError : public Error {
  public:

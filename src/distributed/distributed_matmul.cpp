@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/error_context.hpp"
 #include "cuplan/errors.hpp"
 #include "distributed/distributed_matmul_impl.hpp"
 
@@ -36,17 +37,25 @@ DistributedMatmulBlocks DistributedMatmul::blocks(const Communicator& comm, std:
   return detail::blocks_of(detail::resolve_product(comm.rank(), comm.size(), m, n, k, options), comm.rank());
 }
 
-void DistributedMatmul::plan(std::optional<StreamRef> stream) {
+void DistributedMatmul::plan(std::optional<StreamRef> stream) try {
   live(impl_, "plan").plan(stream);
+} catch (const LibraryError& error) {
+  detail::rethrow_with_context(error, "DistributedMatmul.plan", [this] { return impl_->error_context(); });
 }
-void DistributedMatmul::autotune(AutotuneOptions options) {
+void DistributedMatmul::autotune(AutotuneOptions options) try {
   live(impl_, "autotune").autotune(options);
+} catch (const LibraryError& error) {
+  detail::rethrow_with_context(error, "DistributedMatmul.autotune", [this] { return impl_->error_context(); });
 }
-Tensor DistributedMatmul::execute(DistributedMatmulExecuteOptions options) {
+Tensor DistributedMatmul::execute(DistributedMatmulExecuteOptions options) try {
   return live(impl_, "execute").execute(options);
+} catch (const LibraryError& error) {
+  detail::rethrow_with_context(error, "DistributedMatmul.execute", [this] { return impl_->error_context(); });
 }
-void DistributedMatmul::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) {
+void DistributedMatmul::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) try {
   live(impl_, "reset_operand").reset_operand(which, std::move(operand), stream);
+} catch (const LibraryError& error) {
+  detail::rethrow_with_context(error, "DistributedMatmul.reset_operand", [this] { return impl_->error_context(); });
 }
 void DistributedMatmul::release_operand() {
   live(impl_, "release_operand").release_operand();

@@ -547,6 +547,10 @@ std::size_t DistributedMatmulImpl::device_memory_bytes() const {
   return bytes;
 }
 
+std::string DistributedMatmulImpl::error_context() const {
+  return describe() + ", on " + comm_.device().to_string();
+}
+
 std::string DistributedMatmulImpl::describe() const {
   check_live("describe");
   const dist::Problem& p = r_.problem;

@@ -64,6 +64,8 @@ class DistributedMatmulImpl {
   ExchangeMethod exchange_method() const;
   std::size_t device_memory_bytes() const;
   std::string describe() const;
+  /// The object as a LibraryError's context names it (describe() and the device).
+  std::string error_context() const;
 
  private:
   void check_live(const char* what) const;

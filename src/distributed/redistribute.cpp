@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/error_context.hpp"
 #include "cuplan/errors.hpp"
 #include "distributed/exchange/box_exchange.hpp"
 #include "distributed/exchange/cuda_status.hpp"
@@ -164,6 +165,9 @@ class RedistributeImpl {
     check_live("elements_sent");
     return planned_ ? exchange_.plan().moved_to_peers() : 0;
   }
+  /// The object as a LibraryError's context names it (describe() and the device).
+  std::string error_context() const { return describe() + ", on " + comm_.device().to_string(); }
+
   std::string describe() const {
     check_live("describe");
     std::size_t copies = 0;
@@ -344,14 +348,20 @@ detail::RedistributeImpl& live(const std::unique_ptr<detail::RedistributeImpl>& 
 }
 }  // namespace
 
-void Redistribute::plan(std::optional<StreamRef> stream) {
+void Redistribute::plan(std::optional<StreamRef> stream) try {
   live(impl_, "plan").plan(stream);
+} catch (const LibraryError& error) {
+  detail::rethrow_with_context(error, "Redistribute.plan", [this] { return impl_->error_context(); });
 }
-Tensor Redistribute::execute(RedistributeExecuteOptions options) {
+Tensor Redistribute::execute(RedistributeExecuteOptions options) try {
   return live(impl_, "execute").execute(options);
+} catch (const LibraryError& error) {
+  detail::rethrow_with_context(error, "Redistribute.execute", [this] { return impl_->error_context(); });
 }
-void Redistribute::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
+void Redistribute::reset_operand(TensorRef operand, std::optional<StreamRef> stream) try {
   live(impl_, "reset_operand").reset_operand(std::move(operand), stream);
+} catch (const LibraryError& error) {
+  detail::rethrow_with_context(error, "Redistribute.reset_operand", [this] { return impl_->error_context(); });
 }
 void Redistribute::release_operand() {
   live(impl_, "release_operand").release_operand();
