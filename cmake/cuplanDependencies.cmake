@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-# Third-party dependencies of the library itself: the CUDA toolkit, fmt, FFTW and a BLAS library.
-find_package(CUDAToolkit 12.0 REQUIRED)
+# Third-party dependencies of the library itself: the CUDA toolkit (not in the CPU-only build), fmt, FFTW and a BLAS
+# library.
+if(CUPLAN_ENABLE_CUDA)
+  find_package(CUDAToolkit 12.0 REQUIRED)
+endif()
 find_package(fmt 9 REQUIRED)
 find_package(Threads REQUIRED)
 
@@ -60,4 +63,24 @@ endif()
 
 # CCCL (libcu++ for cuda::stream_ref, Thrust, CUB) ships inside the toolkit under include/cccl since CUDA 13;
 # nvcc finds it by itself, the host compiler needs the path.
-find_path(CUPLAN_CCCL_INCLUDE_DIR cuda/stream_ref HINTS ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES cccl REQUIRED)
+if(CUPLAN_ENABLE_CUDA)
+  find_path(CUPLAN_CCCL_INCLUDE_DIR cuda/stream_ref HINTS ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES cccl REQUIRED)
+endif()
+
+# What stands for the CUDA runtime in targets that call it (the library, tests, samples): the toolkit's cudart, or in
+# the CPU-only build cuplan's no-device runtime (src/base/no_device: the runtime's calls, answered as on a machine
+# without a GPU), whose directory then also provides <cuda_runtime_api.h>.
+if(CUPLAN_ENABLE_CUDA)
+  set(CUPLAN_CUDART CUDA::cudart)
+else()
+  if(NOT TARGET cuplan_no_device_runtime)
+    add_library(cuplan_no_device_runtime STATIC ${PROJECT_SOURCE_DIR}/src/base/no_device/no_device_runtime.cpp)
+    set_target_properties(cuplan_no_device_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON
+      CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+    target_include_directories(cuplan_no_device_runtime
+      PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src/base/no_device>
+             $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${CUPLAN_GENERATED_INCLUDE_DIR}>)
+    target_compile_features(cuplan_no_device_runtime PUBLIC cxx_std_20)
+  endif()
+  set(CUPLAN_CUDART cuplan_no_device_runtime)
+endif()

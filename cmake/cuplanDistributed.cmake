@@ -2,6 +2,15 @@
 # The optional distributed component, cuplan::distributed (docs/distributed.md): distributed FFT over NCCL.
 # Included twice: from the project's top level (builds and installs the component when NCCL is found) and from the
 # installed package configuration (CUPLAN_PACKAGE_CONFIG set: imports the component if it was installed).
+if(NOT CUPLAN_PACKAGE_CONFIG AND NOT CUPLAN_ENABLE_CUDA)
+  # The component exchanges device memory through NCCL and copy engines: nothing of it exists in a CPU-only build.
+  if(CUPLAN_BUILD_DISTRIBUTED)
+    message(FATAL_ERROR "CUPLAN_BUILD_DISTRIBUTED=ON needs CUDA (NCCL); this is a CPU-only build "
+                        "(CUPLAN_ENABLE_CUDA=OFF)")
+  endif()
+  message(STATUS "cuplan: distributed component off (CPU-only build)")
+  return()
+endif()
 # NCCL ships inside the CUDA toolkit on some machines and as libnccl-dev on others; look in both places.
 find_path(CUPLAN_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include)
 find_library(CUPLAN_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)

@@ -12,6 +12,8 @@
 #   CUPLAN_BUILD_DIR           build directory (default: build)
 #   CUPLAN_BUILD_TYPE          CMake build type (default: Release)
 #   CUDA_HOME                  CUDA toolkit (default: /usr/local/cuda)
+#   CUPLAN_ENABLE_CUDA         OFF: the CPU-only library (no CUDA toolkit used: CUDA directories are taken off PATH
+#                              for the build; the default, ON, needs nvcc)
 #   CUPLAN_STRICT_WARNINGS     ON: tests, samples and benchmarks build with -Wall -Wextra -Wpedantic -Wshadow
 #                              -Werror (default: OFF here; scripts/test.sh turns it on)
 set -euo pipefail
@@ -31,6 +33,15 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 build_dir="${CUPLAN_BUILD_DIR:-build}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+cpu_only=0
+case "${CUPLAN_ENABLE_CUDA:-ON}" in
+  OFF | off | 0 | FALSE | false | NO | no)
+    cpu_only=1
+    # The CPU-only build must not find any CUDA tool: none is on PATH while it configures, builds and tests.
+    PATH="$(tr ':' '\n' <<<"$PATH" | grep -v -i cuda | paste -sd: -)"
+    export PATH
+    ;;
+esac
 jobs="$(nproc 2>/dev/null || echo 2)"
 
 log() { printf '==> %s\n' "$*"; }
@@ -80,12 +91,17 @@ install_missing_packages() {
 
 # ---- 2. Configure and build ----------------------------------------------------------------------------------
 configure_and_build() {
-  [[ -x "$cuda_home/bin/nvcc" ]] || command -v nvcc >/dev/null 2>&1 ||
-    die "no CUDA toolkit: expected nvcc in $cuda_home/bin (set CUDA_HOME) or on PATH"
   local args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CUPLAN_BUILD_TYPE:-Release}"
               -DCUPLAN_BUILD_TESTS="$with_tests" -DCUPLAN_BUILD_BENCHMARKS="$with_tests" -DCUPLAN_BUILD_SAMPLES=ON)
-  [[ -x "$cuda_home/bin/nvcc" ]] && args+=(-DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc")
-  [[ -n "${CUPLAN_CUDA_ARCHITECTURES:-}" ]] && args+=(-DCMAKE_CUDA_ARCHITECTURES="$CUPLAN_CUDA_ARCHITECTURES")
+  if ((cpu_only)); then
+    args+=(-DCUPLAN_ENABLE_CUDA=OFF)
+  else
+    [[ -x "$cuda_home/bin/nvcc" ]] || command -v nvcc >/dev/null 2>&1 ||
+      die "no CUDA toolkit: expected nvcc in $cuda_home/bin (set CUDA_HOME) or on PATH; or set CUPLAN_ENABLE_CUDA=OFF for the CPU-only library"
+    args+=(-DCUPLAN_ENABLE_CUDA=ON)
+    [[ -x "$cuda_home/bin/nvcc" ]] && args+=(-DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc")
+    [[ -n "${CUPLAN_CUDA_ARCHITECTURES:-}" ]] && args+=(-DCMAKE_CUDA_ARCHITECTURES="$CUPLAN_CUDA_ARCHITECTURES")
+  fi
   [[ -n "${CUPLAN_STRICT_WARNINGS:-}" ]] && args+=(-DCUPLAN_STRICT_WARNINGS="$CUPLAN_STRICT_WARNINGS")
   # A build directory made by another generator cannot be reused with Ninja.
   if [[ -f "$build_dir/CMakeCache.txt" ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build_dir/CMakeCache.txt"; then
@@ -137,7 +153,9 @@ CPP
 
 run_all_samples() {
   local name
-  if name="$(gpu_name)" && [[ -n "$name" ]]; then
+  if ((cpu_only)); then
+    echo "CPU-only build: samples run on the CPU; the GPU-only samples (.cu) are not built"
+  elif name="$(gpu_name)" && [[ -n "$name" ]]; then
     echo "GPU found: samples run on CUDA device 0 ($name)"
   else
     echo "No GPU found: samples run on the CPU; GPU-only samples are skipped"

@@ -8,10 +8,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-
+#include "cuplan/cuda_compat.hpp"
 #include "cuplan/export.hpp"
 
 namespace cuplan {
@@ -167,14 +164,14 @@ inline constexpr DType i64{DTypeCode::i64};
 /// DTypeCode), left undefined for any other type, so that an unknown type does not compile.
 template <class T>
 struct dtype_traits;
-/// `__half` is f16.
+/// `half` (CUDA's `__half`) is f16.
 template <>
-struct dtype_traits<__half> {
+struct dtype_traits<half> {
   static constexpr DType value = f16;  ///< f16
 };
-/// `__nv_bfloat16` is bf16.
+/// `bfloat16` (CUDA's `__nv_bfloat16`) is bf16.
 template <>
-struct dtype_traits<__nv_bfloat16> {
+struct dtype_traits<bfloat16> {
   static constexpr DType value = bf16;  ///< bf16
 };
 /// `float` is f32.
@@ -187,9 +184,9 @@ template <>
 struct dtype_traits<double> {
   static constexpr DType value = f64;  ///< f64
 };
-/// `__half2` is c32.
+/// `half2` (CUDA's `__half2`) is c32.
 template <>
-struct dtype_traits<__half2> {
+struct dtype_traits<half2> {
   static constexpr DType value = c32;  ///< c32
 };
 /// `std::complex<float>` is c64.
@@ -202,14 +199,14 @@ template <>
 struct dtype_traits<std::complex<double>> {
   static constexpr DType value = c128;  ///< c128
 };
-/// `__nv_fp8_e4m3` is f8_e4m3.
+/// `float8_e4m3` (CUDA's `__nv_fp8_e4m3`) is f8_e4m3.
 template <>
-struct dtype_traits<__nv_fp8_e4m3> {
+struct dtype_traits<float8_e4m3> {
   static constexpr DType value = f8_e4m3;  ///< f8_e4m3
 };
-/// `__nv_fp8_e5m2` is f8_e5m2.
+/// `float8_e5m2` (CUDA's `__nv_fp8_e5m2`) is f8_e5m2.
 template <>
-struct dtype_traits<__nv_fp8_e5m2> {
+struct dtype_traits<float8_e5m2> {
   static constexpr DType value = f8_e5m2;  ///< f8_e5m2
 };
 /// `std::int8_t` is i8.

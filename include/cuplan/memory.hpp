@@ -2,13 +2,12 @@
 #pragma once
 // Device memory resources: where cuplan's device allocations come from (docs/memory.md).
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 
+#include "cuplan/cuda_compat.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/export.hpp"
 

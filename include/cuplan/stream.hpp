@@ -9,9 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include <cuda_runtime_api.h>
-#include <cuda/stream_ref>
-
+#include "cuplan/cuda_compat.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/export.hpp"
 
@@ -40,19 +38,31 @@ class CUPLAN_API StreamRef {
   StreamRef(const Stream& stream);  // NOLINT(google-explicit-constructor)
   /// Refers to a stream made elsewhere; null is the legacy default stream.
   StreamRef(cudaStream_t handle) noexcept : handle_(handle) {}  // NOLINT
-  /// Refers to the stream of a libcu++ stream reference.
+#if CUPLAN_HAS_CUDA
+  /// Refers to the stream of a libcu++ stream reference (CUDA builds only: libcu++ is part of the toolkit).
   StreamRef(cuda::stream_ref ref) noexcept : handle_(ref.get()) {}  // NOLINT
+#endif
 
   /// The CUDA stream handle.
-  cudaStream_t native() const noexcept { return handle_; }
+  cudaStream_t native() const noexcept {
+    return handle_;
+  }
   /// The CUDA stream handle, for CUDA calls and kernel launches.
-  operator cudaStream_t() const noexcept { return handle_; }  // NOLINT
-  /// The stream as a libcu++ stream reference.
-  operator cuda::stream_ref() const noexcept { return cuda::stream_ref(handle_); }  // NOLINT
+  operator cudaStream_t() const noexcept {
+    return handle_;
+  }  // NOLINT
+#if CUPLAN_HAS_CUDA
+  /// The stream as a libcu++ stream reference (CUDA builds only).
+  operator cuda::stream_ref() const noexcept {
+    return cuda::stream_ref(handle_);
+  }  // NOLINT
+#endif
   /// The device the stream belongs to (cudaStreamGetDevice for streams made elsewhere).
   Device device() const;
   /// True for a stream made by cuplan (Stream's constructors), which tensors that used it keep alive.
-  bool owning() const noexcept { return owner_ != nullptr; }
+  bool owning() const noexcept {
+    return owner_ != nullptr;
+  }
 
   /// Block the host until all work on the stream is done.
   void synchronize() const;
@@ -66,7 +76,9 @@ class CUPLAN_API StreamRef {
   void wait(StreamRef other) const;
 
   /// Same underlying stream.
-  friend bool operator==(StreamRef a, StreamRef b) noexcept { return a.handle_ == b.handle_; }
+  friend bool operator==(StreamRef a, StreamRef b) noexcept {
+    return a.handle_ == b.handle_;
+  }
 
  private:
   friend class Stream;
@@ -113,13 +125,17 @@ class CUPLAN_API Stream {
     live("the cudaStream_t conversion");
     return handle_;
   }
-  /// The stream as a libcu++ stream reference (StateError for a moved-from Stream).
+#if CUPLAN_HAS_CUDA
+  /// The stream as a libcu++ stream reference (StateError for a moved-from Stream; CUDA builds only).
   operator cuda::stream_ref() const {  // NOLINT
     live("the cuda::stream_ref conversion");
     return cuda::stream_ref(handle_);
   }
+#endif
   /// A non-owning reference to this stream (StateError for a moved-from Stream).
-  StreamRef ref() const { return StreamRef(*this); }
+  StreamRef ref() const {
+    return StreamRef(*this);
+  }
   /// The device the stream belongs to (Device::cpu() for a host stream; StateError for a moved-from Stream).
   Device device() const {
     live("device");
@@ -128,9 +144,13 @@ class CUPLAN_API Stream {
   /// The stream's priority (lower is higher priority; 0 for a host stream).
   int priority() const;
   /// True when cuplan created the stream and destroys it (false for external() and the default streams).
-  bool owning() const noexcept { return owner_ != nullptr; }
+  bool owning() const noexcept {
+    return owner_ != nullptr;
+  }
   /// False for a moved-from Stream, which refers to no stream.
-  bool valid() const noexcept { return device_ >= 0; }
+  bool valid() const noexcept {
+    return device_ >= 0;
+  }
 
   /// Record a new event on this stream and return it.
   Event record() const;

@@ -23,6 +23,10 @@ inline void check_cuda(cudaError_t status, const char* call, SourceLocation wher
 /// Throws NotSupported("no CUDA device: <what> ...") when cuda_available() is false.
 void require_cuda(const char* what);
 
+/// NotSupported("no CUDA device: <what> needs a GPU, and this cuplan was built without CUDA ..."): require_cuda's
+/// answer in the CPU-only build, and what that build's device backends (the *_no_device.cpp files) throw.
+[[noreturn]] void throw_built_without_cuda(const char* what);
+
 /// Logs (never throws) a failing status from a call made in a destructor or other noexcept path.
 void report_in_noexcept(cudaError_t status, const char* call, SourceLocation where) noexcept;
 

@@ -46,6 +46,7 @@ void throw_cuda_error(cudaError_t status, const char* call, SourceLocation where
 }
 
 void require_cuda(const char* what) {
+  if (!CUPLAN_HAS_CUDA) throw_built_without_cuda(what);
   if (!cuda_available()) [[unlikely]] {
     int count = 0;
     cudaError_t status = cudaGetDeviceCount(&count);
@@ -54,6 +55,13 @@ void require_cuda(const char* what) {
                                    status == cudaSuccess ? "no devices" : cudaGetErrorName(status),
                                    status == cudaSuccess ? "device count 0" : cudaGetErrorString(status)));
   }
+}
+
+void throw_built_without_cuda(const char* what) {
+  throw NotSupported(
+      fmt::format("no CUDA device: {} needs a GPU, and this cuplan was built without CUDA "
+                  "(CUPLAN_ENABLE_CUDA=OFF); its operations run on the CPU",
+                  what));
 }
 
 void report_in_noexcept(cudaError_t status, const char* call, SourceLocation where) noexcept {

@@ -3,9 +3,13 @@
 // NVTX ranges around phases, copies and staging steps, so cuplan's work shows by name in Nsight Systems. With no
 // profiler attached an NVTX call returns at once (the header-only NVTX 3 checks one pointer). Names that describe an
 // object are formatted once per object and phase (NvtxNames) and reused by every later call; per-chunk ranges carry
-// the chunk index as a payload instead of a formatted name.
+// the chunk index as a payload instead of a formatted name. NVTX ships with the CUDA toolkit: the CPU-only build
+// (CUPLAN_HAS_CUDA 0) keeps the names and emits no ranges.
 
+#include "cuplan/config.hpp"
+#if CUPLAN_HAS_CUDA
 #include <nvtx3/nvToolsExt.h>
+#endif
 
 #include <array>
 #include <cstddef>
@@ -15,6 +19,7 @@
 
 namespace cuplan::detail {
 
+#if CUPLAN_HAS_CUDA
 /// NVTX 3 fills its function table at the first call without a lock, so two threads whose first ranges start at
 /// once race on it (ThreadSanitizer reports it). Initialising once behind a function-local static orders that
 /// first call before every range; afterwards this costs one acquire load.
@@ -45,6 +50,16 @@ class NvtxRange {
   NvtxRange(const NvtxRange&) = delete;
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
+#else
+/// The CPU-only build's range: no NVTX, nothing emitted.
+class NvtxRange {
+ public:
+  explicit NvtxRange(const char* /*name*/) noexcept {}
+  NvtxRange(const char* /*name*/, std::int64_t /*payload*/) noexcept {}
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+#endif
 
 /// The name of an object's range: `range` followed by the object's label in parentheses ("cuplan::Matmul::execute
 /// (Matmul 128 x 32 x 64 batch 1 f32)"); `range` alone when the label is empty.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // TensorView: validation of a described layout, memory-space detection from a pointer, and DLPack import.
 
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <cstring>

@@ -22,7 +22,12 @@ TEST(Config, VersionIsTheProjectsVersion) {
 }
 
 TEST(Config, ComponentsAreTheOnesBuilt) {
-  EXPECT_EQ(CUPLAN_HAS_CUDA, 1);
+  EXPECT_EQ(CUPLAN_HAS_CUDA, CUPLAN_TEST_CUDA_ENABLED) << "CUPLAN_ENABLE_CUDA was " << CUPLAN_TEST_CUDA_ENABLED;
+#if !CUPLAN_HAS_CUDA
+  EXPECT_EQ(CUPLAN_HAS_DISTRIBUTED, 0) << "the distributed component needs CUDA";
+  EXPECT_FALSE(cuplan::cuda_available()) << "a CPU-only build never finds a device";
+  EXPECT_EQ(cuplan::cuda_device_count(), 0);
+#endif
   EXPECT_EQ(CUPLAN_HAS_DISTRIBUTED, CUPLAN_TEST_DISTRIBUTED_BUILT)
       << "the distributed component was " << (CUPLAN_TEST_DISTRIBUTED_BUILT ? "" : "not ") << "built";
 }

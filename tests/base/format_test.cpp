@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // fmt formatters of the value types and errors.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>

@@ -143,12 +143,12 @@ TEST(FftClassCuda, HostOperandWithCudaExecutionBlocksAndReturnsAHostTensor) {
 TEST(FftClassCuda, HalfPrecisionPowerOfTwo) {
   CUPLAN_REQUIRE_GPU();
   const std::int64_t n = 256;
-  std::vector<__half2> host(static_cast<std::size_t>(2 * n));
+  std::vector<cuplan::half2> host(static_cast<std::size_t>(2 * n));
   auto values = random_vector<std::complex<float>>(host.size());
   std::vector<cd> dense(host.size());
   for (std::size_t i = 0; i < host.size(); ++i) {
-    host[i] = __floats2half2_rn(values[i].real(), values[i].imag());
-    dense[i] = cd(__low2float(host[i]), __high2float(host[i]));
+    host[i] = cuplan::half2(cuplan::half(values[i].real()), cuplan::half(values[i].imag()));
+    dense[i] = cd(static_cast<float>(host[i].x), static_cast<float>(host[i].y));
   }
   Tensor x = Tensor::empty({2, n}, c32, Device::cuda(0));
   copy(TensorView(host.data(), {2, n}), x.view());

@@ -185,7 +185,7 @@ TEST(FftErrors, WrongDirectionForRealTransforms) {
 }
 
 TEST(FftErrors, HalfPrecisionOnTheCpuIsNotSupported) {
-  std::vector<__half2> h(64);
+  std::vector<cuplan::half2> h(64);
   EXPECT_ERROR(NotSupported, FFT(TensorView(h.data(), {8, 8}), kCpu), "half precision", "c32");
 }
 

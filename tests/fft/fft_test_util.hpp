@@ -120,11 +120,11 @@ inline std::vector<cd> to_dense(const TensorView& t) {
         out[i] = cd(host.data<double>()[i]);
         break;
       case DTypeCode::f16:
-        out[i] = cd(__half2float(host.data<__half>()[i]));
+        out[i] = cd(static_cast<float>(host.data<cuplan::half>()[i]));
         break;
       case DTypeCode::c32: {
-        const __half2 h = host.data<__half2>()[i];
-        out[i] = cd(__low2float(h), __high2float(h));
+        const cuplan::half2 h = host.data<cuplan::half2>()[i];
+        out[i] = cd(static_cast<float>(h.x), static_cast<float>(h.y));
         break;
       }
       default:

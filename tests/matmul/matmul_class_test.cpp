@@ -200,7 +200,7 @@ TEST(MatmulLayout, DescribesStridesWithoutCopies) {
 }
 
 TEST(MatmulLayout, ResultShapeAndDtype) {
-  std::vector<__half> a(2 * 3 * 4), b(4 * 5);
+  std::vector<cuplan::half> a(2 * 3 * 4), b(4 * 5);
   detail::mm::ProblemSpec spec;
   spec.a = TensorView(a.data(), {2, 3, 4});
   spec.b = TensorView(b.data(), {4, 5});

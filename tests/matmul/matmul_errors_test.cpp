@@ -108,7 +108,7 @@ TEST(MatmulErrors, BiasGivenWithoutBiasEpilog) {
       {"bias", "none"});
 }
 TEST(MatmulErrors, Fp8WithoutScales) {
-  std::vector<__nv_fp8_e4m3> x(16);
+  std::vector<cuplan::float8_e4m3> x(16);
   expect_error<InvalidArgument>(
       [&] {
         Matmul(TensorView(x.data(), {4, 4}), TensorView(x.data(), {4, 4}), cpu);
@@ -116,7 +116,7 @@ TEST(MatmulErrors, Fp8WithoutScales) {
       {"fp8", "scales.a"});
 }
 TEST(MatmulErrors, Fp8OnTheCpuIsNotSupported) {
-  std::vector<__nv_fp8_e4m3> x(16);
+  std::vector<cuplan::float8_e4m3> x(16);
   MatmulOptions o{.execution = Execution::cpu()};
   o.scales.a.value = 1.0f;
   o.scales.b.value = 1.0f;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Numerical tests of Matmul against a float64 reference, parameterised over the execution space: the CPU here, and
 // CUDA (host and device operands) where a GPU is present.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -341,9 +342,9 @@ TEST_P(MatmulNumerics, BiasGradientEpilogs) {
   }
 }
 TEST_P(MatmulNumerics, HalfPrecision) {
-  run<__half>({.m = 64, .n = 40, .k = 72}, 5e-3);
-  run<__nv_bfloat16>({.m = 64, .n = 40, .k = 72}, 1e-2);
-  run<__nv_bfloat16>({.m = 64, .n = 40, .k = 72, .epilog = Epilog::gelu_bias}, 1e-2);
+  run<cuplan::half>({.m = 64, .n = 40, .k = 72}, 5e-3);
+  run<cuplan::bfloat16>({.m = 64, .n = 40, .k = 72}, 1e-2);
+  run<cuplan::bfloat16>({.m = 64, .n = 40, .k = 72, .epilog = Epilog::gelu_bias}, 1e-2);
 }
 TEST_P(MatmulNumerics, Tf32) {
   // The CPU computes tf32 requests in f32; on the GPU tf32 errors stay near 3e-4 relative.

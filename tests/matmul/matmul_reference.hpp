@@ -16,19 +16,19 @@ using cd = std::complex<double>;
 
 template <class T>
 cd to_cd(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return cd(__half2float(v));
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    return cd(__bfloat162float(v));
+  if constexpr (std::is_same_v<T, cuplan::half>)
+    return cd(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, cuplan::bfloat16>)
+    return cd(static_cast<float>(v));
   else
     return cd(v);
 }
 template <class T>
 T from_cd(cd v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half(static_cast<float>(v.real()));
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    return __float2bfloat16(static_cast<float>(v.real()));
+  if constexpr (std::is_same_v<T, cuplan::half>)
+    return cuplan::half(static_cast<float>(v.real()));
+  else if constexpr (std::is_same_v<T, cuplan::bfloat16>)
+    return cuplan::bfloat16(static_cast<float>(v.real()));
   else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
     return T(v);
   else
@@ -113,9 +113,9 @@ inline double ref_gelu_grad(double x) {
 inline cd read(const Tensor& t, std::int64_t i) {
   switch (t.dtype().code()) {
     case DTypeCode::f16:
-      return to_cd(t.data<__half>()[i]);
+      return to_cd(t.data<cuplan::half>()[i]);
     case DTypeCode::bf16:
-      return to_cd(t.data<__nv_bfloat16>()[i]);
+      return to_cd(t.data<cuplan::bfloat16>()[i]);
     case DTypeCode::f32:
       return to_cd(t.data<float>()[i]);
     case DTypeCode::f64:

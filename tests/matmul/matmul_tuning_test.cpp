@@ -4,6 +4,7 @@
 // counts every warm-up and timed run), picks the same algorithm, and computes the right result. Entries saved for
 // another device are not used: that second process runs the autotuner again.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 args=(-S "$source_dir" -B "$work/build" -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCUPLAN_BUILD_TESTS=ON
       -DCUPLAN_BUILD_SAMPLES=OFF -DCUPLAN_BUILD_BENCHMARKS=OFF)
 command -v ninja >/dev/null 2>&1 && args+=(-G Ninja)
-for variable in CMAKE_CUDA_COMPILER CMAKE_CUDA_ARCHITECTURES; do
+for variable in CUPLAN_ENABLE_CUDA CMAKE_CUDA_COMPILER CMAKE_CUDA_ARCHITECTURES; do
   value="$(sed -n "s/^$variable:[A-Z]*=//p" "$build_dir/CMakeCache.txt")"
   [[ -n "$value" ]] && args+=("-D$variable=$value")
 done

@@ -7,7 +7,9 @@
 # MODE: cxx (find_package, plain C++), cuda (find_package before enable_language(CUDA)), moved (install, move the
 # prefix, then find_package), subdirectory (add_subdirectory of the source tree). Every consumer program is built
 # with -Wall -Wextra -Wpedantic -Wshadow -Werror and run; the cxx mode also checks the pkg-config file and the
-# SONAME. Without a GPU the programs run their CPU paths.
+# SONAME. Without a GPU the programs run their CPU paths. Against a CPU-only build (CUPLAN_ENABLE_CUDA=OFF) the
+# consumers are configured with CMake's CUDAToolkit search disabled and no CUDA directory on PATH, and the cxx mode
+# also checks that the library links nothing of CUDA and that the package names no CUDA path.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,10 +21,20 @@ trap 'rm -rf "$work"' EXIT
 
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+cuda_enabled="$(sed -n 's/^CUPLAN_ENABLE_CUDA:[A-Z]*=//p' "$build_dir/CMakeCache.txt")"
 cuda_args=()
-[[ -x /usr/local/cuda/bin/nvcc ]] && cuda_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
-arch="$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build_dir/CMakeCache.txt")"
-[[ -n "$arch" ]] && cuda_args+=(-DCMAKE_CUDA_ARCHITECTURES="$arch")
+arch=""
+if [[ "$cuda_enabled" == OFF ]]; then
+  [[ "$mode" == cuda ]] && { echo "check_package.sh: a CPU-only build has no CUDA consumer" >&2; exit 2; }
+  # Nothing of CUDA may be needed: no toolkit search, no nvcc on PATH.
+  cuda_args=(-DCUPLAN_ENABLE_CUDA=OFF -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON)
+  PATH="$(tr ':' '\n' <<<"$PATH" | grep -v -i cuda | paste -sd: -)"
+  export PATH
+else
+  [[ -x /usr/local/cuda/bin/nvcc ]] && cuda_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  arch="$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build_dir/CMakeCache.txt")"
+  [[ -n "$arch" ]] && cuda_args+=(-DCMAKE_CUDA_ARCHITECTURES="$arch")
+fi
 
 configure=(cmake -S "$here" -B "$work/consumer" "${generator[@]}" -DCUPLAN_CONSUMER_MODE="$mode"
            -DCUPLAN_SOURCE_DIR="$source_dir")
@@ -93,6 +105,24 @@ if [[ "$mode" == cxx ]]; then
     exit 1
   fi
   echo "== exported symbols: all in cuplan::$abi"
+  if [[ "$cuda_enabled" == OFF ]]; then
+    grep -qx '#define CUPLAN_HAS_CUDA 0' "$config" || { echo "FAILED: config.hpp does not say CUPLAN_HAS_CUDA 0" >&2; exit 1; }
+    if objdump -p "$library" | grep -E 'NEEDED' | grep -i -E 'cuda|cufft|cublas|nvrtc|nccl|nvToolsExt'; then
+      echo "FAILED: the CPU-only library needs a CUDA library" >&2
+      exit 1
+    fi
+    if ldd "$library" | grep -i cuda; then
+      echo "FAILED: the CPU-only library loads a CUDA library" >&2
+      exit 1
+    fi
+    # The exported targets and the pkg-config file: no CUDA target, library or directory.
+    if grep -hiE 'CUDA::|cudart|cufft|cublas|cuda_prefix|cccl|/cuda' "$prefix"/lib*/cmake/cuplan/cuplanTargets*.cmake \
+         "$prefix"/lib*/pkgconfig/cuplan.pc | grep -vE '^[[:space:]]*#'; then
+      echo "FAILED: the CPU-only package names a CUDA target, library or directory" >&2
+      exit 1
+    fi
+    echo "== CPU-only: CUPLAN_HAS_CUDA 0, no CUDA library needed or loaded, no CUDA path in the package"
+  fi
   echo "== pkg-config"
   pc_dir="$(dirname "$(ls "$prefix"/lib*/pkgconfig/cuplan.pc)")"
   flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs cuplan)"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks the Spack recipe packaging/spack/spack_repo/cuplan/packages/cuplan/package.py without Spack: its repository
 has the namespace cuplan; the recipe parses, defines class Cuplan on CMakePackage and CudaPackage, and declares the
-license, the variants cuda, distributed and blas, a dependency for each CMake dependency, and a cmake_args whose
+license, the variants cuda (mapped to CUPLAN_ENABLE_CUDA), distributed and blas, a dependency for each CMake dependency, and a cmake_args whose
 CUPLAN_* options all exist in the project's CMake files.
 
     check_spack.py <repo root>
@@ -52,6 +52,13 @@ def check(root):
     for wanted in ("cmake@3.25:", "fmt@9:", "fftw", "cuda", "nccl", "openblas"):
         if wanted not in depends:
             errors.append(f"no depends_on for {wanted!r}")
+    # The variant cuda is the CMake option CUPLAN_ENABLE_CUDA (~cuda: the CPU-only library).
+    mapped = {tuple(a.value for a in node.args if isinstance(a, ast.Constant))
+              for node in ast.walk(tree)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "define_from_variant"}
+    if ("CUPLAN_ENABLE_CUDA", "cuda") not in mapped:
+        errors.append('cmake_args does not map the variant cuda to CUPLAN_ENABLE_CUDA')
     methods = {n.name for n in classes[0].body if isinstance(n, ast.FunctionDef)}
     if "cmake_args" not in methods:
         errors.append("no cmake_args")
@@ -80,6 +87,7 @@ def self_test():
         cases = {
             "a syntax error": text.replace("def cmake_args(self):", "def cmake_args(self)"),
             "a missing variant": text.replace('variant("distributed"', 'variant("other"'),
+            "cuda not mapped to CUPLAN_ENABLE_CUDA": text.replace('"CUPLAN_ENABLE_CUDA", "cuda"', '"CUPLAN_ENABLE_CUDA", "x"'),
             "an option CMake does not know": text,  # this scratch CMakeLists.txt defines only one option
         }
         for what, broken in cases.items():

@@ -2,6 +2,7 @@
 // One rule for FFT and Matmul: CPU execution of device operands copies them to the host, computes, and gives the
 // result back on the operands' device (docs/getting-started.md, the blocking rule). An `out` must be device memory.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <complex>

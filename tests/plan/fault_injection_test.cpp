@@ -9,6 +9,7 @@
 // OutOfMemory naming the requested bytes, live allocations back where they were (and the device pool's use), and
 // the same result bit for bit once memory is back. The closing line prints the coverage.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -2,6 +2,7 @@
 // cuplan::copy and Tensor::to: every layout class against a reference index loop, on random bytes with a
 // poisoned destination. Host <-> host runs everywhere; paths through a GPU need one.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>

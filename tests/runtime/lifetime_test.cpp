@@ -6,6 +6,7 @@
 // Run under valgrind by scripts/valgrind.sh and under ASan/TSan with the library instrumented by
 // scripts/sanitize_cpu.sh; the "cuda" cases under compute-sanitizer by scripts/sanitize_gpu.sh.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <atomic>

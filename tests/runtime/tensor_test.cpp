@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensor and TensorRef: host allocation, sharing semantics, wraps, and device allocation rules.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>

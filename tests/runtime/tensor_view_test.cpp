@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // TensorView: validation messages, axis access, contiguity, memory-space detection, DLPack, layout helpers.
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <complex>

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <span>
+#include <type_traits>
 
 #include "base/cuda_check.hpp"
 #include "base/cuda_types.hpp"
@@ -16,6 +17,7 @@
 #include "fft/cufft/scale_kernel.hpp"
 
 namespace cuplan::detail {
+static_assert(std::is_same_v<cufftHandle, int>, "CufftPlan keeps its cufftHandle as an int");
 namespace {
 
 cudaDataType data_type(DType dtype) {

@@ -2,10 +2,10 @@
 #pragma once
 // CUDA backend: one cuFFT plan (cufftXtMakePlanMany, 64-bit layout, auto-allocation off) over the planning
 // layer's layout, with the workspace owned by the caller. Execution loops over the batch dimensions that did not
-// become the plan's batch; everything it needs is computed at plan time.
+// become the plan's batch; everything it needs is computed at plan time. Free of cuFFT's header, so that the CPU-only
+// build compiles the callers against cufft_no_device.cpp instead.
 
 #include <cuda_runtime_api.h>
-#include <cufft.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +35,7 @@ class CufftPlan {
   void execute(Direction direction, const void* in, void* out);
 
  private:
-  cufftHandle handle_ = 0;
+  int handle_ = 0;  ///< the cufftHandle (an int: checked in cufft_backend.cpp)
   bool created_ = false;
   /// Recorded on the legacy default stream after planning, where cuFFT leaves setup work that the plan's
   /// transforms read; null once seen complete.

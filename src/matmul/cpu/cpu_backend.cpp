@@ -28,9 +28,9 @@ template <class W>
 W load(const void* base, DType t, std::int64_t index) {
   switch (t.code()) {
     case DTypeCode::f16:
-      return W(__half2float(static_cast<const __half*>(base)[index]));
+      return W(static_cast<float>(static_cast<const cuplan::half*>(base)[index]));
     case DTypeCode::bf16:
-      return W(__bfloat162float(static_cast<const __nv_bfloat16*>(base)[index]));
+      return W(static_cast<float>(static_cast<const cuplan::bfloat16*>(base)[index]));
     case DTypeCode::f32:
       return W(static_cast<const float*>(base)[index]);
     case DTypeCode::f64:
@@ -56,10 +56,10 @@ void store(void* base, DType t, std::int64_t index, W value) {
   } else {
     switch (t.code()) {
       case DTypeCode::f16:
-        static_cast<__half*>(base)[index] = __float2half(static_cast<float>(value));
+        static_cast<cuplan::half*>(base)[index] = cuplan::half(static_cast<float>(value));
         break;
       case DTypeCode::bf16:
-        static_cast<__nv_bfloat16*>(base)[index] = __float2bfloat16(static_cast<float>(value));
+        static_cast<cuplan::bfloat16*>(base)[index] = cuplan::bfloat16(static_cast<float>(value));
         break;
       case DTypeCode::f32:
         static_cast<float*>(base)[index] = static_cast<float>(value);

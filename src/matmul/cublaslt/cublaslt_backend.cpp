@@ -353,6 +353,10 @@ void LtPlan::find_algorithms(const MatmulPreferences& prefs, std::size_t memory_
                   who_, to_string(epilog_), swapped_ ? "row-major" : "column-major"));
 }
 
+std::size_t LtPlan::workspace_bytes() const noexcept {
+  return candidates_.empty() ? 0 : candidates_[0].workspaceSize;
+}
+
 std::size_t LtPlan::max_workspace_bytes() const noexcept {
   std::size_t most = 0;
   for (const auto& r : candidates_) most = std::max(most, r.workspaceSize);

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // cuBLASLt execution of a planned product: descriptors made once at plan time, heuristic candidates, autotuning,
-// and an execute path that is one cublasLtMatmul call plus pointer updates when operands changed.
+// and an execute path that is one cublasLtMatmul call plus pointer updates when operands changed. The CPU-only build
+// (CUPLAN_HAS_CUDA 0) has no cuBLASLt: it keeps this interface without the descriptors, and cublaslt_no_device.cpp
+// implements it.
 
+#include <cuda_runtime_api.h>
+
+#include "cuplan/config.hpp"
+#if CUPLAN_HAS_CUDA
 #include <cublasLt.h>
+#endif
 
 #include <array>
 #include <complex>
@@ -17,8 +24,10 @@
 
 namespace cuplan::detail::mm {
 
+#if CUPLAN_HAS_CUDA
 /// The cuBLASLt handle of `device`, created once per device (thread-safe) and kept for the process.
 cublasLtHandle_t lt_handle(int device);
+#endif
 
 /// Device pointers of one product; null where the problem has no such operand.
 struct LtPointers {
@@ -55,7 +64,7 @@ class LtPlan {
   void find_algorithms(const MatmulPreferences& preferences, std::size_t memory_limit, bool limit_from_user,
                        const LtPointers& pointers);
   std::vector<AlgorithmInfo> algorithms() const;
-  std::size_t workspace_bytes() const noexcept { return candidates_.empty() ? 0 : candidates_[0].workspaceSize; }
+  std::size_t workspace_bytes() const noexcept;
   std::size_t max_workspace_bytes() const noexcept;
   /// Tells compute-sanitizer's initcheck that the product enqueued on `stream` wrote D at `d` (every byte of its
   /// dense layout): some cuBLASLt kernels store in a way the tool does not follow. Called after each execute, also
@@ -80,6 +89,7 @@ class LtPlan {
   bool apply_choice(const std::string& choice);
 
  private:
+#if CUPLAN_HAS_CUDA
   void build(const Problem& problem, std::complex<double> alpha, std::complex<double> beta, bool c_in_d);
   void release() noexcept;
 
@@ -99,6 +109,7 @@ class LtPlan {
   std::vector<float> measured_ms_;
   Epilog epilog_;
   const char* who_;
+#endif
 };
 
 /// cuBLASLt runs enqueued by LtPlan::autotune() in this process, warm-up and timed (every one goes through the one

@@ -3,6 +3,7 @@
 #
 #   spack repo add packaging/spack/spack_repo/cuplan   # once, from a clone of cuplan
 #   spack install cuplan cuda_arch=90                  # or cuda_arch=80,90; +distributed for the NCCL component
+#   spack install cuplan~cuda                          # the CPU-only library: no CUDA toolkit (CUPLAN_ENABLE_CUDA=OFF)
 #
 # tests/packaging/check_spack.py checks this file in the test suite (it parses it and reads its directives).
 
@@ -20,13 +21,13 @@ class Cuplan(CMakePackage, CudaPackage):
 
     version("main", branch="main")
 
-    # cuplan needs the CUDA toolkit to build, even for CPU-only use (the CPU-only build, CUPLAN_ENABLE_CUDA=OFF,
-    # is not there yet): +cuda is the default and ~cuda is refused with that reason.
-    variant("cuda", default=True, description="Build with CUDA (cuFFT, cuBLASLt); required for now")
-    conflicts("~cuda", msg="cuplan cannot be built without the CUDA toolkit yet (no CPU-only build)")
+    # CudaPackage's variant "cuda" is CMake's CUPLAN_ENABLE_CUDA: ~cuda builds the CPU-only library (FFTW and the
+    # BLAS below, no CUDA toolkit to build, link or use).
+    variant("cuda", default=True, description="Build the CUDA backends (cuFFT, cuBLASLt); ~cuda: CPU-only library")
     conflicts("cuda_arch=none", when="+cuda", msg="set cuda_arch, e.g. cuda_arch=90 (H100/H200) or 80 (A100)")
 
     variant("distributed", default=False, description="Distributed FFT component over NCCL (cuplan::distributed)")
+    conflicts("+distributed", when="~cuda", msg="the distributed component needs CUDA and NCCL")
     # The BLAS of the CPU matrix products (CMake's CUPLAN_BLAS_VENDOR).
     variant("blas", default="openblas", values=("openblas", "mkl", "blis"), multi=False,
             description="BLAS of the CPU backend")
@@ -57,6 +58,7 @@ class Cuplan(CMakePackage, CudaPackage):
             self.define("CUPLAN_BUILD_SAMPLES", False),
             self.define("CUPLAN_BUILD_BENCHMARKS", False),
             self.define("CUPLAN_INSTALL", True),
+            self.define_from_variant("CUPLAN_ENABLE_CUDA", "cuda"),
             self.define_from_variant("CUPLAN_BUILD_DISTRIBUTED", "distributed"),
             self.define("CUPLAN_BLAS_VENDOR", self.blas_vendors[spec.variants["blas"].value]),
         ]
