@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuplan/config.hpp"
 #include "cuplan/cuplan.hpp"
@@ -31,6 +33,27 @@ TEST(Config, ComponentsAreTheOnesBuilt) {
   EXPECT_EQ(CUPLAN_HAS_DISTRIBUTED, CUPLAN_TEST_DISTRIBUTED_BUILT)
       << "the distributed component was " << (CUPLAN_TEST_DISTRIBUTED_BUILT ? "" : "not ") << "built";
 }
+
+#if !CUPLAN_HAS_CUDA
+// The CPU-only build keeps the calls that need a GPU and refuses them with NotSupported naming the build, where the
+// CUDA build refuses them on a machine without a GPU.
+TEST(Config, CpuOnlyBuildRefusesDeviceWorkNamingTheBuild) {
+  auto expect_refused = [](auto&& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": no exception";
+    } catch (const cuplan::NotSupported& error) {
+      EXPECT_NE(std::string(error.what()).find("built without CUDA (CUPLAN_ENABLE_CUDA=OFF)"), std::string::npos)
+          << what << ": " << error.what();
+    }
+  };
+  expect_refused([] { (void)cuplan::Stream::external(nullptr); }, "Stream::external");
+  expect_refused([] { cuplan::Device::cuda(0).use(); }, "Device::use");
+  std::vector<std::complex<float>> x(8, {1.0f, 0.0f});
+  expect_refused([&] { cuplan::FFT f(cuplan::TensorView(x.data(), {8}), {.execution = cuplan::Execution::cuda()}); },
+                 "FFT on Execution::cuda");
+}
+#endif
 
 TEST(Config, DLPackVersionedAbiIsAlwaysOn) {
   EXPECT_EQ(CUPLAN_HAS_DLPACK, 1);

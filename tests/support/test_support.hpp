@@ -19,10 +19,15 @@
 #include "cuplan/device.hpp"
 
 /// Skips the current test with the reason when no CUDA device is usable (never passes silently).
-#define CUPLAN_REQUIRE_GPU()                                                                 \
-  do {                                                                                       \
-    if (!::cuplan::cuda_available())                                                         \
-      GTEST_SKIP() << "no CUDA device: this test needs a GPU (the CUDA runtime found none)"; \
+#if CUPLAN_HAS_CUDA
+#define CUPLAN_NO_GPU_REASON "no CUDA device: this test needs a GPU (the CUDA runtime found none)"
+#else
+#define CUPLAN_NO_GPU_REASON \
+  "no CUDA device: this test needs a GPU, and this is the CPU-only build (CUPLAN_ENABLE_CUDA=OFF)"
+#endif
+#define CUPLAN_REQUIRE_GPU()                                               \
+  do {                                                                     \
+    if (!::cuplan::cuda_available()) GTEST_SKIP() << CUPLAN_NO_GPU_REASON; \
   } while (0)
 
 namespace cuplan::testing {
