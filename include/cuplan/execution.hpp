@@ -51,6 +51,20 @@ class CUPLAN_API Execution {
 /// `always`: every call synchronises before it returns.
 enum class Blocking : std::uint8_t { automatic, always };
 
+/// Where a long tuning run stands (Matmul::autotune; one type for every operation that tunes): passed to the
+/// `progress` callback of its options after each round of timed runs (docs/matmul.md, "Autotune progress").
+struct AutotuneProgress {
+  int runs_done = 0;        ///< timed runs finished so far
+  int runs_total = 0;       ///< timed runs of the whole tuning (candidates that run x iterations)
+  int candidates = 0;       ///< candidates being timed
+  double elapsed_ms = 0;    ///< host time since the timing started
+  int best_candidate = -1;  ///< the fastest so far by median time, as its index in the heuristic's order
+  double best_ms = 0;       ///< that candidate's median time so far (ms)
+};
+/// A progress callback: called on the calling thread, between rounds (no GPU work of the tuning runs during it).
+/// An exception it throws stops the tuning and leaves the call (docs/matmul.md, "Autotune progress").
+using AutotuneProgressCallback = std::function<void(const AutotuneProgress&)>;
+
 /// Log levels of the logger hook.
 enum class LogLevel : std::uint8_t { debug, info, warning };
 /// A logger: called with the level and the message of each log line at or above log_level().

@@ -158,6 +158,10 @@ struct AutotuneOptions {
   int iterations = 3;                 ///< timed runs per candidate (the median is kept)
   bool flush_cache = true;            ///< overwrite a buffer larger than L2 before each timed run
   std::optional<StreamRef> stream{};  ///< stream of the timed runs; empty: MatmulOptions::stream, else the current one
+  /// Called after each round of timed runs with where the tuning stands (see AutotuneProgress); empty: none. Not
+  /// called when nothing is timed (the CPU, a saved choice). An exception it throws cancels the tuning: the
+  /// object keeps the algorithm order it had, stays usable, and the exception leaves autotune().
+  AutotuneProgressCallback progress{};
 };
 
 /// One candidate algorithm of a planned product.

@@ -375,7 +375,8 @@ void MatmulImpl::autotune(const AutotuneOptions& options) try {
     // Autotune runs every candidate `iterations` times and waits for the timings: it can take seconds.
     log(LogLevel::info, "{}: autotune started: {} timed runs per candidate", who_, options.iterations);
     const auto started = std::chrono::steady_clock::now();
-    lt_->autotune(p, stream, workspace, workspace == nullptr ? 0 : ws_bytes, options.iterations, flush, flush_bytes);
+    lt_->autotune(p, stream, workspace, workspace == nullptr ? 0 : ws_bytes, options.iterations, flush, flush_bytes,
+                  options.progress);
     log(LogLevel::info, "{}: autotune took {:.1f} ms", who_,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     replay_.invalidate();  // the chosen algorithm may have changed

@@ -16,6 +16,7 @@
 #include "cuplan/errors.hpp"
 #include "matmul/cublaslt/autotune_order.hpp"
 #include "matmul/cublaslt/cublaslt_check.hpp"
+#include "plan/autotune_progress.hpp"
 #include "runtime/current_stream.hpp"
 
 namespace cuplan::detail::mm {
@@ -443,7 +444,7 @@ float steady_burst_ms(const Enqueue& enqueue, std::size_t measured, std::size_t 
 }  // namespace
 
 void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size,
-                      int iterations, void* flush, std::size_t flush_bytes) {
+                      int iterations, void* flush, std::size_t flush_bytes, const AutotuneProgressCallback& progress) {
   const std::size_t count = candidates_.size();
   auto enqueue = [&](std::size_t i) {
     g_autotune_runs.fetch_add(1, std::memory_order_relaxed);
@@ -458,6 +459,8 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
     runs[i] = candidates_[i].workspaceSize <= workspace_size && enqueue(i) == CUBLAS_STATUS_SUCCESS;
   std::vector<cudaEvent_t> events(2 * count, nullptr);
   std::vector<std::vector<float>> times(count);
+  AutotuneReporter reporter(progress, static_cast<int>(count),
+                            static_cast<int>(std::count(runs.begin(), runs.end(), true)), iterations);
   try {
     for (auto& e : events) CUPLAN_CUDA_CHECK(cudaEventCreate(&e));
     // Rounds of one timed run per candidate, enqueued back to back so the GPU stays busy (clocks and power as in
@@ -479,6 +482,7 @@ void LtPlan::autotune(const LtPointers& p, cudaStream_t stream, void* workspace,
         CUPLAN_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
         times[i].push_back(ms);
       }
+      if (reporter.active()) reporter.round_done(times);  // between rounds: the stream is idle of tuning work
     }
   } catch (...) {
     for (cudaEvent_t e : events)

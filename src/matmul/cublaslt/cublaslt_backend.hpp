@@ -77,9 +77,10 @@ class LtPlan {
   /// Times every candidate `iterations` times with CUDA events on `stream` (flushing L2 with `flush` of
   /// `flush_bytes` before each timed run when given, outside the timed region), keeps those that ran and reorders
   /// them by median time (autotune_order: the heuristic's first stays first unless another is measurably faster).
-  /// Blocks until timing is done. The chosen algorithm may change: a replayed run must be invalidated.
+  /// Blocks until timing is done. The chosen algorithm may change: a replayed run must be invalidated. `progress`
+  /// (may be empty) is called after each round; an exception from it leaves the candidates as they were.
   void autotune(const LtPointers& p, cudaStream_t stream, void* workspace, std::size_t workspace_size, int iterations,
-                void* flush, std::size_t flush_bytes);
+                void* flush, std::size_t flush_bytes, const AutotuneProgressCallback& progress);
   /// The chosen candidate's configuration, "algo tile stages split-k scheme" (for the tuning store).
   std::string choice() const;
   /// The heuristic's candidate configurations in order: part of a saved choice's key, so a choice is only reused
