@@ -181,6 +181,7 @@ TEST(LibraryErrorContext, CufftAndCublasLtFailuresNameTheObjectOnTheGpu) {
   {
     Tensor a = Tensor::empty({32, 16}, f32, Device::cuda(0), s);
     Tensor b = Tensor::empty({16, 8}, f32, Device::cuda(0), s);
+    Matmul(a, b, {.stream = s}).plan();  // the process's cuBLASLt handle exists before the fault is armed
     Matmul mm(a, b, {.stream = s});
     fault::arm(fault::Site::library, 1);  // the first cuBLASLt call of plan()
     const LibraryError e = library_error_of([&] { mm.plan(); });
