@@ -7,9 +7,13 @@
 // No Python here: main() plays the framework. It builds the managed tensor as PyTorch does (its own memory, shape
 // array and deleter), passes its stream, reads the result on that stream, and checks the values against a DFT in
 // double and that both deleters ran exactly once. Without a GPU the same function runs on a host tensor (kDLCPU),
-// which has no stream, as for a CPU tensor of PyTorch.
+// which has no stream, as for a CPU tensor of PyTorch. A CPU-only build of cuplan (CUPLAN_HAS_CUDA 0) leaves out
+// the framework's CUDA calls: there is no GPU to use.
 
+#include <cuplan/config.hpp>
+#if CUPLAN_HAS_CUDA
 #include <cuda_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -43,6 +47,43 @@ dl::DLManagedTensorVersioned* fft_last_axis(dl::DLManagedTensorVersioned* input,
 
 namespace {
 
+// The framework's own CUDA calls: allocation, copies, its stream.
+#if CUPLAN_HAS_CUDA
+bool device_alloc(void** data, std::size_t bytes) {
+  return cudaMalloc(data, bytes) == cudaSuccess;
+}
+void device_free(void* data) {
+  (void)cudaFree(data);
+}
+bool copy_async(void* dst, const void* src, std::size_t bytes, cudaStream_t s) {
+  return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s) == cudaSuccess;
+}
+bool synchronize(cudaStream_t s) {
+  return cudaStreamSynchronize(s) == cudaSuccess;
+}
+bool make_stream(cudaStream_t* s) {
+  return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking) == cudaSuccess;
+}
+void destroy_stream(cudaStream_t s) {
+  (void)cudaStreamDestroy(s);
+}
+#else  // no GPU in a CPU-only build: main() never takes the device path
+bool device_alloc(void**, std::size_t) {
+  return false;
+}
+void device_free(void*) {}
+bool copy_async(void*, const void*, std::size_t, cudaStream_t) {
+  return false;
+}
+bool synchronize(cudaStream_t) {
+  return false;
+}
+bool make_stream(cudaStream_t*) {
+  return false;
+}
+void destroy_stream(cudaStream_t) {}
+#endif
+
 constexpr std::int64_t kRows = 16, kCols = 96;
 
 // What the framework keeps alive for an exported tensor: its memory, the shape array, and a count of deleter calls.
@@ -56,7 +97,7 @@ struct ProducerState {
 void producer_deleter(dl::DLManagedTensorVersioned* self) {
   auto* state = static_cast<ProducerState*>(self->manager_ctx);
   if (state->device)
-    (void)cudaFree(state->data);
+    device_free(state->data);
   else
     delete[] static_cast<C*>(state->data);
   ++state->deleted;
@@ -68,9 +109,7 @@ dl::DLManagedTensorVersioned* export_like_a_framework(ProducerState& state, cons
                                                       cudaStream_t stream) {
   const std::size_t bytes = values.size() * sizeof(C);
   if (state.device) {
-    if (cudaMalloc(&state.data, bytes) != cudaSuccess) return nullptr;
-    if (cudaMemcpyAsync(state.data, values.data(), bytes, cudaMemcpyHostToDevice, stream) != cudaSuccess)
-      return nullptr;
+    if (!device_alloc(&state.data, bytes) || !copy_async(state.data, values.data(), bytes, stream)) return nullptr;
   } else {
     state.data = new C[values.size()];
     std::copy(values.begin(), values.end(), static_cast<C*>(state.data));
@@ -110,7 +149,7 @@ int main() {
 
     // The framework's stream (a torch.cuda.Stream / cupy.cuda.Stream), made outside cuplan.
     cudaStream_t framework_stream = nullptr;
-    if (gpu && cudaStreamCreateWithFlags(&framework_stream, cudaStreamNonBlocking) != cudaSuccess) return 1;
+    if (gpu && !make_stream(&framework_stream)) return 1;
     ProducerState state;
     state.device = gpu;
     dl::DLManagedTensorVersioned* input = export_like_a_framework(state, values, framework_stream);
@@ -126,9 +165,8 @@ int main() {
     std::vector<C> result(values.size());
     const void* first = static_cast<const char*>(out.data) + out.byte_offset;
     if (gpu) {
-      if (cudaMemcpyAsync(result.data(), first, result.size() * sizeof(C), cudaMemcpyDeviceToHost, framework_stream) !=
-              cudaSuccess ||
-          cudaStreamSynchronize(framework_stream) != cudaSuccess)
+      if (!copy_async(result.data(), first, result.size() * sizeof(C), framework_stream) ||
+          !synchronize(framework_stream))
         return 1;
     } else {
       std::copy(static_cast<const C*>(first), static_cast<const C*>(first) + result.size(), result.begin());
@@ -139,9 +177,9 @@ int main() {
     sample::check(error < 1e-5, "the result matches a DFT in double");
 
     output->deleter(output);  // the framework drops its result tensor
-    if (gpu) (void)cudaStreamSynchronize(framework_stream);
+    if (gpu && !synchronize(framework_stream)) return 1;
     sample::check(state.deleted == 1, "the input's deleter ran exactly once, after the FFT that read it");
-    if (gpu) (void)cudaStreamDestroy(framework_stream);
+    if (gpu) destroy_stream(framework_stream);
     return 0;
   } catch (const cp::Error& e) {
     std::fprintf(stderr, "cuplan error: %s\n", e.what());

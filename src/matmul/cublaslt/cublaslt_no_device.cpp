@@ -42,8 +42,8 @@ void LtPlan::run(const LtPointers& /*p*/, cudaStream_t /*stream*/, void* /*works
   throw_built_without_cuda("a cuBLASLt product");
 }
 void LtPlan::autotune(const LtPointers& /*p*/, cudaStream_t /*stream*/, void* /*workspace*/,
-                      std::size_t /*workspace_size*/, int /*iterations*/, void* /*flush*/,
-                      std::size_t /*flush_bytes*/) {
+                      std::size_t /*workspace_size*/, int /*iterations*/, void* /*flush*/, std::size_t /*flush_bytes*/,
+                      const AutotuneProgressCallback& /*progress*/) {
   throw_built_without_cuda("autotuning a cuBLASLt product");
 }
 std::string LtPlan::choice() const {
