@@ -6,6 +6,7 @@
 // not include nccl.h either; pass an ncclComm_t (a `ncclComm*`) where you already have one.
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +37,8 @@ inline constexpr bool is_mpi_comm_v = false;
 /// Defined for MPI_Comm in cuplan/distributed_mpi.hpp.
 template <class MpiComm>
 Communicator join_mpi(MpiComm comm, Device device);
+/// cuplan's own access to a Communicator's shared state.
+struct CommunicatorAccess;
 }  // namespace detail
 inline namespace CUPLAN_ABI_NAMESPACE {
 
@@ -72,14 +75,33 @@ class CUPLAN_API Communicator {
   int size() const;
   /// The CUDA device this member runs on.
   Device device() const;
-  /// The NCCL communicator (an ncclComm_t).
+  /// The NCCL communicator (an ncclComm_t). StateError (TimeoutError after a timeout) once it was aborted.
   ncclComm* native() const;
   /// True when this object destroys the communicator (from_unique_id, local_all).
   bool owning() const;
 
+  /// How long a distributed operation over this communicator waits for its peers before it gives up: a wait in
+  /// plan() (the gathers, connections and the final barrier) and the work of each execute(). On expiry the
+  /// communicator is aborted (ncclCommAbort) and the operation raises TimeoutError, naming the rank, the operation,
+  /// the timeout and what it waited for (docs/distributed.md, "Timeouts"). 0, the default unless
+  /// CUPLAN_DISTRIBUTED_TIMEOUT_MS says otherwise, waits forever. Shared by every copy of this Communicator; a
+  /// change applies to the waits that start after it. InvalidArgument for a negative value.
+  void set_timeout(std::chrono::milliseconds timeout);
+  /// The timeout set (0: none).
+  std::chrono::milliseconds timeout() const;
+  /// Aborts the communicator (ncclCommAbort): NCCL work of this rank that waits on peers ends, and every later
+  /// call of an object over this communicator raises StateError (TimeoutError after a timeout). For a wrapped
+  /// ncclComm_t, the caller must not destroy it afterwards: the abort freed it. Idempotent; never throws.
+  void abort() noexcept;
+  /// True once the communicator was aborted, by abort(), a timeout or an asynchronous NCCL error.
+  bool aborted() const noexcept;
+  /// Why it was aborted (empty while it is not).
+  std::string abort_reason() const;
+
   struct State;  ///< opaque: the shared NCCL communicator
 
  private:
+  friend struct detail::CommunicatorAccess;
   explicit Communicator(std::shared_ptr<State> state);
   std::shared_ptr<State> state_;
 };

@@ -36,6 +36,15 @@ class CUPLAN_API StateError : public Error {
   using Error::Error;
 };
 
+/// A wait on the peers of a distributed operation that outlived the communicator's timeout
+/// (Communicator::set_timeout, CUPLAN_DISTRIBUTED_TIMEOUT_MS). The message names the rank, the operation and phase,
+/// the timeout and what was waited for. The communicator is aborted: every later call of an object over it raises
+/// this error again (docs/distributed.md, "Timeouts").
+class CUPLAN_API TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// An allocation that failed, host or device.
 class CUPLAN_API OutOfMemory : public Error {
  public:

@@ -46,7 +46,7 @@ void DistributedFftImpl::run_nccl_exchange(const Stage& st, const TensorView& re
   for (const dist::Piece& p : st.exchange.recvs)
     recvs.push_back(
         {p.peer, static_cast<std::size_t>(p.offset) * esize, static_cast<std::size_t>(p.box.numel()) * esize});
-  dist::exchange(comm_.native(), comm_.rank(), send.data(), sends, recv.data(), recvs, stream.native());
+  dist::exchange(dist::state_of(comm_), comm_.rank(), send.data(), sends, recv.data(), recvs, stream.native());
   if (st.recv_direct) return;
   copies.clear();
   for (const dist::Piece& p : st.exchange.recvs)
@@ -190,6 +190,8 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
     for (Tensor& b : buffers_) b = Tensor();
     buffers_live_ = false;
   }
+  // With a timeout, the watchdog aborts the communicator when this work has not completed in time.
+  dist::state_of(comm_).watch_stream(stream.native(), "DistributedFFT::execute");
   end_phase(stream);
   return result;
 } catch (const LibraryError& error) {

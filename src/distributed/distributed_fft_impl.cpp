@@ -11,6 +11,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/comm_state.hpp"
 #include "distributed/exchange/nccl/exchange.hpp"
 #include "distributed/pack.hpp"
 
@@ -153,6 +154,7 @@ DistributedFftImpl::DistributedFftImpl(Communicator comm, const Shape& global_sh
 
 void DistributedFftImpl::check_live(const char* what) const {
   if (freed_) throw StateError(fmt::format("DistributedFFT::{}: the object was freed", what));
+  dist::check_not_aborted(comm_, "DistributedFFT", what);  // dead once its communicator was aborted
 }
 
 void DistributedFftImpl::check_operand(const TensorView& op) const {
@@ -340,7 +342,11 @@ void DistributedFftImpl::make_ffts(StreamRef stream) {
   const bool plans = std::any_of(stages_.begin(), stages_.end(), [](const Stage& st) {
     return st.step.op == dist::Step::Op::fft && !st.fft && st.chunk_ffts.empty();
   });
-  if (plans && comm_.size() > 1) CUPLAN_DIST_CUDA(cudaDeviceSynchronize());
+  if (plans && comm_.size() > 1) {
+    dist::PeerWait wait(dist::state_of(comm_), "DistributedFFT::plan",
+                        "the device's queued work (exchanges with the peers) before the local FFTs are planned");
+    wait.synchronize_device();
+  }
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     Stage& st = stages_[i];
     if (st.step.op != dist::Step::Op::fft || st.fft || !st.chunk_ffts.empty()) continue;
@@ -433,8 +439,8 @@ void DistributedFftImpl::agree_and_route(StreamRef stream) {
   v[13] = options_.chunks;
   v[14] = options_.fields;
   v[15] = options_.inplace ? 1 : 0;
-  peers_.agree(comm_.native(), comm_.rank(), comm_.size(), comm_.device().index(), v, names, "DistributedFFT::plan",
-               stream.native());
+  peers_.agree(dist::state_of(comm_), comm_.rank(), comm_.size(), comm_.device().index(), v, names,
+               "DistributedFFT::plan", stream.native());
   if (options_.exchange == ExchangeMethod::copy_engine && !peers_.all_reachable())
     throw InvalidArgument(
         fmt::format("exchange: copy_engine needs every rank to address every other rank's memory, but {}; use "
@@ -476,8 +482,10 @@ void DistributedFftImpl::plan_collective(StreamRef stream) {
     // on its GPU for the others; its next kernel launch outside cuplan (lazy module loading) then waits for that
     // GPU to idle while holding the process's loader lock, which a rank still planning its cuFFT plans needs: with
     // ranks as threads both hung (seen in the distributed Poisson sample, whose first execute plans).
+    dist::PeerWait wait(dist::state_of(comm_), "DistributedFFT::plan",
+                        "the final barrier (every rank's plan() reaching its end)");
     peers_.barrier(stream.native());
-    CUPLAN_DIST_CUDA(cudaStreamSynchronize(stream.native()));
+    wait.synchronize(stream.native());
   }
   planned_ = true;
 }
@@ -502,6 +510,8 @@ void DistributedFftImpl::connect_peers(StreamRef stream) {
   // queued before it had ended). One byte to and from every peer of every exchange here makes those connections
   // while plan() may block, so that execute only enqueues. Every rank plans, in the same order (the contract), so
   // the exchanges match. A connection serves every later message to that peer, whatever its size.
+  dist::PeerWait wait(dist::state_of(comm_), "DistributedFFT::plan",
+                      "the first message to and from each peer of the exchanges (NCCL's connections)");
   std::vector<dist::Transfer> sends, recvs;
   for (const Stage& st : stages_) {
     if (st.step.op != dist::Step::Op::exchange) continue;
@@ -514,7 +524,7 @@ void DistributedFftImpl::connect_peers(StreamRef stream) {
     const Tensor scratch = Tensor::empty({bytes}, i8, comm_.device(), stream);
     CUPLAN_DIST_CUDA(cudaMemsetAsync(scratch.data(), 0, static_cast<std::size_t>(bytes), stream.native()));
     auto* base = static_cast<unsigned char*>(scratch.data());
-    dist::exchange(comm_.native(), comm_.rank(), base, sends, base + sends.size(), recvs, stream.native());
+    dist::exchange(dist::state_of(comm_), comm_.rank(), base, sends, base + sends.size(), recvs, stream.native());
     sends.clear();
     recvs.clear();
   }

@@ -136,7 +136,7 @@ void DistributedMatmulImpl::run_allgather(const TensorView& target, const Distri
       const dist::Transfer send{next, 0, bytes_of(dist::split(p.m, size_, owner).size * p.k, in_dtype_)};
       const dist::Transfer recv{prev, 0, bytes_of(dist::split(p.m, size_, incoming).size * p.k, in_dtype_)};
       const void* held = step == 0 ? own : slots_[step % 2].data();
-      dist::exchange(comm_.native(), rank_, held, {&send, 1}, slots_[(step + 1) % 2].data(), {&recv, 1}, side_);
+      dist::exchange(dist::state_of(comm_), rank_, held, {&send, 1}, slots_[(step + 1) % 2].data(), {&recv, 1}, side_);
       CUPLAN_DIST_CUDA(cudaEventRecord(transfer_done_[static_cast<std::size_t>(step)], side_));
     }
     if (step >= 1)
@@ -176,8 +176,8 @@ void DistributedMatmulImpl::run_reduce_scatter(const TensorView& target, const D
     CUPLAN_DIST_CUDA(cudaEventRecord(product_done_[static_cast<std::size_t>(j)], s.native()));
     CUPLAN_DIST_CUDA(cudaStreamWaitEvent(side_, product_done_[static_cast<std::size_t>(j)], 0));
     void* recv = j == rank_ ? const_cast<void*>(target.data()) : const_cast<void*>(piece.data());
-    dist::reduce_sum(comm_.native(), piece.data(), recv, static_cast<std::size_t>(rows.size * p.n), out_dtype_, j,
-                     side_);
+    dist::reduce_sum(dist::state_of(comm_), piece.data(), recv, static_cast<std::size_t>(rows.size * p.n), out_dtype_,
+                     j, side_);
   }
   CUPLAN_DIST_CUDA(cudaEventRecord(join_, side_));
   CUPLAN_DIST_CUDA(cudaStreamWaitEvent(s.native(), join_, 0));
@@ -233,7 +233,7 @@ void DistributedMatmulImpl::run_summa(const TensorView& acc, const DistributedMa
     } else {
       recvs.push_back({panel.b_owner * cols + col, slot_b_offset_, b_bytes});
     }
-    if (!sends.empty() || !recvs.empty()) dist::exchange(comm_.native(), rank_, slot, sends, slot, recvs, side_);
+    if (!sends.empty() || !recvs.empty()) dist::exchange(dist::state_of(comm_), rank_, slot, sends, slot, recvs, side_);
     CUPLAN_DIST_CUDA(cudaEventRecord(transfer_done_[q], side_));
     CUPLAN_DIST_CUDA(cudaStreamWaitEvent(s.native(), transfer_done_[q], 0));
     products_[q].execute({.stream = s, .after = {}, .release_workspace = o.release_workspace, .out = acc});
@@ -302,6 +302,7 @@ Tensor DistributedMatmulImpl::execute(const DistributedMatmulExecuteOptions& o) 
                                   act ? activation_ : dist::Activation::none, shape[0], shape[1], out_dtype_,
                                   s.native()));
   }
+  dist::state_of(comm_).watch_stream(s.native(), "DistributedMatmul::execute");  // with a timeout only
   phases_.end(s, comm_.device());
   return result;
 }

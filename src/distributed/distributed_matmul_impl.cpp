@@ -205,6 +205,7 @@ DistributedMatmulImpl::DistributedMatmulImpl(Communicator comm, std::int64_t m, 
 
 void DistributedMatmulImpl::check_live(const char* what) const {
   if (freed_) throw StateError(fmt::format("DistributedMatmul::{}: the object was freed", what));
+  dist::check_not_aborted(comm_, "DistributedMatmul", what);  // dead once its communicator was aborted
 }
 
 void DistributedMatmulImpl::check_operand(MatmulOperand which, const TensorView& v) const {
@@ -308,7 +309,7 @@ void DistributedMatmulImpl::connect_route(StreamRef s) {
   v[14] = (p.d.mb << 31) + p.d.nb;
   v[15] = (c_ ? 1 : 0) + (bias_ ? 2 : 0) + 4 * options_.min_panels;
   const char* what = "DistributedMatmul::plan";
-  table_.agree(comm_.native(), rank_, size_, comm_.device().index(), v, names, what, s.native());
+  table_.agree(dist::state_of(comm_), rank_, size_, comm_.device().index(), v, names, what, s.native());
   const auto i = static_cast<std::size_t>(rank_);
   auto largest = [](const std::vector<dist::LocalArray>& arrays) {
     std::int64_t n = 0;
@@ -317,7 +318,8 @@ void DistributedMatmulImpl::connect_route(StreamRef s) {
   };
   auto connect = [&](dist::BoxExchange& ex, const std::vector<dist::LocalArray>& from,
                      const std::vector<dist::LocalArray>& to, DType dtype) {
-    ex.connect(comm_.native(), rank_, size_, comm_.device().index(), v, names, what, options_.exchange, s.native());
+    ex.connect(dist::state_of(comm_), rank_, size_, comm_.device().index(), v, names, what, options_.exchange,
+               s.native());
     ex.prepare(dist::plan_boxes(from, to, rank_), largest(to), dtype.size(), what, s.native());
   };
   const dist::AlgoPlan& plan = r_.plan;
@@ -374,7 +376,9 @@ void DistributedMatmulImpl::plan_collective(StreamRef s) {
     warm_up(s);
     // Planning the local products (cuBLASLt heuristics, module loads) waits for an idle device; the transfers above
     // are done, so no rank's plan waits on a peer's.
-    CUPLAN_DIST_CUDA(cudaStreamSynchronize(s.native()));
+    dist::PeerWait wait(dist::state_of(comm_), "DistributedMatmul::plan",
+                        "the transfers of plan() before the local products are planned");
+    wait.synchronize(s.native());
   }
   make_products(s);
   if (size_ > 1) {
@@ -394,9 +398,11 @@ void DistributedMatmulImpl::plan_collective(StreamRef s) {
                              .out = TensorView(scratch.data(), out_dtype_, product.result_shape(),
                                                product.result_strides(), comm_.device(), MemorySpace::device)});
     CUPLAN_DIST_CUDA(dist::load_finish_kernels(out_dtype_));
-    CUPLAN_DIST_CUDA(cudaStreamSynchronize(s.native()));
+    CUPLAN_DIST_CUDA(cudaStreamSynchronize(s.native()));  // local work only: the products into scratch
+    dist::PeerWait wait(dist::state_of(comm_), "DistributedMatmul::plan",
+                        "the final barrier (every rank's plan() reaching its end)");
     table_.barrier(s.native());  // no rank leaves plan() before every rank has planned (as DistributedFFT)
-    CUPLAN_DIST_CUDA(cudaStreamSynchronize(s.native()));
+    wait.synchronize(s.native());
   }
   planned_ = true;
   if (rank_ == 0) log_message(LogLevel::info, fmt::format("DistributedMatmul: {}", describe()));
@@ -425,8 +431,9 @@ void DistributedMatmulImpl::warm_up(StreamRef s) {
   } else if (plan.algo == dist::Algo::reduce_scatter) {
     for (int q = 0; q < size_; ++q) roots.push_back(q);
   }
-  if (!to.empty() || !from.empty()) dist::connect_peers(comm_.native(), rank_, to, from, s.native());
-  if (!roots.empty()) dist::connect_reductions(comm_.native(), roots, out_dtype_, s.native());
+  const char* what = "DistributedMatmul::plan";
+  if (!to.empty() || !from.empty()) dist::connect_peers(dist::state_of(comm_), what, rank_, to, from, s.native());
+  if (!roots.empty()) dist::connect_reductions(dist::state_of(comm_), what, roots, out_dtype_, s.native());
 }
 
 void DistributedMatmulImpl::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) {

@@ -118,6 +118,7 @@ class RedistributeImpl {
     Tensor result = o.out ? Tensor::wrap(*o.out) : Tensor::empty(out_shape, dtype_, comm_.device(), s);
     operand_.record_stream(s);
     exchange_.execute(operand_.view().data(), result.data(), out_.numel(), s.native());
+    dist::state_of(comm_).watch_stream(s.native(), "Redistribute::execute");  // with a timeout only
     phases_.end(s, comm_.device());
     return result;
   }
@@ -187,6 +188,7 @@ class RedistributeImpl {
  private:
   void check_live(const char* what) const {
     if (freed_) throw StateError(fmt::format("Redistribute::{}: the object was freed", what));
+    dist::check_not_aborted(comm_, "Redistribute", what);  // dead once its communicator was aborted
   }
   StreamRef pick(const std::optional<StreamRef>& s) const {
     if (s) return *s;
@@ -223,7 +225,7 @@ class RedistributeImpl {
     v[3] = shape3[2];
     v[4] = static_cast<std::int64_t>(dtype_.code());
     v[5] = static_cast<std::int64_t>(options_.exchange);
-    exchange_.connect(comm_.native(), comm_.rank(), comm_.size(), comm_.device().index(), v, names,
+    exchange_.connect(dist::state_of(comm_), comm_.rank(), comm_.size(), comm_.device().index(), v, names,
                       "Redistribute::plan", options_.exchange, s.native());
     const std::vector<dist::AgreementValues> boxes = exchange_.gather(box_values(in_, out_), s.native());
     std::vector<dist::LocalArray> from, to;

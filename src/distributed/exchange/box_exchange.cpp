@@ -13,10 +13,10 @@
 
 namespace cuplan::detail::dist {
 
-void BoxExchange::connect(ncclComm* comm, int rank, int size, int device, const AgreementValues& values,
+void BoxExchange::connect(CommState& comm, int rank, int size, int device, const AgreementValues& values,
                           std::span<const std::string_view> names, const char* what, ExchangeMethod method,
                           cudaStream_t stream) {
-  comm_ = comm;
+  comm_ = &comm;
   rank_ = rank;
   size_ = size;
   device_ = device;
@@ -80,7 +80,7 @@ void BoxExchange::prepare(BoxPlan plan, std::int64_t receive_elements, std::size
     if (seg.peer != rank_) to.push_back(seg.peer);
   for (const PeerSegment& seg : plan_.recvs)
     if (seg.peer != rank_) from.push_back(seg.peer);
-  connect_peers(comm_, rank_, to, from, stream);
+  connect_peers(*comm_, what, rank_, to, from, stream);
 }
 
 void BoxExchange::execute(const void* src, void* dst, std::int64_t dst_elements, cudaStream_t stream) {
@@ -127,7 +127,7 @@ void BoxExchange::run_nccl(const void* src, void* dst, cudaStream_t stream) {
     if (s.peer != rank_)
       recvs.push_back({s.peer, static_cast<std::size_t>(s.offset) * element_bytes_,
                        static_cast<std::size_t>(s.count) * element_bytes_});
-  if (!sends.empty() || !recvs.empty()) exchange(comm_, rank_, send_, sends, recv_, recvs, stream);
+  if (!sends.empty() || !recvs.empty()) exchange(*comm_, rank_, send_, sends, recv_, recvs, stream);
   for (const PeerSegment& s : plan_.recvs) {
     if (s.peer == rank_) continue;
     for (const BoxTransfer& t : s.packed) enqueue_copy(t, recv_, device_, dst, device_, element_bytes_, stream);

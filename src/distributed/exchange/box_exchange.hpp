@@ -20,8 +20,6 @@
 #include "distributed/exchange/box_plan.hpp"
 #include "distributed/exchange/nccl/peer_table.hpp"
 
-struct ncclComm;
-
 namespace cuplan::detail::dist {
 
 class BoxExchange {
@@ -37,7 +35,7 @@ class BoxExchange {
   /// first field that differs, prefixed by `what`) and chooses the route for `method`: copy engines when every rank
   /// can address every other's memory (InvalidArgument on every rank when `copy_engine` was asked and they cannot),
   /// else NCCL; one rank is local.
-  void connect(ncclComm* comm, int rank, int size, int device, const AgreementValues& values,
+  void connect(CommState& comm, int rank, int size, int device, const AgreementValues& values,
                std::span<const std::string_view> names, const char* what, ExchangeMethod method, cudaStream_t stream);
   /// Collective, blocking, after connect(): every rank's `mine`, in rank order.
   std::vector<AgreementValues> gather(const AgreementValues& mine, cudaStream_t stream);
@@ -65,7 +63,7 @@ class BoxExchange {
   void run_copy_engine(const void* src, void* dst, std::int64_t dst_elements, cudaStream_t stream);
   void run_nccl(const void* src, void* dst, cudaStream_t stream);
 
-  ncclComm* comm_ = nullptr;
+  CommState* comm_ = nullptr;
   int rank_ = 0;
   int size_ = 1;
   int device_ = 0;

@@ -2,33 +2,47 @@
 // cuplan::Communicator over NCCL's communicator calls.
 #include <nccl.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "cuplan/distributed.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/execution.hpp"
 #include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/comm_state.hpp"
 #include "distributed/exchange/nccl/nccl_check.hpp"
 
 namespace cuplan {
 
 static_assert(Communicator::unique_id_bytes == NCCL_UNIQUE_ID_BYTES);
 
-struct Communicator::State {
-  ncclComm_t comm = nullptr;
-  bool owning = false;
-  int rank = 0;
-  int size = 0;
-  int device = 0;
-  ~State() {
-    if (owning && comm != nullptr) CUPLAN_NCCL_CHECK_NOEXCEPT(ncclCommDestroy(comm));
-  }
-};
-
 namespace {
+// CUPLAN_DISTRIBUTED_TIMEOUT_MS: the timeout of every new communicator, in milliseconds (0 or unset: none). Read
+// once; a value that is not a whole number of milliseconds is logged and ignored.
+std::chrono::milliseconds default_timeout() {
+  static const std::chrono::milliseconds timeout = [] {
+    const char* value = std::getenv("CUPLAN_DISTRIBUTED_TIMEOUT_MS");
+    if (value == nullptr || *value == '\0') return std::chrono::milliseconds(0);
+    char* end = nullptr;
+    const long long ms = std::strtoll(value, &end, 10);
+    if (*end != '\0' || ms < 0) {
+      log_message(LogLevel::warning,
+                  fmt::format("CUPLAN_DISTRIBUTED_TIMEOUT_MS: expected a whole number of milliseconds (0: no "
+                              "timeout), got '{}'; no timeout",
+                              value));
+      return std::chrono::milliseconds(0);
+    }
+    return std::chrono::milliseconds(ms);
+  }();
+  return timeout;
+}
+
 std::shared_ptr<Communicator::State> read_state(ncclComm_t comm, bool owning) {
   auto state = std::make_shared<Communicator::State>();
+  state->set_timeout(default_timeout());
   state->comm = comm;
   state->owning = owning;
   CUPLAN_NCCL_CHECK(ncclCommUserRank(comm, &state->rank));
@@ -100,10 +114,30 @@ Device Communicator::device() const {
   return Device::cuda(state_->device);
 }
 ncclComm* Communicator::native() const {
-  return state_->comm;
+  return state_->live("Communicator::native");
 }
 bool Communicator::owning() const {
   return state_->owning;
+}
+
+void Communicator::set_timeout(std::chrono::milliseconds timeout) {
+  if (timeout.count() < 0)
+    throw InvalidArgument(fmt::format("Communicator::set_timeout: expected 0 (no timeout) or more milliseconds, got {}",
+                                      timeout.count()));
+  state_->set_timeout(timeout);
+}
+std::chrono::milliseconds Communicator::timeout() const {
+  return state_->timeout();
+}
+void Communicator::abort() noexcept {
+  state_->abort(State::Cause::user,
+                fmt::format("Communicator::abort() was called on rank {} of {}", state_->rank, state_->size));
+}
+bool Communicator::aborted() const noexcept {
+  return state_->aborted();
+}
+std::string Communicator::abort_reason() const {
+  return state_->reason();
 }
 
 }  // namespace cuplan

@@ -6,11 +6,12 @@
 #include <stdexcept>
 
 #include "distributed/exchange/cuda_status.hpp"
+#include "distributed/exchange/nccl/comm_state.hpp"
 #include "distributed/exchange/nccl/nccl_check.hpp"
 
 namespace cuplan::detail::dist {
 
-void exchange(ncclComm* comm, int self, const void* send, std::span<const Transfer> sends, void* recv,
+void exchange(Communicator::State& comm, int self, const void* send, std::span<const Transfer> sends, void* recv,
               std::span<const Transfer> recvs, cudaStream_t stream) {
   const auto* src = static_cast<const char*>(send);
   auto* dst = static_cast<char*>(recv);
@@ -26,18 +27,19 @@ void exchange(ncclComm* comm, int self, const void* send, std::span<const Transf
     CUPLAN_DIST_CUDA(cudaMemcpyAsync(dst + from_self->offset, src + to_self->offset, to_self->bytes,
                                      cudaMemcpyDeviceToDevice, stream));
   if (sends.size() + recvs.size() == (to_self ? 2u : 0u)) return;
+  ncclComm_t live = comm.live("exchange");
   CUPLAN_NCCL_CHECK(ncclGroupStart());
   // The group must be closed even when a call inside fails, or NCCL stays in group mode on this thread.
   try {
     for (const Transfer& t : sends)
-      if (t.peer != self) CUPLAN_NCCL_CHECK(ncclSend(src + t.offset, t.bytes, ncclUint8, t.peer, comm, stream));
+      if (t.peer != self) CUPLAN_COMM_CHECK(comm, ncclSend(src + t.offset, t.bytes, ncclUint8, t.peer, live, stream));
     for (const Transfer& t : recvs)
-      if (t.peer != self) CUPLAN_NCCL_CHECK(ncclRecv(dst + t.offset, t.bytes, ncclUint8, t.peer, comm, stream));
+      if (t.peer != self) CUPLAN_COMM_CHECK(comm, ncclRecv(dst + t.offset, t.bytes, ncclUint8, t.peer, live, stream));
   } catch (...) {
     CUPLAN_NCCL_CHECK_NOEXCEPT(ncclGroupEnd());
     throw;
   }
-  CUPLAN_NCCL_CHECK(ncclGroupEnd());
+  CUPLAN_COMM_CHECK(comm, ncclGroupEnd());
 }
 
 }  // namespace cuplan::detail::dist

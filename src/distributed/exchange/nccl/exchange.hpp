@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <span>
 
-struct ncclComm;
+#include "cuplan/distributed.hpp"
 
 namespace cuplan::detail::dist {
 
@@ -18,8 +18,9 @@ struct Transfer {
 };
 
 /// Sends each piece of `send` to its peer and receives each piece of `recv` from its peer, as one NCCL group on
-/// `stream`. The piece a rank sends to itself is a device-to-device copy instead.
-void exchange(ncclComm* comm, int self, const void* send, std::span<const Transfer> sends, void* recv,
+/// `stream`. The piece a rank sends to itself is a device-to-device copy instead. The abort's error when `comm`
+/// was aborted.
+void exchange(Communicator::State& comm, int self, const void* send, std::span<const Transfer> sends, void* recv,
               std::span<const Transfer> recvs, cudaStream_t stream);
 
 }  // namespace cuplan::detail::dist

@@ -12,7 +12,6 @@
 
 #include "cuplan/errors.hpp"
 #include "distributed/exchange/cuda_status.hpp"
-#include "distributed/exchange/nccl/nccl_check.hpp"
 
 namespace cuplan::detail::dist {
 
@@ -66,7 +65,7 @@ PeerTable::~PeerTable() {
 }
 
 template <class Card>
-std::vector<Card> PeerTable::all_gather(const Card& mine, cudaStream_t stream) {
+std::vector<Card> PeerTable::all_gather(const Card& mine, const char* waiting_for, cudaStream_t stream) {
   static_assert(std::is_trivially_copyable_v<Card>);
   std::vector<Card> all(static_cast<std::size_t>(size_));
   void* scratch = nullptr;
@@ -75,10 +74,11 @@ std::vector<Card> PeerTable::all_gather(const Card& mine, cudaStream_t stream) {
     auto* slots = static_cast<char*>(scratch);
     CUPLAN_DIST_CUDA(cudaMemcpyAsync(slots + sizeof(Card) * static_cast<std::size_t>(rank_), &mine, sizeof(Card),
                                      cudaMemcpyHostToDevice, stream));
-    CUPLAN_NCCL_CHECK(ncclAllGather(slots + sizeof(Card) * static_cast<std::size_t>(rank_), slots, sizeof(Card),
-                                    ncclUint8, comm_, stream));
+    PeerWait wait(*comm_, what_, waiting_for);
+    CUPLAN_COMM_CHECK(*comm_, ncclAllGather(slots + sizeof(Card) * static_cast<std::size_t>(rank_), slots, sizeof(Card),
+                                            ncclUint8, comm_->live(what_), stream));
     CUPLAN_DIST_CUDA(cudaMemcpyAsync(all.data(), slots, sizeof(Card) * all.size(), cudaMemcpyDeviceToHost, stream));
-    CUPLAN_DIST_CUDA(cudaStreamSynchronize(stream));
+    wait.synchronize(stream);
   } catch (...) {
     CUPLAN_DIST_CUDA_NOEXCEPT(cudaFree(scratch));
     throw;
@@ -87,9 +87,10 @@ std::vector<Card> PeerTable::all_gather(const Card& mine, cudaStream_t stream) {
   return all;
 }
 
-void PeerTable::agree(ncclComm* comm, int rank, int size, int device, const AgreementValues& values,
+void PeerTable::agree(CommState& comm, int rank, int size, int device, const AgreementValues& values,
                       std::span<const std::string_view> names, const char* what, cudaStream_t stream) {
-  comm_ = comm;
+  comm_ = &comm;
+  what_ = what;
   rank_ = rank;
   size_ = size;
   device_ = device;
@@ -100,7 +101,8 @@ void PeerTable::agree(ncclComm* comm, int rank, int size, int device, const Agre
   CUPLAN_DIST_CUDA(cudaGetDeviceProperties(&prop, device));
   std::memcpy(me.uuid, prop.uuid.bytes, sizeof(me.uuid));
   me.values = values;
-  const std::vector<IdentityCard> cards = all_gather(me, stream);
+  const std::vector<IdentityCard> cards =
+      all_gather(me, "the agreement all-gather (every rank's identity, shape and options)", stream);
   std::vector<AgreementValues> per_rank;
   for (const IdentityCard& c : cards) {
     if (c.magic != card_magic)
@@ -134,7 +136,8 @@ void PeerTable::agree(ncclComm* comm, int rank, int size, int device, const Agre
                 d < 0 ? "its GPU is not visible to this process" : "no peer access between the two GPUs");
     }
   }
-  const std::vector<ReachCard> reaches = all_gather(reach, stream);
+  const std::vector<ReachCard> reaches =
+      all_gather(reach, "the all-gather of which peers each rank can address", stream);
   all_reachable_ = true;
   why_not_.clear();
   for (int r = 0; r < size_ && all_reachable_; ++r) {
@@ -146,13 +149,14 @@ void PeerTable::agree(ncclComm* comm, int rank, int size, int device, const Agre
   }
   if (!barrier_word_) CUPLAN_DIST_CUDA(cudaMalloc(reinterpret_cast<void**>(&barrier_word_), 16));
   CUPLAN_DIST_CUDA(cudaMemsetAsync(barrier_word_, 0, 16, stream));
+  PeerWait wait(*comm_, what_, "the first barrier (which connects the peers for the barriers of execute)");
   barrier(stream);  // connects the peers for the barrier now, so that a first execute does not block on it
-  CUPLAN_DIST_CUDA(cudaStreamSynchronize(stream));
+  wait.synchronize(stream);
 }
 
 std::vector<AgreementValues> PeerTable::gather(const AgreementValues& mine, cudaStream_t stream) {
   if (comm_ == nullptr) throw std::logic_error("PeerTable::gather before agree");
-  return all_gather(mine, stream);
+  return all_gather(mine, "the all-gather of every rank's boxes or status", stream);
 }
 
 void PeerTable::share_buffers(std::size_t bytes, const char* what, cudaStream_t stream) {
@@ -186,7 +190,7 @@ void PeerTable::share_buffers(std::size_t bytes, const char* what, cudaStream_t 
   mine.ok = failure.empty() ? 1 : 0;
   mine.address = reinterpret_cast<std::uint64_t>(own_);
   copy_text(mine.error, sizeof(mine.error), failure);
-  const std::vector<BufferCard> cards = all_gather(mine, stream);
+  const std::vector<BufferCard> cards = all_gather(mine, "the all-gather of every rank's receive buffer", stream);
   for (int r = 0; r < size_; ++r)
     if (cards[static_cast<std::size_t>(r)].ok == 0)
       throw OutOfMemory(fmt::format("{}: rank {} could not share its receive buffer: {}", what, r,
@@ -215,7 +219,8 @@ void PeerTable::share_buffers(std::size_t bytes, const char* what, cudaStream_t 
 }
 
 void PeerTable::barrier(cudaStream_t stream) {
-  CUPLAN_NCCL_CHECK(ncclAllReduce(barrier_word_, barrier_word_, 1, ncclInt32, ncclSum, comm_, stream));
+  CUPLAN_COMM_CHECK(*comm_,
+                    ncclAllReduce(barrier_word_, barrier_word_, 1, ncclInt32, ncclSum, comm_->live(what_), stream));
 }
 
 void PeerTable::release() noexcept {

@@ -16,8 +16,7 @@
 
 #include "distributed/exchange/agreement.hpp"
 #include "distributed/exchange/box_transfer.hpp"
-
-struct ncclComm;
+#include "distributed/exchange/nccl/comm_state.hpp"
 
 namespace cuplan::detail::dist {
 
@@ -39,7 +38,7 @@ class PeerTable {
   /// differs from rank 0 (the message names the rank, the field and both values, prefixed by `what`). Then decides
   /// whether every pair of ranks can reach each other's memory. Call once per object, before anything else that is
   /// collective.
-  void agree(ncclComm* comm, int rank, int size, int device, const AgreementValues& values,
+  void agree(CommState& comm, int rank, int size, int device, const AgreementValues& values,
              std::span<const std::string_view> names, const char* what, cudaStream_t stream);
   /// Collective, blocking, after agree(): every rank's `mine`, in rank order (values that differ by rank, such as
   /// each rank's boxes).
@@ -64,9 +63,10 @@ class PeerTable {
 
  private:
   template <class Card>
-  std::vector<Card> all_gather(const Card& mine, cudaStream_t stream);
+  std::vector<Card> all_gather(const Card& mine, const char* waiting_for, cudaStream_t stream);
 
-  ncclComm* comm_ = nullptr;
+  CommState* comm_ = nullptr;
+  const char* what_ = "";  // the operation that planned, for the errors of a timeout
   int rank_ = 0;
   int size_ = 1;
   int device_ = 0;
