@@ -142,8 +142,8 @@ void Communicator::State::throw_aborted(const char* what) const {
     case Cause::timeout:
       throw TimeoutError(message);
     case Cause::nccl_error:
-      throw LibraryError("NCCL", "ncclCommGetAsyncError", static_cast<int>(status), ncclGetErrorString(status),
-                         message);
+      throw LibraryError("NCCL", "ncclCommGetAsyncError", static_cast<int>(status),
+                         detail::dist::nccl_status_name(status), message);
     default:
       throw StateError(message);
   }

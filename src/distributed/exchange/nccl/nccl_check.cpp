@@ -9,8 +9,7 @@
 
 namespace cuplan::detail::dist {
 
-namespace {
-const char* status_name(ncclResult_t status) {
+const char* nccl_status_name(ncclResult_t status) noexcept {
   switch (status) {
     case ncclSuccess:
       return "ncclSuccess";
@@ -32,18 +31,17 @@ const char* status_name(ncclResult_t status) {
       return "ncclResult(unknown)";
   }
 }
-}  // namespace
 
 void throw_nccl(ncclResult_t status, const char* call, const char* file, int line) {
   const std::string message =
-      fmt::format("NCCL call failed: {} returned {} ({}): {} [at {}:{}]", call, status_name(status),
+      fmt::format("NCCL call failed: {} returned {} ({}): {} [at {}:{}]", call, nccl_status_name(status),
                   static_cast<int>(status), ncclGetErrorString(status), file, line);
-  throw LibraryError("NCCL", call, static_cast<int>(status), status_name(status), message);
+  throw LibraryError("NCCL", call, static_cast<int>(status), nccl_status_name(status), message);
 }
 
 void report_nccl(ncclResult_t status, const char* call, const char* file, int line) noexcept {
   std::fprintf(stderr, "cuplan: NCCL call failed in a noexcept path: %s returned %s [at %s:%d]\n", call,
-               status_name(status), file, line);
+               nccl_status_name(status), file, line);
 }
 
 }  // namespace cuplan::detail::dist

@@ -6,6 +6,8 @@
 
 namespace cuplan::detail::dist {
 
+/// The symbolic name of `status`, e.g. "ncclRemoteError".
+const char* nccl_status_name(ncclResult_t status) noexcept;
 [[noreturn]] void throw_nccl(ncclResult_t status, const char* call, const char* file, int line);
 void report_nccl(ncclResult_t status, const char* call, const char* file, int line) noexcept;
 
