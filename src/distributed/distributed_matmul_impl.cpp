@@ -381,9 +381,10 @@ void DistributedMatmulImpl::plan_collective(StreamRef s) {
     wait.synchronize(s.native());
   }
   make_products(s);
-  if (size_ > 1) {
-    // Every kernel an execute launches is loaded now (module loading waits for an idle device; see finish.hpp):
-    // each local product runs once into scratch, and the elementwise pass is loaded.
+  {
+    // Every kernel an execute launches is loaded now, on one rank too: a first launch loads its module, and loading
+    // waits for the device to go idle, so an execute behind the caller's queued work would block (see finish.hpp).
+    // Each local product runs once into scratch, and the elementwise pass is loaded.
     std::int64_t largest = 0;
     for (const Matmul& product : products_) {
       std::int64_t elements = 1;
@@ -399,6 +400,8 @@ void DistributedMatmulImpl::plan_collective(StreamRef s) {
                                                product.result_strides(), comm_.device(), MemorySpace::device)});
     CUPLAN_DIST_CUDA(dist::load_finish_kernels(out_dtype_));
     CUPLAN_DIST_CUDA(cudaStreamSynchronize(s.native()));  // local work only: the products into scratch
+  }
+  if (size_ > 1) {
     dist::PeerWait wait(dist::state_of(comm_), "DistributedMatmul::plan",
                         "the final barrier (every rank's plan() reaching its end)");
     table_.barrier(s.native());  // no rank leaves plan() before every rank has planned (as DistributedFFT)

@@ -137,6 +137,13 @@ double tolerance(DType t) {
                                                 : 3e-2;
 }
 
+// cuBLASLt's gelu (folded into a local product) is its own tanh approximation: it agrees with the float64 formula to
+// about 1e-10 in f64 (measured 1.1e-10 here), as the single-GPU Matmul tests allow.
+double tolerance(DType t, Epilog e) {
+  const bool gelu = e == Epilog::gelu || e == Epilog::gelu_bias;
+  return gelu ? std::max(tolerance(t), 1e-9) : tolerance(t);
+}
+
 // The float64 product on the CPU, epilog included.
 Matrix reference(const Case& c, const Matrix& a, const Matrix& b, const Matrix& cm, const std::vector<cplx>& bias) {
   Matrix d{c.m, c.n, std::vector<cplx>(static_cast<std::size_t>(c.m * c.n))};
@@ -269,7 +276,7 @@ void check(const Case& c, std::vector<Communicator>& comms) {
   std::mutex m;
   on_ranks(comms, [&](int, Communicator& comm) { run_rank(c, ops, comm, got, m); });
   const double err = cuplan::testing::relative_error(got.v, want.v);
-  EXPECT_LT(err, tolerance(c.dtype)) << c.name;  // NaN (an element left poisoned) fails too
+  EXPECT_LT(err, tolerance(c.dtype, c.epilog)) << c.name;  // NaN (an element left poisoned) fails too
 }
 
 std::vector<Case> cases() {
@@ -482,7 +489,7 @@ TEST(DistributedMatmulStreams, ExecuteBehindABusyKernelDoesNotBlock) {
       std::lock_guard lock(m);
       gather(blocks.d, bytes, c.dtype, got);
     });
-    EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), 1e-12);
+    EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), tolerance(c.dtype, c.epilog));
   }
 }
 
