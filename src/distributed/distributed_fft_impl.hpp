@@ -30,6 +30,12 @@ struct Resolved {
   dist::Box in_box;
   dist::Box out_box;
 };
+/// "offset (a, b, c) extent AxBxC": a box in messages and describe().
+std::string box_text(const dist::Box& box);
+/// The public form of a box (its ndim axes).
+DistributedBox public_box(const dist::Box& box);
+/// The pipeline's name for a transform type.
+dist::Type to_dist(FFTType type);
 /// Checks the type, dtype, layouts, shape and decomposition; InvalidArgument naming what is wrong.
 Resolved resolve_transform(int rank, int size, const Shape& global_shape, DType dtype,
                            const DistributedFFTOptions& options);
