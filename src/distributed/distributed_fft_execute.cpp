@@ -153,7 +153,7 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
         "one");
   const StreamRef stream = pick_stream(opts.stream);
   dist::DeviceGuard guard(comm_.device().index());
-  begin_phase(stream, opts.after);
+  phases_.begin(stream, opts.after);
   if (!planned_) plan_collective(stream);  // an execute without plan() plans first (collective), like FFT
   allocate_buffers(stream);
   const TensorView& op = operand_.view();
@@ -192,7 +192,7 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
   }
   // With a timeout, the watchdog aborts the communicator when this work has not completed in time.
   dist::state_of(comm_).watch_stream(stream.native(), "DistributedFFT::execute");
-  end_phase(stream);
+  phases_.end(stream, comm_.device());
   return result;
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "DistributedFFT.execute", [this] { return error_context(); });

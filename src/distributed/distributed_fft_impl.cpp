@@ -67,7 +67,7 @@ DistributedFftImpl::DistributedFftImpl(Communicator comm, const Shape& global_sh
   build_stages();
   check_operand(op);
   if (options_.stream) construction_stream_ = options_.stream;
-  pending_after_ = options_.after;
+  phases_.set_pending(options_.after);
   has_operand_ = true;
 }
 
@@ -98,18 +98,6 @@ StreamRef DistributedFftImpl::pick_stream(const std::optional<StreamRef>& stream
   if (stream) return *stream;
   if (construction_stream_) return *construction_stream_;
   return current_stream(comm_.device());
-}
-
-void DistributedFftImpl::begin_phase(StreamRef stream, const EventList& after) {
-  if (last_phase_) CUPLAN_DIST_CUDA(cudaStreamWaitEvent(stream.native(), last_phase_->native(), 0));
-  for (const EventRef& e : pending_after_) CUPLAN_DIST_CUDA(cudaStreamWaitEvent(stream.native(), e.native(), 0));
-  pending_after_ = {};
-  for (const EventRef& e : after) CUPLAN_DIST_CUDA(cudaStreamWaitEvent(stream.native(), e.native(), 0));
-}
-
-void DistributedFftImpl::end_phase(StreamRef stream) {
-  if (!last_phase_) last_phase_.emplace(comm_.device(), false);
-  last_phase_->record(stream);
 }
 
 Shape DistributedFftImpl::operand_shape() const {
@@ -415,10 +403,10 @@ void DistributedFftImpl::plan(std::optional<StreamRef> stream_opt) try {
     throw StateError("DistributedFFT::plan: no operand (release_operand was called; reset_operand first)");
   const StreamRef stream = pick_stream(stream_opt);
   dist::DeviceGuard guard(comm_.device().index());
-  begin_phase(stream, {});
+  phases_.begin(stream, {});
   CUPLAN_DIST_CUDA(dist::load_copy_boxes_kernels());  // no module load left for a first execute (pack.hpp)
   plan_collective(stream);
-  end_phase(stream);
+  phases_.end(stream, comm_.device());
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "DistributedFFT.plan", [this] { return error_context(); });
 }
@@ -501,11 +489,11 @@ void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRe
         operand.view()));
   const StreamRef stream = pick_stream(stream_opt);
   dist::DeviceGuard guard(comm_.device().index());
-  begin_phase(stream, {});
+  phases_.begin(stream, {});
   operand_ = std::move(operand);
   has_operand_ = true;
   bind_operand(0, stream);
-  end_phase(stream);
+  phases_.end(stream, comm_.device());
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "DistributedFFT.reset_operand", [this] { return error_context(); });
 }
@@ -532,7 +520,7 @@ void DistributedFftImpl::free() noexcept {
     for (Tensor& b : buffers_) b = Tensor();
     release_copy_resources();
     operand_ = TensorRef();
-    last_phase_.reset();
+    phases_.reset();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuplan: DistributedFFT::free: %s\n", e.what());
   }

@@ -12,6 +12,7 @@
 #include "distributed/decomposition.hpp"
 #include "distributed/exchange/box_transfer.hpp"
 #include "distributed/exchange/nccl/peer_table.hpp"
+#include "distributed/phase_order.hpp"
 
 namespace cuplan::detail {
 
@@ -99,8 +100,6 @@ class DistributedFftImpl {
   void check_live(const char* what) const;
   void check_operand(const TensorView& view) const;
   StreamRef pick_stream(const std::optional<StreamRef>& stream) const;
-  void begin_phase(StreamRef stream, const EventList& after);
-  void end_phase(StreamRef stream);
   void agree_and_route(StreamRef stream);
   void build_stages();
   void allocate_buffers(StreamRef stream);
@@ -160,8 +159,7 @@ class DistributedFftImpl {
   bool buffer_used_[2] = {false, false};
   bool freed_ = false;
   std::optional<StreamRef> construction_stream_;
-  EventList pending_after_;  // the constructor's `after`, waited for by the first phase
-  std::optional<Event> last_phase_;
+  dist::PhaseOrder phases_;  // the stream contract between phases, as every distributed object keeps it
 };
 
 }  // namespace cuplan::detail
