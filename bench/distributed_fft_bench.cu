@@ -60,15 +60,13 @@
 #include <cuplan/distributed.hpp>
 
 #include "support/bench_check.hpp"
-
-#define BENCH_NCCL_CHECK(expr)                                                                            \
-  do {                                                                                                    \
-    const ncclResult_t bench_status_ = (expr);                                                            \
-    if (bench_status_ != ncclSuccess)                                                                     \
-      ::bench::fail("NCCL", #expr, bench_status_, ncclGetErrorString(bench_status_), __FILE__, __LINE__); \
-  } while (0)
+#include "support/rank_timing.hpp"
 
 namespace cp = cuplan;
+using bench::Align;
+using bench::median;
+using bench::slowest_median;
+using bench::time_on;
 
 namespace {
 
@@ -142,70 +140,6 @@ cp::Tensor random_c64(const cp::Shape& shape, cp::Device device, cp::StreamRef s
   return t;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Lines the ranks up before each repetition: a host barrier when they are threads, else an all-reduce of one word
-// waited for on the host.
-class Align {
- public:
-  explicit Align(cp::Communicator* comm, std::barrier<>* threads = nullptr) : comm_(comm), threads_(threads) {
-    if (comm_ == nullptr || threads_ != nullptr) return;
-    BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    BENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&word_), sizeof(int)));
-    BENCH_CUDA_CHECK(cudaMemsetAsync(word_, 0, sizeof(int), stream_));
-  }
-  Align(const Align&) = delete;
-  Align& operator=(const Align&) = delete;
-  ~Align() {
-    if (comm_ == nullptr || threads_ != nullptr) return;
-    (void)cudaStreamSynchronize(stream_);
-    (void)cudaFree(word_);
-    (void)cudaStreamDestroy(stream_);
-  }
-  void operator()() const {
-    if (threads_ != nullptr) threads_->arrive_and_wait();
-    if (comm_ == nullptr || threads_ != nullptr) return;
-    BENCH_NCCL_CHECK(ncclAllReduce(word_, word_, 1, ncclInt32, ncclSum, comm_->native(), stream_));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  }
-
- private:
-  cp::Communicator* comm_ = nullptr;
-  std::barrier<>* threads_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  int* word_ = nullptr;
-};
-
-// Times `work` (enqueued on `stream`) `reps` times after `warmup` runs; all ranks start each repetition together.
-template <class F>
-std::vector<double> time_on(cp::StreamRef stream, const Align& align, const Args& a, F&& work) {
-  cp::Event start(true), stop(true);
-  for (int i = 0; i < a.warmup; ++i) work();
-  stream.synchronize();
-  std::vector<double> ms;
-  for (int i = 0; i < a.reps; ++i) {
-    align();
-    start.record(stream);
-    work();
-    stop.record(stream);
-    stop.synchronize();
-    ms.push_back(cp::Event::elapsed_ms(start, stop));
-  }
-  return ms;
-}
-
-// Per repetition the slowest rank, then the median over repetitions.
-double slowest_median(const std::vector<std::vector<double>>& per_rank) {
-  if (per_rank.empty() || per_rank[0].empty()) return 0.0;  // not measured (--only)
-  std::vector<double> worst(per_rank[0].size(), 0.0);
-  for (const auto& r : per_rank)
-    for (std::size_t i = 0; i < r.size(); ++i) worst[i] = std::max(worst[i], r[i]);
-  return median(worst);
-}
-
 double single_gpu(std::int64_t n, const Args& a) {
   cp::DeviceScope scope(cp::Device::cuda(0));
   const cp::Stream stream(cp::Device::cuda(0));
@@ -214,7 +148,8 @@ double single_gpu(std::int64_t n, const Args& a) {
   cp::FFT fft(x, {.stream = stream.ref()});
   fft.plan();
   const Align none(nullptr);
-  const auto ms = time_on(stream.ref(), none, a, [&] { fft.execute({.stream = stream.ref(), .out = out.view()}); });
+  const auto ms =
+      time_on(stream.ref(), none, a.warmup, a.reps, [&] { fft.execute({.stream = stream.ref(), .out = out.view()}); });
   stream.synchronize();
   return median(ms);
 }
@@ -416,13 +351,14 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     plan.plan();
     if (progress) std::fprintf(stderr, "rank %d %s: planned, timing\n", comm.rank(), c.label.c_str());
     if (c.inplace) {
-      r.runs.push_back(time_on(stream.ref(), sync, a, [&] { (void)plan.execute({.stream = stream.ref()}); }));
+      r.runs.push_back(
+          time_on(stream.ref(), sync, a.warmup, a.reps, [&] { (void)plan.execute({.stream = stream.ref()}); }));
       r.check.push_back(check_deltas(plan, x, n, stream.ref(), comm.rank()));
     } else {
       auto out =
           cp::Tensor::empty(with_fields(plan.output_box().shape()), plan.result_dtype(), comm.device(), stream.ref());
-      r.runs.push_back(
-          time_on(stream.ref(), sync, a, [&] { plan.execute({.stream = stream.ref(), .out = out.view()}); }));
+      r.runs.push_back(time_on(stream.ref(), sync, a.warmup, a.reps,
+                               [&] { plan.execute({.stream = stream.ref(), .out = out.view()}); }));
       r.check.push_back(-1);
     }
     r.described.push_back(plan.describe());
@@ -443,7 +379,7 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     cp::FFT second(y, {.axes = {0}, .stream = stream.ref()});
     first.plan();
     second.plan();
-    r.local = time_on(stream.ref(), sync, a, [&] {
+    r.local = time_on(stream.ref(), sync, a.warmup, a.reps, [&] {
       first.execute({.stream = stream.ref(), .out = ya.view()});
       second.execute({.stream = stream.ref(), .out = yb.view()});
     });
@@ -455,7 +391,7 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
     r.bytes_to_others = static_cast<std::int64_t>(piece) * (ranks - 1);
     auto send = cp::Tensor::empty({static_cast<std::int64_t>(bytes)}, cp::i8, comm.device(), stream.ref());
     auto recv = cp::Tensor::empty({static_cast<std::int64_t>(bytes)}, cp::i8, comm.device(), stream.ref());
-    r.a2a = time_on(stream.ref(), sync, a, [&] {
+    r.a2a = time_on(stream.ref(), sync, a.warmup, a.reps, [&] {
       BENCH_NCCL_CHECK(ncclGroupStart());
       for (int p = 0; p < ranks; ++p) {
         BENCH_NCCL_CHECK(
@@ -482,7 +418,7 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
         BENCH_CUDA_CHECK(e);
     }
     host_sync->arrive_and_wait();
-    r.ring = time_on(stream.ref(), sync, a, [&] {
+    r.ring = time_on(stream.ref(), sync, a.warmup, a.reps, [&] {
       for (int step = 1; step < ranks; ++step) {
         const int p = (comm.rank() + step) % ranks;
         BENCH_CUDA_CHECK(

@@ -36,15 +36,13 @@
 #include <cuplan/redistribute.hpp>
 
 #include "support/bench_check.hpp"
-
-#define BENCH_NCCL_CHECK(expr)                                                                            \
-  do {                                                                                                    \
-    const ncclResult_t bench_status_ = (expr);                                                            \
-    if (bench_status_ != ncclSuccess)                                                                     \
-      ::bench::fail("NCCL", #expr, bench_status_, ncclGetErrorString(bench_status_), __FILE__, __LINE__); \
-  } while (0)
+#include "support/rank_timing.hpp"
 
 namespace cp = cuplan;
+using bench::Align;
+using bench::median;
+using bench::slowest_median;
+using bench::time_on;
 
 namespace {
 
@@ -118,58 +116,6 @@ cp::Tensor random_bf16(const cp::Shape& shape, cp::Device device, cp::StreamRef 
   return t;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Lines the ranks up before each repetition: one NCCL all-reduce on the stream, then the host waits for it.
-class Align {
- public:
-  Align(cp::Communicator* comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
-    if (comm_ != nullptr) BENCH_CUDA_CHECK(cudaMalloc(&word_, sizeof(int)));
-  }
-  ~Align() {
-    if (word_ != nullptr) cudaFree(word_);
-  }
-  Align(const Align&) = delete;
-  Align& operator=(const Align&) = delete;
-  void operator()() const {
-    if (comm_ == nullptr) return;
-    BENCH_NCCL_CHECK(ncclAllReduce(word_, word_, 1, ncclInt32, ncclSum, comm_->native(), stream_));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  }
-
- private:
-  cp::Communicator* comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  int* word_ = nullptr;
-};
-
-template <class F>
-std::vector<double> time_on(cp::StreamRef stream, const Align& align, const Args& a, F&& work) {
-  cp::Event start(true), stop(true);
-  for (int i = 0; i < a.warmup; ++i) work();
-  stream.synchronize();
-  std::vector<double> ms;
-  for (int i = 0; i < a.reps; ++i) {
-    align();
-    start.record(stream);
-    work();
-    stop.record(stream);
-    stop.synchronize();
-    ms.push_back(cp::Event::elapsed_ms(start, stop));
-  }
-  return ms;
-}
-
-double slowest_median(const std::vector<std::vector<double>>& per_rank) {
-  std::vector<double> worst(per_rank[0].size(), 0.0);
-  for (const auto& r : per_rank)
-    for (std::size_t i = 0; i < r.size(); ++i) worst[i] = std::max(worst[i], r[i]);
-  return median(worst);
-}
-
 double tflops(std::int64_t m, std::int64_t n, std::int64_t k, double ms) {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
 }
@@ -182,8 +128,9 @@ double single_gpu(std::int64_t n, const Args& a) {
   auto out = cp::Tensor::empty({n, n}, cp::bf16, cp::Device::cuda(0), stream.ref());
   cp::Matmul mm(x, y, {.stream = stream.ref()});
   mm.plan();
-  const Align none(nullptr, nullptr);
-  const auto ms = time_on(stream.ref(), none, a, [&] { mm.execute({.stream = stream.ref(), .out = out.view()}); });
+  const Align none(nullptr);
+  const auto ms =
+      time_on(stream.ref(), none, a.warmup, a.reps, [&] { mm.execute({.stream = stream.ref(), .out = out.view()}); });
   stream.synchronize();
   return median(ms);
 }
@@ -232,8 +179,8 @@ Row distributed(std::vector<cp::Communicator>& comms, std::int64_t n, const std:
     auto d = cp::Tensor::empty(blocks.d.local_shape, cp::bf16, comm.device(), stream.ref());
     cp::DistributedMatmul mm(comm, n, n, n, x, y, o);
     mm.plan();
-    const Align align(&comm, stream.native());
-    auto times = time_on(stream.ref(), align, a, [&] {
+    const Align align(&comm);
+    auto times = time_on(stream.ref(), align, a.warmup, a.reps, [&] {
       mm.execute({.stream = stream.ref(), .after = {}, .release_workspace = false, .out = d.view()});
     });
     std::vector<double> g, e;
@@ -254,7 +201,7 @@ Row distributed(std::vector<cp::Communicator>& comms, std::int64_t n, const std:
         steps.back().plan();
         first += rows;
       }
-      g = time_on(stream.ref(), align, a, [&] {
+      g = time_on(stream.ref(), align, a.warmup, a.reps, [&] {
         for (std::size_t q = 0; q < steps.size(); ++q) steps[q].execute({.stream = stream.ref(), .out = outs[q]});
       });
       // The ring alone: P - 1 steps, each passing one n/P x n block on and receiving the next.
@@ -262,7 +209,7 @@ Row distributed(std::vector<cp::Communicator>& comms, std::int64_t n, const std:
       auto bufs = cp::Tensor::empty({2 * x.numel()}, cp::bf16, comm.device(), stream.ref());
       auto* base = static_cast<char*>(bufs.data());
       const int next = (comm.rank() + 1) % comm.size(), prev = (comm.rank() - 1 + comm.size()) % comm.size();
-      e = time_on(stream.ref(), align, a, [&] {
+      e = time_on(stream.ref(), align, a.warmup, a.reps, [&] {
         for (int s = 0; s + 1 < comm.size(); ++s) {
           BENCH_NCCL_CHECK(ncclGroupStart());
           BENCH_NCCL_CHECK(ncclSend(base + (s % 2) * bytes, bytes, ncclUint8, next, comm.native(), stream.native()));
@@ -304,9 +251,9 @@ void redistribute(std::vector<cp::Communicator>& comms, std::int64_t n, const Ar
     auto y = cp::Tensor::empty(out.shape(), cp::c64, comm.device(), stream.ref());
     cp::Redistribute op(comm, shape, in, out, x, {.stream = stream.ref()});
     op.plan();
-    const Align align(&comm, stream.native());
-    auto t =
-        time_on(stream.ref(), align, a, [&] { op.execute({.stream = stream.ref(), .after = {}, .out = y.view()}); });
+    const Align align(&comm);
+    auto t = time_on(stream.ref(), align, a.warmup, a.reps,
+                     [&] { op.execute({.stream = stream.ref(), .after = {}, .out = y.view()}); });
     // Bytes rank p sends rank q: p's slab inside q's pencil.
     auto bytes = [&](int p, int q) {
       const auto from_box = cp::slab_box(shape, 0, ranks, p), to_box = cp::pencil_box(shape, {1, 2}, grid, q);
@@ -327,7 +274,7 @@ void redistribute(std::vector<cp::Communicator>& comms, std::int64_t n, const Ar
     }
     auto* send = static_cast<char*>(x.data());
     auto* recv = static_cast<char*>(y.data());
-    auto bare_nccl = time_on(stream.ref(), align, a, [&] {
+    auto bare_nccl = time_on(stream.ref(), align, a.warmup, a.reps, [&] {
       std::size_t so = 0, ro = 0;
       BENCH_NCCL_CHECK(ncclGroupStart());
       for (int q = 0; q < ranks; ++q) {
@@ -361,24 +308,25 @@ void redistribute(std::vector<cp::Communicator>& comms, std::int64_t n, const Ar
     std::vector<cp::Stream> side;
     for (int q = 0; q < ranks; ++q) side.emplace_back(comm.device());
     cp::Event fork, joined;
-    auto bare_ce =
-        !reachable ? std::vector<double>(static_cast<std::size_t>(a.reps), 1e30) : time_on(stream.ref(), align, a, [&] {
-          fork.record(stream.ref());
-          std::size_t so = 0;
-          for (int q = 0; q < ranks; ++q) {
-            const auto qi = static_cast<std::size_t>(q);
-            if (q != r) {
-              side[qi].wait(fork);
-              // Into the peer's array, packed in sender order (the bytes a Redistribute moves, without its layout).
-              BENCH_CUDA_CHECK(cudaMemcpyPeerAsync(static_cast<char*>(ce_buffers[qi]) + landing[qi],
-                                                   comms[qi].device().index(), send + so, comm.device().index(), to[qi],
-                                                   side[qi].native()));
-              joined.record(side[qi].ref());
-              stream.wait(joined);
-            }
-            so += to[qi];
-          }
-        });
+    auto bare_ce = !reachable ? std::vector<double>(static_cast<std::size_t>(a.reps), 1e30)
+                              : time_on(stream.ref(), align, a.warmup, a.reps, [&] {
+                                  fork.record(stream.ref());
+                                  std::size_t so = 0;
+                                  for (int q = 0; q < ranks; ++q) {
+                                    const auto qi = static_cast<std::size_t>(q);
+                                    if (q != r) {
+                                      side[qi].wait(fork);
+                                      // Into the peer's array, packed in sender order (the bytes a Redistribute moves,
+                                      // without its layout).
+                                      BENCH_CUDA_CHECK(cudaMemcpyPeerAsync(
+                                          static_cast<char*>(ce_buffers[qi]) + landing[qi], comms[qi].device().index(),
+                                          send + so, comm.device().index(), to[qi], side[qi].native()));
+                                      joined.record(side[qi].ref());
+                                      stream.wait(joined);
+                                    }
+                                    so += to[qi];
+                                  }
+                                });
     sync.arrive_and_wait();  // no rank frees its array while a peer may still copy into it
     std::lock_guard lock(m);
     rd[static_cast<std::size_t>(r)] = t;
