@@ -228,7 +228,8 @@ class CUPLAN_API DistributedFFT {
 
   /// Allocates the exchange buffers and plans the local FFTs (on `stream`, else the construction stream).
   void plan(std::optional<StreamRef> stream = {});
-  /// Enqueues the transform on the stream and returns (device operands never block). Collective.
+  /// Enqueues the transform on the stream and returns (device operands never block). Collective. StateError
+  /// before plan(): an execute never plans, because planning is collective and may block.
   Tensor execute(DistributedExecuteOptions options = {});
   /// Replaces the operand by one of the same shape and dtype on the same device.
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});

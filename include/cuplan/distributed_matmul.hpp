@@ -160,7 +160,7 @@ class CUPLAN_API DistributedMatmul {
   /// (Matmul::autotune); plans first (collectively) when plan() was not called. Local: no communication.
   void autotune(AutotuneOptions options = {});
   /// Collective: enqueues the product on the stream and returns this rank's D (or `out`). Never blocks the host;
-  /// an execute before plan() plans first.
+  /// StateError before plan() (an execute never plans: planning is collective and may block).
   Tensor execute(DistributedMatmulExecuteOptions options = {});
   /// Replaces one operand (a, b, c or bias) by one of the same shape, dtype and device, ordered after the last phase.
   void reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream = {});

@@ -76,7 +76,8 @@ class CUPLAN_API Redistribute {
   /// exchange buffers (on `stream`, else the options' stream, else the current one).
   void plan(std::optional<StreamRef> stream = {});
   /// Collective: enqueues the move and returns this rank's output box as a new tensor (or `out`). Never blocks the
-  /// host for device operands. An execute before plan() plans first.
+  /// host for device operands. StateError before plan() (an execute never plans: planning is collective and may
+  /// block).
   Tensor execute(RedistributeExecuteOptions options = {});
   /// Replaces the operand by one of the same shape and dtype on the same device, ordered after the last phase.
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});

@@ -120,6 +120,12 @@ void DistributedFftImpl::run_fft(Stage& st, Direction direction, bool release_wo
 
 Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
   check_live("execute");
+  // Not planned here: plan() is collective and may block, and an execute only enqueues (docs/distributed.md).
+  if (!planned_)
+    throw StateError(
+        "DistributedFFT::execute: expected a planned object, got one without a plan; call plan() first (collective: "
+        "every "
+        "rank calls it)");
   if (!has_operand_)
     throw StateError("DistributedFFT::execute: no operand (release_operand was called; reset_operand first)");
   Direction direction = type_ == FFTType::c2r ? Direction::inverse : Direction::forward;
@@ -154,7 +160,6 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
   const StreamRef stream = pick_stream(opts.stream);
   dist::DeviceGuard guard(comm_.device().index());
   phases_.begin(stream, opts.after);
-  if (!planned_) plan_collective(stream);  // an execute without plan() plans first (collective), like FFT
   allocate_buffers(stream);
   const TensorView& op = operand_.view();
   Tensor result =

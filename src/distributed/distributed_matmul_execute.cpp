@@ -243,6 +243,12 @@ void DistributedMatmulImpl::run_summa(const TensorView& acc, const DistributedMa
 
 Tensor DistributedMatmulImpl::execute(const DistributedMatmulExecuteOptions& o) {
   check_live("execute");
+  // Not planned here: plan() is collective and may block, and an execute only enqueues (docs/distributed.md).
+  if (!planned_)
+    throw StateError(
+        "DistributedMatmul::execute: expected a planned object, got one without a plan; call plan() first (collective: "
+        "every "
+        "rank calls it)");
   if (!has_operands_)
     throw StateError("DistributedMatmul::execute: no operands (release_operand was called; reset_operand first)");
   const Shape shape = result_shape();
@@ -259,7 +265,6 @@ Tensor DistributedMatmulImpl::execute(const DistributedMatmulExecuteOptions& o) 
   const StreamRef s = pick(o.stream);
   dist::DeviceGuard guard(comm_.device().index());
   phases_.begin(s, o.after);
-  if (!planned_) plan_collective(s);
   if (products_.empty()) make_products(s);
   Tensor result = o.out ? Tensor::wrap(*o.out) : Tensor::empty(shape, out_dtype_, comm_.device(), s);
   for (const TensorRef* t : {&a_, &b_}) t->record_stream(s);

@@ -97,6 +97,12 @@ class RedistributeImpl {
 
   Tensor execute(const RedistributeExecuteOptions& o) {
     check_live("execute");
+    // Not planned here: plan() is collective and may block, and an execute only enqueues (docs/distributed.md).
+    if (!planned_)
+      throw StateError(
+          "Redistribute::execute: expected a planned object, got one without a plan; call plan() first (collective: "
+          "every "
+          "rank calls it)");
     if (!has_operand_)
       throw StateError("Redistribute::execute: no operand (release_operand was called; reset_operand first)");
     const Shape out_shape = out_public_.shape();
@@ -114,7 +120,6 @@ class RedistributeImpl {
     const StreamRef s = pick(o.stream);
     dist::DeviceGuard guard(comm_.device().index());
     phases_.begin(s, o.after);
-    if (!planned_) plan_collective(s);
     Tensor result = o.out ? Tensor::wrap(*o.out) : Tensor::empty(out_shape, dtype_, comm_.device(), s);
     operand_.record_stream(s);
     exchange_.execute(operand_.view().data(), result.data(), out_.numel(), s.native());

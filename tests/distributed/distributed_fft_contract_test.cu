@@ -49,6 +49,7 @@ void round_trip(Communicator& comm, FFTType forward_type, const std::vector<std:
   }
   const auto x = host_x.to(comm.device(), stream.ref());
   DistributedFFT forward(comm, g, x, fo);
+  forward.plan();
   cuplan::DistributedFFTOptions io;
   io.fft_type = real ? FFTType::c2r : FFTType::c2c;
   io.input_layout = cuplan::InputLayout::transposed;
@@ -60,6 +61,7 @@ void round_trip(Communicator& comm, FFTType forward_type, const std::vector<std:
     EXPECT_EQ(forward.output_box().extent, std::vector<std::int64_t>(spectrum.shape().begin(), spectrum.shape().end()));
     DistributedFFT inverse(comm, g, spectrum, io);
     EXPECT_EQ(inverse.output_box(), boxes.input);
+    inverse.plan();
     const auto back = inverse
                           .execute({.direction = real ? std::optional<Direction>{} : Direction::inverse,
                                     .release_workspace = release})
@@ -199,8 +201,11 @@ TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
   CUPLAN_TEST_CUDA(cudaMemset(real.data(), 0, 8 * 8 * 8 * sizeof(float)));  // the executes below read it
   throws_with([&] { (void)DistributedFFT(comm, g, real, {.input_layout = cuplan::InputLayout::transposed}); },
               "input_layout", InvalidArgument(""));
-  // A contradicting direction, a wrong `out`, use after release_operand and after free().
+  // An execute before plan() (it never plans: planning is collective), a contradicting direction, a wrong `out`,
+  // use after release_operand and after free().
   DistributedFFT r2c(comm, g, real, {});
+  throws_with([&] { r2c.execute(); }, "expected a planned object, got one without a plan", StateError(""));
+  r2c.plan();
   throws_with([&] { r2c.execute({.direction = Direction::inverse}); }, "always forward", InvalidArgument(""));
   throws_with([&] { r2c.execute({.out = x.view()}); }, "out: expected a contiguous c64 tensor of shape 8x8x5",
               InvalidArgument(""));
@@ -295,6 +300,7 @@ TEST(DistributedFFTErrors, BadExchangeOptionsRaiseInTheConstructor) {
   EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x.view().as_read_only(), {.inplace = true}), InvalidArgument);
   {
     DistributedFFT in_place(comms[0], {8, 8, 8}, x, {.inplace = true});
+    in_place.plan();
     auto other = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64, comms[0].device());
     EXPECT_THROW((void)in_place.execute({.out = other.view()}), InvalidArgument);
     EXPECT_NE(in_place.describe().find("in place"), std::string::npos) << in_place.describe();

@@ -438,7 +438,9 @@ TEST(DistributedMatmul, ResetOperandThenExecuteUsesTheNewOperand) {
     auto b1 = upload(scatter(blocks.b, first.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
     auto b2 = upload(scatter(blocks.b, second.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
     DistributedMatmul mm(comm, c.m, c.n, c.k, a, b1, o);
-    (void)mm.execute();  // plans first
+    EXPECT_THROW((void)mm.execute(), cuplan::StateError);  // never plans: planning is collective and may block
+    mm.plan();
+    (void)mm.execute();
     mm.reset_operand(cuplan::MatmulOperand::b, b2);
     const auto d = mm.execute().to(cuplan::Device::cpu(), s.ref());
     std::vector<unsigned char> host(static_cast<const unsigned char*>(d.data()),

@@ -207,6 +207,12 @@ TEST(RedistributeErrors, LocalArgumentsAreCheckedInTheConstructor) {
   DistributedBox three_axes{{0, 0, 0}, {4, 5, 1}};
   EXPECT_THROW(Redistribute(comms[0], s, three_axes, whole, x), InvalidArgument);
   Redistribute rd(comms[0], s, whole, whole, x);
+  try {  // an execute never plans (planning is collective and may block): StateError, naming plan()
+    (void)rd.execute();
+    ADD_FAILURE() << "an execute before plan() ran";
+  } catch (const cuplan::StateError& e) {
+    EXPECT_NE(std::string(e.what()).find("call plan() first"), std::string::npos) << e.what();
+  }
   rd.free();
   EXPECT_THROW(rd.execute(), cuplan::StateError);
   EXPECT_THROW(cuplan::slab_box(s, 2, 1, 0), InvalidArgument);
