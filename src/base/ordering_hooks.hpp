@@ -2,8 +2,8 @@
 #pragma once
 // The switch of the ordering checker (docs/streams.md, "The ordering checker") and the three notes the runtime
 // gives it: an event recorded on a stream, a stream made to wait for an event, device memory freed. The checker
-// itself lives in the plan layer (plan/ordering_checker.hpp) and installs the hooks; the runtime calls these inline
-// notes, which cost one relaxed atomic load while checking is off.
+// itself lives in the plan layer (plan/ordering/ordering_checker.hpp) and installs the hooks; the runtime calls these
+// inline notes, which cost one relaxed atomic load while checking is off.
 
 #include <cuda_runtime_api.h>
 

@@ -9,7 +9,7 @@
 #include "cuplan/fft.hpp"
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
-#include "plan/cached_call.hpp"
+#include "plan/cache/cached_call.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {

@@ -13,9 +13,9 @@
 #include "fft/fft_staged.hpp"
 #include "fft/fftw/fftw_backend.hpp"
 #include "fft/planner.hpp"
+#include "plan/cache/operand_signature.hpp"
+#include "plan/cache/plan_cache.hpp"
 #include "plan/graph_replay.hpp"
-#include "plan/operand_signature.hpp"
-#include "plan/plan_cache.hpp"
 #include "plan/stateful.hpp"
 
 namespace cuplan::detail {

@@ -30,7 +30,7 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fftw/fftw_backend.hpp"
-#include "plan/tuning_store.hpp"
+#include "plan/cache/tuning_store.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {

@@ -14,7 +14,7 @@
 #include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
-#include "plan/tuning_store.hpp"
+#include "plan/cache/tuning_store.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/pinned_cache.hpp"
 

@@ -5,7 +5,7 @@
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
-#include "plan/cached_call.hpp"
+#include "plan/cache/cached_call.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {

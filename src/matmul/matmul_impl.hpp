@@ -12,9 +12,9 @@
 #include "matmul/cublaslt/cublaslt_backend.hpp"
 #include "matmul/matmul_staged.hpp"
 #include "matmul/planner.hpp"
+#include "plan/cache/operand_signature.hpp"
+#include "plan/cache/plan_cache.hpp"
 #include "plan/graph_replay.hpp"
-#include "plan/operand_signature.hpp"
-#include "plan/plan_cache.hpp"
 #include "plan/stateful.hpp"
 
 namespace cuplan::detail {

@@ -12,8 +12,8 @@
 
 #include "cuplan/stream.hpp"
 #include "plan/execution_target.hpp"
-#include "plan/ordering_checker.hpp"
-#include "plan/recorded_stream.hpp"
+#include "plan/ordering/ordering_checker.hpp"
+#include "runtime/recorded_stream.hpp"
 
 namespace cuplan::detail {
 

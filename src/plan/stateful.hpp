@@ -4,10 +4,10 @@
 // docs/streams.md), one cohesive header each:
 //  - execution_target.hpp: where a call runs and whether it blocks;
 //  - phase.hpp: phase ordering across streams and the one begin-phase helper;
-//  - device_buffer.hpp: workspace and staging memory, stream-ordered, kept or released per call;
+//  - runtime/device_buffer.hpp: workspace and staging memory, stream-ordered, kept or released per call;
 //  - object_state.hpp: the lifecycle checks (planned, operand present, freed).
 
-#include "plan/device_buffer.hpp"
 #include "plan/execution_target.hpp"
 #include "plan/object_state.hpp"
 #include "plan/phase.hpp"
+#include "runtime/device_buffer.hpp"

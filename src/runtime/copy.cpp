@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The runtime's copy primitive: any two memory spaces and layouts, stream-ordered, following the blocking rule of
-// docs/getting-started.md. The public cuplan::copy (src/plan/copy.cpp) sends large pageable host <-> device copies
-// through the staging engine and everything else here.
+// docs/getting-started.md. The public cuplan::copy (src/plan/staging/copy.cpp) sends large pageable host <-> device
+// copies through the staging engine and everything else here.
 //
 // Order of preference once a GPU is involved: one cudaMemcpyAsync when the reduced copy is one contiguous block,
 // one cudaMemcpy2DAsync when it is pitched rows, otherwise the strided copy kernel on the device (directly for

@@ -23,7 +23,7 @@
 
 #include "fft/fft_test_util.hpp"
 #include "fft/fftw/fftw_backend.hpp"
-#include "plan/tuning_store.hpp"
+#include "plan/cache/tuning_store.hpp"
 #include "support/second_process.hpp"
 
 namespace cuplan {

@@ -9,7 +9,10 @@
 #  - a backend folder (fft/cufft, fft/fftw, matmul/cublaslt, matmul/cpu) does not include another backend, and
 #    only a backend includes its math library's headers (cufft, cuBLASLt, FFTW, CBLAS);
 #  - distributed/exchange, the exchange layer that every distributed operation shares, includes no other header of
-#    distributed (the operations sit on it, not it on them), and only it includes NCCL.
+#    distributed (the operations sit on it, not it on them), and only it includes NCCL;
+#  - inside plan, the folders stand in their own order: the core (the phase and stateful-object contract, files
+#    directly in plan/) may include plan/ordering; plan/staging may include the core and plan/ordering; plan/ordering
+#    and plan/cache include no other plan header; a plan folder is not a backend folder (no math library).
 #
 #   check_layers.sh SRC_DIR     exit 1 and one line per violation
 #   check_layers.sh --self-test builds a small tree with one violation of each kind and expects each to be found
@@ -18,6 +21,16 @@ set -uo pipefail
 rank() {
   case "$1" in
     base) echo 1 ;; runtime) echo 2 ;; plan) echo 3 ;; fft | matmul | distributed) echo 4 ;; *) echo 0 ;;
+  esac
+}
+
+# Whether a file of plan folder $1 may include a header of plan folder $2 ("" is the core, the files of plan/).
+plan_may_include() {
+  [[ "$1" == "$2" ]] && return 0
+  case "$1" in
+    "") [[ "$2" == ordering ]] ;;
+    staging) [[ -z "$2" || "$2" == ordering ]] ;;
+    *) return 1 ;;  # ordering, cache and any new folder: self-contained until a rule here says otherwise
   esac
 }
 
@@ -42,6 +55,12 @@ check_tree() {
         "$header" != distributed/exchange/* ]]; then
         echo "$rel: the exchange layer includes $header, a distributed operation's header"
         violations=$((violations + 1))
+      elif [[ "$layer" == plan && "$target" == plan ]]; then
+        local hsub=""; [[ "${header#plan/}" == */* ]] && hsub="${header#plan/}" && hsub="${hsub%%/*}"
+        if ! plan_may_include "$sub" "$hsub"; then
+          echo "$rel: plan/${sub:-(core)} includes $header of plan/${hsub:-(core)}, not below it"
+          violations=$((violations + 1))
+        fi
       elif [[ -n "$sub" && "$header" == "$layer"/*/* ]]; then
         local hsub="${header#*/}"; hsub="${hsub%%/*}"
         if [[ "$hsub" != "$sub" ]]; then
@@ -49,7 +68,8 @@ check_tree() {
         fi
       fi
     done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-    if [[ -z "$sub" ]] && grep -qE '^#include <(cufft|cufftXt|cublasLt|cublas_v2|fftw3|cblas|mkl_cblas|mkl_service|blis|nccl)\.h>' "$file"; then
+    if [[ -z "$sub" || "$layer" == plan ]] &&
+      grep -qE '^#include <(cufft|cufftXt|cublasLt|cublas_v2|fftw3|cblas|mkl_cblas|mkl_service|blis|nccl)\.h>' "$file"; then
       echo "$rel: includes a math library header outside a backend folder"; violations=$((violations + 1))
     elif [[ "$layer/$sub" != distributed/exchange ]] && grep -qE '^#include <nccl\.h>' "$file"; then
       echo "$rel: includes NCCL outside the exchange layer (distributed/exchange)"; violations=$((violations + 1))
@@ -75,9 +95,23 @@ self_test() {
   # allowed: the exchange layer's own headers and NCCL inside it; an operation on the exchange layer
   printf '#include <nccl.h>\n#include "distributed/exchange/box.hpp"\n' >"$tmp"/distributed/exchange/nccl/peers.cpp
   printf '#include "distributed/exchange/box.hpp"\n' >"$tmp"/distributed/redistribute.cpp
+  # plan's own folders: one violation per rule, then what is allowed
+  mkdir -p "$tmp"/plan/{staging,cache,ordering}
+  touch "$tmp"/plan/phase.hpp "$tmp"/plan/staging/pipeline.hpp "$tmp"/plan/cache/plan_cache.hpp
+  touch "$tmp"/plan/ordering/ordering_checker.hpp
+  printf '#include "plan/staging/pipeline.hpp"\n' >"$tmp"/plan/phase.cpp                # core -> staging
+  printf '#include "plan/cache/plan_cache.hpp"\n' >"$tmp"/plan/execution_target.cpp     # core -> cache
+  printf '#include "plan/phase.hpp"\n' >"$tmp"/plan/ordering/ordering_checker.cpp       # ordering -> core
+  printf '#include "plan/phase.hpp"\n' >"$tmp"/plan/cache/plan_cache.cpp                # cache -> core
+  printf '#include "plan/cache/plan_cache.hpp"\n' >"$tmp"/plan/staging/copy.cpp         # staging -> cache
+  printf '#include <cufft.h>\n' >"$tmp"/plan/staging/pinned_ring.cpp                    # math library in a plan folder
+  printf '#include "plan/ordering/ordering_checker.hpp"\n' >"$tmp"/plan/phase.hpp      # core -> ordering
+  printf '#include "plan/stateful.hpp"\n#include "plan/ordering/ordering_checker.hpp"\n' \
+    >"$tmp"/plan/staging/pipeline.cpp                                                  # staging -> core, ordering
+  printf '#include "plan/cache/plan_cache.hpp"\n' >"$tmp"/plan/cache/cached_call.hpp   # a folder's own header
   local out; out="$(check_tree "$tmp")"; local status=$?
   echo "$out"
-  local expected=7 found; found=$(printf '%s\n' "$out" | grep -c .)
+  local expected=13 found; found=$(printf '%s\n' "$out" | grep -c .)
   if ((status == 0 || found != expected)); then
     echo "self-test FAILED: expected $expected violations, found $found"; return 1
   fi

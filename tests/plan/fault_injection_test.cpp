@@ -21,7 +21,7 @@
 
 #include "base/fault_injection.hpp"
 #include "cuplan/cuplan.hpp"
-#include "plan/copy_engine.hpp"
+#include "plan/staging/copy_engine.hpp"
 #include "runtime/storage.hpp"
 #include "support/test_support.hpp"
 

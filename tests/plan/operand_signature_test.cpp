@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cuplan/errors.hpp"
-#include "plan/operand_signature.hpp"
-#include "plan/plan_cache.hpp"
+#include "plan/cache/operand_signature.hpp"
+#include "plan/cache/plan_cache.hpp"
 
 namespace cuplan::detail {
 namespace {

@@ -14,7 +14,7 @@
 #include "cuplan/checking.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/tensor.hpp"
-#include "plan/ordering_checker.hpp"
+#include "plan/ordering/ordering_checker.hpp"
 
 namespace cuplan::detail {
 namespace {

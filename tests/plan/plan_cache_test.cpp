@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cuplan/execution.hpp"
-#include "plan/plan_cache.hpp"
+#include "plan/cache/plan_cache.hpp"
 
 namespace cuplan::detail {
 namespace {

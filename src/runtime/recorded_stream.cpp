@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // RecordedStream and lasting_stream (see recorded_stream.hpp).
 
-#include "plan/recorded_stream.hpp"
+#include "runtime/recorded_stream.hpp"
 
 #include "runtime/access.hpp"
 #include "runtime/current_stream.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The process-wide store of tuning choices (plan/tuning_store.hpp).
+// The process-wide store of tuning choices (plan/cache/tuning_store.hpp).
 
-#include "plan/tuning_store.hpp"
+#include "plan/cache/tuning_store.hpp"
 
 #include <algorithm>
 #include <map>

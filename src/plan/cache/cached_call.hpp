@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "cuplan/errors.hpp"
-#include "plan/plan_cache.hpp"
+#include "plan/cache/plan_cache.hpp"
 
 namespace cuplan::detail {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ordering checker (see ordering_checker.hpp and docs/streams.md).
 
-#include "plan/ordering_checker.hpp"
+#include "plan/ordering/ordering_checker.hpp"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // DeviceBuffer (see device_buffer.hpp).
 
-#include "plan/device_buffer.hpp"
+#include "runtime/device_buffer.hpp"
 
-#include "plan/phase.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {

@@ -3,7 +3,7 @@
 // either idle (its plan inside) or checked out (its plan in a PlanLease). A lookup on a hit moves no node and
 // allocates nothing: the plan moves into the lease and back.
 
-#include "plan/plan_cache.hpp"
+#include "plan/cache/plan_cache.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>

@@ -13,7 +13,7 @@
 
 #include "cuplan/execution.hpp"
 #include "cuplan/tensor.hpp"
-#include "plan/operand_signature.hpp"
+#include "plan/cache/operand_signature.hpp"
 
 namespace cuplan::detail {
 

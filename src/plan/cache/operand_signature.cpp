@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // OperandSignature (see operand_signature.hpp).
 
-#include "plan/operand_signature.hpp"
+#include "plan/cache/operand_signature.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The staging engine behind cuplan::copy (src/plan/copy.cpp), as far as anything outside that file needs it.
+// The staging engine behind cuplan::copy (src/plan/staging/copy.cpp), as far as anything outside that file needs it.
 
 namespace cuplan::detail {
 

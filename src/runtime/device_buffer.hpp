@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "cuplan/stream.hpp"
-#include "plan/recorded_stream.hpp"
+#include "runtime/recorded_stream.hpp"
 
 namespace cuplan::detail {
 
