@@ -61,14 +61,14 @@ StagedFft::StagedFft(const StagedFftRequest& request) : request_(request) {
         "{} bytes",
         transform_bytes + workspace, transform_bytes, workspace, limit_, transform_bytes + workspace));
   }
-  std::int64_t units = 1;
+  std::int64_t units = 1, outer_count = 1;
   if (!batch.empty()) {
     // The outermost axis whose unit fits both the preferred chunk and the limit; else the innermost.
     std::size_t p = 0;
     while (p + 1 < batch.size() && unit_bytes(p) > std::min(staging::target_chunk_bytes, limit_)) ++p;
     split_axis_ = batch[p];
     outer_axes_.assign(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(p));
-    for (int a : outer_axes_) outer_count_ *= d.in_shape[a];
+    for (int a : outer_axes_) outer_count *= d.in_shape[a];
     units = d.in_shape[split_axis_];
     unit_bytes_ = unit_bytes(p);
   } else {
@@ -78,18 +78,21 @@ StagedFft::StagedFft(const StagedFftRequest& request) : request_(request) {
   std::size_t fixed = 0;
   for (int round = 0; round < 4; ++round) {
     staging::ChunkRequest chunk_request{units, unit_bytes_, fixed, limit_, staging::target_chunk_bytes, "FFT"};
-    chunks_ = staging::plan_chunks(chunk_request);
-    plan_pieces();
+    staging::ChunkPlan chunks = staging::plan_chunks(chunk_request);
+    plan_pieces(chunks);
     const std::size_t workspace =
         std::max(full_.plan ? full_.plan->workspace_size() : 0, last_.plan ? last_.plan->workspace_size() : 0);
     chunk_request.fixed_bytes = workspace;
     // The split axis whole in one chunk but outer axes to walk: overlap consecutive chunks where the limit allows.
-    if (outer_count_ > 1 && chunks_.count == 1 && limit_ > workspace) {
-      const std::size_t fit = (limit_ - workspace) / (static_cast<std::size_t>(chunks_.chunk) * unit_bytes_);
-      chunks_.slots = static_cast<int>(std::clamp<std::size_t>(fit, 1, staging::max_slots));
+    if (outer_count > 1 && chunks.count == 1 && limit_ > workspace) {
+      const std::size_t fit = (limit_ - workspace) / (static_cast<std::size_t>(chunks.chunk) * unit_bytes_);
+      chunks.slots = static_cast<int>(std::clamp<std::size_t>(fit, 1, staging::max_slots));
     }
-    peak_bytes_ = chunks_.device_bytes(chunk_request);
-    if (peak_bytes_ <= limit_) return;
+    peak_bytes_ = chunks.device_bytes(chunk_request);
+    if (peak_bytes_ <= limit_) {
+      grid_ = staging::ChunkGrid(d.in_shape, outer_axes_, split_axis_, chunks, "FFT");
+      return;
+    }
     fixed = workspace;
   }
   throw InvalidArgument(fmt::format(
@@ -125,13 +128,13 @@ StagedFft::Piece StagedFft::make_piece(std::int64_t extent) const {
   return piece;
 }
 
-void StagedFft::plan_pieces() {
+void StagedFft::plan_pieces(const staging::ChunkPlan& chunks) {
   auto extent = [&](const Piece& piece) { return split_axis_ >= 0 ? piece.decision.in_shape[split_axis_] : 1; };
-  if (full_.in_bytes == 0 || extent(full_) != chunks_.chunk) full_ = make_piece(chunks_.chunk);
-  if (chunks_.last == chunks_.chunk)
+  if (full_.in_bytes == 0 || extent(full_) != chunks.chunk) full_ = make_piece(chunks.chunk);
+  if (chunks.last == chunks.chunk)
     last_ = Piece{};
-  else if (last_.in_bytes == 0 || extent(last_) != chunks_.last)
-    last_ = make_piece(chunks_.last);
+  else if (last_.in_bytes == 0 || extent(last_) != chunks.last)
+    last_ = make_piece(chunks.last);
 }
 
 void StagedFft::execute(const TensorView& x, const TensorView& result, Direction direction, double scale, StreamRef s) {
@@ -141,39 +144,22 @@ void StagedFft::execute(const TensorView& x, const TensorView& result, Direction
   const std::size_t workspace_bytes =
       std::max(full_.plan ? full_.plan->workspace_size() : 0, last_.plan ? last_.plan->workspace_size() : 0);
   if (workspace_bytes > 0) workspace = workspace_.ensure(workspace_bytes, device, s);
-  const std::int64_t per_outer = chunks_.count;
-
-  // Chunk c: outer index c / per_outer (row-major over outer_axes_), range c % per_outer of the split axis.
-  auto locate = [&](std::int64_t c, std::int64_t& begin, std::int64_t& size) {
-    std::int64_t in_offset = 0, out_offset = 0, rest = c / per_outer;
-    for (auto a = outer_axes_.rbegin(); a != outer_axes_.rend(); ++a) {
-      const std::int64_t index = rest % d.in_shape[*a];
-      rest /= d.in_shape[*a];
-      in_offset += index * x.strides()[*a];
-      out_offset += index * result.strides()[*a];
-    }
-    const std::int64_t t = c % per_outer;
-    begin = chunks_.begin(t);
-    size = chunks_.size(t);
-    if (split_axis_ >= 0) {
-      in_offset += begin * x.strides()[split_axis_];
-      out_offset += begin * result.strides()[split_axis_];
-    }
-    return std::pair(in_offset, out_offset);
+  // Chunk c's place in the operand and the result is the grid's (one description for every staged path); its
+  // extent along the split axis picks the plan of a full chunk or of the last one.
+  auto piece_of = [&](std::int64_t c) -> const Piece& {
+    return grid_.range(c).size == grid_.split().chunk ? full_ : last_;
   };
-  auto piece_of = [&](std::int64_t size) -> const Piece& { return size == chunks_.chunk ? full_ : last_; };
 
   staging::PipelineRun run;
   run.device = device;
   run.caller = s;
   run.chunks = chunk_count();
-  run.slots = chunks_.slots;
+  run.slots = grid_.split().slots;
   run.in_slot_bytes = run.in_host_bytes = full_.in_bytes;
   run.out_slot_bytes = run.out_host_bytes = full_.out_bytes;
   run.parts = [&](std::int64_t c) {
-    std::int64_t begin = 0, size = 0;
-    const auto [in_offset, out_offset] = locate(c, begin, size);
-    const Piece& piece = piece_of(size);
+    const std::int64_t in_offset = grid_.offset(c, x.strides()), out_offset = grid_.offset(c, result.strides());
+    const Piece& piece = piece_of(c);
     staging::ChunkParts parts;
     parts.in = staging::HostPart{
         TensorView(static_cast<std::byte*>(x.data()) + in_offset * static_cast<std::int64_t>(d.in_dtype.size()),
@@ -186,9 +172,7 @@ void StagedFft::execute(const TensorView& x, const TensorView& result, Direction
     return parts;
   };
   run.compute = [&](std::int64_t c, void* in, void* out, cudaStream_t stream) {
-    std::int64_t begin = 0, size = 0;
-    (void)locate(c, begin, size);
-    const Piece& piece = piece_of(size);
+    const Piece& piece = piece_of(c);
     if (piece.plan) {
       piece.plan->bind(stream, workspace);
       piece.plan->execute(direction, in, out);

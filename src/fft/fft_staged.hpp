@@ -10,6 +10,7 @@
 
 #include "fft/cufft/cufft_backend.hpp"
 #include "fft/planner.hpp"
+#include "plan/staging/chunk_grid.hpp"
 #include "plan/staging/chunking.hpp"
 #include "plan/staging/pipeline.hpp"
 #include "plan/stateful.hpp"
@@ -37,7 +38,7 @@ class StagedFft {
   void order_setup_before(cudaStream_t stream);
   /// Workspace, pinned and device slots go back; the next execute allocates them again.
   void release() noexcept;
-  std::int64_t chunk_count() const noexcept { return outer_count_ * chunks_.count; }
+  std::int64_t chunk_count() const noexcept { return grid_.count(); }
   std::size_t limit() const noexcept { return limit_; }
   /// Device bytes an execute holds at most (slots and workspace).
   std::size_t device_bytes() const noexcept { return peak_bytes_; }
@@ -50,15 +51,14 @@ class StagedFft {
     std::size_t in_bytes = 0, out_bytes = 0;
   };
   Piece make_piece(std::int64_t extent) const;
-  void plan_pieces();
+  void plan_pieces(const staging::ChunkPlan& chunks);
 
   StagedFftRequest request_;
   std::size_t limit_ = 0;
   int split_axis_ = -1;          ///< batch axis split into chunks (-1: none, a single chunk)
   std::vector<int> outer_axes_;  ///< batch axes outside it: each chunk fixes one index of each
-  std::int64_t outer_count_ = 1;
   std::size_t unit_bytes_ = 0;
-  staging::ChunkPlan chunks_;
+  staging::ChunkGrid grid_;  ///< where each chunk lies in the operand and the result
   Piece full_, last_;
   std::size_t peak_bytes_ = 0;
   DeviceBuffer workspace_;

@@ -138,6 +138,11 @@ void StagedMatmul::execute(const StagedOperands& o, const TensorView& d, std::co
   const Walk wd = walk_of(p.batch_shape, p.d_strides);
   const Walk wc = p.has_c ? walk_of(p.batch_shape, p.c_strides) : Walk{};
   const std::int64_t bias_batch = p.bias_batch_stride;
+  // Each operand's strides along the (batch entry, row, column) space of the steps' blocks (mm::StagingStep::block),
+  // 0 along an axis it does not walk: a tile's rows are A's, C's, D's and the bias's, its columns B's, C's and D's;
+  // a resident_b piece's rows are B's rows (along K).
+  const Strides a_at{wa.batch, wa.row, 0}, b_at{wb.batch, 0, wb.col}, b_rows_at{wb.batch, wb.row, wb.col};
+  const Strides c_at{wc.batch, wc.row, wc.col}, d_at{wd.batch, wd.row, wd.col}, bias_at{bias_batch, 1, 0};
   const mm::StagingPlan& plan = plan_;
   const bool a_rows = plan.schedule == mm::StagingSchedule::a_rows;
   const bool b_in_stack = plan.b_in_slot;
@@ -157,58 +162,51 @@ void StagedMatmul::execute(const StagedOperands& o, const TensorView& d, std::co
     parts.after_computes = true;
     if (step.kind == Kind::resident_b) {
       const Shape shape{step.rows, step.cols};
-      parts.in = staging::HostPart{
-          host_block(o.b, step.batch_begin * wb.batch + step.row_begin * wb.row + step.col_begin * wb.col, shape,
-                     Strides{wb.row, wb.col}),
-          row_major_strides(shape)};
+      parts.in = staging::HostPart{host_block(o.b, step.block().offset(b_rows_at), shape, Strides{wb.row, wb.col}),
+                                   row_major_strides(shape)};
       parts.in_device = at(resident, static_cast<std::size_t>(step.block_row * step.cols) * p.b_dtype.size());
     } else if (step.kind == Kind::resident_a) {
       const Shape shape{step.rows, p.k};
-      parts.in = staging::HostPart{
-          host_block(o.a, step.batch_begin * wa.batch + step.row_begin * wa.row, shape, Strides{wa.row, wa.col}),
-          row_major_strides(shape)};
+      parts.in = staging::HostPart{host_block(o.a, step.block().offset(a_at), shape, Strides{wa.row, wa.col}),
+                                   row_major_strides(shape)};
       parts.in_device = at(resident, static_cast<std::size_t>(step.block_row * p.k) * p.a_dtype.size());
     } else {  // resident_bias
-      parts.in = staging::HostPart{
-          host_block(*o.bias, step.batch_begin * bias_batch + step.row_begin, Shape{step.rows}, Strides{1}),
-          Strides{1}};
+      parts.in = staging::HostPart{host_block(*o.bias, step.block().offset(bias_at), Shape{step.rows}, Strides{1}),
+                                   Strides{1}};
       parts.in_device = at(resident, plan.resident_bias);
     }
   };
   auto tile_parts = [&](const mm::StagingStep& t, staging::ChunkParts& parts) {
+    const staging::ChunkBlock block = t.block();
     const std::int64_t nb = t.batches;
     const Shape d_shape{nb, t.rows, t.cols};
     const Strides d_device = mm::matrix_stack_strides(d_shape, p.swapped);
     if (a_rows) {  // the streamed block is B's columns
       const Shape shape{p.k, t.cols};
-      parts.in = staging::HostPart{
-          host_block(o.b, t.batch_begin * wb.batch + t.col_begin * wb.col, shape, Strides{wb.row, wb.col}),
-          row_major_strides(shape)};
+      parts.in = staging::HostPart{host_block(o.b, block.offset(b_at), shape, Strides{wb.row, wb.col}),
+                                   row_major_strides(shape)};
     } else {
       const Shape shape{nb, t.rows, p.k};
-      parts.in = staging::HostPart{
-          host_block(o.a, t.batch_begin * wa.batch + t.row_begin * wa.row, shape, Strides{wa.batch, wa.row, wa.col}),
-          row_major_strides(shape)};
+      parts.in = staging::HostPart{host_block(o.a, block.offset(a_at), shape, Strides{wa.batch, wa.row, wa.col}),
+                                   row_major_strides(shape)};
     }
     if (b_in_stack) {
       const Shape shape{nb, p.k, t.cols};
-      parts.more_in.push_back({host_block(o.b, t.batch_begin * wb.batch, shape, Strides{wb.batch, wb.row, wb.col}),
+      parts.more_in.push_back({host_block(o.b, block.offset(b_at), shape, Strides{wb.batch, wb.row, wb.col}),
                                row_major_strides(shape), plan.slot_b});
     }
     if (p.has_c)
-      parts.more_in.push_back({host_block(*o.c, t.batch_begin * wc.batch + t.row_begin * wc.row + t.col_begin * wc.col,
-                                          d_shape, Strides{wc.batch, wc.row, wc.col}),
-                               d_device, plan.slot_c});
+      parts.more_in.push_back(
+          {host_block(*o.c, block.offset(c_at), d_shape, Strides{wc.batch, wc.row, wc.col}), d_device, plan.slot_c});
     if (p.has_bias && !a_rows) {
       const bool per_entry = bias_batch != 0 && nb > 1;
       const Shape shape = per_entry ? Shape{nb, t.rows} : Shape{t.rows};
-      parts.more_in.push_back({host_block(*o.bias, t.batch_begin * bias_batch + t.row_begin, shape,
-                                          per_entry ? Strides{bias_batch, 1} : Strides{1}),
-                               row_major_strides(shape), plan.slot_bias});
+      parts.more_in.push_back(
+          {host_block(*o.bias, block.offset(bias_at), shape, per_entry ? Strides{bias_batch, 1} : Strides{1}),
+           row_major_strides(shape), plan.slot_bias});
     }
-    parts.out = staging::HostPart{host_block(d, t.batch_begin * wd.batch + t.row_begin * wd.row + t.col_begin * wd.col,
-                                             d_shape, Strides{wd.batch, wd.row, wd.col}),
-                                  d_device};
+    parts.out =
+        staging::HostPart{host_block(d, block.offset(d_at), d_shape, Strides{wd.batch, wd.row, wd.col}), d_device};
   };
 
   // One tile (small operands): the resident blocks are copied on the caller's stream and the tile takes the

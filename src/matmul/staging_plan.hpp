@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "matmul/planner.hpp"
+#include "plan/staging/chunk_grid.hpp"
 #include "plan/staging/chunking.hpp"
 
 namespace cuplan::detail::mm {
@@ -49,6 +50,9 @@ struct StagingStep {
   std::int64_t row_begin = 0, rows = 0;  ///< tile: rows of A, C, D and bias; resident_b: rows of B (along K)
   std::int64_t col_begin = 0, cols = 0;  ///< tile: columns of B, C and D; resident_b: columns of B
   std::int64_t block_row = 0;            ///< resident_a / resident_b: the piece's first row within the resident block
+  /// The step's block of the (batch entry, row, column) space, the staging engine's description of a chunk's place:
+  /// an operand's part starts at block().offset(its strides along those three axes, 0 along one it does not walk).
+  staging::ChunkBlock block() const { return {Shape{batch_begin, row_begin, col_begin}, Shape{batches, rows, cols}}; }
 };
 
 struct StagingPlan {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The chunk plan of host-operand Matmul under device_memory_limit (mm::plan_staging), on the CPU: every element of
-// D is covered by exactly one tile, every step reads blocks that exist, the device bytes of each plan stay within
-// the limit, and a limit below the smallest one that works names it.
+// D is covered by exactly one tile (located by its block), every step reads blocks that exist, the device bytes of
+// each plan stay within the limit, and a limit below the smallest one that works names it.
 
 #include <gtest/gtest.h>
 
@@ -60,11 +60,15 @@ StagingPlan check(const StagingRequest& r) {
     EXPECT_LE(s.batches, plan.batch_chunk);
     EXPECT_LE(s.rows, plan.row_chunk);
     EXPECT_LE(s.cols, plan.col_chunk);
-    for (std::int64_t b = s.batch_begin; b < s.batch_begin + s.batches; ++b)
-      for (std::int64_t i = s.row_begin; i < s.row_begin + s.rows; ++i)
-        for (std::int64_t j = s.col_begin; j < s.col_begin + s.cols; ++j) {
-          EXPECT_TRUE(b < r.batch && i < r.m && j < r.n);
-          ++covered[static_cast<std::size_t>((b * r.m + i) * r.n + j)];
+    // The tile's place is its block (the staging engine's one description of a chunk): its elements of a
+    // row-major D start at the block's offset.
+    const staging::ChunkBlock block = s.block();
+    const Strides d_strides{r.m * r.n, r.n, 1};
+    for (std::int64_t b = 0; b < block.extent[0]; ++b)
+      for (std::int64_t i = 0; i < block.extent[1]; ++i)
+        for (std::int64_t j = 0; j < block.extent[2]; ++j) {
+          EXPECT_TRUE(block.begin[0] + b < r.batch && block.begin[1] + i < r.m && block.begin[2] + j < r.n);
+          ++covered[static_cast<std::size_t>(block.offset(d_strides) + (b * r.m + i) * r.n + j)];
         }
   }
   EXPECT_EQ(tiles, plan.tiles);

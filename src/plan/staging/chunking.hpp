@@ -34,6 +34,12 @@ struct ChunkRequest {
   const char* who = "staging";                    ///< names the caller in messages ("FFT", "Matmul")
 };
 
+/// One range of a split axis: `size` units from `begin`.
+struct ChunkRange {
+  std::int64_t begin = 0;
+  std::int64_t size = 0;
+};
+
 /// The split: `count` chunks, each of `chunk` units but the last, which holds `last` (chunk when it divides).
 /// `slots` buffer sets are in flight; slots * chunk * unit_bytes + fixed_bytes <= limit.
 struct ChunkPlan {
@@ -44,6 +50,7 @@ struct ChunkPlan {
   int slots = 1;
   std::int64_t begin(std::int64_t i) const noexcept { return i * chunk; }
   std::int64_t size(std::int64_t i) const noexcept { return i + 1 == count ? last : chunk; }
+  ChunkRange range(std::int64_t i) const noexcept { return {begin(i), size(i)}; }
   /// Device bytes the plan holds at most (slots in flight, fixed bytes included).
   std::size_t device_bytes(const ChunkRequest& request) const noexcept;
 };

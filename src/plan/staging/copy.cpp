@@ -5,13 +5,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <mutex>
 
 #include "base/geometry.hpp"
 #include "base/nvtx.hpp"
 #include "cuplan/tensor.hpp"
 #include "plan/ordering/ordering_checker.hpp"
+#include "plan/staging/chunk_grid.hpp"
 #include "plan/staging/chunking.hpp"
 #include "plan/staging/copy_engine.hpp"
 #include "plan/staging/pipeline.hpp"
@@ -29,7 +29,7 @@ using detail::staging::HostPart;
 // Below this the driver's pageable copy costs about as much as the engine's first host copy.
 constexpr std::size_t engine_bytes = std::size_t{4} << 20;
 // One chunk: a DMA of this size runs near PCIe peak, and three of them in pinned memory are a modest footprint.
-constexpr std::size_t chunk_bytes = std::size_t{16} << 20;
+constexpr std::int64_t chunk_bytes = std::int64_t{16} << 20;
 
 // The engine of the copy function: its pinned slots are kept for the life of the process (pinning costs
 // milliseconds per call otherwise). One copy at a time; a concurrent copy takes the primitive.
@@ -78,18 +78,22 @@ void copy_engine(const TensorView& src, const TensorView& dst, std::optional<Str
   // strides that is data().
   std::byte* host = first_byte(h2d ? src : dst);
   std::byte* device_bytes = first_byte(h2d ? dst : src);
+  // The bytes in chunks of chunk_bytes, the last one shorter: a one-axis grid of bytes.
+  const auto units = static_cast<std::int64_t>(bytes);
+  const detail::staging::ChunkGrid grid(
+      Shape{units}, {}, 0, detail::staging::fixed_chunks(units, chunk_bytes, "cuplan::copy"), "cuplan::copy");
   detail::staging::PipelineRun run;
   run.device = device.index();
   run.caller = on;
-  run.chunks = static_cast<std::int64_t>((bytes + chunk_bytes - 1) / chunk_bytes);
+  run.chunks = grid.count();
+  // All three slots even for fewer chunks: the engine keeps its slots for the next copies.
   run.slots = detail::staging::max_slots;
-  (h2d ? run.in_host_bytes : run.out_host_bytes) = std::min(bytes, chunk_bytes);
+  (h2d ? run.in_host_bytes : run.out_host_bytes) = static_cast<std::size_t>(grid.split().chunk);
   run.parts = [&](std::int64_t i) {
-    const std::size_t begin = static_cast<std::size_t>(i) * chunk_bytes;
-    const std::size_t size = std::min(chunk_bytes, bytes - begin);
-    HostPart part{TensorView(host + begin, i8, Shape{static_cast<std::int64_t>(size)}, Strides{1}, Device::cpu(),
-                             MemorySpace::host_pageable),
-                  Strides{1}};
+    const std::int64_t begin = grid.offset(i, Strides{1});
+    HostPart part{
+        TensorView(host + begin, i8, Shape{grid.range(i).size}, Strides{1}, Device::cpu(), MemorySpace::host_pageable),
+        Strides{1}};
     ChunkParts parts;
     if (h2d) {
       parts.in = part;
