@@ -2,13 +2,9 @@
 // DistributedFFT's contract beyond the numbers: device operands on the caller's stream behind a busy kernel, phases
 // on different streams, round trips through the transposed layout, release_workspace, typed errors, and ranks as
 // forked processes that share the NCCL unique id through a file.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 
 #include "distributed_test_util.cuh"
 
@@ -371,30 +367,15 @@ TEST(DistributedFFTErrors, ShapeTooSmallForTheRankCount) {
                InvalidArgument);
 }
 
-// Ranks as processes: each child re-runs this executable with only DistributedFFTChild.Rank selected, so it starts
-// CUDA and NCCL fresh. Rank 0 writes the unique id to a file; the others wait for it.
+// Ranks as processes (tests/distributed/rank_harness.hpp): each child re-runs this executable with only
+// DistributedFFTChild.Rank selected, so it starts CUDA and NCCL fresh. Rank 0 writes the unique id to a file; the
+// others wait for it.
 TEST(DistributedFFTChild, Rank) {
-  const char* rank_env = std::getenv("CUPLAN_DIST_RANK");
-  if (rank_env == nullptr) GTEST_SKIP() << "runs only as a child of DistributedFFTProcesses (CUPLAN_DIST_RANK unset)";
-  const int rank = std::atoi(rank_env);
+  const std::optional<Communicator> child = cuplan::testing::child_communicator();
+  if (!child) GTEST_SKIP() << "runs only as a child of DistributedFFTProcesses (CUPLAN_DIST_RANK unset)";
+  Communicator comm = *child;
+  const int rank = std::atoi(std::getenv("CUPLAN_DIST_RANK"));
   const int size = std::atoi(std::getenv("CUPLAN_DIST_SIZE"));
-  const std::filesystem::path file = std::getenv("CUPLAN_DIST_ID_FILE");
-  Communicator::UniqueId id{};
-  if (rank == 0) {
-    id = Communicator::unique_id();
-    std::filesystem::path tmp = file;
-    tmp += ".tmp";
-    std::ofstream(tmp, std::ios::binary).write(id.data(), static_cast<std::streamsize>(id.size()));
-    std::filesystem::rename(tmp, file);  // readers never see a partial id
-  } else {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!std::filesystem::exists(file)) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "rank 0 never wrote the unique id";
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    std::ifstream(file, std::ios::binary).read(id.data(), static_cast<std::streamsize>(id.size()));
-  }
-  Communicator comm = Communicator::from_unique_id(id, rank, size, cuplan::Device::cuda(rank));
   ASSERT_EQ(comm.size(), size);
   ASSERT_EQ(comm.rank(), rank);
   round_trip<double>(comm, FFTType::c2c, {9, 8, 7}, false);
@@ -409,31 +390,5 @@ TEST(DistributedFFTChild, Rank) {
 
 TEST(DistributedFFTProcesses, RanksAsProcessesShareTheUniqueIdThroughAFile) {
   CUPLAN_REQUIRE_GPUS(2);
-  const int size = all_gpus();
-  // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string at -O3.
-  std::string leaf = "cuplan_dist_";
-  leaf += std::to_string(getpid());
-  const auto dir = std::filesystem::temp_directory_path() / leaf;
-  std::filesystem::create_directories(dir);
-  const auto id_file = (dir / "nccl_id").string();
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::vector<pid_t> children;
-  for (int r = 0; r < size; ++r) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0) << "fork failed";
-    if (pid == 0) {
-      setenv("CUPLAN_DIST_RANK", std::to_string(r).c_str(), 1);
-      setenv("CUPLAN_DIST_SIZE", std::to_string(size).c_str(), 1);
-      setenv("CUPLAN_DIST_ID_FILE", id_file.c_str(), 1);
-      execl(self.c_str(), self.c_str(), "--gtest_filter=DistributedFFTChild.Rank", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    children.push_back(pid);
-  }
-  for (int r = 0; r < size; ++r) {
-    int status = 0;
-    waitpid(children[static_cast<std::size_t>(r)], &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "rank " << r << " failed (status " << status << ")";
-  }
-  std::filesystem::remove_all(dir);
+  cuplan::testing::run_as_processes("DistributedFFTChild.Rank", all_gpus());
 }

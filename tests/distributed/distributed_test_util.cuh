@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Shared by the distributed FFT tests: GPU-count gating, ranks as threads, scatter and gather of boxes, the
-// single-GPU float64 reference, and one correctness case run on every rank.
+// Shared by the distributed FFT tests: scatter and gather of boxes, the single-GPU float64 reference, and one
+// correctness case run on every rank. GPU-count gating and the ranks as threads or processes come from
+// rank_harness.hpp, as for the other distributed tests.
 #include <gtest/gtest.h>
 
 #include <complex>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <sstream>
-#include <thread>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
 #include "cuplan/distributed.hpp"
+#include "distributed/rank_harness.hpp"
 #include "runtime/spin_kernel.cuh"
 #include "support/test_support.hpp"
 
@@ -23,14 +23,9 @@ using cuplan::Communicator;
 using cuplan::Decomposition;
 using cuplan::DistributedFFT;
 using cuplan::FFTType;
+using cuplan::testing::local_comms;
+using cuplan::testing::on_ranks;
 using cplx = std::complex<double>;
-
-#define CUPLAN_REQUIRE_GPUS(n)                                                      \
-  do {                                                                              \
-    CUPLAN_REQUIRE_GPU();                                                           \
-    const int found_ = cuplan::cuda_device_count();                                 \
-    if (found_ < (n)) GTEST_SKIP() << "needs " << (n) << " GPUs, found " << found_; \
-  } while (0)
 
 std::int64_t prod(const std::vector<std::int64_t>& s) {
   std::int64_t p = 1;
@@ -58,31 +53,6 @@ void box_copy(const cuplan::DistributedBox& box, const std::vector<std::int64_t>
         else
           global_out[gi] = static_cast<T>(local[li]);
       }
-}
-
-// Runs fn(rank, comm) on one thread per communicator and rethrows the first failure.
-void on_ranks(std::vector<Communicator>& comms, const std::function<void(int, Communicator&)>& fn) {
-  std::vector<std::thread> threads;
-  std::mutex m;
-  std::exception_ptr error;
-  for (int r = 0; r < static_cast<int>(comms.size()); ++r)
-    threads.emplace_back([&, r] {
-      try {
-        CUPLAN_TEST_CUDA(cudaSetDevice(comms[static_cast<std::size_t>(r)].device().index()));
-        fn(r, comms[static_cast<std::size_t>(r)]);
-      } catch (...) {
-        std::lock_guard lock(m);
-        if (!error) error = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
-std::vector<Communicator> local_comms(int n) {
-  std::vector<int> devices(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)] = i;
-  return Communicator::local_all(devices);
 }
 
 struct Case {
