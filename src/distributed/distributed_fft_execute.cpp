@@ -137,21 +137,14 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
   }
   const Shape out_shape = result_shape();
   if (opts.out) {
-    const TensorView& o = *opts.out;
-    if (o.read_only())
-      throw InvalidArgument(fmt::format(
-          "DistributedFFT::execute: out: expected writable memory (the operation writes it), got a read-only view "
-          "({}); pass a writable view or a copy",
-          o));
-    if (!(o.dtype() == out_dtype_) || !(o.shape() == out_shape) || !o.is_contiguous() ||
-        o.memory_space() != MemorySpace::device || !(o.device() == comm_.device()))
-      throw InvalidArgument(fmt::format(
-          "out: expected a contiguous {} tensor of shape {} (rank {}'s output box{}) in device memory on {}, got "
-          "{} of shape {} on {}{}",
-          out_dtype_.name(), dist::shape_text(out_shape), comm_.rank(),
-          options_.fields > 1 ? fmt::format(", after {} fields", options_.fields) : "", comm_.device().to_string(),
-          o.dtype().name(), dist::shape_text(o.shape()), o.device().to_string(),
-          o.is_contiguous() ? "" : " (not contiguous)"));
+    dist::check_local_array(
+        *opts.out, "DistributedFFT::execute", "out",
+        {.dtype = out_dtype_,
+         .shape = out_shape,
+         .role = fmt::format("rank {}'s output box{}", comm_.rank(),
+                             options_.fields > 1 ? fmt::format(", after {} fields", options_.fields) : ""),
+         .device = comm_.device(),
+         .writable = true});
   }
   if (options_.inplace && opts.out)
     throw InvalidArgument(

@@ -77,21 +77,13 @@ void DistributedFftImpl::check_live(const char* what) const {
 }
 
 void DistributedFftImpl::check_operand(const TensorView& op) const {
-  if (!(op.dtype() == in_dtype_))
-    throw InvalidArgument(fmt::format("local_operand: expected dtype {}, got {}", in_dtype_.name(), op.dtype().name()));
-  if (!(op.shape() == operand_shape()))
-    throw InvalidArgument(fmt::format("local_operand: expected shape {} (rank {}'s input box: {}{}), got {}",
-                                      dist::shape_text(operand_shape()), comm_.rank(), box_text(in_box_),
-                                      options_.fields > 1 ? fmt::format(", after {} fields", options_.fields) : "",
-                                      dist::shape_text(op.shape())));
-  if (op.memory_space() != MemorySpace::device || !(op.device() == comm_.device()))
-    throw InvalidArgument(
-        fmt::format("local_operand: expected device memory on {} (the communicator's device), got "
-                    "memory on {}",
-                    comm_.device().to_string(), op.device().to_string()));
-  if (!op.is_contiguous())
-    throw InvalidArgument(fmt::format("local_operand: expected a contiguous row-major operand, got strides {}",
-                                      dist::shape_text(op.strides())));
+  dist::check_local_array(
+      op, "DistributedFFT", "local_operand",
+      {.dtype = in_dtype_,
+       .shape = operand_shape(),
+       .role = fmt::format("rank {}'s input box: {}{}", comm_.rank(), box_text(in_box_),
+                           options_.fields > 1 ? fmt::format(", after {} fields", options_.fields) : ""),
+       .device = comm_.device()});
 }
 
 StreamRef DistributedFftImpl::pick_stream(const std::optional<StreamRef>& stream) const {

@@ -12,14 +12,14 @@
 #include "distributed/decomposition.hpp"
 #include "distributed/exchange/box_transfer.hpp"
 #include "distributed/exchange/nccl/peer_table.hpp"
+#include "distributed/local_array.hpp"
 #include "distributed/phase_order.hpp"
 
 namespace cuplan::detail {
 
 namespace dist {
-/// The extents of `box` as a Shape (its ndim axes), and a shape as "AxBxC".
+/// The extents of `box` as a Shape (its ndim axes).
 Shape shape_of(const Box& box);
-std::string shape_text(const Shape& shape);
 }  // namespace dist
 
 /// The layout arithmetic of one rank's transform, before any operand exists (also DistributedFFT::boxes).

@@ -15,10 +15,6 @@ Shape dist::shape_of(const Box& box) {
   return s;
 }
 
-std::string dist::shape_text(const Shape& s) {
-  return s.empty() ? std::string("()") : fmt::format("{}", fmt::join(s, "x"));
-}
-
 std::string box_text(const dist::Box& box) {
   std::vector<std::int64_t> lo(box.lo.begin(), box.lo.begin() + box.ndim);
   return fmt::format("offset ({}) extent {}", fmt::join(lo, ", "), dist::shape_text(dist::shape_of(box)));

@@ -252,16 +252,13 @@ Tensor DistributedMatmulImpl::execute(const DistributedMatmulExecuteOptions& o) 
   if (!has_operands_)
     throw StateError("DistributedMatmul::execute: no operands (release_operand was called; reset_operand first)");
   const Shape shape = result_shape();
-  if (o.out) {
-    const TensorView& v = *o.out;
-    if (v.read_only() || !(v.dtype() == out_dtype_) || !(v.shape() == shape) || !v.is_contiguous() ||
-        (v.numel() > 0 && (v.memory_space() != MemorySpace::device || !(v.device() == comm_.device()))))
-      throw InvalidArgument(fmt::format(
-          "out: expected a writable contiguous {} tensor of shape {}x{} (rank {}'s local D) in device memory on {}, "
-          "got {} of shape {} on {}",
-          out_dtype_.name(), shape[0], shape[1], rank_, comm_.device().to_string(), v.dtype().name(),
-          fmt::format("{}", fmt::join(v.shape(), "x")), v.device().to_string()));
-  }
+  if (o.out)
+    dist::check_local_array(*o.out, "DistributedMatmul::execute", "out",
+                            {.dtype = out_dtype_,
+                             .shape = shape,
+                             .role = fmt::format("rank {}'s local D", rank_),
+                             .device = comm_.device(),
+                             .writable = true});
   const StreamRef s = pick(o.stream);
   dist::DeviceGuard guard(comm_.device().index());
   phases_.begin(s, o.after);

@@ -60,9 +60,7 @@ DistributedMatrix public_matrix(const dist::LocalArray& a) {
   return m;
 }
 
-std::string shape_text(const Shape& s) {
-  return s.empty() ? std::string("()") : fmt::format("{}", fmt::join(s, "x"));
-}
+using dist::shape_text;
 
 std::string layout_text(const dist::MatrixSpec& s) {
   switch (s.dist) {
@@ -221,18 +219,12 @@ void DistributedMatmulImpl::check_operand(MatmulOperand which, const TensorView&
                                                               : r_.user.d[i];
   const Shape want = which == MatmulOperand::bias ? Shape{array.shape[0]} : Shape{array.shape[0], array.shape[1]};
   const DType dtype = which == MatmulOperand::a || which == MatmulOperand::b ? in_dtype_ : out_dtype_;
-  if (!(v.dtype() == dtype))
-    throw InvalidArgument(fmt::format("{}: expected dtype {}, got {}", name, dtype.name(), v.dtype().name()));
-  if (!(v.shape() == want))
-    throw InvalidArgument(fmt::format("{}: expected shape {} (rank {}'s local array{}), got {}", name, shape_text(want),
-                                      rank_, which == MatmulOperand::bias ? "'s rows of D" : "",
-                                      shape_text(v.shape())));
-  if (v.numel() > 0 && (v.memory_space() != MemorySpace::device || !(v.device() == comm_.device())))
-    throw InvalidArgument(fmt::format("{}: expected device memory on {} (the communicator's device), got memory on {}",
-                                      name, comm_.device().to_string(), v.device().to_string()));
-  if (!v.is_contiguous())
-    throw InvalidArgument(
-        fmt::format("{}: expected a contiguous row-major local array, got strides {}", name, shape_text(v.strides())));
+  dist::check_local_array(
+      v, "DistributedMatmul", name,
+      {.dtype = dtype,
+       .shape = want,
+       .role = fmt::format("rank {}'s local {}", rank_, which == MatmulOperand::bias ? "rows of D" : "array"),
+       .device = comm_.device()});
 }
 
 StreamRef DistributedMatmulImpl::pick(const std::optional<StreamRef>& s) const {

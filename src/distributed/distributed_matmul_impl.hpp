@@ -15,6 +15,7 @@
 #include "distributed/exchange/box_exchange.hpp"
 #include "distributed/exchange/nccl/peer_table.hpp"
 #include "distributed/finish.hpp"
+#include "distributed/local_array.hpp"
 #include "distributed/matmul_layout.hpp"
 #include "distributed/phase_order.hpp"
 

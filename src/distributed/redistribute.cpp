@@ -13,6 +13,7 @@
 #include "cuplan/errors.hpp"
 #include "distributed/exchange/box_exchange.hpp"
 #include "distributed/exchange/cuda_status.hpp"
+#include "distributed/local_array.hpp"
 #include "distributed/phase_order.hpp"
 
 namespace cuplan {
@@ -21,9 +22,7 @@ namespace detail {
 
 namespace {
 
-std::string shape_text(const Shape& s) {
-  return s.empty() ? std::string("()") : fmt::format("{}", fmt::join(s, "x"));
-}
+using dist::shape_text;
 
 std::string box_text(const DistributedBox& b) {
   return fmt::format("offset ({}) extent {}", fmt::join(b.offset, ", "),
@@ -106,17 +105,13 @@ class RedistributeImpl {
     if (!has_operand_)
       throw StateError("Redistribute::execute: no operand (release_operand was called; reset_operand first)");
     const Shape out_shape = out_public_.shape();
-    if (o.out) {
-      const TensorView& v = *o.out;
-      if (v.read_only() || !(v.dtype() == dtype_) || !(v.shape() == out_shape) || !v.is_contiguous() ||
-          (v.numel() > 0 && (v.memory_space() != MemorySpace::device || !(v.device() == comm_.device()))))
-        throw InvalidArgument(fmt::format(
-            "out: expected a writable contiguous {} tensor of shape {} (rank {}'s output box) in device memory on "
-            "{}, got {} of shape {} on {}{}{}",
-            dtype_.name(), shape_text(out_shape), comm_.rank(), comm_.device().to_string(), v.dtype().name(),
-            shape_text(v.shape()), v.device().to_string(), v.is_contiguous() ? "" : " (not contiguous)",
-            v.read_only() ? " (read-only)" : ""));
-    }
+    if (o.out)
+      dist::check_local_array(*o.out, "Redistribute::execute", "out",
+                              {.dtype = dtype_,
+                               .shape = out_shape,
+                               .role = fmt::format("rank {}'s output box", comm_.rank()),
+                               .device = comm_.device(),
+                               .writable = true});
     const StreamRef s = pick(o.stream);
     dist::DeviceGuard guard(comm_.device().index());
     phases_.begin(s, o.after);
@@ -201,20 +196,11 @@ class RedistributeImpl {
     return current_stream(comm_.device());
   }
   void check_operand(const TensorView& op) const {
-    if (!(op.dtype() == dtype_))
-      throw InvalidArgument(fmt::format("local_operand: expected dtype {}, got {}", dtype_.name(), op.dtype().name()));
-    if (!(op.shape() == in_public_.shape()))
-      throw InvalidArgument(fmt::format("local_operand: expected shape {} (rank {}'s input box: {}), got {}",
-                                        shape_text(in_public_.shape()), comm_.rank(), box_text(in_public_),
-                                        shape_text(op.shape())));
-    if (op.numel() > 0 && (op.memory_space() != MemorySpace::device || !(op.device() == comm_.device())))
-      throw InvalidArgument(
-          fmt::format("local_operand: expected device memory on {} (the communicator's device), got "
-                      "memory on {}",
-                      comm_.device().to_string(), op.device().to_string()));
-    if (!op.is_contiguous())
-      throw InvalidArgument(fmt::format("local_operand: expected a contiguous row-major operand, got strides {}",
-                                        shape_text(op.strides())));
+    dist::check_local_array(op, "Redistribute", "local_operand",
+                            {.dtype = dtype_,
+                             .shape = in_public_.shape(),
+                             .role = fmt::format("rank {}'s input box: {}", comm_.rank(), box_text(in_public_)),
+                             .device = comm_.device()});
   }
 
   void plan_collective(StreamRef s) {

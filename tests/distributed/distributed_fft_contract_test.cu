@@ -182,11 +182,13 @@ TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
       "but the communicator has 1", InvalidArgument(""));
   // Operands that are not the rank's input box, of the wrong dtype or on the host.
   auto small = cuplan::Tensor::empty({8, 8, 4}, cuplan::c64, comm.device());
-  throws_with([&] { (void)DistributedFFT(comm, g, small, {}); }, "expected shape 8x8x8", InvalidArgument(""));
+  throws_with([&] { (void)DistributedFFT(comm, g, small, {}); },
+              "local_operand: expected a contiguous c64 array of shape 8x8x8 (rank 0's input box", InvalidArgument(""));
   throws_with([&] { (void)DistributedFFT(comm, g, x, {.fft_type = FFTType::r2c}); }, "got dtype c64",
               InvalidArgument(""));
   auto host = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64);
-  throws_with([&] { (void)DistributedFFT(comm, g, host, {}); }, "expected device memory", InvalidArgument(""));
+  throws_with([&] { (void)DistributedFFT(comm, g, host, {}); }, "its memory is host_pageable on cpu",
+              InvalidArgument(""));
   throws_with([&] { (void)DistributedFFT(comm, {8, 8, 8, 8}, x, {}); }, "2 or 3 dimensions", InvalidArgument(""));
   throws_with(
       [&] {
@@ -203,11 +205,11 @@ TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
   throws_with([&] { r2c.execute(); }, "expected a planned object, got one without a plan", StateError(""));
   r2c.plan();
   throws_with([&] { r2c.execute({.direction = Direction::inverse}); }, "always forward", InvalidArgument(""));
-  throws_with([&] { r2c.execute({.out = x.view()}); }, "out: expected a contiguous c64 tensor of shape 8x8x5",
+  throws_with([&] { r2c.execute({.out = x.view()}); },
+              "DistributedFFT::execute: out: expected a writable contiguous c64 array of shape 8x8x5",
               InvalidArgument(""));
   auto out = cuplan::Tensor::empty({8, 8, 5}, cuplan::c64, comm.device());
-  throws_with([&] { r2c.execute({.out = out.view().as_read_only()}); }, "out: expected writable memory",
-              InvalidArgument(""));
+  throws_with([&] { r2c.execute({.out = out.view().as_read_only()}); }, "it is read-only", InvalidArgument(""));
   r2c.release_operand();
   throws_with([&] { r2c.execute(); }, "no operand", StateError(""));
   r2c.reset_operand(real);
