@@ -37,17 +37,12 @@
 #include <cufftXt.h>
 #include <nccl.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -60,6 +55,7 @@
 #include <cuplan/distributed.hpp>
 
 #include "support/bench_check.hpp"
+#include "support/rank_processes.hpp"
 #include "support/rank_timing.hpp"
 
 namespace cp = cuplan;
@@ -434,116 +430,46 @@ RankResult run_rank(cp::Communicator& comm, std::int64_t n, const Args& a, std::
   return r;
 }
 
-// Process mode: each rank writes its series as "n name count values..." lines; the parent reads them back.
-void write_results(std::ostream& os, std::int64_t n, const RankResult& r) {
-  auto series = [&](const std::string& name, const std::vector<double>& v) {
-    os << n << ' ' << name << ' ' << v.size();
-    for (double x : v) os << ' ' << x;
-    os << '\n';
-  };
-  for (std::size_t c = 0; c < r.runs.size(); ++c) series("run" + std::to_string(c), r.runs[c]);
-  series("check", r.check);
-  series("local", r.local);
-  series("a2a", r.a2a);
-  series("bytes", {static_cast<double>(r.bytes_to_others)});
-}
-
-std::map<std::int64_t, RankResult> read_results(const std::filesystem::path& file) {
-  std::map<std::int64_t, RankResult> out;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream is(line);
-    std::int64_t n = 0;
-    std::string name;
-    std::size_t count = 0;
-    is >> n >> name >> count;
-    std::vector<double> v(count);
-    for (double& x : v) is >> x;
-    RankResult& r = out[n];
-    if (name.rfind("run", 0) == 0)
-      r.runs.push_back(std::move(v));
-    else if (name == "check")
-      r.check = std::move(v);
-    else if (name == "local")
-      r.local = std::move(v);
-    else if (name == "a2a")
-      r.a2a = std::move(v);
-    else if (name == "bytes" && !v.empty())
-      r.bytes_to_others = static_cast<std::int64_t>(v[0]);
+// Process mode (support/rank_processes.hpp): each rank's results as series keyed by the size.
+bench::Series to_series(const std::map<std::int64_t, RankResult>& by_size) {
+  bench::Series out;
+  for (const auto& [n, r] : by_size) {
+    auto& named = out[std::to_string(n)];
+    for (std::size_t c = 0; c < r.runs.size(); ++c) named["run" + std::to_string(c)] = r.runs[c];
+    named["check"] = r.check;
+    named["local"] = r.local;
+    named["a2a"] = r.a2a;
+    named["bytes"] = {static_cast<double>(r.bytes_to_others)};
   }
   return out;
 }
 
-// A rank started by run_processes: joins the communicator and writes its results; the exit code tells the parent.
-int child_main(const Args& a) {
-  const int rank = std::atoi(std::getenv("CUPLAN_BENCH_RANK"));
-  const int size = std::atoi(std::getenv("CUPLAN_BENCH_SIZE"));
-  const std::filesystem::path dir = std::getenv("CUPLAN_BENCH_DIR");
-  const auto id_file = dir / "nccl_id";
-  cp::Communicator::UniqueId id{};
-  if (rank == 0) {
-    id = cp::Communicator::unique_id();
-    auto tmp = id_file;
-    tmp += ".tmp";
-    std::ofstream(tmp, std::ios::binary).write(id.data(), static_cast<std::streamsize>(id.size()));
-    std::filesystem::rename(tmp, id_file);  // readers never see a partial id
-  } else {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (!std::filesystem::exists(id_file)) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "rank %d: rank 0 never wrote the unique id\n", rank);
-        return 1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    std::ifstream(id_file, std::ios::binary).read(id.data(), static_cast<std::streamsize>(id.size()));
-  }
-  cp::Communicator comm = cp::Communicator::from_unique_id(id, rank, size, cp::Device::cuda(rank));
-  std::ofstream out(dir / ("rank" + std::to_string(rank) + ".txt"));
-  for (std::int64_t n : a.sizes) write_results(out, n, run_rank(comm, n, a, nullptr, nullptr));
-  return out.good() ? 0 : 1;
+RankResult from_series(const std::map<std::string, std::vector<double>>& named) {
+  RankResult r;
+  // "run0", "run1", ... in configuration order (the map orders "run10" before "run2").
+  for (std::size_t c = 0; named.count("run" + std::to_string(c)); ++c)
+    r.runs.push_back(named.at("run" + std::to_string(c)));
+  if (named.count("check")) r.check = named.at("check");
+  if (named.count("local")) r.local = named.at("local");
+  if (named.count("a2a")) r.a2a = named.at("a2a");
+  if (named.count("bytes") && !named.at("bytes").empty())
+    r.bytes_to_others = static_cast<std::int64_t>(named.at("bytes")[0]);
+  return r;
 }
 
-// Starts one process per GPU (this executable again, with the same arguments) and gathers their results per size,
-// per rank. Exits when a rank fails.
+// A rank started by run_processes: joins the communicator and writes its results; the exit code tells the parent.
+int child_main(const bench::ChildRank& child, const Args& a) {
+  cp::Communicator comm = bench::join_children(child);
+  std::map<std::int64_t, RankResult> by_size;
+  for (std::int64_t n : a.sizes) by_size[n] = run_rank(comm, n, a, nullptr, nullptr);
+  return bench::write_series(child, to_series(by_size)) ? 0 : 1;
+}
+
+// One process per GPU (this executable again, with the same arguments); their results per size, per rank.
 std::map<std::int64_t, std::vector<RankResult>> run_processes(int gpus, char** argv) {
-  std::string leaf = "cuplan_dist_bench_";
-  leaf += std::to_string(getpid());
-  const auto dir = std::filesystem::temp_directory_path() / leaf;
-  std::filesystem::create_directories(dir);
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::vector<pid_t> children;
-  for (int r = 0; r < gpus; ++r) {
-    const pid_t pid = fork();
-    if (pid < 0) {
-      std::perror("fork");
-      std::exit(1);
-    }
-    if (pid == 0) {
-      setenv("CUPLAN_BENCH_RANK", std::to_string(r).c_str(), 1);
-      setenv("CUPLAN_BENCH_SIZE", std::to_string(gpus).c_str(), 1);
-      setenv("CUPLAN_BENCH_DIR", dir.c_str(), 1);
-      execv(self.c_str(), argv);
-      _exit(127);
-    }
-    children.push_back(pid);
-  }
-  bool ok = true;
-  for (int r = 0; r < gpus; ++r) {
-    int status = 0;
-    waitpid(children[static_cast<std::size_t>(r)], &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::fprintf(stderr, "rank %d (process) failed, status %d\n", r, status);
-      ok = false;
-    }
-  }
-  if (!ok) std::exit(1);
   std::map<std::int64_t, std::vector<RankResult>> out;
-  for (int r = 0; r < gpus; ++r)
-    for (auto& [n, result] : read_results(dir / ("rank" + std::to_string(r) + ".txt")))
-      out[n].push_back(std::move(result));
-  std::filesystem::remove_all(dir);
+  for (const bench::Series& rank : bench::launch_ranks(gpus, argv))
+    for (const auto& [key, named] : rank) out[std::stoll(key)].push_back(from_series(named));
   return out;
 }
 
@@ -619,12 +545,9 @@ void report(std::int64_t n, int gpus, const Args& a, double single, double xt, c
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<char*> args(argv, argv + argc);  // parse() tokenises in place: keep the originals for the children
-  std::vector<std::string> copies(argv, argv + argc);
-  for (std::size_t i = 0; i < copies.size(); ++i) args[i] = copies[i].data();
-  args.push_back(nullptr);
+  bench::ChildArgs child_args(argc, argv);  // parse() tokenises in place: keep the originals for the children
   const Args a = parse(argc, argv);
-  if (std::getenv("CUPLAN_BENCH_RANK") != nullptr) return child_main(a);
+  if (const auto child = bench::child_rank()) return child_main(*child, a);
   if (!cp::cuda_available()) {
     std::printf("distributed_fft_bench: no CUDA device on this machine; nothing measured\n");
     return 77;
@@ -634,7 +557,7 @@ int main(int argc, char** argv) {
               a.reps, a.warmup);
   // The processes run first: this process has not touched the GPUs' memory yet, and the children start fresh.
   std::map<std::int64_t, std::vector<RankResult>> procs;
-  if (a.mode != "threads") procs = run_processes(gpus, args.data());
+  if (a.mode != "threads") procs = run_processes(gpus, child_args.argv());
   std::vector<cp::Communicator> comms;
   if (a.mode != "processes") {
     std::vector<int> devices;
