@@ -27,10 +27,14 @@
 #include <cuplan/cuplan.hpp>
 
 #include "support/bench_csv.hpp"
+#include "support/fft_timing.hpp"
 
 namespace cp = cuplan;
 using cfloat = std::complex<float>;
 using Clock = std::chrono::steady_clock;
+using bench::gpu_median_ms;
+using bench::host_us_per_call;
+using bench::median;
 
 namespace {
 
@@ -42,70 +46,12 @@ void check(bool ok, const char* what) {
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 std::vector<cfloat> random_values(std::size_t n) {
   std::mt19937_64 rng(12345);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<cfloat> v(n);
   for (auto& x : v) x = {u(rng), u(rng)};
   return v;
-}
-
-// Median GPU milliseconds of `run` on `stream` over `reps` repetitions after `warmup` ones.
-double gpu_median_ms(cudaStream_t stream, int warmup, int reps, const std::function<void()>& run) {
-  for (int i = 0; i < warmup; ++i) run();
-  cudaEvent_t start, stop;
-  BENCH_CUDA(cudaEventCreate(&start));
-  BENCH_CUDA(cudaEventCreate(&stop));
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    BENCH_CUDA(cudaEventRecord(start, stream));
-    run();
-    BENCH_CUDA(cudaEventRecord(stop, stream));
-    BENCH_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  BENCH_CUDA(cudaEventDestroy(start));
-  BENCH_CUDA(cudaEventDestroy(stop));
-  return median(times);
-}
-
-// Holds `stream` for `ms` milliseconds with a host function, so calls enqueued meanwhile cost only host time.
-void hold_stream(cudaStream_t stream, int ms) {
-  static int hold_ms = 0;
-  hold_ms = ms;
-  BENCH_CUDA(cudaLaunchHostFunc(
-      stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms)); }, nullptr));
-}
-
-// Median host microseconds per call of each of `calls_of`, in `rounds` rounds; each round times `calls` back-to-back
-// calls of every variant in a rotating order, so that drift of the host's clock during the run affects all alike.
-std::vector<double> host_us_per_call(cudaStream_t stream, int rounds, int calls,
-                                     const std::vector<std::function<void()>>& variants) {
-  for (const auto& call : variants)
-    for (int i = 0; i < 100; ++i) call();  // warm-up: plans, pools, caches
-  BENCH_CUDA(cudaStreamSynchronize(stream));
-  std::vector<std::vector<double>> per_call(variants.size());
-  for (int r = 0; r < rounds; ++r) {
-    for (std::size_t j = 0; j < variants.size(); ++j) {
-      const std::size_t k = (j + static_cast<std::size_t>(r)) % variants.size();
-      hold_stream(stream, 30);
-      const auto t0 = Clock::now();
-      for (int i = 0; i < calls; ++i) variants[k]();
-      const auto t1 = Clock::now();
-      per_call[k].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
-      BENCH_CUDA(cudaStreamSynchronize(stream));
-    }
-  }
-  std::vector<double> medians;
-  for (auto& v : per_call) medians.push_back(median(v));
-  return medians;
 }
 
 void ratio_line(const char* what, double cuplan, double raw, const char* unit) {

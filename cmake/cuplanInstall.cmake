@@ -20,6 +20,8 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/cuplanConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/cuplanConfigVersion.cmake
   cmake/cuplanCuda20.cmake
+  cmake/cuplanFftCallback.cmake
+  cmake/cuplanEmbedBytes.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cuplan)
 
 # pkg-config: paths of this package relative to the .pc file's own location, so the prefix can move. The CUDA

@@ -191,6 +191,11 @@ struct DistributedFFTOptions {
   /// execute() then takes no `out` and returns the operand's memory seen with output_box()'s shape. Every rank's
   /// output box must fit in its input box (InvalidArgument on every rank in the constructor otherwise).
   bool inplace = false;
+  /// Prolog and epilog callbacks (FFTOptions::prolog, FFTOptions::epilog) are not supported by DistributedFFT yet: a
+  /// non-empty one is refused with CallbackError (docs/distributed.md, "Callbacks").
+  FFTCallback prolog{};
+  /// See prolog.
+  FFTCallback epilog{};
 };
 
 /// The execute options of FFT, with the same meaning: `release_workspace` also releases the exchange buffers, and

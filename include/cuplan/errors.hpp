@@ -58,6 +58,25 @@ class CUPLAN_API OrderingError : public Error {
   using Error::Error;
 };
 
+/// A prolog or epilog of an FFT (cuplan/fft_callbacks.hpp) that cannot be used: CUDA source that does not compile,
+/// a signature that does not match the transform's element type, a form the execution cannot run (CUDA code on the
+/// CPU, a host callable on the GPU) or a layout callbacks do not support. `callback()` names it ("prolog 'scale'"),
+/// `log()` holds the compiler's or linker's log (empty when none ran). An InvalidArgument, so code catching that
+/// catches this too.
+class CUPLAN_API CallbackError : public InvalidArgument {
+ public:
+  /// `message` is what() (it names the callback and ends with the log, if any).
+  CallbackError(const std::string& message, std::string callback, std::string log);
+  /// "prolog 'symbol'" or "epilog 'symbol'" (host callables: "prolog (host callable)").
+  const std::string& callback() const noexcept { return callback_; }
+  /// The NVRTC or nvJitLink log of the failed compilation or link; empty when the error is not a compiler's.
+  const std::string& log() const noexcept { return log_; }
+
+ private:
+  std::string callback_;
+  std::string log_;
+};
+
 /// A library call that returned an error status. `call()` is the failing expression, `status()` its numeric
 /// status, `status_name()` the symbolic name (e.g. "CUFFT_INVALID_SIZE"). A failure inside a call of an FFT,
 /// Matmul (class or function form) or distributed object also names that object in `context()` and at the end of

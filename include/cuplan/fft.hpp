@@ -15,6 +15,7 @@
 #include "cuplan/dtype.hpp"
 #include "cuplan/execution.hpp"
 #include "cuplan/export.hpp"
+#include "cuplan/fft_callbacks.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -76,6 +77,12 @@ struct FFTOptions {
   std::size_t device_memory_limit = 0;
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
+  /// Runs on each element the transform loads, in place of a separate pass before it (docs/fft.md, "Callbacks"):
+  /// CUDA source or LTO-IR for CUDA execution, a host callable for CPU execution. Empty: none.
+  FFTCallback prolog{};
+  /// Runs on each element the transform stores, in place of a separate pass after it (before the normalization's
+  /// scaling, which stays a pass of its own). Empty: none.
+  FFTCallback epilog{};
 };
 
 /// Options of one FFT::execute call.
@@ -91,6 +98,11 @@ struct FFTExecuteOptions {
   /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
   /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it.
   std::optional<TensorView> out{};
+  /// A new user data pointer for the prolog, from this call on (no new plan: the callback's caller_info block is
+  /// rewritten in stream order). StateError without a prolog.
+  std::optional<void*> prolog_data{};
+  /// A new user data pointer for the epilog, from this call on. StateError without an epilog.
+  std::optional<void*> epilog_data{};
 };
 
 }  // namespace CUPLAN_ABI_NAMESPACE

@@ -31,6 +31,9 @@ LibraryError::LibraryError(std::string library, std::string call, int status, st
       status_name_(std::move(status_name)),
       context_(std::move(context)) {}
 
+CallbackError::CallbackError(const std::string& message, std::string callback, std::string log)
+    : InvalidArgument(message), callback_(std::move(callback)), log_(std::move(log)) {}
+
 }  // namespace CUPLAN_ABI_NAMESPACE
 
 namespace detail {

@@ -42,6 +42,7 @@ Tensor FftImpl::execute(const FFTExecuteOptions& options) {
       out_signature_.require_match(*out, "FFT", "execute", "out");
     }
   }
+  set_callback_data(options.prolog_data, options.epilog_data, "FFT.execute");
   return execute_validated(direction, options.stream, options.after, out, options.release_workspace);
 }
 
@@ -123,6 +124,7 @@ Tensor FftImpl::execute_cuda(Direction direction, const std::optional<StreamRef>
     // The transform and its scaling, replayed as one graph launch when these pointers came recently.
     ReplayKey key;
     key.add(in).add(out).add(workspace_ptr_).add(direction).add(scale);
+    if (callbacks_) cufft_->update_callbacks(*callbacks_, s.native());  // new user data: before the transform
     replay_.run(key, device, s.native(), [&](cudaStream_t stream) {
       cufft_->bind(stream, workspace_ptr_);
       cufft_->execute(direction, in, out);
@@ -174,7 +176,10 @@ Tensor FftImpl::execute_cpu(Direction direction, const std::optional<StreamRef>&
     in = host_in_stage_.data();
   }
   if (decision_.output_copy) out = host_out_stage_.data();
-  fftw_->execute(direction, in, out, scale_for(direction));
+  if (callbacks_)
+    fftw_->execute(direction, in, out, scale_for(direction), *callbacks_);
+  else
+    fftw_->execute(direction, in, out, scale_for(direction));
   if (decision_.output_copy)
     copy(TensorView(out, decision_.out_dtype, decision_.out_shape, decision_.compute_out_strides, Device::cpu(),
                     MemorySpace::host_pageable),

@@ -50,6 +50,13 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorV
   key.add(static_cast<std::uint64_t>(o.device_memory_limit));  // the staged split of a host operand depends on it
   key.add(static_cast<std::uint64_t>(o.planning));
   if (out != nullptr) key.add(detail::OperandSignature::of(*out));
+  // The callbacks' identity (code hash, or the host callable's number), not their user data: a hit takes the
+  // call's user data pointers instead.
+  for (const FFTCallback* callback : {&o.prolog, &o.epilog})
+    if (*callback)
+      key.add(static_cast<std::uint64_t>(callback->form())).add(callback->identity(0)).add(callback->identity(1));
+    else
+      key.add(std::uint64_t{0});
   return key;
 }
 
@@ -96,7 +103,11 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
         impl->plan(options.stream);
         return impl;
       },
-      [&](detail::FftImpl& impl) { impl.adopt_operand(std::move(x)); },
+      [&](detail::FftImpl& impl) {
+        impl.adopt_operand(std::move(x));
+        if (options.prolog) impl.set_callback_data(options.prolog.user_data(), std::nullopt, name);
+        if (options.epilog) impl.set_callback_data(std::nullopt, options.epilog.user_data(), name);
+      },
       [&](detail::FftImpl& impl) {
         return impl.execute_validated(direction, options.stream, options.after, out, false);
       });

@@ -81,7 +81,9 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   request.stage_output = staged;
   request.loop_is_costly = target_.cuda;
   request.aligned_real_calls = target_.cuda;
+  request.single_call = target_.cuda && (options.prolog || options.epilog);
   decision_ = plan_layout(request);
+  if (options.prolog || options.epilog) callbacks_ = std::make_unique<CallbackSet>(options, decision_, target_);
   check_alignment(x.data(), required_alignment(x.dtype()), "operand", "FFT");
   check_inplace_room(operand_, "FFT");
   if (options.inplace) {
@@ -198,7 +200,7 @@ void FftImpl::plan(std::optional<StreamRef> stream) try {
     staged_->order_setup_before(phase.stream().native());
   } else {
     if (!cufft_ && decision_.layout.rank > 0) {
-      cufft_ = std::make_unique<CufftPlan>(decision_, target_.device);
+      cufft_ = std::make_unique<CufftPlan>(decision_, target_.device, callbacks_.get(), phase.stream());
       replay_.invalidate();  // graphs of an earlier plan (none today: the plan is made once) are stale
     }
     // Every later phase runs after this one, so after the setup cuFFT left queued when planning.
@@ -255,6 +257,15 @@ void FftImpl::release_operand() {
   state_.set_operand(false);
 }
 
+void FftImpl::set_callback_data(const std::optional<void*>& prolog, const std::optional<void*>& epilog,
+                                const char* method) {
+  if (!prolog && !epilog) return;
+  if (!callbacks_)
+    throw StateError(fmt::format("{}: {}: the FFT was planned without callbacks; set FFTOptions::prolog or epilog",
+                                 method, prolog ? "prolog_data" : "epilog_data"));
+  callbacks_->set_user_data(prolog, epilog, method);
+}
+
 void FftImpl::free() noexcept {
   if (state_.freed()) return;
   NvtxRange range(nvtx_name(nvtx_free, "cuplan::FFT::free"));
@@ -295,14 +306,23 @@ std::string FftImpl::describe() const {
   if (d.input_copy) copies += fmt::format(", input copy ({})", d.input_copy_reason);
   if (d.output_copy) copies += fmt::format(", output copy ({})", d.output_copy_reason);
   return fmt::format(
-      "FFT {} {} -> {} axes [{}] shape {} -> {}, lengths [{}], {} batch dim(s) ({} call(s) per execute){}{}, "
-      "normalization {}, {} execution{}{}, workspace {} bytes",
-      to_string(d.type), d.in_dtype.name(), d.out_dtype.name(), fmt::join(d.axes, ", "), str(d.in_shape),
-      str(d.out_shape), fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", "), l.batch_dims.size(),
-      target_.cuda ? l.loop_in_offsets.size() : 1, d.inplace_compute ? ", in place" : "", copies,
-      to_string(normalization_), target_.cuda ? "cuFFT" : "FFTW",
-      target_.cuda ? fmt::format(" on cuda:{}", target_.device) : std::string(),
-      target_.cuda ? std::string() : fmt::format(" ({} planning)", to_string(planning_)), workspace_size());
+             "FFT {} {} -> {} axes [{}] shape {} -> {}, lengths [{}], {} batch dim(s) ({} call(s) per execute){}{}, "
+             "normalization {}, {} execution{}{}, workspace {} bytes",
+             to_string(d.type), d.in_dtype.name(), d.out_dtype.name(), fmt::join(d.axes, ", "), str(d.in_shape),
+             str(d.out_shape), fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", "), l.batch_dims.size(),
+             target_.cuda ? l.loop_in_offsets.size() : 1, d.inplace_compute ? ", in place" : "", copies,
+             to_string(normalization_), target_.cuda ? "cuFFT" : "FFTW",
+             target_.cuda ? fmt::format(" on cuda:{}", target_.device) : std::string(),
+             target_.cuda ? std::string() : fmt::format(" ({} planning)", to_string(planning_)), workspace_size()) +
+         callbacks_description();
+}
+
+std::string FftImpl::callbacks_description() const {
+  if (!callbacks_) return {};
+  std::string text;
+  for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog})
+    if (callbacks_->has(role)) text += ", " + callback_name(role, callbacks_->callback(role));
+  return text;
 }
 
 std::string FftImpl::error_context() const {

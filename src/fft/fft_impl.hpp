@@ -9,6 +9,7 @@
 
 #include "base/nvtx.hpp"
 #include "cuplan/fft.hpp"
+#include "fft/callbacks/callback_set.hpp"
 #include "fft/cufft/cufft_backend.hpp"
 #include "fft/fft_staged.hpp"
 #include "fft/fftw/fftw_backend.hpp"
@@ -40,6 +41,9 @@ class FftImpl final : public CachedPlan {
   /// after the last phase.
   void adopt_operand(TensorRef&& operand);
   void release_operand();
+  /// New user data pointers of the callbacks (an execute's override, or a function-form call's options on a plan
+  /// cache hit); StateError for a callback the object was planned without.
+  void set_callback_data(const std::optional<void*>& prolog, const std::optional<void*>& epilog, const char* method);
   void free() noexcept;
 
   const LayoutDecision& decision() const noexcept { return decision_; }
@@ -65,6 +69,7 @@ class FftImpl final : public CachedPlan {
     return direction == Direction::forward ? forward_scale_ : inverse_scale_;
   }
   void record_operand_use(StreamRef stream);
+  std::string callbacks_description() const;  // ", prolog 'f', epilog 'g'" or empty
 
   LayoutDecision decision_;
   ExecutionTarget target_;
@@ -111,6 +116,9 @@ class FftImpl final : public CachedPlan {
   Parity parity_ = Parity::even;
   std::size_t device_memory_limit_ = 0;
   Planning planning_ = Planning::estimate;
+
+  // Prolog and epilog (null without either): checked at construction, compiled and linked by plan().
+  std::unique_ptr<CallbackSet> callbacks_;
 
   // CPU execution.
   std::unique_ptr<FftwPlan> fftw_;

@@ -382,6 +382,8 @@ LayoutDecision plan_layout(const LayoutRequest& req) {
   // Many batch dimensions that do not merge would cost one cuFFT call each: use batch-outer dense copies instead.
   if (req.loop_is_costly && !d.inplace_compute && loop_calls(d, active) > kMaxLoopCalls)
     copy_both_batch_outer("batch axes do not merge into one (count, distance) pair");
+  else if (req.single_call && !d.inplace_compute && loop_calls(d, active) > 1)
+    copy_both_batch_outer("callbacks need one cuFFT call, and the batch axes do not merge into one");
 
   d.layout = build_layout(d, order, active);
 

@@ -70,6 +70,9 @@ struct LayoutRequest {
   /// 8 bytes for f32, 16 for f64), i.e. the loop's offsets on the real side must be even. Where they are not, the
   /// real side (or, failing that, both sides) is computed through a dense batch-outer internal copy.
   bool aligned_real_calls = false;
+  /// The transform must be one library call (cuFFT callbacks: their offsets count from each call's pointers, so a
+  /// loop of calls would make them ambiguous): batches that do not merge are copied batch-outer dense instead.
+  bool single_call = false;
 };
 
 /// The planner's answer.

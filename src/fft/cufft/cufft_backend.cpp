@@ -13,6 +13,7 @@
 #include "base/log.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
+#include "fft/cufft/callback_info_kernel.hpp"
 #include "fft/cufft/cufft_check.hpp"
 #include "fft/cufft/scale_kernel.hpp"
 
@@ -34,7 +35,7 @@ bool power_of_two(std::int64_t n) {
 
 }  // namespace
 
-CufftPlan::CufftPlan(const LayoutDecision& d, int device)
+CufftPlan::CufftPlan(const LayoutDecision& d, int device, const CallbackSet* callbacks, std::optional<StreamRef> stream)
     : type_(d.type),
       precision_(d.in_dtype.real()),
       in_element_(d.in_dtype.size()),
@@ -67,9 +68,28 @@ CufftPlan::CufftPlan(const LayoutDecision& d, int device)
                  (l.batch == 1 || (l.idist == dense_dist && l.odist == dense_dist));
     for (int k = 1; k < l.rank; ++k) basic = basic && l.inembed[k] == l.n[k] && l.onembed[k] == l.n[k];
     const cudaDataType execution_type = data_type(d.in_dtype.complex());
-    CUPLAN_CUFFT_CHECK(cufftXtMakePlanMany(handle_, l.rank, n, basic ? nullptr : inembed, l.istride, l.idist,
-                                           data_type(d.in_dtype), basic ? nullptr : onembed, l.ostride, l.odist,
-                                           data_type(d.out_dtype), l.batch, &workspace_size_, execution_type));
+    // LTO callbacks go on the handle before the planning call, which links them into the plan's kernels.
+    if (callbacks != nullptr) set_callbacks(*callbacks, device, stream.value_or(StreamRef{}));
+    try {
+      CUPLAN_CUFFT_CHECK(cufftXtMakePlanMany(handle_, l.rank, n, basic ? nullptr : inembed, l.istride, l.idist,
+                                             data_type(d.in_dtype), basic ? nullptr : onembed, l.ostride, l.odist,
+                                             data_type(d.out_dtype), l.batch, &workspace_size_, execution_type));
+    } catch (const LibraryError& error) {
+      // cuFFT links the callbacks while planning: a failure there is the callbacks' (nvJitLink's log is not
+      // returned by cuFFT; the status says which step failed).
+      const bool prolog = callback_code_[0] != nullptr, epilog = callback_code_[1] != nullptr;
+      if (!(prolog || epilog) || (error.status() != CUFFT_NVJITLINK_FAILURE && error.status() != CUFFT_NOT_SUPPORTED &&
+                                  error.status() != CUFFT_INVALID_VALUE))
+        throw;
+      std::string names;
+      for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog})
+        if (callbacks != nullptr && callbacks->has(role))
+          names += (names.empty() ? "" : " and ") + callback_name(role, callbacks->callback(role));
+      throw CallbackError(fmt::format("FFT: {}: cuFFT could not plan the transform with the callback linked in "
+                                      "({}); {}",
+                                      names, error.status_name(), error.what()),
+                          names, "");
+    }
     // cuFFT enqueues part of a plan's setup on the legacy default stream and returns. A transform on a
     // non-blocking stream is not ordered after it: under load it read tables not yet written (illegal address).
     CUPLAN_CUDA_CHECK(cudaEventCreateWithFlags(&planned_, cudaEventDisableTiming));
@@ -86,6 +106,45 @@ CufftPlan::CufftPlan(const LayoutDecision& d, int device)
       "workspace {} bytes on device {}",
       d.in_dtype.name(), to_string(d.type), l.rank, fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", "),
       l.batch, in_offsets_.size(), l.istride, l.idist, l.ostride, l.odist, workspace_size_, device);
+}
+
+void CufftPlan::set_callbacks(const CallbackSet& callbacks, int device, StreamRef stream) {
+  int major = 0, minor = 0;
+  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  // The blocks' writer is loaded now, so that an execute never waits for a module load (see load_scale_kernels).
+  CUPLAN_CUDA_CHECK(load_callback_info_kernel());
+  auto* blocks =
+      static_cast<fft_callback::Info*>(callback_blocks_.ensure(2 * sizeof(fft_callback::Info), device, stream));
+  for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog}) {
+    if (!callbacks.has(role)) continue;
+    const int i = CallbackSet::index(role);
+    const DType element = callbacks.element(role);
+    callback_code_[i] = lto_callback(callbacks.callback(role), role, element, major * 10 + minor);
+    const bool prolog = role == CallbackRole::prolog;
+    const bool real = !element.is_complex(), dbl = element.real() == f64;
+    const cufftXtCallbackType type = prolog ? (real ? (dbl ? CUFFT_CB_LD_REAL_DOUBLE : CUFFT_CB_LD_REAL)
+                                                    : (dbl ? CUFFT_CB_LD_COMPLEX_DOUBLE : CUFFT_CB_LD_COMPLEX))
+                                            : (real ? (dbl ? CUFFT_CB_ST_REAL_DOUBLE : CUFFT_CB_ST_REAL)
+                                                    : (dbl ? CUFFT_CB_ST_COMPLEX_DOUBLE : CUFFT_CB_ST_COMPLEX));
+    // caller_info: one device pointer per GPU of the plan, here the callback's Info block.
+    caller_info_[i] = blocks + i;
+    const LtoCallback& code = *callback_code_[i];
+    CUPLAN_CUFFT_CHECK(cufftXtSetJITCallback(handle_, code.symbol.c_str(), code.lto_ir.data(), code.lto_ir.size(), type,
+                                             &caller_info_[i]));
+  }
+  update_callbacks(callbacks, stream.native());
+}
+
+void CufftPlan::update_callbacks(const CallbackSet& callbacks, cudaStream_t stream) {
+  if (callbacks.version() == callbacks_version_) return;
+  for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog})
+    if (callbacks.has(role)) {
+      const int i = CallbackSet::index(role);
+      CUPLAN_CUDA_CHECK(
+          launch_write_callback_info(static_cast<fft_callback::Info*>(caller_info_[i]), callbacks.info(role), stream));
+    }
+  callbacks_version_ = callbacks.version();
 }
 
 CufftPlan::~CufftPlan() {

@@ -9,18 +9,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "cuplan/fft.hpp"
+#include "fft/callbacks/callback_set.hpp"
+#include "fft/cufft/callback_compile.hpp"
 #include "fft/planner.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace cuplan::detail {
 
 class CufftPlan {
  public:
   /// Plans on `device` (made current for the call). NotSupported for half precision with a length that is not a
-  /// power of two.
-  CufftPlan(const LayoutDecision& decision, int device);
+  /// power of two. `callbacks`: the prolog and epilog, compiled (or found compiled) for the device's architecture
+  /// and linked into the plan (set between cufftCreate and the planning call, as cuFFT requires), their caller_info
+  /// blocks allocated and written on `stream`; CallbackError when they cannot be compiled or linked.
+  CufftPlan(const LayoutDecision& decision, int device, const CallbackSet* callbacks = nullptr,
+            std::optional<StreamRef> stream = std::nullopt);
   ~CufftPlan();
   CufftPlan(const CufftPlan&) = delete;
   CufftPlan& operator=(const CufftPlan&) = delete;
@@ -33,9 +41,18 @@ class CufftPlan {
   void bind(cudaStream_t stream, void* workspace);
   /// Enqueues the transform of `in` into `out` on the bound stream.
   void execute(Direction direction, const void* in, void* out);
+  /// Rewrites the device caller_info blocks on `stream` when the callbacks' user data changed since the last write
+  /// (one comparison otherwise). Called before a transform, outside any graph capture.
+  void update_callbacks(const CallbackSet& callbacks, cudaStream_t stream);
 
  private:
-  int handle_ = 0;  ///< the cufftHandle (an int: checked in cufft_backend.cpp)
+  void set_callbacks(const CallbackSet& callbacks, int device, StreamRef stream);
+
+  int handle_ = 0;                                       ///< the cufftHandle (an int: checked in cufft_backend.cpp)
+  void* caller_info_[2] = {nullptr, nullptr};            ///< what cufftXtSetJITCallback's caller_info arrays point to
+  std::shared_ptr<const LtoCallback> callback_code_[2];  ///< prolog, epilog: kept while the plan lives
+  DeviceBuffer callback_blocks_;                         ///< the two caller_info blocks cuFFT's kernels read
+  std::uint64_t callbacks_version_ = 0;                  ///< CallbackSet::version() last written
   bool created_ = false;
   /// Recorded on the legacy default stream after planning, where cuFFT leaves setup work that the plan's
   /// transforms read; null once seen complete.

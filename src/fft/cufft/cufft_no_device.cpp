@@ -10,7 +10,8 @@
 
 namespace cuplan::detail {
 
-CufftPlan::CufftPlan(const LayoutDecision& /*decision*/, int /*device*/) {
+CufftPlan::CufftPlan(const LayoutDecision& /*decision*/, int /*device*/, const CallbackSet* /*callbacks*/,
+                     std::optional<StreamRef> /*stream*/) {
   throw_built_without_cuda("a cuFFT plan");
 }
 CufftPlan::~CufftPlan() = default;
@@ -23,6 +24,9 @@ void CufftPlan::bind(cudaStream_t /*stream*/, void* /*workspace*/) {
 }
 void CufftPlan::execute(Direction /*direction*/, const void* /*in*/, void* /*out*/) {
   throw_built_without_cuda("a cuFFT transform");
+}
+void CufftPlan::update_callbacks(const CallbackSet& /*callbacks*/, cudaStream_t /*stream*/) {
+  throw_built_without_cuda("a cuFFT plan");
 }
 
 void scale_device(void* /*data*/, DType /*dtype*/, const OutputWalk& /*walk*/, double /*scale*/,

@@ -142,6 +142,7 @@ FftwPlan::FftwPlan(const LayoutDecision& decision, int threads, Planning plannin
 
 FftwPlan::~FftwPlan() {
   for (Slot& slot : slots_) destroy(slot.plan);
+  for (ChunkSlot& slot : chunk_slots_) destroy(slot.plan);
 }
 
 void FftwPlan::destroy(void* plan) const noexcept {
@@ -153,8 +154,9 @@ void FftwPlan::destroy(void* plan) const noexcept {
     fftwf_destroy_plan(static_cast<fftwf_plan>(plan));
 }
 
-void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignment) const {
-  const AdvancedLayout& l = decision_.layout;
+void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, int in_alignment,
+                          int out_alignment) const {
+  const AdvancedLayout& l = decision.layout;
   std::vector<fftw_iodim64> dims(static_cast<std::size_t>(l.rank));
   for (int k = 0; k < l.rank; ++k) {
     std::int64_t is = l.istride, os = l.ostride;
@@ -172,7 +174,7 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
   const unsigned effort = planning_ == Planning::patient   ? FFTW_PATIENT
                           : planning_ == Planning::measure ? FFTW_MEASURE
                                                            : FFTW_ESTIMATE;
-  const unsigned flags = effort | (decision_.type == FFTType::c2r ? FFTW_DESTROY_INPUT : 0u);
+  const unsigned flags = effort | (decision.type == FFTType::c2r ? FFTW_DESTROY_INPUT : 0u);
   const int rank = l.rank, hm = static_cast<int>(howmany.size());
   // fftw_plan_with_nthreads is process-wide: set for this plan under the planner lock, the program's own count put
   // back after it (a program that plans with FFTW itself keeps its setting).
@@ -191,10 +193,10 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
     const PlannerThreads planner_threads(double_precision_, threads_);
     if (double_precision_) {
       auto* d = reinterpret_cast<fftw_iodim64*>(dims.data());
-      if (decision_.type == FFTType::c2c)
+      if (decision.type == FFTType::c2c)
         return fftw_plan_guru64_dft(rank, d, hm, howmany.data(), static_cast<fftw_complex*>(in),
                                     static_cast<fftw_complex*>(out), sign, plan_flags);
-      if (decision_.type == FFTType::r2c)
+      if (decision.type == FFTType::r2c)
         return fftw_plan_guru64_dft_r2c(rank, d, hm, howmany.data(), static_cast<double*>(in),
                                         static_cast<fftw_complex*>(out), plan_flags);
       return fftw_plan_guru64_dft_c2r(rank, d, hm, howmany.data(), static_cast<fftw_complex*>(in),
@@ -202,10 +204,10 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
     }
     auto* d = reinterpret_cast<fftwf_iodim64*>(dims.data());
     auto* h = reinterpret_cast<fftwf_iodim64*>(howmany.data());
-    if (decision_.type == FFTType::c2c)
+    if (decision.type == FFTType::c2c)
       return fftwf_plan_guru64_dft(rank, d, hm, h, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out),
                                    sign, plan_flags);
-    if (decision_.type == FFTType::r2c)
+    if (decision.type == FFTType::r2c)
       return fftwf_plan_guru64_dft_r2c(rank, d, hm, h, static_cast<float*>(in), static_cast<fftwf_complex*>(out),
                                        plan_flags);
     return fftwf_plan_guru64_dft_c2r(rank, d, hm, h, static_cast<fftwf_complex*>(in), static_cast<float*>(out),
@@ -216,7 +218,7 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
   // the planning flags. The probe block has the real arrays' alignment and placement, so a plan from wisdom (which
   // never touches the arrays) is made on it; only a problem the wisdom lacks is measured, on scratch arrays.
   void* const probe_in = probe(in_alignment, false);
-  void* const probe_out = decision_.inplace_compute ? probe_in : probe(out_alignment, true);
+  void* const probe_out = decision.inplace_compute ? probe_in : probe(out_alignment, true);
   CUPLAN_LIBRARY_FAULT_POINT("FFTW", "fftw_plan_guru64_dft");
   const PlannerLock lock;
   void* plan = nullptr;
@@ -231,11 +233,11 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
     // Measuring runs transforms to choose among FFTW's algorithms: seconds for a large problem (more with patient).
     log(LogLevel::info,
         "FFT: FFTW {} planning of {} {} rank {} ({} batch dims, {} threads) started: it times transforms to choose",
-        to_string(planning_), decision_.in_dtype.name(), to_string(decision_.type), rank, hm, threads_);
+        to_string(planning_), decision.in_dtype.name(), to_string(decision.type), rank, hm, threads_);
     const auto started = std::chrono::steady_clock::now();
     std::vector<unsigned char> scratch;
     const ScratchArrays arrays =
-        scratch_arrays(scratch, dims, howmany, decision_, double_precision_ ? sizeof(double) : sizeof(float),
+        scratch_arrays(scratch, dims, howmany, decision, double_precision_ ? sizeof(double) : sizeof(float),
                        in_alignment, out_alignment);
     plan = plan_on(arrays.in, arrays.out, flags);
     measured_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
@@ -244,9 +246,9 @@ void* FftwPlan::make_plan(Direction direction, int in_alignment, int out_alignme
   }
   if (plan == nullptr)
     throw NotSupported(fmt::format("FFT: FFTW could not plan a rank-{} {} transform with {} batch dimensions", rank,
-                                   to_string(decision_.type), hm));
+                                   to_string(decision.type), hm));
   log(LogLevel::info, "FFT: FFTW planned {} {} rank {} ({} batch dims, {} threads, alignment in {} out {}, {} {}{})",
-      decision_.in_dtype.name(), to_string(decision_.type), rank, hm, threads_, in_alignment, out_alignment,
+      decision.in_dtype.name(), to_string(decision.type), rank, hm, threads_, in_alignment, out_alignment,
       to_string(planning_), source, measured_ms >= 0 ? fmt::format(" in {:.1f} ms", measured_ms) : std::string());
   return plan;
 }
@@ -259,7 +261,7 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale) {
   const int out_alignment =
       double_precision_ ? fftw_alignment_of(static_cast<double*>(out)) : fftwf_alignment_of(static_cast<float*>(out));
   if (slot.plan == nullptr || slot.in_alignment != in_alignment || slot.out_alignment != out_alignment) {
-    void* plan = make_plan(direction, in_alignment, out_alignment);
+    void* plan = make_plan(decision_, direction, in_alignment, out_alignment);
     destroy(slot.plan);
     slot = {plan, in_alignment, out_alignment};
   }

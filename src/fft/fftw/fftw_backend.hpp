@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "cuplan/fft.hpp"
+#include "fft/callbacks/callback_set.hpp"
 #include "fft/planner.hpp"
 
 namespace cuplan::detail {
@@ -26,10 +28,16 @@ class FftwPlan {
   /// Transforms `in` into `out` (the compute buffers of the decision) and scales the result by `scale` (1: none).
   /// Re-plans when the arrays' alignment differs from the one planned for.
   void execute(Direction direction, void* in, void* out, double scale);
+  /// The same with host callbacks (fftw_callbacks.cpp): chunk by chunk along the outermost batch dimension, each
+  /// chunk's prolog, transform and epilog run back to back while the chunk is in cache. The prolog's values go to
+  /// a chunk-sized scratch buffer (the operand is never written); the epilog stores over the chunk's output.
+  void execute(Direction direction, void* in, void* out, double scale, CallbackSet& callbacks);
 
  private:
-  void* make_plan(Direction direction, int in_alignment, int out_alignment) const;
+  void* make_plan(const LayoutDecision& decision, Direction direction, int in_alignment, int out_alignment) const;
   void destroy(void* plan) const noexcept;
+  /// A plan of `count` outer batch entries of a chunk (callbacks), made on first use for these alignments.
+  void* chunk_plan(Direction direction, std::int64_t count, bool from_scratch, int in_alignment, int out_alignment);
 
   LayoutDecision decision_;
   bool double_precision_;
@@ -41,6 +49,15 @@ class FftwPlan {
     int out_alignment = -1;
   };
   Slot slots_[2];  // forward, inverse
+  struct ChunkSlot {
+    Direction direction;
+    std::int64_t count;
+    bool from_scratch;
+    int in_alignment, out_alignment;
+    void* plan;
+  };
+  std::vector<ChunkSlot> chunk_slots_;
+  std::vector<unsigned char> scratch_;  // the prolog's values of one chunk
 };
 
 /// Plans of a measuring effort (FFTW_MEASURE / FFTW_PATIENT) made in this process: `measured` ran the planner's

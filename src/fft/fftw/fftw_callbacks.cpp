@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// FftwPlan with host callbacks: the transform runs chunk by chunk along the outermost batch dimension, and each
+// chunk's prolog (into a scratch buffer), FFTW transform and epilog (over the chunk's output) run back to back, so
+// that the callbacks touch data still in cache instead of making passes of their own over the whole array.
+
+#include <fftw3.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <variant>
+
+#include "cuplan/errors.hpp"
+#include "fft/fftw/fftw_backend.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+// Input and output of one chunk together: about the size of a core's L2 cache.
+constexpr std::int64_t kChunkBytes = std::int64_t{1} << 19;
+
+// The elements one side of a chunk reaches: the chunk's share of the outermost batch dimension, the other batch
+// dimensions, then the transform's own axes (the halved one with n/2+1 entries on the complex side).
+OutputWalk side_walk(const AdvancedLayout& l, FFTType type, bool input, std::int64_t outer_count) {
+  OutputWalk walk;
+  for (std::size_t i = 0; i < l.batch_dims.size(); ++i) {
+    const BatchDim& b = l.batch_dims[i];
+    walk.extent[walk.rank] = i == 0 ? outer_count : b.count;
+    walk.stride[walk.rank++] = input ? b.in_stride : b.out_stride;
+  }
+  const bool complex_side = input ? type != FFTType::r2c : type != FFTType::c2r;
+  for (int k = 0; k < l.rank; ++k) {
+    std::int64_t stride = input ? l.istride : l.ostride;
+    for (int j = k + 1; j < l.rank; ++j) stride *= input ? l.inembed[j] : l.onembed[j];
+    const bool halved = type != FFTType::c2c && complex_side && k == l.rank - 1;
+    walk.extent[walk.rank] = halved ? l.n[k] / 2 + 1 : l.n[k];
+    walk.stride[walk.rank++] = stride;
+  }
+  return walk;
+}
+
+// Calls `visit(offset)` for every element of `walk` (offsets relative to the chunk's start): a tight loop along the
+// innermost dimension, an odometer over the others.
+template <class Visit>
+void for_each_offset(const OutputWalk& walk, Visit&& visit) {
+  if (walk.rank == 0) {
+    visit(std::int64_t{0});
+    return;
+  }
+  const int inner = walk.rank - 1;
+  const std::int64_t run = walk.extent[inner], step = walk.stride[inner];
+  const std::int64_t runs = walk.count() / run;
+  std::int64_t index[OutputWalk::max_rank] = {};
+  std::int64_t offset = 0;
+  for (std::int64_t r = 0; r < runs; ++r) {
+    for (std::int64_t j = 0; j < run; ++j) visit(offset + j * step);
+    for (int d = inner - 1; d >= 0; --d) {
+      offset += walk.stride[d];
+      if (++index[d] < walk.extent[d]) break;
+      offset -= walk.stride[d] * walk.extent[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// The span (elements) of a walk: the last offset reached plus one.
+std::int64_t span_of(const OutputWalk& walk) {
+  std::int64_t last = 0;
+  for (int d = 0; d < walk.rank; ++d) last += (walk.extent[d] - 1) * walk.stride[d];
+  return last + 1;
+}
+
+template <class T>
+void run_prolog(const HostProlog<T>& prolog, const void* in, std::int64_t base, const OutputWalk& walk, void* scratch,
+                void* info) {
+  T* values = static_cast<T*>(scratch);
+  for_each_offset(
+      walk, [&](std::int64_t offset) { values[offset] = prolog(in, static_cast<std::uint64_t>(base + offset), info); });
+}
+
+template <class T>
+void run_epilog(const HostEpilog<T>& epilog, void* out, std::int64_t base, const OutputWalk& walk, void* info) {
+  T* values = static_cast<T*>(out);
+  for_each_offset(walk, [&](std::int64_t offset) {
+    const std::int64_t at = base + offset;
+    epilog(out, static_cast<std::uint64_t>(at), values[at], info);
+  });
+}
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+void apply_prolog(const FFTCallback::HostFunction& f, const void* in, std::int64_t base, const OutputWalk& walk,
+                  void* scratch, void* info) {
+  std::visit(
+      Overloaded{[&](const HostProlog<float>& p) { run_prolog(p, in, base, walk, scratch, info); },
+                 [&](const HostProlog<double>& p) { run_prolog(p, in, base, walk, scratch, info); },
+                 [&](const HostProlog<std::complex<float>>& p) { run_prolog(p, in, base, walk, scratch, info); },
+                 [&](const HostProlog<std::complex<double>>& p) { run_prolog(p, in, base, walk, scratch, info); },
+                 [](const auto&) { throw InvalidArgument("FFT: prolog: not a host prolog"); }},
+      f);
+}
+
+void apply_epilog(const FFTCallback::HostFunction& f, void* out, std::int64_t base, const OutputWalk& walk,
+                  void* info) {
+  std::visit(Overloaded{[&](const HostEpilog<float>& e) { run_epilog(e, out, base, walk, info); },
+                        [&](const HostEpilog<double>& e) { run_epilog(e, out, base, walk, info); },
+                        [&](const HostEpilog<std::complex<float>>& e) { run_epilog(e, out, base, walk, info); },
+                        [&](const HostEpilog<std::complex<double>>& e) { run_epilog(e, out, base, walk, info); },
+                        [](const auto&) { throw InvalidArgument("FFT: epilog: not a host epilog"); }},
+             f);
+}
+
+int alignment_of(bool double_precision, void* p) {
+  return double_precision ? fftw_alignment_of(static_cast<double*>(p)) : fftwf_alignment_of(static_cast<float*>(p));
+}
+
+}  // namespace
+
+void* FftwPlan::chunk_plan(Direction direction, std::int64_t count, bool from_scratch, int in_alignment,
+                           int out_alignment) {
+  for (const ChunkSlot& slot : chunk_slots_)
+    if (slot.direction == direction && slot.count == count && slot.from_scratch == from_scratch &&
+        slot.in_alignment == in_alignment && slot.out_alignment == out_alignment)
+      return slot.plan;
+  LayoutDecision chunk = decision_;
+  if (!chunk.layout.batch_dims.empty()) chunk.layout.batch_dims.front().count = count;
+  // From the scratch buffer the transform is out of place, even where the whole one is in place.
+  if (from_scratch) chunk.inplace_compute = false;
+  void* plan = make_plan(chunk, direction, in_alignment, out_alignment);
+  chunk_slots_.push_back({direction, count, from_scratch, in_alignment, out_alignment, plan});
+  return plan;
+}
+
+void FftwPlan::execute(Direction direction, void* in, void* out, double scale, CallbackSet& callbacks) {
+  const AdvancedLayout& l = decision_.layout;
+  const FFTType type = decision_.type;
+  const bool has_prolog = callbacks.has(CallbackRole::prolog);
+  const bool has_epilog = callbacks.has(CallbackRole::epilog);
+  const std::int64_t outer = l.batch_dims.empty() ? 1 : l.batch_dims.front().count;
+  const std::int64_t in_outer_stride = l.batch_dims.empty() ? 0 : l.batch_dims.front().in_stride;
+  const std::int64_t out_outer_stride = l.batch_dims.empty() ? 0 : l.batch_dims.front().out_stride;
+  const std::size_t in_size = decision_.in_dtype.size(), out_size = decision_.out_dtype.size();
+
+  // Outer entries per chunk: as many as fit the cache budget, at least one.
+  const OutputWalk one_in = side_walk(l, type, true, 1), one_out = side_walk(l, type, false, 1);
+  const std::int64_t entry_bytes =
+      one_in.count() * static_cast<std::int64_t>(in_size) + one_out.count() * static_cast<std::int64_t>(out_size);
+  const std::int64_t per_chunk =
+      std::clamp<std::int64_t>(kChunkBytes / std::max<std::int64_t>(entry_bytes, 1), 1, outer);
+  if (has_prolog) {
+    const std::int64_t scratch_elements = span_of(side_walk(l, type, true, per_chunk));
+    const std::size_t bytes = static_cast<std::size_t>(scratch_elements) * in_size + 64;
+    if (scratch_.size() < bytes) scratch_.assign(bytes, 0);
+  }
+  // Scratch aligned to 64 bytes, so that every chunk's plan sees the same input alignment.
+  void* scratch = nullptr;
+  if (has_prolog) {
+    auto address = reinterpret_cast<std::uintptr_t>(scratch_.data());
+    scratch = reinterpret_cast<void*>((address + 63) / 64 * 64);
+  }
+
+  auto* in_bytes = static_cast<unsigned char*>(in);
+  auto* out_bytes = static_cast<unsigned char*>(out);
+  for (std::int64_t first = 0; first < outer; first += per_chunk) {
+    const std::int64_t count = std::min(per_chunk, outer - first);
+    const std::int64_t in_base = first * in_outer_stride, out_base = first * out_outer_stride;
+    void* chunk_in = in_bytes + in_base * static_cast<std::int64_t>(in_size);
+    void* chunk_out = out_bytes + out_base * static_cast<std::int64_t>(out_size);
+    if (has_prolog) {
+      apply_prolog(*callbacks.callback(CallbackRole::prolog).host(), in, in_base, side_walk(l, type, true, count),
+                   scratch, callbacks.host_info(CallbackRole::prolog));
+      chunk_in = scratch;
+    }
+    void* plan = chunk_plan(direction, count, has_prolog, alignment_of(double_precision_, chunk_in),
+                            alignment_of(double_precision_, chunk_out));
+    if (double_precision_) {
+      auto* p = static_cast<fftw_plan>(plan);
+      if (type == FFTType::c2c)
+        fftw_execute_dft(p, static_cast<fftw_complex*>(chunk_in), static_cast<fftw_complex*>(chunk_out));
+      else if (type == FFTType::r2c)
+        fftw_execute_dft_r2c(p, static_cast<double*>(chunk_in), static_cast<fftw_complex*>(chunk_out));
+      else
+        fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(chunk_in), static_cast<double*>(chunk_out));
+    } else {
+      auto* p = static_cast<fftwf_plan>(plan);
+      if (type == FFTType::c2c)
+        fftwf_execute_dft(p, static_cast<fftwf_complex*>(chunk_in), static_cast<fftwf_complex*>(chunk_out));
+      else if (type == FFTType::r2c)
+        fftwf_execute_dft_r2c(p, static_cast<float*>(chunk_in), static_cast<fftwf_complex*>(chunk_out));
+      else
+        fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(chunk_in), static_cast<float*>(chunk_out));
+    }
+    if (has_epilog)
+      apply_epilog(*callbacks.callback(CallbackRole::epilog).host(), out, out_base, side_walk(l, type, false, count),
+                   callbacks.host_info(CallbackRole::epilog));
+  }
+  // The normalisation scales what the epilog stored, as on CUDA (where it is a pass after cuFFT's).
+  if (scale != 1.0) scale_host(out, decision_.out_dtype, output_walk(l, type), scale);
+}
+
+}  // namespace cuplan::detail
