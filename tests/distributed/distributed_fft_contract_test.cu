@@ -190,6 +190,9 @@ TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
   throws_with([&] { (void)DistributedFFT(comm, g, host, {}); }, "its memory is host_pageable on cpu",
               InvalidArgument(""));
   throws_with([&] { (void)DistributedFFT(comm, {8, 8, 8, 8}, x, {}); }, "2 or 3 dimensions", InvalidArgument(""));
+  // Callbacks are refused, naming the role (docs/distributed.md, "Callbacks").
+  throws_with([&] { (void)DistributedFFT(comm, g, x, {.epilog = cuplan::FFTCallback::cuda_source("x", "f")}); },
+              "epilog: DistributedFFT does not support prolog or epilog callbacks", cuplan::CallbackError("", "", ""));
   throws_with(
       [&] {
         (void)DistributedFFT(comm, g, x, {.fft_type = FFTType::c2r, .result_layout = cuplan::ResultLayout::optimized});
