@@ -160,6 +160,36 @@ TEST(FftCallbacksCpu, InPlaceR2CWithAPrologAndInverseNormalizationAfterTheEpilog
   EXPECT_LT(relative_error(to_dense(y.view()), expected), 1e-12);
 }
 
+TEST(FftCallbacksCpu, C2RPrologMultipliesTheSpectrumOfAConvolutionAcrossChunks) {
+  // Circular convolution of 600 rows of 64 with one filter: R2C, then C2R with the product in its prolog.
+  const std::vector<std::int64_t> shape{600, 64};
+  auto a = HostArray<double>::random(shape);
+  auto h = HostArray<double>::random({64});
+  const Tensor spectrum = rfft(a.view(), {.axes = {1}, .execution = Execution::cpu()});
+  const Tensor filter = rfft(h.view(), {.execution = Execution::cpu()});
+  const auto prolog = FFTCallback::host_prolog<cd>(
+      [](const void* in, std::uint64_t offset, void* info) {
+        const cd* k = fft_callback::user_data<const cd>(info);
+        return static_cast<const cd*>(in)[offset] * k[fft_callback::index(offset, info, 1)];
+      },
+      const_cast<cd*>(filter.data<cd>()));
+  const Tensor y =
+      irfft(spectrum,
+            {.axes = {1}, .normalization = Normalization::inverse, .execution = Execution::cpu(), .prolog = prolog});
+  std::vector<cd> expected(static_cast<std::size_t>(600 * 64));
+  const std::vector<cd> x = a.dense(), k = h.dense();
+  for (std::size_t r = 0; r < 600; ++r)
+    for (std::size_t n = 0; n < 64; ++n) {
+      cd sum = 0;
+      for (std::size_t j = 0; j < 64; ++j) sum += k[j] * x[r * 64 + (n + 64 - j) % 64];
+      expected[r * 64 + n] = sum;
+    }
+  EXPECT_LT(relative_error(to_dense(y.view()), expected), 1e-12);
+  // The operand of the C2R (the spectrum) is unchanged: the prolog's values went to scratch, not over it.
+  EXPECT_LT(relative_error(to_dense(spectrum.view()), truncate_axis(reference_dft(x, shape, {1}, -1), shape, 1, 33)),
+            1e-12);
+}
+
 TEST(FftCallbacksCpu, UserDataChangesBetweenExecutesWithoutANewPlan) {
   const std::vector<std::int64_t> shape{8, 32};
   auto a = HostArray<cd>::random(shape);
