@@ -200,7 +200,8 @@ struct DistributedFFTOptions {
 
 /// The execute options of FFT, with the same meaning: `release_workspace` also releases the exchange buffers, and
 /// `out` has the shape of output_box() (after a leading axis of `fields` when that is more than 1), the dtype
-/// result_dtype(), is contiguous and on the communicator's device.
+/// result_dtype(), is contiguous and on the communicator's device. `prolog_data` and `epilog_data` raise StateError
+/// (DistributedFFT takes no callbacks).
 using DistributedExecuteOptions = FFTExecuteOptions;
 
 }  // namespace CUPLAN_ABI_NAMESPACE

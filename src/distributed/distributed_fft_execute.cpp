@@ -128,6 +128,11 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
         "rank calls it)");
   if (!has_operand_)
     throw StateError("DistributedFFT::execute: no operand (release_operand was called; reset_operand first)");
+  if (opts.prolog_data || opts.epilog_data)  // DistributedFFT takes no callbacks (refused in the constructor)
+    throw StateError(
+        fmt::format("DistributedFFT::execute: {}: the object has no {} (DistributedFFT does not "
+                    "support callbacks)",
+                    opts.prolog_data ? "prolog_data" : "epilog_data", opts.prolog_data ? "prolog" : "epilog"));
   Direction direction = type_ == FFTType::c2r ? Direction::inverse : Direction::forward;
   if (opts.direction) {
     if (type_ != FFTType::c2c && *opts.direction != direction)

@@ -208,6 +208,8 @@ TEST(DistributedFFTErrors, TypedErrorsNamingTheProblem) {
   throws_with([&] { r2c.execute(); }, "expected a planned object, got one without a plan", StateError(""));
   r2c.plan();
   throws_with([&] { r2c.execute({.direction = Direction::inverse}); }, "always forward", InvalidArgument(""));
+  float factor = 1.0f;
+  throws_with([&] { r2c.execute({.prolog_data = &factor}); }, "prolog_data: the object has no prolog", StateError(""));
   throws_with([&] { r2c.execute({.out = x.view()}); },
               "DistributedFFT::execute: out: expected a writable contiguous c64 array of shape 8x8x5",
               InvalidArgument(""));

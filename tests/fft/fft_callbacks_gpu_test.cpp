@@ -101,6 +101,48 @@ TEST(FftCallbacksGpu, LtoIrFromTheCMakeHelperScalesAC2CLikeTheSource) {
 #endif
 }
 
+// Records, for every element loaded, whether the value at the offset is the operand's element at the indices the
+// helper gives (the operand is a column-major c64 [6, 5, 4] whose copy cuplan transforms from a dense buffer).
+const char* kCheckIndicesSource = R"(
+#include <cuplan/fft_callback_device.hpp>
+struct Check { const float2* dense; int* bad; int* hits; };
+__device__ float2 check_indices(void* in, unsigned long long offset, void* info, void*) {
+  const Check* c = cuplan::fft_callback::user_data<const Check>(info);
+  long long i[cuplan::fft_callback::max_rank];
+  cuplan::fft_callback::indices(offset, info, i);
+  const long long flat = cuplan::fft_callback::flat_index(offset, info);
+  const float2 v = static_cast<const float2*>(in)[offset];
+  const float2 want = c->dense[(i[0] * 5 + i[1]) * 4 + i[2]];
+  if (v.x != want.x || v.y != want.y || flat != (i[0] * 5 + i[1]) * 4 + i[2]) atomicAdd(c->bad, 1);
+  atomicAdd(c->hits + flat, 1);
+  return v;
+}
+)";
+
+TEST(FftCallbacksGpu, PositionHelpersNameTheOperandsElementInACopiedStridedLayout) {
+  CUPLAN_REQUIRE_GPU();
+  const std::vector<std::int64_t> shape{6, 5, 4};
+  auto a = HostArray<cf>::random(shape, {1, 6, 30});  // column-major
+  Operand x = to_space(a, Space::cuda);
+  std::vector<cf> dense;
+  for (const cd& v : a.dense()) dense.emplace_back(v);
+  Tensor dense_device = device_copy(dense);
+  Tensor counters = device_copy(std::vector<std::int32_t>(121, 0));  // bad, then 120 hit counts
+  // The source's struct Check: three device pointers.
+  const auto address = [](const void* p) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p)); };
+  Tensor check = device_copy(std::vector<std::int64_t>{address(dense_device.data()), address(counters.data()),
+                                                       address(counters.data<std::int32_t>() + 1)});
+  FFT f(x.view,
+        {.axes = {0, 2}, .prolog = FFTCallback::cuda_source(kCheckIndicesSource, "check_indices", check.data())});
+  f.plan();
+  const Tensor y = f.execute();
+  EXPECT_LT(relative_error(to_dense(y.view()), reference_dft(a.dense(), shape, {0, 2}, -1)), tolerance(c64, 24));
+  const Tensor host_counters = counters.to(Device::cpu());
+  const std::int32_t* c = host_counters.data<std::int32_t>();
+  EXPECT_EQ(c[0], 0) << "loads whose value is not the operand's element at the helper's indices";
+  for (int i = 1; i <= 120; ++i) EXPECT_EQ(c[i], 1) << "element " << i - 1;
+}
+
 TEST(FftCallbacksGpu, ASecondPlanOfTheSameSourceCompilesNothing) {
   CUPLAN_REQUIRE_GPU();
   auto a = HostArray<cf>::random({8, 512});
