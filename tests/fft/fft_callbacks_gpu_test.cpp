@@ -143,6 +143,40 @@ TEST(FftCallbacksGpu, PositionHelpersNameTheOperandsElementInACopiedStridedLayou
   for (int i = 1; i <= 120; ++i) EXPECT_EQ(c[i], 1) << "element " << i - 1;
 }
 
+// The product in a C2R's prolog (complex loads of the copy cuplan makes, since C2R overwrites its input), in f64.
+const char* kC2RProductSource = R"(
+#include <cuplan/fft_callback_device.hpp>
+__device__ double2 times_filter(void* in, unsigned long long offset, void* info, void*) {
+  const double2* h = cuplan::fft_callback::user_data<const double2>(info);
+  const double2 k = h[cuplan::fft_callback::index(offset, info, 1)];
+  const double2 v = static_cast<const double2*>(in)[offset];
+  return make_double2(v.x * k.x - v.y * k.y, v.x * k.y + v.y * k.x);
+}
+)";
+
+TEST(FftCallbacksGpu, CircularConvolutionWithTheProductInTheC2RPrologMatchesTheDirectSum) {
+  CUPLAN_REQUIRE_GPU();
+  const std::vector<std::int64_t> shape{48, 64};
+  auto a = HostArray<double>::random(shape);
+  auto h = HostArray<double>::random({64});
+  Operand x = to_space(a, Space::cuda), hx = to_space(h, Space::cuda);
+  const Tensor spectrum = rfft(x.view, {.axes = {1}});
+  const Tensor filter = rfft(hx.view);
+  const Tensor y =
+      irfft(spectrum, {.axes = {1},
+                       .normalization = Normalization::inverse,
+                       .prolog = FFTCallback::cuda_source(kC2RProductSource, "times_filter", filter.data())});
+  std::vector<cd> expected(48 * 64);
+  const std::vector<cd> xs = a.dense(), ks = h.dense();
+  for (std::size_t r = 0; r < 48; ++r)
+    for (std::size_t n = 0; n < 64; ++n) {
+      cd sum = 0;
+      for (std::size_t j = 0; j < 64; ++j) sum += ks[j] * xs[r * 64 + (n + 64 - j) % 64];
+      expected[r * 64 + n] = sum;
+    }
+  EXPECT_LT(relative_error(to_dense(y.view()), expected), 1e-12);
+}
+
 TEST(FftCallbacksGpu, ASecondPlanOfTheSameSourceCompilesNothing) {
   CUPLAN_REQUIRE_GPU();
   auto a = HostArray<cf>::random({8, 512});
