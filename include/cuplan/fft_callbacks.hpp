@@ -62,13 +62,29 @@ class CUPLAN_API FFTCallback {
   template <class T, class F>
   static FFTCallback host_prolog(F&& function, void* user_data = nullptr) {
     static_assert(is_element<T>, "FFTCallback: T must be float, double, std::complex<float> or std::complex<double>");
-    return make_host(HostFunction(HostProlog<T>(std::forward<F>(function))), user_data);
+    static_assert(std::is_invocable_r_v<T, std::decay_t<F>&, const void*, std::uint64_t, void*>,
+                  "FFTCallback::host_prolog<T>: expected a callable T(const void* data_in, std::uint64_t offset, "
+                  "void* caller_info)");
+    if (is_null(function)) return make_host(HostFunction{}, HostRun{}, user_data);  // InvalidArgument
+    auto callable = std::make_shared<std::decay_t<F>>(std::forward<F>(function));
+    return make_host(HostFunction(HostProlog<T>([callable](const void* in, std::uint64_t offset, void* info) {
+                       return static_cast<T>((*callable)(in, offset, info));
+                     })),
+                     HostRun{&prolog_run<T, std::decay_t<F>>, callable}, user_data);
   }
   /// A host epilog for CPU execution, with element type T (the output type of the transform).
   template <class T, class F>
   static FFTCallback host_epilog(F&& function, void* user_data = nullptr) {
     static_assert(is_element<T>, "FFTCallback: T must be float, double, std::complex<float> or std::complex<double>");
-    return make_host(HostFunction(HostEpilog<T>(std::forward<F>(function))), user_data);
+    static_assert(std::is_invocable_v<std::decay_t<F>&, void*, std::uint64_t, T, void*>,
+                  "FFTCallback::host_epilog<T>: expected a callable void(void* data_out, std::uint64_t offset, T "
+                  "element, void* caller_info)");
+    if (is_null(function)) return make_host(HostFunction{}, HostRun{}, user_data);  // InvalidArgument
+    auto callable = std::make_shared<std::decay_t<F>>(std::forward<F>(function));
+    return make_host(HostFunction(HostEpilog<T>([callable](void* out, std::uint64_t offset, T element, void* info) {
+                       (*callable)(out, offset, element, info);
+                     })),
+                     HostRun{&epilog_run<T, std::decay_t<F>>, callable}, user_data);
   }
 
   /// How the callback is given (Form::none when empty).
@@ -103,6 +119,17 @@ class CUPLAN_API FFTCallback {
   const std::shared_ptr<const Code>& code() const noexcept { return code_; }
   /// Shared host callable (host form), null otherwise.
   const std::shared_ptr<const HostFunction>& host() const noexcept { return host_; }
+  /// The host callable's loop over `count` elements `step` apart from offset `first`, instantiated for the
+  /// callable's own type so that its call inlines: a prolog stores its values at `values[j * step]`, an epilog reads
+  /// and stores through `data` (`values` unused).
+  struct HostRun {
+    using Loop = void (*)(void* callable, void* data, std::uint64_t first, std::int64_t count, std::int64_t step,
+                          void* values, void* caller_info);
+    Loop loop = nullptr;
+    std::shared_ptr<void> callable;
+  };
+  /// The loop of a host callable (null loop for the other forms).
+  const HostRun& host_run() const noexcept { return host_run_; }
   /// The identity plan caches compare: a hash of the code, or a number unique to the host callable.
   std::uint64_t identity(int word) const noexcept;
   /// \endcond
@@ -111,12 +138,46 @@ class CUPLAN_API FFTCallback {
   template <class T>
   static constexpr bool is_element = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                      std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
-  static FFTCallback make_host(HostFunction function, void* user_data);
+  static FFTCallback make_host(HostFunction function, HostRun run, void* user_data);
+  template <class F>
+  struct is_std_function : std::false_type {};
+  template <class R, class... A>
+  struct is_std_function<std::function<R(A...)>> : std::true_type {};
+  /// A null function pointer or an empty std::function.
+  template <class F>
+  static bool is_null(const F& f) {
+    if constexpr (std::is_pointer_v<std::decay_t<F>>)
+      return f == nullptr;
+    else if constexpr (is_std_function<std::decay_t<F>>::value)
+      return !f;
+    else
+      return false;
+  }
+  template <class T, class C>
+  static void prolog_run(void* callable, void* data, std::uint64_t first, std::int64_t count, std::int64_t step,
+                         void* values, void* caller_info) {
+    C& f = *static_cast<C*>(callable);
+    T* out = static_cast<T*>(values);
+    for (std::int64_t j = 0; j < count; ++j)
+      out[j * step] =
+          static_cast<T>(f(static_cast<const void*>(data), first + static_cast<std::uint64_t>(j * step), caller_info));
+  }
+  template <class T, class C>
+  static void epilog_run(void* callable, void* data, std::uint64_t first, std::int64_t count, std::int64_t step,
+                         void* /*values*/, void* caller_info) {
+    C& f = *static_cast<C*>(callable);
+    const T* in = static_cast<const T*>(data);
+    for (std::int64_t j = 0; j < count; ++j) {
+      const std::uint64_t at = first + static_cast<std::uint64_t>(j * step);
+      f(data, at, in[at], caller_info);
+    }
+  }
   static FFTCallback with_code(Form form, std::shared_ptr<const Code> code, void* user_data);
 
   Form form_ = Form::none;
   std::shared_ptr<const Code> code_;
   std::shared_ptr<const HostFunction> host_;
+  HostRun host_run_;
   std::uint64_t host_id_ = 0;
   void* user_data_ = nullptr;
 };

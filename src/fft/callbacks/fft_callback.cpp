@@ -89,7 +89,7 @@ FFTCallback FFTCallback::lto_ir(const void* bytes, std::size_t size, std::string
   return lto_ir(std::vector<unsigned char>(begin, begin + size), std::move(symbol), user_data);
 }
 
-FFTCallback FFTCallback::make_host(HostFunction function, void* user_data) {
+FFTCallback FFTCallback::make_host(HostFunction function, HostRun run, void* user_data) {
   const bool empty = std::visit(
       [](const auto& f) {
         if constexpr (std::is_same_v<std::decay_t<decltype(f)>, std::monostate>)
@@ -102,6 +102,7 @@ FFTCallback FFTCallback::make_host(HostFunction function, void* user_data) {
   FFTCallback callback;
   callback.form_ = Form::host;
   callback.host_ = std::make_shared<const HostFunction>(std::move(function));
+  callback.host_run_ = std::move(run);
   callback.host_id_ = g_next_host_id.fetch_add(1, std::memory_order_relaxed);
   callback.user_data_ = user_data;
   return callback;

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
-#include <variant>
 
 #include "cuplan/errors.hpp"
 #include "fft/fftw/fftw_backend.hpp"
@@ -40,12 +39,12 @@ OutputWalk side_walk(const AdvancedLayout& l, FFTType type, bool input, std::int
   return walk;
 }
 
-// Calls `visit(offset)` for every element of `walk` (offsets relative to the chunk's start): a tight loop along the
-// innermost dimension, an odometer over the others.
+// Calls `visit(offset, count, step)` for every run of `walk` along its innermost dimension (offsets relative to the
+// chunk's start); an odometer steps over the other dimensions.
 template <class Visit>
-void for_each_offset(const OutputWalk& walk, Visit&& visit) {
+void for_each_run(const OutputWalk& walk, Visit&& visit) {
   if (walk.rank == 0) {
-    visit(std::int64_t{0});
+    visit(std::int64_t{0}, std::int64_t{1}, std::int64_t{1});
     return;
   }
   const int inner = walk.rank - 1;
@@ -54,7 +53,7 @@ void for_each_offset(const OutputWalk& walk, Visit&& visit) {
   std::int64_t index[OutputWalk::max_rank] = {};
   std::int64_t offset = 0;
   for (std::int64_t r = 0; r < runs; ++r) {
-    for (std::int64_t j = 0; j < run; ++j) visit(offset + j * step);
+    visit(offset, run, step);
     for (int d = inner - 1; d >= 0; --d) {
       offset += walk.stride[d];
       if (++index[d] < walk.extent[d]) break;
@@ -71,49 +70,24 @@ std::int64_t span_of(const OutputWalk& walk) {
   return last + 1;
 }
 
-template <class T>
-void run_prolog(const HostProlog<T>& prolog, const void* in, std::int64_t base, const OutputWalk& walk, void* scratch,
-                void* info) {
-  T* values = static_cast<T*>(scratch);
-  for_each_offset(
-      walk, [&](std::int64_t offset) { values[offset] = prolog(in, static_cast<std::uint64_t>(base + offset), info); });
-}
-
-template <class T>
-void run_epilog(const HostEpilog<T>& epilog, void* out, std::int64_t base, const OutputWalk& walk, void* info) {
-  T* values = static_cast<T*>(out);
-  for_each_offset(walk, [&](std::int64_t offset) {
-    const std::int64_t at = base + offset;
-    epilog(out, static_cast<std::uint64_t>(at), values[at], info);
+// The prolog's values for one chunk, into `scratch` at the chunk-relative offsets; the callable's own loop runs each
+// run of elements, so its call inlines.
+void apply_prolog(const FFTCallback& callback, void* in, std::int64_t base, const OutputWalk& walk, void* scratch,
+                  std::size_t element_size, void* info) {
+  const FFTCallback::HostRun& run = callback.host_run();
+  auto* values = static_cast<unsigned char*>(scratch);
+  for_each_run(walk, [&](std::int64_t offset, std::int64_t count, std::int64_t step) {
+    run.loop(run.callable.get(), in, static_cast<std::uint64_t>(base + offset), count, step,
+             values + offset * static_cast<std::int64_t>(element_size), info);
   });
 }
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-
-void apply_prolog(const FFTCallback::HostFunction& f, const void* in, std::int64_t base, const OutputWalk& walk,
-                  void* scratch, void* info) {
-  std::visit(
-      Overloaded{[&](const HostProlog<float>& p) { run_prolog(p, in, base, walk, scratch, info); },
-                 [&](const HostProlog<double>& p) { run_prolog(p, in, base, walk, scratch, info); },
-                 [&](const HostProlog<std::complex<float>>& p) { run_prolog(p, in, base, walk, scratch, info); },
-                 [&](const HostProlog<std::complex<double>>& p) { run_prolog(p, in, base, walk, scratch, info); },
-                 [](const auto&) { throw InvalidArgument("FFT: prolog: not a host prolog"); }},
-      f);
-}
-
-void apply_epilog(const FFTCallback::HostFunction& f, void* out, std::int64_t base, const OutputWalk& walk,
-                  void* info) {
-  std::visit(Overloaded{[&](const HostEpilog<float>& e) { run_epilog(e, out, base, walk, info); },
-                        [&](const HostEpilog<double>& e) { run_epilog(e, out, base, walk, info); },
-                        [&](const HostEpilog<std::complex<float>>& e) { run_epilog(e, out, base, walk, info); },
-                        [&](const HostEpilog<std::complex<double>>& e) { run_epilog(e, out, base, walk, info); },
-                        [](const auto&) { throw InvalidArgument("FFT: epilog: not a host epilog"); }},
-             f);
+// The epilog over one chunk's output: each element read and handed to the callable, which stores it.
+void apply_epilog(const FFTCallback& callback, void* out, std::int64_t base, const OutputWalk& walk, void* info) {
+  const FFTCallback::HostRun& run = callback.host_run();
+  for_each_run(walk, [&](std::int64_t offset, std::int64_t count, std::int64_t step) {
+    run.loop(run.callable.get(), out, static_cast<std::uint64_t>(base + offset), count, step, nullptr, info);
+  });
 }
 
 int alignment_of(bool double_precision, void* p) {
@@ -173,8 +147,8 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale, C
     void* chunk_in = in_bytes + in_base * static_cast<std::int64_t>(in_size);
     void* chunk_out = out_bytes + out_base * static_cast<std::int64_t>(out_size);
     if (has_prolog) {
-      apply_prolog(*callbacks.callback(CallbackRole::prolog).host(), in, in_base, side_walk(l, type, true, count),
-                   scratch, callbacks.host_info(CallbackRole::prolog));
+      apply_prolog(callbacks.callback(CallbackRole::prolog), in, in_base, side_walk(l, type, true, count), scratch,
+                   in_size, callbacks.host_info(CallbackRole::prolog));
       chunk_in = scratch;
     }
     void* plan = chunk_plan(direction, count, has_prolog, alignment_of(double_precision_, chunk_in),
@@ -197,7 +171,7 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale, C
         fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(chunk_in), static_cast<float*>(chunk_out));
     }
     if (has_epilog)
-      apply_epilog(*callbacks.callback(CallbackRole::epilog).host(), out, out_base, side_walk(l, type, false, count),
+      apply_epilog(callbacks.callback(CallbackRole::epilog), out, out_base, side_walk(l, type, false, count),
                    callbacks.host_info(CallbackRole::epilog));
   }
   // The normalisation scales what the epilog stored, as on CUDA (where it is a pass after cuFFT's).
