@@ -257,6 +257,30 @@ TEST(FftCallbacksCpu, FunctionFormsKeyPlansByTheCallbackAndTakeEachCallsUserData
   EXPECT_NE(negate.identity(0), by_user_data.identity(0));
 }
 
+cf conjugate_load(const void* in, std::uint64_t offset, void*) {
+  return std::conj(static_cast<const cf*>(in)[offset]);
+}
+
+TEST(FftCallbacksCpu, FunctionPointersAndStatefulCallablesWork) {
+  const std::vector<std::int64_t> shape{40, 32};
+  auto a = HostArray<cf>::random(shape);
+  long stores = 0;  // a mutable callable's own state, counted per element stored
+  const auto epilog = FFTCallback::host_epilog<cf>([&stores](void* out, std::uint64_t offset, cf v, void*) mutable {
+    ++stores;
+    static_cast<cf*>(out)[offset] = v;
+  });
+  const Tensor y = fft(a.view(), {.axes = {1},
+                                  .execution = Execution::cpu(),
+                                  .prolog = FFTCallback::host_prolog<cf>(&conjugate_load),
+                                  .epilog = epilog});
+  std::vector<cd> conjugated = a.dense();
+  for (auto& v : conjugated) v = std::conj(v);
+  EXPECT_LT(relative_error(to_dense(y.view()), reference_dft(conjugated, shape, {1}, -1)), tolerance(f32, 32));
+  EXPECT_EQ(stores, 40 * 32);
+  EXPECT_THROW(FFTCallback::host_prolog<cf>(static_cast<cf (*)(const void*, std::uint64_t, void*)>(nullptr)),
+               InvalidArgument);
+}
+
 TEST(FftCallbacksCpu, CallbacksTheCpuCannotRunAreRefusedNamingThem) {
   auto a = HostArray<cd>::random({4, 16});
   const auto expect_error = [&](FFTOptions options, const std::string& callback, const std::string& words) {
