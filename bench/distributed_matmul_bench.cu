@@ -42,12 +42,14 @@
 #include <cuplan/redistribute.hpp>
 
 #include "support/bench_check.hpp"
+#include "support/distributed_matmul_setup.cuh"
 #include "support/rank_processes.hpp"
 #include "support/rank_timing.hpp"
 
 namespace cp = cuplan;
 using bench::Align;
 using bench::median;
+using bench::random_bf16;
 using bench::slowest_median;
 using bench::time_on;
 
@@ -112,24 +114,6 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-__global__ void fill_random(__nv_bfloat16* x, std::int64_t n, unsigned seed) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed * 40503u;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    x[i] = __float2bfloat16(static_cast<float>(h & 0xFFFF) / 32768.0f - 1.0f);
-  }
-}
-
-cp::Tensor random_bf16(const cp::Shape& shape, cp::Device device, cp::StreamRef stream, unsigned seed) {
-  auto t = cp::Tensor::empty(shape, cp::bf16, device, stream);
-  fill_random<<<1024, 256, 0, stream.native()>>>(static_cast<__nv_bfloat16*>(t.data()), t.numel(), seed);
-  BENCH_CUDA_CHECK(cudaGetLastError());
-  return t;
-}
-
 double tflops(std::int64_t m, std::int64_t n, std::int64_t k, double ms) {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
 }
@@ -160,10 +144,6 @@ void on_ranks(std::vector<cp::Communicator>& comms, const std::function<void(int
   for (auto& t : threads) t.join();
 }
 
-cp::MatrixLayout native(cp::MatrixDistribution d) {
-  return {d, {0, 0}, {0, 0}};
-}
-
 struct Row {
   double dist = 0, gemm_alone = 0, exchange_alone = 0;
   std::string describe;
@@ -181,16 +161,7 @@ ProductTimes time_product(cp::Communicator& comm, std::int64_t n, const std::str
   const bool ag = algorithm == "allgather_gemm";
   ProductTimes out;
   const cp::Stream stream(comm.device());
-  cp::DistributedMatmulOptions o;
-  o.stream = stream.ref();
-  if (ag) {
-    o.layout_a = native(cp::MatrixDistribution::row_blocks);
-    o.layout_b = o.layout_d = native(cp::MatrixDistribution::column_blocks);
-    o.algorithm = cp::DistributedMatmulAlgorithm::allgather_gemm;
-  } else {
-    o.layout_a = o.layout_b = o.layout_d = native(cp::MatrixDistribution::grid);
-    o.algorithm = cp::DistributedMatmulAlgorithm::summa;
-  }
+  const cp::DistributedMatmulOptions o = bench::native_options(ag, stream.ref());
   const auto blocks = cp::DistributedMatmul::blocks(comm, n, n, n, o);
   auto x = random_bf16(blocks.a.local_shape, comm.device(), stream.ref(), 3u + static_cast<unsigned>(r));
   auto y = random_bf16(blocks.b.local_shape, comm.device(), stream.ref(), 5u + static_cast<unsigned>(r));
