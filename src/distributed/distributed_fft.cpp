@@ -3,6 +3,7 @@
 #include "cuplan/distributed.hpp"
 #include "cuplan/errors.hpp"
 #include "distributed/distributed_fft_impl.hpp"
+#include "plan/handle.hpp"
 
 namespace cuplan {
 
@@ -32,53 +33,50 @@ DistributedFFT::~DistributedFFT() {
 }
 
 namespace {
-detail::DistributedFftImpl& live(const std::unique_ptr<detail::DistributedFftImpl>& impl, const char* what) {
-  if (!impl) throw StateError(std::string("DistributedFFT::") + what + ": the object was moved from");
-  return *impl;
-}
+constexpr const char* who = "DistributedFFT::";
 }  // namespace
 
 void DistributedFFT::plan(std::optional<StreamRef> stream) {
-  live(impl_, "plan").plan(stream);
+  detail::held(impl_, who, "plan").plan(stream);
 }
 Tensor DistributedFFT::execute(DistributedExecuteOptions options) {
-  return live(impl_, "execute").execute(options);
+  return detail::held(impl_, who, "execute").execute(options);
 }
 void DistributedFFT::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
-  live(impl_, "reset_operand").reset_operand(std::move(operand), stream);
+  detail::held(impl_, who, "reset_operand").reset_operand(std::move(operand), stream);
 }
 void DistributedFFT::release_operand() {
-  live(impl_, "release_operand").release_operand();
+  detail::held(impl_, who, "release_operand").release_operand();
 }
 void DistributedFFT::free() noexcept {
   if (impl_) impl_->free();
 }
 DistributedBox DistributedFFT::input_box() const {
-  return live(impl_, "input_box").input_box();
+  return detail::held(impl_, who, "input_box").input_box();
 }
 DistributedBox DistributedFFT::output_box() const {
-  return live(impl_, "output_box").output_box();
+  return detail::held(impl_, who, "output_box").output_box();
 }
 Decomposition DistributedFFT::decomposition() const {
-  return live(impl_, "decomposition").decomposition();
+  return detail::held(impl_, who, "decomposition").decomposition();
 }
 std::array<int, 2> DistributedFFT::process_grid() const {
-  return live(impl_, "process_grid").process_grid();
+  return detail::held(impl_, who, "process_grid").process_grid();
 }
 FFTType DistributedFFT::type() const {
-  return live(impl_, "type").type();
+  return detail::held(impl_, who, "type").type();
 }
 DType DistributedFFT::result_dtype() const {
-  return live(impl_, "result_dtype").result_dtype();
+  return detail::held(impl_, who, "result_dtype").result_dtype();
 }
 ExchangeMethod DistributedFFT::exchange_method() const {
-  return live(impl_, "exchange_method").exchange_method();
+  return detail::held(impl_, who, "exchange_method").exchange_method();
 }
 std::size_t DistributedFFT::device_memory_bytes() const {
-  return live(impl_, "device_memory_bytes").device_memory_bytes();
+  return detail::held(impl_, who, "device_memory_bytes").device_memory_bytes();
 }
 std::string DistributedFFT::describe() const {
-  return live(impl_, "describe").describe();
+  return detail::held(impl_, who, "describe").describe();
 }
 
 }  // namespace cuplan

@@ -14,6 +14,7 @@
 #include "distributed/exchange/nccl/comm_state.hpp"
 #include "distributed/exchange/nccl/exchange.hpp"
 #include "distributed/pack.hpp"
+#include "plan/phase.hpp"
 
 namespace cuplan::detail {
 
@@ -97,9 +98,7 @@ void DistributedFftImpl::check_operand(const TensorView& op) const {
 }
 
 StreamRef DistributedFftImpl::pick_stream(const std::optional<StreamRef>& stream) const {
-  if (stream) return *stream;
-  if (construction_stream_) return *construction_stream_;
-  return current_stream(comm_.device());
+  return resolve_stream(stream ? stream : construction_stream_, comm_.device().index());
 }
 
 Shape DistributedFftImpl::operand_shape() const {

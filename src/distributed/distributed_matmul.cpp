@@ -7,15 +7,13 @@
 #include "base/error_context.hpp"
 #include "cuplan/errors.hpp"
 #include "distributed/distributed_matmul_impl.hpp"
+#include "plan/handle.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
 
 namespace {
-detail::DistributedMatmulImpl& live(const std::unique_ptr<detail::DistributedMatmulImpl>& impl, const char* what) {
-  if (!impl) throw StateError(fmt::format("DistributedMatmul::{}: the object was moved from", what));
-  return *impl;
-}
+constexpr const char* who = "DistributedMatmul::";
 }  // namespace
 
 DistributedMatmul::DistributedMatmul(Communicator comm, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -38,51 +36,51 @@ DistributedMatmulBlocks DistributedMatmul::blocks(const Communicator& comm, std:
 }
 
 void DistributedMatmul::plan(std::optional<StreamRef> stream) try {
-  live(impl_, "plan").plan(stream);
+  detail::held(impl_, who, "plan").plan(stream);
 } catch (const LibraryError& error) {
   detail::rethrow_with_context(error, "DistributedMatmul.plan", [this] { return impl_->error_context(); });
 }
 void DistributedMatmul::autotune(AutotuneOptions options) try {
-  live(impl_, "autotune").autotune(options);
+  detail::held(impl_, who, "autotune").autotune(options);
 } catch (const LibraryError& error) {
   detail::rethrow_with_context(error, "DistributedMatmul.autotune", [this] { return impl_->error_context(); });
 }
 Tensor DistributedMatmul::execute(DistributedMatmulExecuteOptions options) try {
-  return live(impl_, "execute").execute(options);
+  return detail::held(impl_, who, "execute").execute(options);
 } catch (const LibraryError& error) {
   detail::rethrow_with_context(error, "DistributedMatmul.execute", [this] { return impl_->error_context(); });
 }
 void DistributedMatmul::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) try {
-  live(impl_, "reset_operand").reset_operand(which, std::move(operand), stream);
+  detail::held(impl_, who, "reset_operand").reset_operand(which, std::move(operand), stream);
 } catch (const LibraryError& error) {
   detail::rethrow_with_context(error, "DistributedMatmul.reset_operand", [this] { return impl_->error_context(); });
 }
 void DistributedMatmul::release_operand() {
-  live(impl_, "release_operand").release_operand();
+  detail::held(impl_, who, "release_operand").release_operand();
 }
 void DistributedMatmul::free() noexcept {
   if (impl_) impl_->free();
 }
 DistributedMatmulBlocks DistributedMatmul::local_blocks() const {
-  return live(impl_, "local_blocks").local_blocks();
+  return detail::held(impl_, who, "local_blocks").local_blocks();
 }
 DistributedMatmulAlgorithm DistributedMatmul::algorithm() const {
-  return live(impl_, "algorithm").algorithm();
+  return detail::held(impl_, who, "algorithm").algorithm();
 }
 DType DistributedMatmul::result_dtype() const {
-  return live(impl_, "result_dtype").result_dtype();
+  return detail::held(impl_, who, "result_dtype").result_dtype();
 }
 Shape DistributedMatmul::result_shape() const {
-  return live(impl_, "result_shape").result_shape();
+  return detail::held(impl_, who, "result_shape").result_shape();
 }
 ExchangeMethod DistributedMatmul::exchange_method() const {
-  return live(impl_, "exchange_method").exchange_method();
+  return detail::held(impl_, who, "exchange_method").exchange_method();
 }
 std::size_t DistributedMatmul::device_memory_bytes() const {
-  return live(impl_, "device_memory_bytes").device_memory_bytes();
+  return detail::held(impl_, who, "device_memory_bytes").device_memory_bytes();
 }
 std::string DistributedMatmul::describe() const {
-  return live(impl_, "describe").describe();
+  return detail::held(impl_, who, "describe").describe();
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

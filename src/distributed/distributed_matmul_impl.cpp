@@ -10,6 +10,7 @@
 #include "cuplan/errors.hpp"
 #include "distributed/exchange/cuda_status.hpp"
 #include "distributed/exchange/nccl/collectives.hpp"
+#include "plan/phase.hpp"
 
 namespace cuplan::detail {
 
@@ -228,9 +229,7 @@ void DistributedMatmulImpl::check_operand(MatmulOperand which, const TensorView&
 }
 
 StreamRef DistributedMatmulImpl::pick(const std::optional<StreamRef>& s) const {
-  if (s) return *s;
-  if (construction_stream_) return *construction_stream_;
-  return current_stream(comm_.device());
+  return resolve_stream(s ? s : construction_stream_, comm_.device().index());
 }
 
 void DistributedMatmulImpl::plan(std::optional<StreamRef> stream) {

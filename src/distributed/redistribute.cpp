@@ -15,6 +15,8 @@
 #include "distributed/exchange/cuda_status.hpp"
 #include "distributed/local_array.hpp"
 #include "distributed/phase_order.hpp"
+#include "plan/handle.hpp"
+#include "plan/phase.hpp"
 
 namespace cuplan {
 
@@ -191,9 +193,7 @@ class RedistributeImpl {
     dist::check_not_aborted(comm_, "Redistribute", what);  // dead once its communicator was aborted
   }
   StreamRef pick(const std::optional<StreamRef>& s) const {
-    if (s) return *s;
-    if (construction_stream_) return *construction_stream_;
-    return current_stream(comm_.device());
+    return resolve_stream(s ? s : construction_stream_, comm_.device().index());
   }
   void check_operand(const TensorView& op) const {
     dist::check_local_array(op, "Redistribute", "local_operand",
@@ -335,50 +335,47 @@ Redistribute::~Redistribute() {
 }
 
 namespace {
-detail::RedistributeImpl& live(const std::unique_ptr<detail::RedistributeImpl>& impl, const char* what) {
-  if (!impl) throw StateError(fmt::format("Redistribute::{}: the object was moved from", what));
-  return *impl;
-}
+constexpr const char* who = "Redistribute::";
 }  // namespace
 
 void Redistribute::plan(std::optional<StreamRef> stream) try {
-  live(impl_, "plan").plan(stream);
+  detail::held(impl_, who, "plan").plan(stream);
 } catch (const LibraryError& error) {
   detail::rethrow_with_context(error, "Redistribute.plan", [this] { return impl_->error_context(); });
 }
 Tensor Redistribute::execute(RedistributeExecuteOptions options) try {
-  return live(impl_, "execute").execute(options);
+  return detail::held(impl_, who, "execute").execute(options);
 } catch (const LibraryError& error) {
   detail::rethrow_with_context(error, "Redistribute.execute", [this] { return impl_->error_context(); });
 }
 void Redistribute::reset_operand(TensorRef operand, std::optional<StreamRef> stream) try {
-  live(impl_, "reset_operand").reset_operand(std::move(operand), stream);
+  detail::held(impl_, who, "reset_operand").reset_operand(std::move(operand), stream);
 } catch (const LibraryError& error) {
   detail::rethrow_with_context(error, "Redistribute.reset_operand", [this] { return impl_->error_context(); });
 }
 void Redistribute::release_operand() {
-  live(impl_, "release_operand").release_operand();
+  detail::held(impl_, who, "release_operand").release_operand();
 }
 void Redistribute::free() noexcept {
   if (impl_) impl_->free();
 }
 DistributedBox Redistribute::input_box() const {
-  return live(impl_, "input_box").input_box();
+  return detail::held(impl_, who, "input_box").input_box();
 }
 DistributedBox Redistribute::output_box() const {
-  return live(impl_, "output_box").output_box();
+  return detail::held(impl_, who, "output_box").output_box();
 }
 ExchangeMethod Redistribute::exchange_method() const {
-  return live(impl_, "exchange_method").exchange_method();
+  return detail::held(impl_, who, "exchange_method").exchange_method();
 }
 std::size_t Redistribute::device_memory_bytes() const {
-  return live(impl_, "device_memory_bytes").device_memory_bytes();
+  return detail::held(impl_, who, "device_memory_bytes").device_memory_bytes();
 }
 std::int64_t Redistribute::elements_sent() const {
-  return live(impl_, "elements_sent").elements_sent();
+  return detail::held(impl_, who, "elements_sent").elements_sent();
 }
 std::string Redistribute::describe() const {
-  return live(impl_, "describe").describe();
+  return detail::held(impl_, who, "describe").describe();
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

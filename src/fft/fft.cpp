@@ -5,17 +5,13 @@
 
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
+#include "plan/handle.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
 namespace {
 
-detail::FftImpl& live(const std::unique_ptr<detail::FftImpl>& impl, const char* method) {
-  // A moved-from FFT has no implementation; it behaves like a freed one.
-  if (!impl) throw StateError(fmt::format("FFT.{}: called on a moved-from object", method));
-  impl->require_alive(method);
-  return *impl;
-}
+constexpr const char* who = "FFT.";
 
 }  // namespace
 
@@ -34,45 +30,44 @@ FFT::~FFT() {
 }
 
 void FFT::plan(std::optional<StreamRef> stream) {
-  live(impl_, "plan").plan(stream);
+  detail::live(impl_, who, "plan").plan(stream);
 }
 Tensor FFT::execute(FFTExecuteOptions options) {
-  if (!impl_) throw StateError("FFT.execute: called on a moved-from object");
-  return impl_->execute(options);
+  return detail::held(impl_, who, "execute").execute(options);
 }
 void FFT::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
-  live(impl_, "reset_operand").reset_operand(std::move(operand), stream);
+  detail::live(impl_, who, "reset_operand").reset_operand(std::move(operand), stream);
 }
 void FFT::release_operand() {
-  live(impl_, "release_operand").release_operand();
+  detail::live(impl_, who, "release_operand").release_operand();
 }
 void FFT::free() noexcept {
   if (impl_) impl_->free();
 }
 
 FFTType FFT::type() const {
-  return live(impl_, "type").decision().type;
+  return detail::live(impl_, who, "type").decision().type;
 }
 const std::vector<int>& FFT::axes() const {
-  return live(impl_, "axes").decision().axes;
+  return detail::live(impl_, who, "axes").decision().axes;
 }
 Shape FFT::result_shape() const {
-  return live(impl_, "result_shape").decision().out_shape;
+  return detail::live(impl_, who, "result_shape").decision().out_shape;
 }
 DType FFT::result_dtype() const {
-  return live(impl_, "result_dtype").decision().out_dtype;
+  return detail::live(impl_, who, "result_dtype").decision().out_dtype;
 }
 Strides FFT::result_strides() const {
-  return live(impl_, "result_strides").decision().out_strides;
+  return detail::live(impl_, who, "result_strides").decision().out_strides;
 }
 bool FFT::uses_cuda() const {
-  return live(impl_, "uses_cuda").target().cuda;
+  return detail::live(impl_, who, "uses_cuda").target().cuda;
 }
 std::size_t FFT::workspace_size() const {
-  return live(impl_, "workspace_size").workspace_size();
+  return detail::live(impl_, who, "workspace_size").workspace_size();
 }
 std::string FFT::describe() const {
-  return live(impl_, "describe").describe();
+  return detail::live(impl_, who, "describe").describe();
 }
 
 std::string_view to_string(FFTType type) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The object behind the class form FFT and the function forms' cached plans: layout decision, backend plan,
-// buffers and the stream contract (PhaseOrder) of one planned transform.
+// The object behind the class form FFT and the function forms' cached plans: the layout decision, the operand, the
+// lifecycle and the stream contract (PhaseOrder) of one planned transform. How it runs is its route's business
+// (fft_route.hpp), chosen once at construction.
 
 #include <memory>
 #include <optional>
@@ -9,14 +10,10 @@
 
 #include "base/nvtx.hpp"
 #include "cuplan/fft.hpp"
-#include "fft/callbacks/callback_set.hpp"
-#include "fft/cufft/cufft_backend.hpp"
-#include "fft/fft_staged.hpp"
-#include "fft/fftw/fftw_backend.hpp"
+#include "fft/fft_route.hpp"
 #include "fft/planner.hpp"
 #include "plan/cache/operand_signature.hpp"
 #include "plan/cache/plan_cache.hpp"
-#include "plan/graph_replay.hpp"
 #include "plan/stateful.hpp"
 
 namespace cuplan::detail {
@@ -57,18 +54,9 @@ class FftImpl final : public CachedPlan {
  private:
   /// In-place R2C/C2R on an owning Tensor: its memory must hold the result's span (padded real rows).
   void check_inplace_room(const TensorRef& operand, const char* method) const;
-  std::size_t required_alignment(DType dtype) const noexcept;
-  Tensor execute_cuda(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
-                      const TensorView* out, bool release_workspace);
-  Tensor execute_cpu(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
-                     const TensorView* out);
-  /// The result Tensor in the operand's memory space: the user's out, the operand's memory in place (sharing its
-  /// ownership), or a new Tensor in the planned result layout.
-  Tensor make_result(const TensorView* out, StreamRef stream) const;
   double scale_for(Direction direction) const noexcept {
     return direction == Direction::forward ? forward_scale_ : inverse_scale_;
   }
-  void record_operand_use(StreamRef stream);
   std::string callbacks_description() const;  // ", prolog 'f', epilog 'g'" or empty
 
   LayoutDecision decision_;
@@ -82,48 +70,17 @@ class FftImpl final : public CachedPlan {
   PhaseStreams streams_;
   TensorRef operand_;
   OperandSignature operand_signature_;  // what reset_operand's operands must match
-  Strides planned_strides_;             // the operand's strides at construction (the staged path's host layout)
   OperandSignature out_signature_;      // what an execute's `out` must match
-  Device operand_device_;               // cpu() for host memory
-  MemorySpace operand_space_ = MemorySpace::host_pageable;
   Direction default_direction_ = Direction::forward;
   bool inplace_ = false;
   double forward_scale_ = 1.0;
   double inverse_scale_ = 1.0;
   Normalization normalization_ = Normalization::none;
-  EventList pending_after_;
+  EventList pending_after_;  // FFTOptions::after, until a plan phase waits for them
   OutputWalk walk_;
-
-  // CUDA execution.
-  std::unique_ptr<CufftPlan> cufft_;
-  GraphReplay replay_;  // repeated transforms replayed as one graph launch
-  DeviceBuffer workspace_;
-  DeviceBuffer in_stage_;
-  DeviceBuffer out_stage_;
-  void* workspace_ptr_ = nullptr;
-  void* in_stage_ptr_ = nullptr;
-  void* out_stage_ptr_ = nullptr;
-  cudaStream_t buffers_stream_ = nullptr;  // last stream the buffers' use was recorded for
-  bool buffers_ready_ = false;             // false after plan() or release_workspace: ensure them again
-  // The last (operand memory, stream) use recorded: a repeated call with the same owner on the same stream records
-  // nothing. The weak reference keeps the owner's control block, so a new owner can never compare equal to it.
-  std::weak_ptr<Storage> recorded_owner_;
-  RecordedStream recorded_stream_;
-  void ensure_buffers(StreamRef stream);
-
-  // CUDA execution of a host operand: the staging engine (planned by plan()).
-  std::unique_ptr<StagedFft> staged_;
-  Parity parity_ = Parity::even;
-  std::size_t device_memory_limit_ = 0;
-  Planning planning_ = Planning::estimate;
-
-  // Prolog and epilog (null without either): checked at construction, compiled and linked by plan().
+  // Prolog and epilog (null without either): checked at construction, compiled and linked by the route's plan.
   std::unique_ptr<CallbackSet> callbacks_;
-
-  // CPU execution.
-  std::unique_ptr<FftwPlan> fftw_;
-  Tensor host_in_stage_;
-  Tensor host_out_stage_;
+  std::unique_ptr<FftRoute> route_;  // device, staged or CPU: how this transform runs
 };
 
 }  // namespace cuplan::detail

@@ -8,6 +8,7 @@
 
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
+#include "fft/cufft/scale.hpp"
 #include "runtime/copy.hpp"
 
 namespace cuplan::detail {

@@ -17,11 +17,6 @@
 
 namespace cuplan::detail {
 
-StreamRef resolve_stream(const std::optional<StreamRef>& stream, int device) {
-  if (stream) return *stream;
-  return current_stream(Device::cuda(device));
-}
-
 void check_stream_device(StreamRef stream, int device, const char* who, const char* method) {
   const Device stream_device = stream.device();
   if (stream_device.index() != device) {
@@ -73,11 +68,25 @@ void PhaseOrder::record_pending() {
   last_owner_.reset();
 }
 
-void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
+void wait_for_events(StreamRef stream, const EventList& after) {
   for (const EventRef& event : after) {
     CUPLAN_CUDA_CHECK(cudaStreamWaitEvent(stream.native(), event.native(), 0));
     ordering::note_wait(stream.native(), event.native());
   }
+}
+
+HostPhase::HostPhase(const PhaseStreams& streams, std::optional<int> operand_device,
+                     const std::optional<StreamRef>& stream, const EventList& after) {
+  if (operand_device) {
+    stream_ = resolve_stream(streams.pick(stream), *operand_device);
+    wait_for_events(*stream_, after);
+  } else {
+    wait_on_host(after);
+  }
+}
+
+void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
+  wait_for_events(stream, after);
   if (thread_relative_stream(stream.native())) drain_per_thread_stream_at_exit(device);
   if (event_ == nullptr) {
     // Created once, on the object's device, without timing (the cheapest event to record).

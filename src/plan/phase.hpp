@@ -2,7 +2,8 @@
 #pragma once
 // Phase ordering of a stateful object (docs/streams.md): PhaseOrder orders phases across streams with an event,
 // ScopedPhase ends a phase even when an exception leaves it, and Phase is the one begin-phase helper every phase
-// site of FFT and Matmul uses (resolve the stream, check its device, make the device current, order the phase).
+// site of FFT and Matmul on a device uses (resolve the stream, check its device, make the device current, order the
+// phase); HostPhase is its counterpart for a call the CPU computes.
 
 #include <cuda_runtime_api.h>
 
@@ -19,8 +20,12 @@ namespace cuplan::detail {
 
 class StreamHandle;
 
-/// The stream a phase runs on: the one given, else the current stream of the target device.
-StreamRef resolve_stream(const std::optional<StreamRef>& stream, int device);
+/// The stream a phase runs on: the one given, else the current stream of the target device. Inline: the distributed
+/// component, which links the public API only, picks its streams by it too.
+inline StreamRef resolve_stream(const std::optional<StreamRef>& stream, int device) {
+  if (stream) return *stream;
+  return current_stream(Device::cuda(device));
+}
 
 /// Throws InvalidArgument if `stream` belongs to a device other than `device` (`who`.`method` names the call).
 void check_stream_device(StreamRef stream, int device, const char* who, const char* method);
@@ -107,6 +112,24 @@ class PhaseStreams {
   const char* who_;
   cudaStream_t checked_ = nullptr;  // last stream that passed the device check
   bool any_checked_ = false;
+};
+
+/// The stream rule's second half, the same for every phase: `stream` waits for the caller's `after` events.
+void wait_for_events(StreamRef stream, const EventList& after);
+
+/// The phase of a call the CPU computes (the CPU routes of FFT and Matmul). The call returns when its result is
+/// written, so no PhaseOrder is kept. Operands in device memory (`operand_device` set) are read and written on the
+/// stream the object's rule picks on their device, which first waits for `after`; for host operands the host
+/// waits for `after` and there is no stream.
+class HostPhase {
+ public:
+  HostPhase(const PhaseStreams& streams, std::optional<int> operand_device, const std::optional<StreamRef>& stream,
+            const EventList& after);
+  /// The device operands' stream; unset for host operands.
+  const std::optional<StreamRef>& stream() const noexcept { return stream_; }
+
+ private:
+  std::optional<StreamRef> stream_;
 };
 
 /// The begin-phase helper of every phase site (plan, execute, autotune, reset): makes the target device current,

@@ -11,6 +11,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/memory_space.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -113,7 +114,7 @@ TensorView::TensorView(const void* data, DType dtype, Shape shape, std::optional
   numel_ = validate_layout(data, dtype_, shape_, strides_);
   if (device) {
     space_ = stated_space(data, *device);
-    device_ = (space_ == MemorySpace::host_pageable || space_ == MemorySpace::host_pinned) ? Device::cpu() : *device;
+    device_ = detail::is_host(space_) ? Device::cpu() : *device;
   } else {
     const PointerInfo found = pointer_info(data);
     space_ = found.space;
@@ -128,7 +129,7 @@ TensorView::TensorView(const void* data, DType dtype, Shape shape, Strides strid
     throw InvalidArgument(fmt::format("TensorView: space: expected a MemorySpace from 0 to {}, got {}",
                                       static_cast<unsigned>(MemorySpace::managed), static_cast<unsigned>(space)));
   }
-  const bool host = space == MemorySpace::host_pageable || space == MemorySpace::host_pinned;
+  const bool host = detail::is_host(space);
   if (host != device.is_cpu()) {
     throw InvalidArgument(fmt::format("TensorView: memory space {} does not fit device {}: expected {}", space, device,
                                       host ? "cpu" : "a CUDA device"));

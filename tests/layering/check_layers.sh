@@ -6,10 +6,12 @@
 #
 #  - a file includes public headers (cuplan/...) and headers of its own layer or of a lower one, never a higher one;
 #  - operations do not include each other;
-#  - a backend folder (fft/cufft, fft/fftw, matmul/cublaslt, matmul/cpu) does not include another backend, and
-#    only a backend includes its math library's headers (cufft, cuBLASLt, FFTW, CBLAS); fft/callbacks is no backend
-#    but what the FFT backends share about prolog and epilog callbacks: every FFT backend may include it, and it
-#    includes no backend;
+#  - a backend folder (fft/cufft, fft/fftw, matmul/cublaslt, matmul/cpu) does not include another backend, nor a
+#    route, and only a backend includes its math library's headers (cufft, cuBLASLt, FFTW, CBLAS); fft/callbacks is
+#    no backend but what the FFT backends share about prolog and epilog callbacks: every FFT backend may include it,
+#    and it includes no backend;
+#  - an operation's routes (fft/routes, matmul/routes) may include its backends; its Impl (<op>_impl.*) includes
+#    no backend and no route: it reaches them through the route interface;
 #  - distributed/exchange, the exchange layer that every distributed operation shares, includes no other header of
 #    distributed (the operations sit on it, not it on them), and only it includes NCCL;
 #  - inside plan, the folders stand in their own order: the core (the phase and stateful-object contract, files
@@ -41,7 +43,7 @@ check_tree() {
   while IFS= read -r file; do
     rel="${file#"$src"/}"
     layer="${rel%%/*}"
-    [[ "$rel" == */* ]] || continue
+    [[ "$rel" == */* ]] || continue  # src/*.cpp: the front doors above the operations (tuning::save / load)
     local sub="" ; local rest="${rel#*/}"
     [[ "$rest" == */* ]] && sub="${rest%%/*}"
     while IFS= read -r header; do
@@ -65,9 +67,16 @@ check_tree() {
         fi
       elif [[ -n "$sub" && "$header" == "$layer"/*/* ]]; then
         local hsub="${header#*/}"; hsub="${hsub%%/*}"
-        if [[ "$hsub" != "$sub" && "$layer/$hsub" != fft/callbacks ]]; then
+        if [[ "$hsub" == routes && "$sub" != routes ]]; then
+          echo "$rel: backend $layer/$sub includes $header, a route (routes sit above the backends)"
+          violations=$((violations + 1))
+        elif [[ "$hsub" != "$sub" && "$sub" != routes && "$layer/$hsub" != fft/callbacks ]]; then
           echo "$rel: backend $layer/$sub includes $header of backend $layer/$hsub"; violations=$((violations + 1))
         fi
+      elif [[ -z "$sub" && -d "$src/$layer/routes" && "${rest%.*}" == *_impl && "$header" == "$layer"/*/* &&
+        "$header" != fft/callbacks/* ]]; then
+        echo "$rel: the Impl includes $header; it reaches routes and backends through the route interface"
+        violations=$((violations + 1))
       fi
     done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
     if [[ -z "$sub" || "$layer" == plan ]] &&
@@ -114,9 +123,14 @@ self_test() {
   printf '#include "plan/stateful.hpp"\n#include "plan/ordering/ordering_checker.hpp"\n' \
     >"$tmp"/plan/staging/pipeline.cpp                                                  # staging -> core, ordering
   printf '#include "plan/cache/plan_cache.hpp"\n' >"$tmp"/plan/cache/cached_call.hpp   # a folder's own header
+  mkdir -p "$tmp"/fft/routes && touch "$tmp"/fft/routes/cpu_route.hpp "$tmp"/fft/fft_route.hpp
+  printf '#include "fft/routes/cpu_route.hpp"\n' >"$tmp"/fft/fftw/fftw_wisdom.cpp      # backend -> route
+  printf '#include "fft/fft_route.hpp"\n#include "fft/fftw/fftw_backend.hpp"\n' >"$tmp"/fft/fft_impl.cpp  # Impl -> backend
+  # allowed: a route on its backend and on the route interface
+  printf '#include "fft/fftw/fftw_backend.hpp"\n#include "fft/fft_route.hpp"\n' >"$tmp"/fft/routes/cpu_route.cpp
   local out; out="$(check_tree "$tmp")"; local status=$?
   echo "$out"
-  local expected=14 found; found=$(printf '%s\n' "$out" | grep -c .)
+  local expected=16 found; found=$(printf '%s\n' "$out" | grep -c .)
   if ((status == 0 || found != expected)); then
     echo "self-test FAILED: expected $expected violations, found $found"; return 1
   fi

@@ -113,8 +113,8 @@ TEST(MovedFrom, FftAndMatmulAreStateErrors) {
   std::vector<cf> h(64, cf(1.0F, 0.0F));
   FFT f(TensorView(h.data(), {64}));
   FFT g(std::move(f));
-  expect_state_error([&] { (void)f.execute(); }, {"FFT", "moved-from"});
-  expect_state_error([&] { f.plan(); }, {"FFT", "moved-from"});
+  expect_state_error([&] { (void)f.execute(); }, {"FFT", "moved from"});
+  expect_state_error([&] { f.plan(); }, {"FFT", "moved from"});
 
   std::vector<float> a(16, 1.0F);
   Matmul m(TensorView(a.data(), {4, 4}), TensorView(a.data(), {4, 4}));

@@ -15,7 +15,6 @@
 #include "cuplan/errors.hpp"
 #include "fft/cufft/callback_info_kernel.hpp"
 #include "fft/cufft/cufft_check.hpp"
-#include "fft/cufft/scale_kernel.hpp"
 
 namespace cuplan::detail {
 static_assert(std::is_same_v<cufftHandle, int>, "CufftPlan keeps its cufftHandle as an int");
@@ -211,24 +210,6 @@ void CufftPlan::execute(Direction direction, const void* in, void* out) {
       CUPLAN_CUFFT_CHECK(cufftXtExec(handle_, src, dst, sign));
     }
   }
-}
-
-}  // namespace cuplan::detail
-
-namespace cuplan::detail {
-
-void scale_device(void* data, DType dtype, const OutputWalk& walk, double scale, cudaStream_t stream) {
-  static_assert(OutputWalk::max_rank == 11, "keep in step with the kernel's walk rank");
-  const ScalePrecision precision = dtype.real() == f32   ? ScalePrecision::f32
-                                   : dtype.real() == f64 ? ScalePrecision::f64
-                                                         : ScalePrecision::f16;
-  long long extent[OutputWalk::max_rank], stride[OutputWalk::max_rank];
-  for (int d = 0; d < walk.rank; ++d) {
-    extent[d] = walk.extent[d];
-    stride[d] = walk.stride[d];
-  }
-  CUPLAN_CUDA_CHECK(
-      launch_scale(data, precision, dtype.is_complex() ? 2 : 1, walk.rank, extent, stride, scale, stream));
 }
 
 }  // namespace cuplan::detail

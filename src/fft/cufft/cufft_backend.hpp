@@ -68,7 +68,4 @@ class CufftPlan {
   bool workspace_set_ = false;
 };
 
-/// Multiplies every element of the compute output by `scale` on `stream` (one kernel).
-void scale_device(void* data, DType dtype, const OutputWalk& walk, double scale, cudaStream_t stream);
-
 }  // namespace cuplan::detail

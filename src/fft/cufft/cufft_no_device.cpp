@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU-only build's cuFFT backend (CUPLAN_ENABLE_CUDA=OFF): the interface of cufft_backend.hpp and
+// The CPU-only build's cuFFT backend (CUPLAN_ENABLE_CUDA=OFF): the interface of cufft_backend.hpp, scale.hpp and
 // scale_kernel.hpp with no cuFFT behind it. An FFT picks CUDA execution only when a device is available, which is
 // never the case in this build, and an explicit Execution::cuda is refused before planning; these definitions
 // answer any remaining call with the typed error, and the kernel entry points as a runtime without a device does.
 
 #include "base/cuda_check.hpp"
 #include "fft/cufft/cufft_backend.hpp"
+#include "fft/cufft/scale.hpp"
 #include "fft/cufft/scale_kernel.hpp"
 
 namespace cuplan::detail {

@@ -22,10 +22,6 @@ Strides used_strides(const Shape& shape, const Strides& strides) {
   return result;
 }
 
-bool host_space(MemorySpace space) noexcept {
-  return space == MemorySpace::host_pageable || space == MemorySpace::host_pinned;
-}
-
 std::string str(const Dims& dims) {
   return fmt::format("[{}]", fmt::join(dims.span(), ", "));
 }
@@ -37,7 +33,7 @@ std::string memory_name(bool host, int device) {
 }
 
 OperandSignature OperandSignature::of(const TensorView& view) noexcept {
-  const bool host = host_space(view.memory_space());
+  const bool host = view.on_host();
   return {view.dtype(),
           view.shape(),
           used_strides(view.shape(), view.strides()),
@@ -52,7 +48,7 @@ OperandSignature OperandSignature::result(DType dtype, const Shape& shape, const
 }
 
 bool OperandSignature::matches(const TensorView& view) const noexcept {
-  const bool view_host = host_space(view.memory_space());
+  const bool view_host = view.on_host();
   return view.dtype() == dtype && view.shape() == shape && same_strides(shape, view.strides(), strides) &&
          view_host == host && (host || view.device().index() == device) && alignment_class(view.data()) >= alignment;
 }
@@ -70,7 +66,7 @@ void OperandSignature::require_match(const TensorView& view, const char* who, co
   if (!(view.dtype() == dtype)) fail("dtype", std::string(dtype.name()), std::string(view.dtype().name()));
   if (!(view.shape() == shape)) fail("shape", str(shape), str(view.shape()));
   if (!same_strides(shape, view.strides(), strides)) fail("strides", str(strides), str(view.strides()));
-  const bool view_host = host_space(view.memory_space());
+  const bool view_host = view.on_host();
   const int view_device = view_host ? -1 : view.device().index();
   if (view_host != host || view_device != device)
     fail("memory", memory_name(host, device), memory_name(view_host, view_device));

@@ -52,8 +52,7 @@ PlanKey& PlanKey::add(const OperandSignature& operand) {
 }
 
 PlanKey& PlanKey::add_host_execution_device(const TensorView& operand, Execution execution) {
-  const bool host =
-      operand.memory_space() == MemorySpace::host_pageable || operand.memory_space() == MemorySpace::host_pinned;
+  const bool host = operand.on_host();
   if (host && execution.kind() != Execution::Kind::cpu && execution.device() < 0) {
     int current = -1;
     if (cuda_available() && cudaGetDevice(&current) != cudaSuccess) current = -1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// tuning::save / load. Implemented in the FFT layer, which owns FFTW's wisdom; Matmul's choices reach it through
-// the plan layer's tuning store.
+// tuning::save / load, one file for every operation: the choices each operation records in the plan layer's tuning
+// store (Matmul's autotune) and FFTW's wisdom. It sits above the operations (src/, outside any operation's folder):
+// no operation owns the others' tuning, and it may reach every operation's backend.
 //
 // File format (text):
 //   cuplan-tuning 1

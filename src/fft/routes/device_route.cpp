@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// The device route of an FFT (see device_route.hpp). On the repeated call with device operands, execute allocates
+// only the result Tensor and formats nothing.
+
+#include "fft/routes/device_route.hpp"
+
+#include "fft/cufft/scale.hpp"
+#include "runtime/access.hpp"
+
+namespace cuplan::detail {
+
+DeviceFftRoute::DeviceFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand)
+    : CufftRoute(context, options, true), operand_device_(operand.device()) {
+  replay_.set_enabled(options.graph_replay);
+}
+
+DeviceFftRoute::~DeviceFftRoute() = default;
+
+void DeviceFftRoute::plan(const std::optional<StreamRef>& stream, EventList& pending_after) {
+  const LayoutDecision& decision = context_.decision;
+  Phase phase(context_.order, context_.streams, context_.target, stream, pending_after, "plan");
+  pending_after = EventList{};
+  load_kernels();
+  if (!cufft_ && decision.layout.rank > 0) {
+    cufft_ = std::make_unique<CufftPlan>(decision, context_.target.device, context_.callbacks.get(), phase.stream());
+    replay_.invalidate();  // graphs of an earlier plan (none today: the plan is made once) are stale
+  }
+  // Every later phase runs after this one, so after the setup cuFFT left queued when planning.
+  if (cufft_) cufft_->order_setup_before(phase.stream().native());
+  buffers_ready_ = false;
+  ensure_buffers(phase.stream());
+  phase.close();
+}
+
+void DeviceFftRoute::ensure_buffers(StreamRef s) {
+  const LayoutDecision& decision = context_.decision;
+  const int device = context_.target.device;
+  const std::size_t in_bytes = static_cast<std::size_t>(checked_numel(decision.in_shape)) * decision.in_dtype.size();
+  const std::size_t out_bytes = static_cast<std::size_t>(checked_numel(decision.out_shape)) * decision.out_dtype.size();
+  workspace_ptr_ = cufft_ ? workspace_.ensure(cufft_->workspace_size(), device, s) : nullptr;
+  if (decision.input_copy) in_stage_ptr_ = in_stage_.ensure(in_bytes, device, s);
+  if (decision.output_copy) out_stage_ptr_ = out_stage_.ensure(out_bytes, device, s);
+  buffers_stream_ = s.native();
+  buffers_ready_ = true;
+}
+
+void DeviceFftRoute::record_operand_use(const TensorRef& operand, StreamRef stream) {
+  const std::shared_ptr<Storage>& owner = Access::storage(operand);
+  if (!owner) return;  // a borrowed view: its owner orders its own uses
+  // Same owner (control block) and same stream as the last record: nothing new to record.
+  const bool same_owner = !recorded_owner_.owner_before(owner) && !owner.owner_before(recorded_owner_);
+  if (same_owner && recorded_stream_.covers(stream)) return;
+  operand.record_stream(stream);
+  recorded_owner_ = owner;
+  recorded_stream_.remember(stream);
+}
+
+Tensor DeviceFftRoute::execute(const FftCall& call) {
+  const LayoutDecision& decision = context_.decision;
+  const ExecutionTarget& target = context_.target;
+  const int device = target.device;
+  Phase phase(context_.order, context_.streams, target, call.stream, call.after, "execute");
+  const StreamRef s = phase.stream();
+  if (!buffers_ready_ || s.native() != buffers_stream_) ensure_buffers(s);
+  const TensorView& x = call.operand.view();
+  std::optional<Tensor> given = given_result(call);
+  Tensor result = given ? std::move(*given)
+                        : Tensor::empty_strided(decision.out_shape, decision.out_strides, decision.out_dtype,
+                                                operand_device_, std::optional<StreamRef>(s));
+  const bool in_place = result.data() == x.data();
+  // A result this call allocated is new memory (the pool orders its reuse): recorded, not checked.
+  phase.operands({{"operand", &x, in_place}, {"out", &result.view(), true, call.out == nullptr && !in_place}});
+
+  const void* in = x.data();
+  void* out = result.data();
+  if (decision.input_copy) {
+    copy(x,
+         TensorView(in_stage_ptr_, decision.in_dtype, decision.in_shape, decision.compute_in_strides,
+                    Device::cuda(device), MemorySpace::device),
+         s);
+    in = in_stage_ptr_;
+  }
+  if (decision.output_copy) out = out_stage_ptr_;
+  const double scale = call.scale;
+  const OutputWalk& walk = context_.walk;
+  if (cufft_) {
+    // The transform and its scaling, replayed as one graph launch when these pointers came recently.
+    ReplayKey key;
+    key.add(in).add(out).add(workspace_ptr_).add(call.direction).add(scale);
+    if (context_.callbacks) cufft_->update_callbacks(*context_.callbacks, s.native());  // new user data: before it
+    replay_.run(key, device, s.native(), [&](cudaStream_t captured) {
+      cufft_->bind(captured, workspace_ptr_);
+      cufft_->execute(call.direction, in, out);
+      if (scale != 1.0) scale_device(out, decision.out_dtype, walk, scale, captured);
+    });
+  } else {
+    if (in != out)  // every transformed axis has length 1: the transform is the identity
+      copy(TensorView(in, decision.in_dtype, decision.in_shape, decision.compute_in_strides, Device::cuda(device),
+                      MemorySpace::device),
+           TensorView(out, decision.out_dtype, decision.out_shape, decision.compute_out_strides, Device::cuda(device),
+                      MemorySpace::device),
+           s);
+    if (scale != 1.0) scale_device(out, decision.out_dtype, walk, scale, s);
+  }
+  if (decision.output_copy)
+    copy(TensorView(out_stage_ptr_, decision.out_dtype, decision.out_shape, decision.compute_out_strides,
+                    Device::cuda(device), MemorySpace::device),
+         result.view(), s);
+  record_operand_use(call.operand, s);
+  phase.close();
+  if (call.release_workspace) {
+    workspace_.release();
+    workspace_ptr_ = nullptr;
+    buffers_ready_ = false;
+  }
+  if (target.blocking) finish_call(target, s);
+  return result;
+}
+
+void DeviceFftRoute::order_new_operand(const std::optional<StreamRef>& stream) {
+  // The stream (by the object's rule) now runs after the object's last phase.
+  Phase phase(context_.order, context_.streams, context_.target, stream, EventList{}, "reset_operand");
+  phase.close();
+}
+
+void DeviceFftRoute::free() noexcept {
+  // A cuFFT plan's tables are read by every transform enqueued with it (and by graphs replaying them), and cuFFT
+  // does not document that destroying the plan waits for them. Function-form plans are destroyed by cache eviction
+  // on whichever thread returns a lease, with their last transform possibly still queued on another stream: the
+  // object's last phase must be done before its plans go.
+  if (cufft_) wait_for_last_phase();  // graph replays exist only with a cuFFT plan
+  replay_.reset();
+  cufft_.reset();
+  workspace_.release();
+  in_stage_.release();
+  out_stage_.release();
+  workspace_ptr_ = in_stage_ptr_ = out_stage_ptr_ = nullptr;
+  buffers_ready_ = false;
+}
+
+std::size_t DeviceFftRoute::workspace_size() const noexcept {
+  return cufft_ ? cufft_->workspace_size() : 0;
+}
+
+}  // namespace cuplan::detail

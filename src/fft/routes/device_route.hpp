@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The device route of an FFT: CUDA execution of an operand in device memory, through one cuFFT plan (or none when
+// every transformed axis has length 1), with the workspace and the staging copies the layout decision asks for.
+// Repeated transforms replay as one graph launch.
+
+#include <memory>
+
+#include "fft/cufft/cufft_backend.hpp"
+#include "fft/routes/cufft_route.hpp"
+#include "plan/graph_replay.hpp"
+#include "runtime/recorded_stream.hpp"
+
+namespace cuplan::detail {
+
+class DeviceFftRoute final : public CufftRoute {
+ public:
+  DeviceFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand);
+  ~DeviceFftRoute() override;
+
+  void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
+  Tensor execute(const FftCall& call) override;
+  void order_new_operand(const std::optional<StreamRef>& stream) override;
+  void free() noexcept override;
+  std::size_t workspace_size() const noexcept override;
+
+ private:
+  void ensure_buffers(StreamRef stream);
+  void record_operand_use(const TensorRef& operand, StreamRef stream);
+
+  Device operand_device_;
+  std::unique_ptr<CufftPlan> cufft_;
+  GraphReplay replay_;  // repeated transforms replayed as one graph launch
+  DeviceBuffer workspace_;
+  DeviceBuffer in_stage_;
+  DeviceBuffer out_stage_;
+  void* workspace_ptr_ = nullptr;
+  void* in_stage_ptr_ = nullptr;
+  void* out_stage_ptr_ = nullptr;
+  cudaStream_t buffers_stream_ = nullptr;  // last stream the buffers' use was recorded for
+  bool buffers_ready_ = false;             // false after plan() or release_workspace: ensure them again
+  // The last (operand memory, stream) use recorded: a repeated call with the same owner on the same stream records
+  // nothing. The weak reference keeps the owner's control block, so a new owner can never compare equal to it.
+  std::weak_ptr<Storage> recorded_owner_;
+  RecordedStream recorded_stream_;
+};
+
+}  // namespace cuplan::detail

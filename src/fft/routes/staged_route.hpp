@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The staged route of an FFT: CUDA execution of an operand in host memory, chunk by chunk within the device memory
+// limit through the staging engine (StagedFft, docs/staging.md); the call returns when the result is on the host.
+
+#include <cstddef>
+#include <memory>
+
+#include "fft/fft_staged.hpp"
+#include "fft/routes/cufft_route.hpp"
+
+namespace cuplan::detail {
+
+class StagedFftRoute final : public CufftRoute {
+ public:
+  StagedFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand);
+  ~StagedFftRoute() override;
+
+  void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
+  Tensor execute(const FftCall& call) override;
+  void free() noexcept override;
+
+ private:
+  Strides operand_strides_;  // the host operand's strides at construction
+  Parity parity_;
+  std::size_t device_memory_limit_;
+  std::unique_ptr<StagedFft> staged_;  // planned by plan()
+};
+
+}  // namespace cuplan::detail

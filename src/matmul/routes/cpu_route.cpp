@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU route of a Matmul (see cpu_route.hpp).
+
+#include "matmul/routes/cpu_route.hpp"
+
+#include <fmt/format.h>
+
+#include "base/log.hpp"
+#include "matmul/cpu/cpu_backend.hpp"
+#include "matmul/matmul_validate.hpp"
+
+namespace cuplan::detail {
+
+using enum mm::Slot;
+
+void CpuMatmulRoute::check_supported(const mm::Problem& problem) const {
+  mm::check_cpu_support(problem, context_.who);
+}
+
+MatmulResultPlacement CpuMatmulRoute::result_placement(DType dtype) const noexcept {
+  // D lives where the operands live: the host, or the operands' device (copied back from the host).
+  return {context_.target.operand_device, static_cast<std::uint32_t>(dtype.alignment())};
+}
+
+void CpuMatmulRoute::plan(const MatmulPlanOptions& /*options*/, bool& /*construct_after_pending*/) {
+  // No stream work: each execute waits for its own `after`.
+  const mm::Problem& p = context_.problem;
+  log(LogLevel::info, "{}: CPU product {} x {} x {} batch {} {} epilog {}", context_.who, p.m, p.n, p.k, p.batch_count,
+      p.a_dtype.name(), to_string(p.epilog));
+}
+
+std::vector<AlgorithmInfo> CpuMatmulRoute::algorithms() const {
+  AlgorithmInfo cpu;
+  cpu.description = "OpenBLAS gemm per batch entry, epilog in C++";
+  return {cpu};
+}
+
+void CpuMatmulRoute::autotune(const AutotuneOptions& /*options*/) {
+  log(LogLevel::info, "{}: autotune on the CPU: one algorithm, nothing to choose", context_.who);
+}
+
+Tensor CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
+  const mm::OperandSlots& operands = context_.operands;
+  const mm::Problem& problem = context_.problem;
+  const std::optional<TensorView>& out = options.out;
+  // The caller's `after` events order their producers before this read: device operands are copied to the host
+  // (blocking) on a stream of their device that waits for them; host operands wait on the host.
+  std::optional<int> operand_device;
+  for (const mm::OperandSlot& o : operands) {
+    if (o.ref && !o.ref->view().on_host()) {
+      operand_device = o.ref->view().device().index();
+      break;
+    }
+  }
+  const HostPhase phase(context_.streams, operand_device, options.stream, options.after);
+  const std::optional<StreamRef>& copy_stream = phase.stream();
+  std::array<Tensor, slot_count> host_copies;
+  auto host_view = [&](int slot) -> std::optional<TensorView> {
+    if (!operands[slot].ref) return std::nullopt;
+    const TensorView& v = operands[slot].ref->view();
+    if (v.on_host()) return v;
+    host_copies[slot] = Tensor::wrap(v).to(Device::cpu(), copy_stream);
+    return host_copies[slot].view();
+  };
+  std::optional<TensorView> c_view = host_view(slot_c);
+  if (c_view && out && c_view->data() == out->data()) {
+    // D written over C (checked to be the very same elements): gemm writes D before C is read, so read a copy.
+    host_copies[slot_c] = Tensor::empty(c_view->shape(), c_view->dtype(), Device::cpu());
+    copy(*c_view, host_copies[slot_c].view());
+    c_view = host_copies[slot_c].view();
+  }
+  mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), c_view, host_view(slot_bias), host_view(slot_aux)};
+  // Device operands get device results (the blocking rule, as FFT): computed on the host, then copied back.
+  const bool device_result = copy_stream.has_value();
+  Tensor d = out && !device_result ? Tensor::wrap(*out)
+                                   : Tensor::empty_strided(problem.result_shape, problem.result_strides,
+                                                           problem.result_dtype, Device::cpu());
+  const mm::EpilogTraits traits = mm::epilog_traits(problem.epilog);
+  aux_out_ = traits.aux_output ? Tensor::empty(problem.aux_shape, problem.aux_dtype, Device::cpu()) : Tensor();
+  bias_gradient_out_ =
+      traits.bias_gradient ? Tensor::empty(problem.bias_gradient_shape, problem.result_dtype, Device::cpu()) : Tensor();
+  mm::cpu_matmul(problem, in, context_.options.alpha, context_.options.beta,
+                 {d.data(), aux_out_.data(), bias_gradient_out_.data()}, context_.target.cpu_threads);
+  if (!device_result) return d;
+  const Device device = Device::cuda(context_.target.operand_device);
+  Tensor device_d = out ? Tensor::wrap(*out)
+                        : Tensor::empty_strided(problem.result_shape, problem.result_strides, problem.result_dtype,
+                                                device, copy_stream);
+  copy(d, device_d, copy_stream);  // from host memory: blocking
+  if (aux_out_.numel() > 0) aux_out_ = aux_out_.to(device, copy_stream);
+  if (bias_gradient_out_.numel() > 0) bias_gradient_out_ = bias_gradient_out_.to(device, copy_stream);
+  return device_d;
+}
+
+void CpuMatmulRoute::free() noexcept {
+  aux_out_ = Tensor();
+  bias_gradient_out_ = Tensor();
+}
+
+std::string CpuMatmulRoute::execution() const {
+  return "CPU execution";
+}
+
+std::string CpuMatmulRoute::algorithm() const {
+  return "OpenBLAS gemm per batch entry";
+}
+
+std::string CpuMatmulRoute::location() const {
+  return "cpu (BLAS)";
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The CPU route of a Matmul: BLAS gemm per batch entry and the epilog in C++. Operands in device memory are copied
+// to the host and D back (blocking) on the stream the object's rule picks on their device; host operands need no
+// stream.
+
+#include "matmul/matmul_route.hpp"
+
+namespace cuplan::detail {
+
+class CpuMatmulRoute final : public MatmulRoute {
+ public:
+  explicit CpuMatmulRoute(const MatmulRouteContext& context) : MatmulRoute(context) {}
+
+  void check_supported(const mm::Problem& problem) const override;
+  MatmulResultPlacement result_placement(DType dtype) const noexcept override;
+  void plan(const MatmulPlanOptions& options, bool& construct_after_pending) override;
+  std::vector<AlgorithmInfo> algorithms() const override;
+  void autotune(const AutotuneOptions& options) override;
+  Tensor execute(const MatmulExecuteOptions& options) override;
+  void free() noexcept override;
+  std::string execution() const override;
+  std::string algorithm() const override;
+  std::string location() const override;
+};
+
+}  // namespace cuplan::detail

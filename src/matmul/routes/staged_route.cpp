@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// The staged route of a Matmul (see staged_route.hpp).
+
+#include "matmul/routes/staged_route.hpp"
+
+#include <fmt/format.h>
+
+#include "cuplan/errors.hpp"
+#include "runtime/pinned_cache.hpp"
+
+namespace cuplan::detail {
+
+using enum mm::Slot;
+
+StagedMatmulRoute::StagedMatmulRoute(const MatmulRouteContext& context) : DeviceMatmulRoute(context) {}
+
+StagedMatmulRoute::~StagedMatmulRoute() = default;
+
+void StagedMatmulRoute::adapt_problem(mm::Problem& problem) {
+  // Host operands are staged into dense device copies in their own orientation, so that the planned form (and D's
+  // layout) stays the same; C goes to the device inside D.
+  c_in_d_ = problem.has_c;
+  for (mm::MatrixLayout* m : {&problem.a, &problem.b})
+    if (!m->needs_copy) mm::describe_dense_copy(*m, false, problem.batch_count);
+}
+
+MatmulResultPlacement StagedMatmulRoute::result_placement(DType dtype) const noexcept {
+  // D lives on the host, where the operands live, and is copied into: the element's alignment is enough.
+  return {context_.target.device, static_cast<std::uint32_t>(dtype.alignment())};
+}
+
+StagedOperands StagedMatmulRoute::staged_operands() const {
+  const mm::OperandSlots& operands = context_.operands;
+  StagedOperands o{operands[slot_a].ref->view(), operands[slot_b].ref->view(), std::nullopt, std::nullopt};
+  if (operands[slot_c].ref) o.c = operands[slot_c].ref->view();
+  if (operands[slot_bias].ref) o.bias = operands[slot_bias].ref->view();
+  return o;
+}
+
+void StagedMatmulRoute::require_unsplit_fits(const char* reason) const {
+  const std::size_t limit = context_.options.device_memory_limit;
+  if (limit == 0) return;  // the default limit: the unsplit staging runs as it always has
+  const std::size_t need = unsplit_bytes();
+  if (need <= limit) return;
+  throw NotSupported(fmt::format(
+      "{}: device_memory_limit: {} bytes cannot hold this product unsplit ({} bytes of operands, result and "
+      "workspace), and its host operands cannot be split: {} (epilog {}); the minimum limit for this product is {} "
+      "bytes",
+      context_.who, limit, need, reason, to_string(context_.problem.epilog), need));
+}
+
+Tensor StagedMatmulRoute::execute_staged(const MatmulExecuteOptions& options, const StagedOperands& operands) {
+  const ExecutionTarget& target = context_.target;
+  const mm::Problem& problem = context_.problem;
+  Phase phase(context_.order, context_.streams, target, options.stream, options.after, "execute");
+  const StreamRef stream = phase.stream();
+  if (!staged_)
+    staged_ = std::make_unique<StagedMatmul>(context_.options, problem, operands, target.device, context_.who);
+  // A new D is pinned (docs/staging.md): the download DMAs into it, no fresh pageable pages to fault in.
+  Tensor d = options.out ? Tensor::wrap(*options.out)
+                         : empty_host_result(problem.result_shape, problem.result_strides, problem.result_dtype);
+  staged_->execute(operands, d.view(), context_.options.alpha, context_.options.beta, stream);
+  aux_out_ = Tensor();
+  bias_gradient_out_ = Tensor();
+  if (options.release_workspace) staged_->release();
+  phase.close();
+  if (target.blocking) finish_call(target, stream);
+  return d;
+}
+
+Tensor StagedMatmulRoute::execute(const MatmulExecuteOptions& options) {
+  // Chunk by chunk within device_memory_limit, unless the product cannot be split; then the device route's unsplit
+  // staging, when it fits an explicit limit.
+  const StagedOperands operands = staged_operands();
+  const char* reason = StagedMatmul::unsplittable(context_.problem, operands);
+  if (reason == nullptr) return execute_staged(options, operands);
+  require_unsplit_fits(reason);
+  return DeviceMatmulRoute::execute(options);
+}
+
+void StagedMatmulRoute::order_new_operands(const std::optional<StreamRef>& /*stream*/, const char* /*method*/) {
+  // Nothing to order: every execute returns when D is on the host.
+}
+
+void StagedMatmulRoute::free() noexcept {
+  staged_.reset();
+  DeviceMatmulRoute::free();
+}
+
+}  // namespace cuplan::detail
