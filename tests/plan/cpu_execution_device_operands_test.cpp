@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // One rule for FFT and Matmul: CPU execution of device operands copies them to the host, computes, and gives the
 // result back on the operands' device (docs/getting-started.md, the blocking rule). An `out` must be device memory.
+// The options' `after` events order the operands' producers before the first phase on the CPU route as on the GPU.
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <complex>
 #include <cstring>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
@@ -17,6 +20,19 @@
 namespace cuplan::testing {
 namespace {
 
+// A producer that is still running when the object is made and planned: after 200 ms it writes the operand's values
+// into its (pinned host) memory, from a host function on a stream; an event recorded after it marks them ready.
+struct LateFill {
+  void* target;
+  const void* values;
+  std::size_t bytes;
+};
+void CUDART_CB sleep_then_fill(void* data) {
+  const auto* fill = static_cast<const LateFill*>(data);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::memcpy(fill->target, fill->values, fill->bytes);
+}
+
 class CpuExecutionOfDeviceOperands : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -24,6 +40,17 @@ class CpuExecutionOfDeviceOperands : public ::testing::Test {
     stream_.emplace(Device::cuda(0));
   }
   std::optional<Stream> stream_;  // made in SetUp, once a GPU is known to exist
+
+  /// A pinned host tensor holding zeros now and `values` once the returned event completes (about 200 ms later).
+  Tensor filled_late(const Tensor& values, LateFill& fill, Event& ready) const {
+    Tensor x = Tensor::empty(values.shape(), values.dtype(), Device::cpu(), {}, HostMemory::pinned);
+    const std::size_t bytes = static_cast<std::size_t>(values.numel()) * values.dtype().size();
+    std::memset(x.data(), 0, bytes);
+    fill = {x.data(), values.data(), bytes};
+    EXPECT_EQ(cudaLaunchHostFunc(stream_->native(), sleep_then_fill, &fill), cudaSuccess);
+    ready.record(*stream_);
+    return x;
+  }
 
   /// Fills a device output with NaN bytes on the test's stream, so a result that is never written cannot pass.
   void poison(const Tensor& out) const {
@@ -79,6 +106,34 @@ TEST_F(CpuExecutionOfDeviceOperands, MatmulResultIsOnTheOperandsDeviceAsForFft) 
   const Tensor again = plan.execute();
   EXPECT_EQ(again.device(), Device::cuda(0));
   EXPECT_LT(relative_error(to_dense(again.to(Device::cpu(), *stream_).view()), ref), 1e-12);
+}
+
+TEST_F(CpuExecutionOfDeviceOperands, FftOptionsAfterOrdersTheOperandsProducerBeforeTheCpuTransform) {
+  const auto values = random_values(6 * 32, true, rng());
+  const Tensor produced = host_tensor(values, {6, 32}, c64);
+  LateFill fill{};
+  Event ready(Device::cuda(0), false);
+  const Tensor x = filled_late(produced, fill, ready);
+  FFT plan(x, {.axes = {1}, .execution = Execution::cpu(), .after = {ready}});
+  plan.plan();
+  const Tensor y = plan.execute();
+  EXPECT_LT(relative_error(to_dense(y.view()), reference_dft(values, {6, 32}, {1}, -1)), tolerance(c64, 32));
+  stream_->synchronize();  // `fill` outlives the host function
+}
+
+TEST_F(CpuExecutionOfDeviceOperands, MatmulOptionsAfterOrdersTheOperandsProducerBeforeTheCpuProduct) {
+  const int m = 7, n = 5, k = 9;
+  const auto av = random_values(m * k, false, rng()), bv = random_values(k * n, false, rng());
+  const Tensor produced = host_tensor(av, {m, k}, f64);
+  const Tensor b = host_tensor(bv, {k, n}, f64);
+  LateFill fill{};
+  Event ready(Device::cuda(0), false);
+  const Tensor a = filled_late(produced, fill, ready);
+  Matmul plan(a, b, {.execution = Execution::cpu(), .after = {ready}});
+  plan.plan();
+  const Tensor d = plan.execute();
+  EXPECT_LT(relative_error(to_dense(d.view()), reference_product(av, bv, m, n, k)), 1e-12);
+  stream_->synchronize();
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
+#include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
 
@@ -37,8 +38,11 @@ void CpuFftRoute::check_supported(const LayoutDecision& decision) const {
                     decision.in_dtype.name()));
 }
 
-void CpuFftRoute::plan(const std::optional<StreamRef>& /*stream*/, EventList& /*pending_after*/) {
-  // No stream work: FFTW plans on the host, and each execute waits for its own `after`.
+void CpuFftRoute::plan(const std::optional<StreamRef>& /*stream*/, EventList& pending_after) {
+  // FFTOptions::after orders the producers of the operand before the first phase: the host waits for them here (a
+  // CPU execute reads the operand on the host, after this phase), and each execute then waits for its own `after`.
+  wait_on_host(pending_after);
+  pending_after = EventList{};
   const LayoutDecision& decision = context_.decision;
   if (!fftw_) fftw_ = std::make_unique<FftwPlan>(decision, context_.target.cpu_threads, planning_);
   const std::int64_t in_numel = checked_numel(decision.in_shape, "operand");

@@ -8,6 +8,7 @@
 #include "base/log.hpp"
 #include "matmul/cpu/cpu_backend.hpp"
 #include "matmul/matmul_validate.hpp"
+#include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
 
@@ -22,8 +23,12 @@ MatmulResultPlacement CpuMatmulRoute::result_placement(DType dtype) const noexce
   return {context_.target.operand_device, static_cast<std::uint32_t>(dtype.alignment())};
 }
 
-void CpuMatmulRoute::plan(const MatmulPlanOptions& /*options*/, bool& /*construct_after_pending*/) {
-  // No stream work: each execute waits for its own `after`.
+void CpuMatmulRoute::plan(const MatmulPlanOptions& options, bool& construct_after_pending) {
+  // The plan's `after` (on the first plan, MatmulOptions::after unless the plan names its own, as on the device
+  // route) orders the operands' producers before this phase: the host waits for them (a CPU execute reads the
+  // operands on the host, after this phase); each execute then waits for its own `after`.
+  wait_on_host(construct_after_pending && options.after.empty() ? context_.options.after : options.after);
+  construct_after_pending = false;
   const mm::Problem& p = context_.problem;
   log(LogLevel::info, "{}: CPU product {} x {} x {} batch {} {} epilog {}", context_.who, p.m, p.n, p.k, p.batch_count,
       p.a_dtype.name(), to_string(p.epilog));
