@@ -154,8 +154,8 @@ void FftwPlan::destroy(void* plan) const noexcept {
     fftwf_destroy_plan(static_cast<fftwf_plan>(plan));
 }
 
-void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, int in_alignment,
-                          int out_alignment) const {
+void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, int in_alignment, int out_alignment,
+                          int threads) const {
   const AdvancedLayout& l = decision.layout;
   std::vector<fftw_iodim64> dims(static_cast<std::size_t>(l.rank));
   for (int k = 0; k < l.rank; ++k) {
@@ -190,7 +190,7 @@ void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, i
     PlannerThreads& operator=(const PlannerThreads&) = delete;
   };
   const auto plan_on = [&](void* in, void* out, unsigned plan_flags) -> void* {
-    const PlannerThreads planner_threads(double_precision_, threads_);
+    const PlannerThreads planner_threads(double_precision_, threads);
     if (double_precision_) {
       auto* d = reinterpret_cast<fftw_iodim64*>(dims.data());
       if (decision.type == FFTType::c2c)
@@ -233,7 +233,7 @@ void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, i
     // Measuring runs transforms to choose among FFTW's algorithms: seconds for a large problem (more with patient).
     log(LogLevel::info,
         "FFT: FFTW {} planning of {} {} rank {} ({} batch dims, {} threads) started: it times transforms to choose",
-        to_string(planning_), decision.in_dtype.name(), to_string(decision.type), rank, hm, threads_);
+        to_string(planning_), decision.in_dtype.name(), to_string(decision.type), rank, hm, threads);
     const auto started = std::chrono::steady_clock::now();
     std::vector<unsigned char> scratch;
     const ScratchArrays arrays =
@@ -248,7 +248,7 @@ void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, i
     throw NotSupported(fmt::format("FFT: FFTW could not plan a rank-{} {} transform with {} batch dimensions", rank,
                                    to_string(decision.type), hm));
   log(LogLevel::info, "FFT: FFTW planned {} {} rank {} ({} batch dims, {} threads, alignment in {} out {}, {} {}{})",
-      decision.in_dtype.name(), to_string(decision.type), rank, hm, threads_, in_alignment, out_alignment,
+      decision.in_dtype.name(), to_string(decision.type), rank, hm, threads, in_alignment, out_alignment,
       to_string(planning_), source, measured_ms >= 0 ? fmt::format(" in {:.1f} ms", measured_ms) : std::string());
   return plan;
 }
@@ -261,7 +261,7 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale) {
   const int out_alignment =
       double_precision_ ? fftw_alignment_of(static_cast<double*>(out)) : fftwf_alignment_of(static_cast<float*>(out));
   if (slot.plan == nullptr || slot.in_alignment != in_alignment || slot.out_alignment != out_alignment) {
-    void* plan = make_plan(decision_, direction, in_alignment, out_alignment);
+    void* plan = make_plan(decision_, direction, in_alignment, out_alignment, threads_);
     destroy(slot.plan);
     slot = {plan, in_alignment, out_alignment};
   }

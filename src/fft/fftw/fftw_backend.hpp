@@ -34,7 +34,8 @@ class FftwPlan {
   void execute(Direction direction, void* in, void* out, double scale, CallbackSet& callbacks);
 
  private:
-  void* make_plan(const LayoutDecision& decision, Direction direction, int in_alignment, int out_alignment) const;
+  void* make_plan(const LayoutDecision& decision, Direction direction, int in_alignment, int out_alignment,
+                  int threads) const;
   void destroy(void* plan) const noexcept;
   /// A plan of `count` outer batch entries of a chunk (callbacks), made on first use for these alignments.
   void* chunk_plan(Direction direction, std::int64_t count, bool from_scratch, int in_alignment, int out_alignment);

@@ -106,7 +106,8 @@ void* FftwPlan::chunk_plan(Direction direction, std::int64_t count, bool from_sc
   if (!chunk.layout.batch_dims.empty()) chunk.layout.batch_dims.front().count = count;
   // From the scratch buffer the transform is out of place, even where the whole one is in place.
   if (from_scratch) chunk.inplace_compute = false;
-  void* plan = make_plan(chunk, direction, in_alignment, out_alignment);
+  // One thread: a chunk is sized for one core's cache, and FFTW's threads would fork and join once per chunk.
+  void* plan = make_plan(chunk, direction, in_alignment, out_alignment, 1);
   chunk_slots_.push_back({direction, count, from_scratch, in_alignment, out_alignment, plan});
   return plan;
 }
