@@ -8,9 +8,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cuplan/dtype.hpp"
 #include "cuplan/execution.hpp"
@@ -193,19 +192,3 @@ CUPLAN_API std::string_view to_string(Normalization normalization);
 
 }  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
-
-template <>
-struct fmt::formatter<cuplan::FFT> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(const cuplan::FFT& fft, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(fft.describe(), ctx);
-  }
-};
-
-template <>
-struct fmt::formatter<cuplan::FFTType> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(cuplan::FFTType type, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(cuplan::to_string(type), ctx);
-  }
-};

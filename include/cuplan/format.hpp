@@ -12,7 +12,9 @@
 //   "StreamRef(legacy default)", Event "Event(recorded, timing)",
 //   AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)", EventRef "EventRef(0x...)",
 //   PlanCacheStats "plan cache: 5 hits, 1 misses, ...", memory::Stats "device memory: 1024 B in use, peak 4096 B,
-//   ...". (cuplan/distributed.hpp formats its own types.)
+//   ...", FFT and Matmul by describe() (their plan). (cuplan/distributed.hpp formats its own types.)
+// Opt-in: cuplan/cuplan.hpp does not include this header (nor fmt); a file that formats cuplan types with fmt
+// includes it. The names the formatters print (to_string, error_kind) are in cuplan/names.hpp, which needs no fmt.
 
 #include <fmt/format.h>
 
@@ -27,121 +29,9 @@
 #include "cuplan/fft.hpp"
 #include "cuplan/matmul.hpp"
 #include "cuplan/memory.hpp"
+#include "cuplan/names.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
-
-namespace cuplan {
-inline namespace CUPLAN_ABI_NAMESPACE {
-
-/// \name Names of enums
-/// @{
-
-/// The enumerator's name, e.g. "host_pinned", "odd", "optimized", "always", "warning", "cuda".
-constexpr std::string_view to_string(MemorySpace space) noexcept {
-  switch (space) {
-    case MemorySpace::host_pageable:
-      return "host_pageable";
-    case MemorySpace::host_pinned:
-      return "host_pinned";
-    case MemorySpace::device:
-      return "device";
-    case MemorySpace::managed:
-      return "managed";
-  }
-  return "?";
-}
-
-constexpr std::string_view to_string(Parity parity) noexcept {
-  return parity == Parity::even ? "even" : "odd";
-}
-
-/// "pageable" or "pinned".
-constexpr std::string_view to_string(HostMemory memory) noexcept {
-  return memory == HostMemory::pinned ? "pinned" : "pageable";
-}
-
-/// "a", "b", "c", "bias" or "epilog_aux".
-constexpr std::string_view to_string(MatmulOperand operand) noexcept {
-  switch (operand) {
-    case MatmulOperand::a:
-      return "a";
-    case MatmulOperand::b:
-      return "b";
-    case MatmulOperand::c:
-      return "c";
-    case MatmulOperand::bias:
-      return "bias";
-    case MatmulOperand::epilog_aux:
-      return "epilog_aux";
-  }
-  return "?";
-}
-
-/// The dtype's name, e.g. "c64".
-constexpr std::string_view to_string(DTypeCode code) noexcept {
-  return DType(code).name();
-}
-
-constexpr std::string_view to_string(ResultLayout layout) noexcept {
-  return layout == ResultLayout::natural ? "natural" : "optimized";
-}
-
-/// "estimate", "measure" or "patient".
-constexpr std::string_view to_string(Planning planning) noexcept {
-  switch (planning) {
-    case Planning::estimate:
-      return "estimate";
-    case Planning::measure:
-      return "measure";
-    case Planning::patient:
-      return "patient";
-  }
-  return "?";
-}
-
-constexpr std::string_view to_string(Blocking blocking) noexcept {
-  return blocking == Blocking::automatic ? "automatic" : "always";
-}
-
-constexpr std::string_view to_string(LogLevel level) noexcept {
-  switch (level) {
-    case LogLevel::debug:
-      return "debug";
-    case LogLevel::info:
-      return "info";
-    case LogLevel::warning:
-      return "warning";
-  }
-  return "?";
-}
-
-constexpr std::string_view to_string(Execution::Kind kind) noexcept {
-  switch (kind) {
-    case Execution::Kind::automatic:
-      return "automatic";
-    case Execution::Kind::cuda:
-      return "cuda";
-    case Execution::Kind::cpu:
-      return "cpu";
-  }
-  return "?";
-}
-/// @}
-
-/// The most derived cuplan error class of `error`, e.g. "CudaError".
-inline std::string_view error_kind(const Error& error) noexcept {
-  if (dynamic_cast<const CudaError*>(&error)) return "CudaError";
-  if (dynamic_cast<const LibraryError*>(&error)) return "LibraryError";
-  if (dynamic_cast<const InvalidArgument*>(&error)) return "InvalidArgument";
-  if (dynamic_cast<const NotSupported*>(&error)) return "NotSupported";
-  if (dynamic_cast<const StateError*>(&error)) return "StateError";
-  if (dynamic_cast<const OutOfMemory*>(&error)) return "OutOfMemory";
-  if (dynamic_cast<const OrderingError*>(&error)) return "OrderingError";
-  return "Error";
-}
-
-}  // namespace CUPLAN_ABI_NAMESPACE
-}  // namespace cuplan
 
 template <>
 struct fmt::formatter<cuplan::DType> : fmt::formatter<std::string_view> {
@@ -159,14 +49,6 @@ struct fmt::formatter<cuplan::Device> : fmt::formatter<std::string_view> {
     char text[24];
     const auto end = fmt::format_to_n(text, sizeof(text), "cuda:{}", device.index()).out;
     return fmt::formatter<std::string_view>::format(std::string_view(text, static_cast<std::size_t>(end - text)), ctx);
-  }
-};
-
-template <>
-struct fmt::formatter<cuplan::MemorySpace> : fmt::formatter<std::string_view> {
-  template <class FormatContext>
-  auto format(cuplan::MemorySpace space, FormatContext& ctx) const {
-    return fmt::formatter<std::string_view>::format(cuplan::to_string(space), ctx);
   }
 };
 
@@ -278,6 +160,8 @@ template <>
 struct fmt::formatter<cuplan::MatmulOperand> : cuplan::detail::EnumFormatter<cuplan::MatmulOperand> {};
 template <>
 struct fmt::formatter<cuplan::DTypeCode> : cuplan::detail::EnumFormatter<cuplan::DTypeCode> {};
+template <>
+struct fmt::formatter<cuplan::MemorySpace> : cuplan::detail::EnumFormatter<cuplan::MemorySpace> {};
 
 template <>
 struct fmt::formatter<cuplan::Execution> {
@@ -371,3 +255,21 @@ struct fmt::formatter<cuplan::memory::Stats> {
         stats.bytes_in_use, stats.peak_bytes, stats.allocations, stats.deallocations, stats.pool_reserved);
   }
 };
+
+namespace cuplan::detail {
+/// Formats an object by its describe(): its plan (FFT, Matmul).
+template <class Object>
+struct DescribedFormatter : fmt::formatter<std::string_view> {
+  template <class FormatContext>
+  auto format(const Object& object, FormatContext& ctx) const {
+    return fmt::formatter<std::string_view>::format(object.describe(), ctx);
+  }
+};
+}  // namespace cuplan::detail
+
+template <>
+struct fmt::formatter<cuplan::FFT> : cuplan::detail::DescribedFormatter<cuplan::FFT> {};
+template <>
+struct fmt::formatter<cuplan::Matmul> : cuplan::detail::DescribedFormatter<cuplan::Matmul> {};
+template <>
+struct fmt::formatter<cuplan::FFTType> : cuplan::detail::EnumFormatter<cuplan::FFTType> {};

@@ -11,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "cuplan/dtype.hpp"
 #include "cuplan/execution.hpp"
 #include "cuplan/export.hpp"
@@ -265,11 +263,3 @@ CUPLAN_API const char* to_string(Compute compute) noexcept;
 
 }  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
-
-template <>
-struct fmt::formatter<cuplan::Matmul> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(const cuplan::Matmul& matmul, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(matmul.describe(), ctx);
-  }
-};

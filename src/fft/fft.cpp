@@ -3,6 +3,8 @@
 
 #include "cuplan/fft.hpp"
 
+#include <fmt/format.h>
+
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
 #include "plan/handle.hpp"

@@ -7,6 +7,7 @@
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/fft.hpp"
+#include "cuplan/format.hpp"
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
 #include "plan/cache/cached_call.hpp"

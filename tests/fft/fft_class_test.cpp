@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cuplan/format.hpp"
 #include "fft/fft_test_util.hpp"
 
 namespace cuplan::testing {

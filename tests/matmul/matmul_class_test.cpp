@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "base/cuda_check.hpp"
+#include "cuplan/format.hpp"
 #include "matmul/matmul_reference.hpp"
 #include "matmul/planner.hpp"
 

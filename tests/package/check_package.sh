@@ -64,7 +64,7 @@ esac
 echo "== configuring the $mode consumer"
 "${configure[@]}"
 echo "== building the $mode consumer"
-programs=(cuplan_consumer readme_example getting_started)
+programs=(cuplan_consumer format_consumer readme_example getting_started)
 [[ "$mode" == cuda ]] && programs+=(cuda_consumer)
 cmake --build "$work/consumer" --target "${programs[@]}" --parallel 2
 

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include <cuplan/cuplan.hpp>
+#include <cuplan/format.hpp>
 
 #if FMT_VERSION < 100000
 // What fmt 10's <fmt/std.h> declares for every exception (there: what() through a string_view formatter).

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Consumer of an installed cuplan: includes the umbrella header, makes tensors, copies between layouts, and reads
-// a typed error. Exits 0 when every check holds.
+// Consumer of an installed cuplan: includes the umbrella header (and no formatter), makes tensors, copies between
+// layouts, and reads a typed error. Exits 0 when every check holds.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include <cuplan/cuplan.hpp>
+
+// The umbrella header leaves fmt out: formatting cuplan types is opt-in (cuplan/format.hpp, format_main.cpp).
+#ifdef FMT_VERSION
+#error "cuplan/cuplan.hpp includes fmt; its formatters belong to cuplan/format.hpp"
+#endif
 
 namespace cp = cuplan;
 

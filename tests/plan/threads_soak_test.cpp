@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
+#include "cuplan/format.hpp"
 #include "fft/fft_test_util.hpp"
 #include "plan/plan_test_values.hpp"
 

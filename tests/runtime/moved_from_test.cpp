@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
+#include "cuplan/format.hpp"
 
 namespace cuplan {
 namespace {
