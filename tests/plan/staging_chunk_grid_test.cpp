@@ -14,6 +14,7 @@
 
 #include "cuplan/errors.hpp"
 #include "plan/staging/chunk_grid.hpp"
+#include "support/misuse_table.hpp"
 
 namespace cuplan::detail::staging {
 namespace {
@@ -156,34 +157,54 @@ TEST(StagingChunkGrid, FixedChunksAreFullButTheLast) {
   EXPECT_EQ(fixed_chunks(0, 16, "cuplan::copy").count, 0);
 }
 
-template <class Make>
-void expect_invalid(Make make, const std::string& words) {
-  try {
-    make();
-    FAIL() << "expected InvalidArgument mentioning " << words;
-  } catch (const InvalidArgument& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(words), std::string::npos) << message;
-  }
-}
-
 TEST(StagingChunkGrid, WhatCannotBeAGridIsATypedError) {
-  const int outer0[] = {0};
-  const int outer_twice[] = {0, 0};
-  const int outer_out_of_range[] = {2};
-  expect_invalid([] { (void)ChunkGrid(Shape{4, 0}, {}, 0, split_of(4, 2), "FFT"); }, "got 0 along axis 1");
-  expect_invalid([] { (void)ChunkGrid(Shape{}, {}, -1, split_of(1, 1), "FFT"); }, "rank 0");
-  expect_invalid([&] { (void)ChunkGrid(Shape{4, 5}, outer_twice, 1, split_of(5, 2), "FFT"); }, "already an outer");
-  expect_invalid([&] { (void)ChunkGrid(Shape{4, 5}, outer0, 0, split_of(4, 2), "FFT"); }, "already an outer");
-  expect_invalid(
-      [&] {
-        (void)ChunkGrid(Shape{4, 5}, outer_out_of_range, 1, split_of(5, 2), "FFT");
-      },
-      "expected an axis in [0, 2), got 2");
-  expect_invalid([] { (void)ChunkGrid(Shape{4, 5}, {}, 1, split_of(4, 2), "Matmul"); }, "covering the 5 units");
-  expect_invalid([] { (void)ChunkGrid(Shape{4, 5}, {}, 1, ChunkPlan{}, "Matmul"); }, "Matmul");
-  expect_invalid([] { (void)fixed_chunks(10, 0, "cuplan::copy"); }, "chunk: expected >= 1 units, got 0");
-  expect_invalid([] { (void)fixed_chunks(-1, 4, "cuplan::copy"); }, "expected a count >= 0, got -1");
+  static const int outer0[] = {0}, outer_twice[] = {0, 0}, outer_out_of_range[] = {2};
+  constexpr auto invalid = cuplan::testing::Expect::invalid_argument;
+  const std::vector<cuplan::testing::MisuseRow> rows = {
+      {"zero_extent",
+       [] {
+         (void)ChunkGrid(Shape{4, 0}, {}, 0, split_of(4, 2), "FFT");
+       },
+       invalid,
+       {"FFT", "got 0 along axis 1"}},
+      {"rank_0", [] { (void)ChunkGrid(Shape{}, {}, -1, split_of(1, 1), "FFT"); }, invalid, {"rank 0"}},
+      {"outer_axis_twice",
+       [] {
+         (void)ChunkGrid(Shape{4, 5}, outer_twice, 1, split_of(5, 2), "FFT");
+       },
+       invalid,
+       {"axis 0 is already an outer axis"}},
+      {"split_axis_also_outer",
+       [] {
+         (void)ChunkGrid(Shape{4, 5}, outer0, 0, split_of(4, 2), "FFT");
+       },
+       invalid,
+       {"split axis", "already an outer axis"}},
+      {"outer_axis_out_of_range",
+       [] {
+         (void)ChunkGrid(Shape{4, 5}, outer_out_of_range, 1, split_of(5, 2), "FFT");
+       },
+       invalid,
+       {"expected an axis in [0, 2), got 2"}},
+      {"split_short_of_its_axis",
+       [] {
+         (void)ChunkGrid(Shape{4, 5}, {}, 1, split_of(4, 2), "Matmul");
+       },
+       invalid,
+       {"Matmul", "covering the 5 units", "covering 4"}},
+      {"no_split",
+       [] {
+         (void)ChunkGrid(Shape{4, 5}, {}, 1, ChunkPlan{}, "Matmul");
+       },
+       invalid,
+       {"0 chunks"}},
+      {"zero_chunk",
+       [] { (void)fixed_chunks(10, 0, "cuplan::copy"); },
+       invalid,
+       {"cuplan::copy", "chunk: expected >= 1 units, got 0"}},
+      {"negative_units", [] { (void)fixed_chunks(-1, 4, "cuplan::copy"); }, invalid, {"expected a count >= 0, got -1"}},
+  };
+  for (const cuplan::testing::MisuseRow& row : rows) cuplan::testing::check_row(row);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "cuplan/errors.hpp"
 #include "plan/staging/chunking.hpp"
 #include "plan/staging/host_copy_pool.hpp"
+#include "support/misuse_table.hpp"
 
 namespace cuplan::detail::staging {
 namespace {
@@ -114,16 +115,10 @@ TEST(StagingChunking, FixedBytesCountAgainstTheLimit) {
 
 TEST(StagingChunking, LimitTooSmallNamesTheSmallestThatWorks) {
   const auto r = request(8, 3000, 4000, 2000);
-  try {
-    (void)plan_chunks(r);
-    FAIL() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("FFT"), std::string::npos) << message;
-    EXPECT_NE(message.find("device_memory_limit"), std::string::npos) << message;
-    EXPECT_NE(message.find("4000"), std::string::npos) << message;
-    EXPECT_NE(message.find("5000"), std::string::npos) << message;  // 3000 per unit + 2000 fixed
-  }
+  cuplan::testing::check_row({"limit_too_small",
+                              [&] { (void)plan_chunks(r); },
+                              cuplan::testing::Expect::invalid_argument,
+                              {"FFT", "device_memory_limit", "4000", "5000"}});  // 3000 per unit + 2000 fixed
 }
 
 TEST(StagingChunking, BadRequestsAreRejected) {
