@@ -135,6 +135,10 @@ template <>
 struct fmt::formatter<cuplan::LibraryError> : cuplan::detail::ErrorFormatter {};
 template <>
 struct fmt::formatter<cuplan::CudaError> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::CallbackError> : cuplan::detail::ErrorFormatter {};
+template <>
+struct fmt::formatter<cuplan::TimeoutError> : cuplan::detail::ErrorFormatter {};
 
 template <>
 struct fmt::formatter<cuplan::Direction> : cuplan::detail::EnumFormatter<cuplan::Direction> {};

@@ -119,6 +119,8 @@ constexpr std::string_view to_string(Execution::Kind kind) noexcept {
 inline std::string_view error_kind(const Error& error) noexcept {
   if (dynamic_cast<const CudaError*>(&error)) return "CudaError";
   if (dynamic_cast<const LibraryError*>(&error)) return "LibraryError";
+  if (dynamic_cast<const TimeoutError*>(&error)) return "TimeoutError";
+  if (dynamic_cast<const CallbackError*>(&error)) return "CallbackError";  // before its base, InvalidArgument
   if (dynamic_cast<const InvalidArgument*>(&error)) return "InvalidArgument";
   if (dynamic_cast<const NotSupported*>(&error)) return "NotSupported";
   if (dynamic_cast<const StateError*>(&error)) return "StateError";

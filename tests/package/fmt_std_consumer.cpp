@@ -47,6 +47,8 @@ int main() {
   expect_equal(fmt::format("{}", cp::NotSupported("x")), "NotSupported: x");
   expect_equal(fmt::format("{}", cp::StateError("x")), "StateError: x");
   expect_equal(fmt::format("{}", cp::OrderingError("x")), "OrderingError: x");
+  expect_equal(fmt::format("{}", cp::CallbackError("x", "prolog", "")), "CallbackError: x");
+  expect_equal(fmt::format("{}", cp::TimeoutError("x")), "TimeoutError: x");
   // Through a reference to the base class: the most derived class is named.
   try {
     cp::copy(cp::TensorView(static_cast<float*>(nullptr), {0}), cp::TensorView(static_cast<float*>(nullptr), {1}));
