@@ -207,3 +207,6 @@ cudaError_t cudaMemcpyPeerAsync(void*, int, const void*, int, size_t, cudaStream
 cudaError_t cudaMemsetAsync(void*, int, size_t, cudaStream_t) {
   return no_device();
 }
+cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t, void*) {
+  return no_device();
+}
