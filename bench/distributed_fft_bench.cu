@@ -103,11 +103,7 @@ Args parse(int argc, char** argv) {
     } else if (key == "--fields") {
       a.fields = std::atoi(argv[i + 1]);
     } else if (key == "--mode") {
-      a.mode = argv[i + 1];
-      if (a.mode != "threads" && a.mode != "processes" && a.mode != "both") {
-        std::fprintf(stderr, "--mode: expected threads, processes or both, got %s\n", a.mode.c_str());
-        std::exit(2);
-      }
+      a.mode = bench::rank_mode(argv[i + 1]);
     } else {
       std::fprintf(stderr, "unknown option %s\n", key.c_str());
       std::exit(2);

@@ -100,13 +100,9 @@ Args parse(int argc, char** argv) {
       a.redistribute = std::stoll(value);
     else if (key == "--single")
       a.single = value != "0";
-    else if (key == "--mode") {
-      a.mode = value;
-      if (a.mode != "threads" && a.mode != "processes" && a.mode != "both") {
-        std::fprintf(stderr, "--mode: expected threads, processes or both, got %s\n", a.mode.c_str());
-        std::exit(2);
-      }
-    } else {
+    else if (key == "--mode")
+      a.mode = bench::rank_mode(value);
+    else {
       std::fprintf(stderr, "unknown option %s\n", key.c_str());
       std::exit(2);
     }

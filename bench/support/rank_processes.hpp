@@ -96,6 +96,15 @@ inline Series read_series(const std::filesystem::path& file) {
   return series;
 }
 
+/// The value of --mode (threads, processes or both); any other value ends the program with status 2.
+inline std::string rank_mode(const std::string& value) {
+  if (value != "threads" && value != "processes" && value != "both") {
+    std::fprintf(stderr, "--mode: expected threads, processes or both, got %s\n", value.c_str());
+    std::exit(2);
+  }
+  return value;
+}
+
 /// The program's arguments as the children get them (parsing may change argv in place): a null-terminated copy.
 class ChildArgs {
  public:
