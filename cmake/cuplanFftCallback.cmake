@@ -3,7 +3,7 @@
 # nvcc -dlto, and the bytes into a header, for FFTCallback::lto_ir. Installed with the package; a consumer gets it
 # from find_package(cuplan) (or add_subdirectory).
 #
-#   cuplan_add_fft_callback(<name> SOURCE <file.cu> SYMBOL <extern "C" name> [ARCH <sm, e.g. 90>]
+#   cuplan_add_fft_callback(<name> SOURCE <file.cu> SYMBOL <function name> [ARCH <sm, e.g. 90>]
 #                           [INCLUDE_DIRECTORIES <dir>...] [OPTIONS <nvcc option>...])
 #
 # Makes the interface library <name>: link it, then `#include "<name>.hpp"` declares
@@ -12,6 +12,8 @@
 # and pass them as cuplan::FFTCallback::lto_ir(<name>_lto_ir.data(), <name>_lto_ir.size(), <name>_symbol, data).
 # ARCH defaults to the first entry of CMAKE_CUDA_ARCHITECTURES, else 80; the LTO-IR of an architecture also serves
 # newer GPUs (cuFFT links it for the device it plans on). <cuplan/fft_callback_device.hpp> is on the include path.
+# SYMBOL names a __device__ function at global namespace scope with C++ linkage (no extern "C"), of exactly the
+# callback type's signature: cuFFT declares the callback by that name and links the declaration's C++ name.
 include_guard(GLOBAL)
 
 function(cuplan_add_fft_callback name)
@@ -20,7 +22,7 @@ function(cuplan_add_fft_callback name)
     message(FATAL_ERROR "cuplan_add_fft_callback(${name}): SOURCE and SYMBOL are required")
   endif()
   if(NOT arg_SYMBOL MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
-    message(FATAL_ERROR "cuplan_add_fft_callback(${name}): SYMBOL '${arg_SYMBOL}' must be the extern \"C\" name")
+    message(FATAL_ERROR "cuplan_add_fft_callback(${name}): SYMBOL '${arg_SYMBOL}' must be the plain name of a __device__ function at global namespace scope (no namespace, no extern \"C\")")
   endif()
   if(NOT arg_ARCH)
     set(arg_ARCH 80)

@@ -52,7 +52,8 @@ class CUPLAN_API FFTCallback {
   /// passed on through the callback's caller_info.
   static FFTCallback cuda_source(std::string source, std::string symbol, void* user_data = nullptr);
   /// LTO-IR built with `nvcc -dlto` (e.g. by cuplan_add_fft_callback in CMake), defining the device function
-  /// `symbol` with C linkage (extern "C"). `user_data` as for cuda_source.
+  /// `symbol` at global namespace scope with C++ linkage (not extern "C") and exactly the signature above: cuFFT
+  /// declares the callback by that name and links its C++ name. `user_data` as for cuda_source.
   static FFTCallback lto_ir(std::vector<unsigned char> bytes, std::string symbol, void* user_data = nullptr);
   /// The same, from `size` bytes at `bytes` (copied).
   static FFTCallback lto_ir(const void* bytes, std::size_t size, std::string symbol, void* user_data = nullptr);

@@ -118,7 +118,7 @@ TEST(FftCallbackCompile, EpilogsOfEveryElementTypeCompile) {
 
 TEST(FftCallbackCompile, LtoIrIsLinkedWithAProbeSoAMissingSymbolFailsWithTheLinkerLog) {
   REQUIRE_CUDA_BUILD();
-  // LTO-IR as nvcc -dlto makes it: here NVRTC's, with cuplan's extern "C" entry point as the symbol.
+  // LTO-IR as nvcc -dlto makes it: here NVRTC's, with cuplan's entry point (global scope, C++ linkage) as the symbol.
   const auto source = FFTCallback::cuda_source(std::string(kScaleSource) + "// lto\n", "filters::scale");
   const auto compiled = lto_callback(source, CallbackRole::prolog, c64, kSm);
   const std::vector<unsigned char> bytes(compiled->lto_ir.begin(), compiled->lto_ir.end());
@@ -135,7 +135,28 @@ TEST(FftCallbackCompile, LtoIrIsLinkedWithAProbeSoAMissingSymbolFailsWithTheLink
     EXPECT_NE(e.log().find("no_such_function"), std::string::npos) << e.log();
   }
   EXPECT_THROW(lto_callback(FFTCallback::lto_ir(bytes, "filters::scale"), CallbackRole::prolog, c64, kSm),
-               CallbackError);  // a C++ name: LTO-IR callbacks are found by their C name
+               CallbackError);  // a qualified name: cuFFT declares the callback at global scope
+  // The parameter types are part of the C++ name cuFFT links: a prolog's function used as an epilog is refused
+  // at plan time with the linker's log, not linked into a kernel that would call it wrongly.
+  try {
+    lto_callback(FFTCallback::lto_ir(bytes, "cuplan_fft_prolog_entry"), CallbackRole::epilog, c64, kSm);
+    FAIL() << "expected CallbackError";
+  } catch (const CallbackError& e) {
+    EXPECT_NE(std::string(e.what()).find("exactly this signature"), std::string::npos) << e.what();
+  }
+  // An extern "C" function has no C++ name for cuFFT's declaration to find (cuFFT's planning would fail with
+  // CUFFT_INTERNAL_ERROR): refused here with the reason.
+  const char* c_linkage =
+      "extern \"C\" __device__ float2 c_scale(void* in, unsigned long long offset, void*, void*) {\n"
+      "  return static_cast<const float2*>(in)[offset];\n}\n";
+  const auto c_compiled = lto_callback(FFTCallback::cuda_source(c_linkage, "c_scale"), CallbackRole::prolog, c64, kSm);
+  const std::vector<unsigned char> c_bytes(c_compiled->lto_ir.begin(), c_compiled->lto_ir.end());
+  try {
+    lto_callback(FFTCallback::lto_ir(c_bytes, "c_scale"), CallbackRole::prolog, c64, kSm);
+    FAIL() << "expected CallbackError";
+  } catch (const CallbackError& e) {
+    EXPECT_NE(std::string(e.what()).find("without extern \"C\""), std::string::npos) << e.what();
+  }
   EXPECT_THROW(lto_callback(FFTCallback::lto_ir({1, 2, 3, 4}, "f"), CallbackRole::prolog, c64, kSm), CallbackError);
 }
 
@@ -146,7 +167,7 @@ TEST(FftCallbackCompile, LtoIrBuiltByTheCMakeHelperLinks) {
   const auto linked = lto_callback(callback, CallbackRole::prolog, c64, kSm);
   EXPECT_EQ(linked->symbol, "cuplan_test_scale");
   EXPECT_EQ(linked->lto_ir.size(), cuplan_test_fft_callback_lto_ir.size());
-  // A C name carries no types, so the probe link catches a missing symbol, not a wrong signature (docs/fft.md).
+  // The probe declares the callback as cuFFT does, so a missing symbol and an extern "C" one both fail to link.
   EXPECT_THROW(lto_callback(FFTCallback::lto_ir(cuplan_test_fft_callback_lto_ir.data(),
                                                 cuplan_test_fft_callback_lto_ir.size(), "cuplan_test_missing"),
                             CallbackRole::prolog, c64, kSm),

@@ -3,7 +3,7 @@
 
 #include <cuplan/fft_callback_device.hpp>
 
-extern "C" __device__ float2 consumer_double(void* in, unsigned long long offset, void* info, void*) {
+__device__ float2 consumer_double(void* in, unsigned long long offset, void* info, void*) {
   (void)cuplan::fft_callback::flat_index(offset, info);
   const float2 v = static_cast<const float2*>(in)[offset];
   return make_float2(2.0F * v.x, 2.0F * v.y);

@@ -45,8 +45,10 @@ void check_nvrtc(nvrtcResult status, const char* call, const std::string& name) 
     fail(name, fmt::format("{} failed with {} ({})", call, nvrtcGetErrorString(status), static_cast<int>(status)), "");
 }
 
-// The source as NVRTC compiles it: the user's text, then a check of the symbol's type and cuplan's entry point
-// with C linkage (cuFFT finds the callback by that name; a C++ name would be mangled).
+// The source as NVRTC compiles it: the user's text, then a check of the symbol's type and cuplan's entry point at
+// global scope with C++ linkage. cuFFT declares the callback itself, as a C++ function of the callback type's exact
+// signature named by the symbol, and links that declaration's mangled name: an extern "C" or namespaced function
+// never resolves (the plan fails with CUFFT_INTERNAL_ERROR).
 std::string wrapped_source(const std::string& source, const std::string& symbol, CallbackRole role, DType element,
                            const std::string& name) {
   const char* t = device_element_type(element);
@@ -66,7 +68,7 @@ std::string wrapped_source(const std::string& source, const std::string& symbol,
       "}}\n"
       "static_assert(cuplan_callback_check::same<decltype(&{}), {}>::value,\n"
       "  \"cuplan: {} must be declared as: {} ({})\");\n"
-      "extern \"C\" __device__ {} {}({}) {{ {} }}\n",
+      "__device__ {} {}({}) {{ {} }}\n",
       source, symbol, pointer, name, callback_signature(role, element, symbol), cufft_callback_type_name(role, element),
       role == CallbackRole::prolog ? t : "void", entry_symbol(role), params, call);
 }
@@ -130,26 +132,28 @@ bool is_identifier(const std::string& s) {
   return true;
 }
 
-// Links the user's LTO-IR with a probe kernel that calls `symbol` through the role's declaration: nvJitLink then
-// reports a missing symbol, LTO-IR of a newer compiler or an architecture it cannot target, with its log.
+// Links the user's LTO-IR with a probe kernel that calls `symbol` through the role's declaration, as cuFFT does:
+// nvJitLink then reports a missing symbol (an extern "C" one among them), other parameter types (they are part of
+// the C++ name), LTO-IR of a newer compiler or an architecture it cannot target, with its log.
 void probe_link(const std::vector<char>& user, const std::string& symbol, CallbackRole role, DType element, int sm,
                 const std::string& name) {
   if (!is_identifier(symbol))
     fail(name,
-         fmt::format("the symbol of LTO-IR must be the device function's C name (declare it extern \"C\"), got "
-                     "'{}'",
+         fmt::format("the symbol of LTO-IR must be the plain name of a __device__ function at global namespace scope "
+                     "with C++ linkage (cuFFT declares the callback by that name; no namespace, no extern \"C\"), "
+                     "got '{}'",
                      symbol),
          "");
   const char* t = device_element_type(element);
   const std::string probe =
       role == CallbackRole::prolog
           ? fmt::format(
-                "extern \"C\" __device__ {0} {1}(void*, unsigned long long, void*, void*);\n"
+                "__device__ {0} {1}(void*, unsigned long long, void*, void*);\n"
                 "extern \"C\" __global__ void cuplan_probe(void* d, void* i) {{ (({0}*)d)[1] = {1}(d, 0, i, "
                 "0); }}\n",
                 t, symbol)
           : fmt::format(
-                "extern \"C\" __device__ void {1}(void*, unsigned long long, {0}, void*, void*);\n"
+                "__device__ void {1}(void*, unsigned long long, {0}, void*, void*);\n"
                 "extern \"C\" __global__ void cuplan_probe(void* d, void* i) {{ {1}(d, 0, (({0}*)d)[1], i, "
                 "0); }}\n",
                 t, symbol);
@@ -160,8 +164,10 @@ void probe_link(const std::vector<char>& user, const std::string& symbol, Callba
   const auto check = [&](nvJitLinkResult status, const char* call) {
     if (status != NVJITLINK_SUCCESS)
       fail(name,
-           fmt::format("nvJitLink could not link the LTO-IR for sm_{} with a call to {} ({} returned {})", sm,
-                       callback_signature(role, element, symbol), call, static_cast<int>(status)),
+           fmt::format("nvJitLink could not link the LTO-IR for sm_{} with a call to {} ({} returned {}); cuFFT calls "
+                       "the callback through that C++ declaration, so the function must have exactly this signature, "
+                       "at global namespace scope and without extern \"C\"",
+                       sm, callback_signature(role, element, symbol), call, static_cast<int>(status)),
            linker.handle != nullptr ? linker_log(linker.handle) : std::string());
   };
   check(nvJitLinkCreate(&linker.handle, 2, options), "nvJitLinkCreate");

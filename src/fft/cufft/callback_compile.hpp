@@ -14,7 +14,7 @@
 
 namespace cuplan::detail {
 
-/// LTO-IR and the extern "C" name of the function cuFFT calls.
+/// LTO-IR and the name of the function cuFFT calls (global scope, C++ linkage: cuFFT declares it by that name).
 struct LtoCallback {
   std::vector<char> lto_ir;
   std::string symbol;
@@ -22,10 +22,11 @@ struct LtoCallback {
 
 /// The LTO-IR of a callback (FFTCallback::Form::cuda_source or lto_ir) for `role` over `element` on GPUs of compute
 /// capability `sm` (e.g. 90). Source: compiled by NVRTC with a check that `symbol` has the role's signature, behind
-/// an extern "C" entry point of cuplan's; cached process-wide (fft_callback_stats() counts compilations and hits).
-/// LTO-IR: linked once with a probe that calls `symbol` through the role's declaration, so that a missing symbol or
-/// an architecture nvJitLink cannot link fails here, with the log, rather than inside cuFFT's planning. CallbackError
-/// naming the callback, with the compiler's or linker's log.
+/// an entry point of cuplan's with the signature cuFFT declares; cached process-wide (fft_callback_stats() counts
+/// compilations and hits). LTO-IR: linked once with a probe that calls `symbol` through the role's declaration, so that
+/// a missing symbol, a parameter list other than the role's (part of the C++ name), or an architecture nvJitLink cannot
+/// link fails here, with the log, rather than inside cuFFT's planning. CallbackError naming the callback, with the
+/// compiler's or linker's log.
 std::shared_ptr<const LtoCallback> lto_callback(const FFTCallback& callback, CallbackRole role, DType element, int sm);
 
 /// The text of cuplan/fft_callback_device.hpp that NVRTC compilations include.

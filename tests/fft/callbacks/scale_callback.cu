@@ -4,7 +4,7 @@
 
 #include <cuplan/fft_callback_device.hpp>
 
-extern "C" __device__ float2 cuplan_test_scale(void* in, unsigned long long offset, void* info, void*) {
+__device__ float2 cuplan_test_scale(void* in, unsigned long long offset, void* info, void*) {
   const float s = *cuplan::fft_callback::user_data<const float>(info);
   const float2 v = static_cast<const float2*>(in)[offset];
   return make_float2(v.x * s, v.y * s);
