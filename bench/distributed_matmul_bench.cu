@@ -305,9 +305,13 @@ MoveTimes time_move(cp::Communicator& comm, std::int64_t n, const Args& a, Threa
     stream.synchronize();
     return out;
   }
-  // Copy engines: every rank's receive array is visible to every other (one process, peer access).
+  // Copy engines: every rank's receive array is visible to every other (one process, peer access). The array is a
+  // plain cudaMalloc allocation: memory of a stream-ordered pool is not mapped for peers by peer access, and copies
+  // into it take a staged path at a small fraction of the link's rate.
   const auto& comms = peers->comms;
-  peers->buffers[static_cast<std::size_t>(r)] = y.data();
+  void* landing_array = nullptr;
+  BENCH_CUDA_CHECK(cudaMalloc(&landing_array, static_cast<std::size_t>(y.numel()) * 8));
+  peers->buffers[static_cast<std::size_t>(r)] = landing_array;
   bool reachable = true;
   for (int q = 0; q < ranks; ++q)
     if (q != r) {
@@ -346,6 +350,7 @@ MoveTimes time_move(cp::Communicator& comm, std::int64_t n, const Args& a, Threa
     });
   stream.synchronize();
   peers->sync.arrive_and_wait();  // no rank frees its array while a peer may still copy into it
+  BENCH_CUDA_CHECK(cudaFree(landing_array));
   return out;
 }
 
