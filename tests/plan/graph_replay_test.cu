@@ -40,7 +40,18 @@ struct Fixture {
       CUPLAN_TEST_CUDA(cudaMemsetAsync(buffer, value, bytes, s));
     });
   }
+  /// Runs the memset of `value` twice through `replay`: the second call captures it. True when a graph is held then.
+  bool capture(detail::GraphReplay& replay, int value) {
+    run(replay, value);
+    run(replay, value);
+    return replay.holds_graph();
+  }
   void clear() { CUPLAN_TEST_CUDA(cudaMemsetAsync(buffer, 0, bytes, stream)); }
+  /// Clears the buffer and waits until it is cleared.
+  void clear_and_wait() {
+    clear();
+    CUPLAN_TEST_CUDA(cudaStreamSynchronize(stream));
+  }
   /// Every byte of the buffer, read in the stream's order.
   bool all_equal(int value) {
     std::vector<unsigned char> host(bytes);
@@ -75,9 +86,7 @@ TEST(GraphReplay, AnotherKeyRunsDirectlyAndTheCapturedKeyStillReplays) {
   CUPLAN_REQUIRE_GPU();
   Fixture f;
   detail::GraphReplay replay;
-  f.run(replay, 3);
-  f.run(replay, 3);
-  ASSERT_TRUE(replay.holds_graph());
+  ASSERT_TRUE(f.capture(replay, 3));
   f.run(replay, 9);
   EXPECT_EQ(f.enqueued, 3);
   EXPECT_TRUE(f.all_equal(9));
@@ -144,11 +153,8 @@ TEST(GraphReplay, AReplayWaitsForEarlierWorkOnTheCallersStream) {
   CUPLAN_REQUIRE_GPU();
   Fixture f;
   detail::GraphReplay replay;
-  f.run(replay, 5);
-  f.run(replay, 5);
-  ASSERT_TRUE(replay.holds_graph());
-  f.clear();
-  CUPLAN_TEST_CUDA(cudaStreamSynchronize(f.stream));
+  ASSERT_TRUE(f.capture(replay, 5));
+  f.clear_and_wait();
   HostGate gate;
   cudaStream_t other = nullptr;
   CUPLAN_TEST_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
@@ -194,11 +200,8 @@ TEST(GraphReplay, ACallerStreamUnderCaptureGetsTheDirectWork) {
   CUPLAN_REQUIRE_GPU();
   Fixture f;
   detail::GraphReplay replay;
-  f.run(replay, 6);
-  f.run(replay, 6);
-  ASSERT_TRUE(replay.holds_graph());
-  f.clear();
-  CUPLAN_TEST_CUDA(cudaStreamSynchronize(f.stream));
+  ASSERT_TRUE(f.capture(replay, 6));
+  f.clear_and_wait();
   // The caller records its own graph: the work must be enqueued into that capture, not launched now.
   CUPLAN_TEST_CUDA(cudaStreamBeginCapture(f.stream, cudaStreamCaptureModeThreadLocal));
   f.run(replay, 6);
@@ -240,9 +243,7 @@ TEST(GraphReplay, InvalidateDropsTheGraphsSoTheSameKeyRunsDirectly) {
   CUPLAN_REQUIRE_GPU();
   Fixture f;
   detail::GraphReplay replay;
-  f.run(replay, 4);
-  f.run(replay, 4);  // captured
-  ASSERT_TRUE(replay.holds_graph());
+  ASSERT_TRUE(f.capture(replay, 4));
   replay.invalidate();  // the plan behind the key changed: the graph would replay stale work
   EXPECT_FALSE(replay.holds_graph());
   f.clear();

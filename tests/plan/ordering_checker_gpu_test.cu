@@ -10,26 +10,16 @@
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
+#include "plan/checking_on.hpp"
 #include "runtime/spin_kernel.cuh"
 #include "support/test_support.hpp"
 
 namespace cuplan {
 namespace {
 
+using cuplan::testing::CheckingOn;
 using cuplan::testing::HostGate;
 using C = std::complex<float>;
-
-// Turns the checker on for one test and restores the previous setting.
-class CheckingOn {
- public:
-  CheckingOn() : before_(checking()) { set_checking(true); }
-  ~CheckingOn() { set_checking(before_); }
-  CheckingOn(const CheckingOn&) = delete;
-  CheckingOn& operator=(const CheckingOn&) = delete;
-
- private:
-  bool before_;
-};
 
 class OrderingCheckerGpuTest : public ::testing::Test {
  protected:

@@ -39,6 +39,20 @@ class PhaseOrderTest : public ::testing::Test {
   void TearDown() override {
     if (values_ != nullptr) cudaFree(values_);
   }
+  // One phase on `stream` that stores `value` to values_[0] after a long spin.
+  void store_phase(PhaseOrder& order, StreamRef stream, int value) {
+    order.begin(stream, {}, 0);
+    spin_then_store<<<1, 1, 0, stream.native()>>>(values_, value, kSpinCycles);
+    CUPLAN_CUDA_CHECK(cudaGetLastError());
+    order.end(stream);
+  }
+  // One phase on `stream`, after the events `after`, that copies values_[0] to values_[1] (read by read_result).
+  void load_phase(PhaseOrder& order, StreamRef stream, const EventList& after = {}) {
+    order.begin(stream, after, 0);
+    load<<<1, 1, 0, stream.native()>>>(values_, values_ + 1);
+    CUPLAN_CUDA_CHECK(cudaGetLastError());
+    order.end(stream);
+  }
   int read_result() {
     int host = -1;
     CUPLAN_CUDA_CHECK(cudaMemcpy(&host, values_ + 1, sizeof(int), cudaMemcpyDeviceToHost));
@@ -51,17 +65,9 @@ class PhaseOrderTest : public ::testing::Test {
 TEST_F(PhaseOrderTest, PerThreadDefaultStreamOfAnotherThreadIsAnotherStream) {
   const Stream per_thread = Stream::per_thread_default();
   PhaseOrder order;
-  std::thread first([&] {
-    order.begin(per_thread, {}, 0);
-    spin_then_store<<<1, 1, 0, cudaStreamPerThread>>>(values_, 42, kSpinCycles);
-    CUPLAN_CUDA_CHECK(cudaGetLastError());
-    order.end(per_thread);
-  });
+  std::thread first([&] { store_phase(order, per_thread, 42); });
   first.join();
-  order.begin(per_thread, {}, 0);  // this thread's per-thread default stream
-  load<<<1, 1, 0, cudaStreamPerThread>>>(values_, values_ + 1);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-  order.end(per_thread);
+  load_phase(order, per_thread);  // this thread's per-thread default stream
   CUPLAN_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
   EXPECT_EQ(read_result(), 42);
 }
@@ -69,15 +75,9 @@ TEST_F(PhaseOrderTest, PerThreadDefaultStreamOfAnotherThreadIsAnotherStream) {
 TEST_F(PhaseOrderTest, PhaseOnAnotherStreamWaitsForThePreviousPhase) {
   Stream s1, s2;
   PhaseOrder order;
-  order.begin(s1, {}, 0);
-  spin_then_store<<<1, 1, 0, s1.native()>>>(values_, 42, kSpinCycles);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-  order.end(s1);
+  store_phase(order, s1, 42);
 
-  order.begin(s2, {}, 0);
-  load<<<1, 1, 0, s2.native()>>>(values_, values_ + 1);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-  order.end(s2);
+  load_phase(order, s2);
   s2.synchronize();
   EXPECT_EQ(read_result(), 42);
   ASSERT_TRUE(order.last_stream().has_value());
@@ -89,17 +89,11 @@ TEST_F(PhaseOrderTest, RawStreamDestroyedAfterItsPhaseStillOrdersTheNext) {
   cudaStream_t raw = nullptr;
   CUPLAN_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
   PhaseOrder order;
-  order.begin(raw, {}, 0);
-  spin_then_store<<<1, 1, 0, raw>>>(values_, 11, kSpinCycles);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-  order.end(raw);
+  store_phase(order, raw, 11);
   CUPLAN_CUDA_CHECK(cudaStreamDestroy(raw));  // legal with work pending; the work still completes
 
   Stream s2;
-  order.begin(s2, {}, 0);
-  load<<<1, 1, 0, s2.native()>>>(values_, values_ + 1);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-  order.end(s2);
+  load_phase(order, s2);
   s2.synchronize();
   EXPECT_EQ(read_result(), 11);
 }
@@ -108,16 +102,10 @@ TEST_F(PhaseOrderTest, CuplanStreamDroppedAfterItsPhaseIsKeptAliveForTheLazyReco
   PhaseOrder order;
   {
     Stream s1;
-    order.begin(s1, {}, 0);
-    spin_then_store<<<1, 1, 0, s1.native()>>>(values_, 13, kSpinCycles);
-    CUPLAN_CUDA_CHECK(cudaGetLastError());
-    order.end(s1);
+    store_phase(order, s1, 13);
   }  // the Stream object is gone; the order keeps the stream until it records on it
   Stream s2;
-  order.begin(s2, {}, 0);
-  load<<<1, 1, 0, s2.native()>>>(values_, values_ + 1);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-  order.end(s2);
+  load_phase(order, s2);
   s2.synchronize();
   EXPECT_EQ(read_result(), 13);
 }
@@ -128,10 +116,7 @@ TEST_F(PhaseOrderTest, AfterEventsAreWaitedFor) {
   CUPLAN_CUDA_CHECK(cudaGetLastError());
   Event produced = producer.record();
   PhaseOrder order;
-  order.begin(consumer, {produced}, 0);
-  load<<<1, 1, 0, consumer.native()>>>(values_, values_ + 1);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-  order.end(consumer);
+  load_phase(order, consumer, {produced});
   order.synchronize();
   EXPECT_EQ(read_result(), 7);
 }
@@ -140,10 +125,7 @@ TEST_F(PhaseOrderTest, SynchronizeWaitsForTheLastPhase) {
   Stream s1;
   PhaseOrder order;
   order.synchronize();  // no phase yet: returns at once
-  order.begin(s1, {}, 0);
-  spin_then_store<<<1, 1, 0, s1.native()>>>(values_, 5, kSpinCycles);
-  CUPLAN_CUDA_CHECK(cudaGetLastError());
-  order.end(s1);
+  store_phase(order, s1, 5);
   order.synchronize();
   int host = -1;
   CUPLAN_CUDA_CHECK(cudaMemcpyAsync(&host, values_, sizeof(int), cudaMemcpyDeviceToHost, Stream().native()));

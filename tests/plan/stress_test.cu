@@ -9,11 +9,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "plan/checking_on.hpp"
 #include "plan/stress_program.cuh"
 #include "support/test_support.hpp"
 
 namespace cuplan::stress {
 namespace {
+
+using cuplan::testing::CheckingOn;
 
 std::uint64_t seed() {
   const char* text = std::getenv("CUPLAN_STRESS_SEED");
@@ -31,17 +34,6 @@ int mismatches(const std::vector<Op>& ops, std::uint64_t s) {
   for (std::size_t t = 0; t < a.size(); ++t) differ += a[t] != b[t] ? 1 : 0;
   return differ;
 }
-
-class CheckingOn {
- public:
-  CheckingOn() : before_(checking()) { set_checking(true); }
-  ~CheckingOn() { set_checking(before_); }
-  CheckingOn(const CheckingOn&) = delete;
-  CheckingOn& operator=(const CheckingOn&) = delete;
-
- private:
-  bool before_;
-};
 
 TEST(StressTest, TenThousandOperationsOnFourStreamsMatchOneStream) {
   CUPLAN_REQUIRE_GPU();

@@ -14,6 +14,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
 #include "runtime/spin_kernel.cuh"
+#include "runtime/stream_handoff.cuh"
 #include "support/test_support.hpp"
 
 namespace cuplan {
@@ -21,7 +22,9 @@ namespace {
 
 using testing::cycles_for_ms;
 using testing::DeviceInt;
+using testing::expect_unordered_consumer_runs_ahead;
 using testing::HostGate;
+using testing::StreamHandoff;
 
 // Distinct fake handles: EventList only stores them, it never passes them to CUDA.
 EventRef fake_event(std::uintptr_t id) {
@@ -103,39 +106,26 @@ TEST(Event, NeverRecordedEventIsRejectedEverywhere) {
 // the consumer must see the written value.
 TEST(Event, RecordedEventOrdersTwoStreams) {
   CUPLAN_REQUIRE_GPU();
-  Stream producer, consumer;
-  DeviceInt value(0), seen(-1);
-  HostGate gate;
-  gate.hold(producer.native());
-  testing::write_value<<<1, 1, 0, producer.native()>>>(value.get(), 42);
+  StreamHandoff handoff;
+  handoff.produce();
   Event written;
-  written.record(producer);
-  consumer.wait(written);
-  testing::copy_value<<<1, 1, 0, consumer.native()>>>(value.get(), seen.get());
+  written.record(handoff.producer);
+  handoff.consumer.wait(written);
+  handoff.consume();
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_TRUE(written.recorded());
   EXPECT_FALSE(written.done());
-  EXPECT_FALSE(consumer.done());
-  gate.open();
-  EXPECT_EQ(seen.read(consumer.native()), 42);
+  EXPECT_FALSE(handoff.consumer.done());
+  handoff.gate.open();
+  EXPECT_EQ(handoff.seen_by_consumer(), StreamHandoff::kWritten);
   EXPECT_TRUE(written.done());
-  EXPECT_FALSE(gate.timed_out());
+  EXPECT_FALSE(handoff.gate.timed_out());
 }
 
 // Control: the same work with no event lets the consumer read before the held producer writes.
 TEST(Event, WithoutEventConsumerRunsAhead) {
   CUPLAN_REQUIRE_GPU();
-  Stream producer, consumer;
-  DeviceInt value(0), seen(-1);
-  HostGate gate;
-  gate.hold(producer.native());
-  testing::write_value<<<1, 1, 0, producer.native()>>>(value.get(), 42);
-  testing::copy_value<<<1, 1, 0, consumer.native()>>>(value.get(), seen.get());
-  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-  EXPECT_EQ(seen.read(consumer.native()), 0);
-  gate.open();
-  producer.synchronize();
-  EXPECT_FALSE(gate.timed_out());
+  expect_unordered_consumer_runs_ahead();
 }
 
 TEST(Event, SynchronizeWaitsForCapturedWork) {

@@ -17,6 +17,7 @@
 #include "runtime/access.hpp"
 #include "runtime/spin_kernel.cuh"
 #include "runtime/stream_handle.hpp"
+#include "runtime/stream_handoff.cuh"
 #include "support/test_support.hpp"
 
 namespace cuplan {
@@ -24,7 +25,9 @@ namespace {
 
 using testing::cycles_for_ms;
 using testing::DeviceInt;
+using testing::expect_unordered_consumer_runs_ahead;
 using testing::HostGate;
+using testing::StreamHandoff;
 
 unsigned int stream_flags(cudaStream_t stream) {
   unsigned int flags = 0;
@@ -225,36 +228,22 @@ TEST(Stream, DoneIsFalseWhileWorkIsHeld) {
 // producer is held by the host until after the consumer's work was enqueued.
 TEST(Stream, WaitOnStreamOrdersLaterWork) {
   CUPLAN_REQUIRE_GPU();
-  Stream producer, consumer;
-  DeviceInt value(0), seen(-1);
-  HostGate gate;
-  gate.hold(producer.native());
-  testing::write_value<<<1, 1, 0, producer.native()>>>(value.get(), 42);
-  consumer.wait(producer);
-  testing::copy_value<<<1, 1, 0, consumer.native()>>>(value.get(), seen.get());
+  StreamHandoff handoff;
+  handoff.produce();
+  handoff.consumer.wait(handoff.producer);
+  handoff.consume();
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-  EXPECT_FALSE(consumer.done());  // held behind the producer
-  gate.open();
-  EXPECT_EQ(seen.read(consumer.native()), 42);
-  EXPECT_FALSE(gate.timed_out());
+  EXPECT_FALSE(handoff.consumer.done());  // held behind the producer
+  handoff.gate.open();
+  EXPECT_EQ(handoff.seen_by_consumer(), StreamHandoff::kWritten);
+  EXPECT_FALSE(handoff.gate.timed_out());
 }
 
 // Control for the test above: without the wait the consumer runs while the producer is still held, so it copies
 // the initial value. This proves the ordering test would fail if wait() did nothing.
 TEST(Stream, WithoutWaitConsumerRunsAhead) {
   CUPLAN_REQUIRE_GPU();
-  Stream producer, consumer;
-  DeviceInt value(0), seen(-1);
-  HostGate gate;
-  gate.hold(producer.native());
-  testing::write_value<<<1, 1, 0, producer.native()>>>(value.get(), 42);
-  testing::copy_value<<<1, 1, 0, consumer.native()>>>(value.get(), seen.get());
-  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-  EXPECT_EQ(seen.read(consumer.native()), 0);  // returns while the producer is still held
-  EXPECT_FALSE(producer.done());
-  gate.open();
-  producer.synchronize();
-  EXPECT_FALSE(gate.timed_out());
+  expect_unordered_consumer_runs_ahead([](StreamHandoff& handoff) { EXPECT_FALSE(handoff.producer.done()); });
 }
 
 TEST(Stream, WaitOnItselfIsANoOp) {
