@@ -28,6 +28,23 @@ std::vector<std::int64_t> offsets_of(const Shape& shape, const Strides& strides)
   return out;
 }
 
+struct Layout {
+  Shape shape;
+  Strides strides;
+};
+
+// A random layout: the rank, then the extent and the stride of each axis, drawn in that order.
+Layout random_layout(std::uniform_int_distribution<int>& rank_d, std::uniform_int_distribution<int>& extent_d,
+                     std::uniform_int_distribution<int>& stride_d) {
+  const int rank = rank_d(rng());
+  Layout layout{Dims::filled(rank, 1), Dims::filled(rank, 1)};
+  for (int a = 0; a < rank; ++a) {
+    layout.shape[a] = extent_d(rng());
+    layout.strides[a] = stride_d(rng());
+  }
+  return layout;
+}
+
 bool brute_self_overlap(const Shape& shape, const Strides& strides) {
   const auto offsets = offsets_of(shape, strides);
   return std::set<std::int64_t>(offsets.begin(), offsets.end()).size() != offsets.size();
@@ -36,16 +53,10 @@ bool brute_self_overlap(const Shape& shape, const Strides& strides) {
 TEST(Overlap, SelfOverlapMatchesBruteForce) {
   std::uniform_int_distribution<int> rank_d(1, 3), extent_d(1, 6), stride_d(-12, 12);
   for (int trial = 0; trial < 20000; ++trial) {
-    const int rank = rank_d(rng());
-    Shape shape = Dims::filled(rank, 1);
-    Strides strides = Dims::filled(rank, 1);
-    for (int a = 0; a < rank; ++a) {
-      shape[a] = extent_d(rng());
-      strides[a] = stride_d(rng());
-    }
+    const auto [shape, strides] = random_layout(rank_d, extent_d, stride_d);
     // Small views: the enumeration makes even 3-D answers exact.
     EXPECT_EQ(detail::self_overlaps(shape, strides), brute_self_overlap(shape, strides))
-        << "shape " << shape[0] << " strides " << strides[0] << " rank " << rank;
+        << "shape " << shape[0] << " strides " << strides[0] << " rank " << shape.size();
   }
 }
 
@@ -71,13 +82,7 @@ TEST(Overlap, ViewsOverlapMatchesBruteForce) {
     std::set<std::size_t> bytes[2];
     for (int v = 0; v < 2; ++v) {
       const DType dtype = dtypes[dtype_d(rng())];
-      const int rank = rank_d(rng());
-      Shape shape = Dims::filled(rank, 1);
-      Strides strides = Dims::filled(rank, 1);
-      for (int a = 0; a < rank; ++a) {
-        shape[a] = extent_d(rng());
-        strides[a] = stride_d(rng());
-      }
+      const auto [shape, strides] = random_layout(rank_d, extent_d, stride_d);
       // Byte offsets of any alignment: the analysis works on bytes, not elements.
       const std::size_t start = static_cast<std::size_t>(offset_d(rng()));
       views[v] = TensorView(buffer.data() + start, dtype, shape, strides);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include "fft/callback_sources.hpp"
 #include "fft/fft_test_util.hpp"
 #include "runtime/spin_kernel.cuh"
 
@@ -16,15 +17,6 @@ namespace {
 
 using cf = std::complex<float>;
 constexpr double kSpinMs = 50.0;
-
-const char* kScaleSource = R"(
-#include <cuplan/fft_callback_device.hpp>
-__device__ float2 scale_by(void* in, unsigned long long offset, void* info, void*) {
-  const float s = *cuplan::fft_callback::user_data<const float>(info);
-  const float2 v = static_cast<const float2*>(in)[offset];
-  return make_float2(v.x * s, v.y * s);
-}
-)";
 
 TEST(FftCallbacksStreams, ANewUserDataPointerIsWrittenInStreamOrderWithoutBlockingTheHost) {
   CUPLAN_REQUIRE_GPU();

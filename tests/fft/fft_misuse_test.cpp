@@ -22,18 +22,8 @@ struct Buffers {
   std::vector<cf> c2 = random_vector<cf>(1024);
   std::vector<float> r = random_vector<float>(1024);
 };
-Buffers& buffers() {
-  static Buffers b;
-  return b;
-}
-
-template <class E>
-E bad(int value) {
-  return static_cast<E>(value);
-}
-
 std::vector<MisuseRow> rows() {
-  Buffers& b = buffers();
+  Buffers& b = table_buffers<Buffers>();
   const TensorView x(b.c.data(), {4, 8});
   const TensorView other(b.c2.data(), {4, 8});
   std::vector<MisuseRow> t;

@@ -219,44 +219,52 @@ TEST(FftStaging, LimitThatCannotHoldTheWorkspaceIsInvalidNamingTheSmallest) {
   }
 }
 
+// A pinned host operand of 64 x 256 c64, zeroed, that a stream fills late: after a long spin it copies fresh random
+// values in from the device. A staged call that did not wait for that stream would transform the zeros.
+struct LateHostOperand {
+  const Shape shape{64, 256};
+  const std::vector<std::complex<float>> values = random_vector<std::complex<float>>(64 * 256);
+  const std::size_t bytes = values.size() * sizeof values[0];
+  Tensor source = Tensor::empty(shape, c64, Device::cuda(0));
+  Tensor x = Tensor::empty(shape, c64, Device::cpu(), {}, HostMemory::pinned);
+
+  LateHostOperand() {
+    copy(TensorView(const_cast<std::complex<float>*>(values.data()), shape), source.view());
+    std::memset(x.data(), 0, bytes);
+  }
+  void write_late(cudaStream_t stream) {
+    spin_kernel<<<1, 1, 0, stream>>>(cycles_for_ms(100));
+    CUPLAN_TEST_CUDA(cudaMemcpyAsync(x.data(), source.data(), bytes, cudaMemcpyDeviceToHost, stream));
+  }
+  // The error of a transform of x along axis 1 against the float64 reference of the values.
+  double error_of(const Tensor& y) const {
+    const std::vector<cd> dense(values.begin(), values.end());
+    return relative_error(to_dense(y.view()), reference_dft(dense, {64, 256}, {1}, -1));
+  }
+};
+
 // The operand is written by the caller's stream after a long spin: the staged call must read it only after that.
 TEST(FftStaging, BusyCallerStreamIsHonoured) {
   CUPLAN_REQUIRE_GPU();
-  const Shape shape{64, 256};
-  const auto values = random_vector<std::complex<float>>(64 * 256);
-  const std::size_t bytes = values.size() * sizeof values[0];
-  Tensor source = Tensor::empty(shape, c64, Device::cuda(0));
-  copy(TensorView(const_cast<std::complex<float>*>(values.data()), shape), source.view());
-  Tensor x = Tensor::empty(shape, c64, Device::cpu(), {}, HostMemory::pinned);
-  std::memset(x.data(), 0, bytes);
+  LateHostOperand operand;
   Stream s;
-  FFT f(x, {.axes = {1}, .execution = Execution::cuda(), .device_memory_limit = 32 * KiB});
+  FFT f(operand.x, {.axes = {1}, .execution = Execution::cuda(), .device_memory_limit = 32 * KiB});
   f.plan(s);
-  spin_kernel<<<1, 1, 0, s.native()>>>(cycles_for_ms(100));
-  CUPLAN_TEST_CUDA(cudaMemcpyAsync(x.data(), source.data(), bytes, cudaMemcpyDeviceToHost, s.native()));
+  operand.write_late(s.native());
   Tensor y = f.execute({.stream = s});
-  std::vector<cd> dense(values.begin(), values.end());
-  EXPECT_LT(relative_error(to_dense(y.view()), reference_dft(dense, {64, 256}, {1}, -1)), tolerance(f32, 256));
+  EXPECT_LT(operand.error_of(y), tolerance(f32, 256));
 }
 
 TEST(FftStaging, AfterEventsAreHonoured) {
   CUPLAN_REQUIRE_GPU();
-  const Shape shape{64, 256};
-  const auto values = random_vector<std::complex<float>>(64 * 256);
-  const std::size_t bytes = values.size() * sizeof values[0];
-  Tensor source = Tensor::empty(shape, c64, Device::cuda(0));
-  copy(TensorView(const_cast<std::complex<float>*>(values.data()), shape), source.view());
-  Tensor x = Tensor::empty(shape, c64, Device::cpu(), {}, HostMemory::pinned);
-  std::memset(x.data(), 0, bytes);
+  LateHostOperand operand;
   Stream producer, consumer;
-  FFT f(x, {.axes = {1}, .execution = Execution::cuda(), .device_memory_limit = 32 * KiB});
+  FFT f(operand.x, {.axes = {1}, .execution = Execution::cuda(), .device_memory_limit = 32 * KiB});
   f.plan(consumer);
-  spin_kernel<<<1, 1, 0, producer.native()>>>(cycles_for_ms(100));
-  CUPLAN_TEST_CUDA(cudaMemcpyAsync(x.data(), source.data(), bytes, cudaMemcpyDeviceToHost, producer.native()));
+  operand.write_late(producer.native());
   Event written = producer.record();
   Tensor y = f.execute({.stream = consumer, .after = {written}});
-  std::vector<cd> dense(values.begin(), values.end());
-  EXPECT_LT(relative_error(to_dense(y.view()), reference_dft(dense, {64, 256}, {1}, -1)), tolerance(f32, 256));
+  EXPECT_LT(operand.error_of(y), tolerance(f32, 256));
 }
 
 TEST(FftStaging, ReleaseWorkspaceGivesTheStagingMemoryBackAndTheObjectStaysUsable) {

@@ -180,6 +180,19 @@ inline std::vector<cd> truncate_axis(const std::vector<cd>& x, const std::vector
   return out;
 }
 
+/// The circular convolution of each row of `x` (`rows` rows of `n`, row-major) with the filter `k` of length n.
+inline std::vector<cd> circular_convolution_rows(const std::vector<cd>& x, const std::vector<cd>& k, std::size_t rows,
+                                                 std::size_t n) {
+  std::vector<cd> out(rows * n);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t i = 0; i < n; ++i) {
+      cd sum = 0;
+      for (std::size_t j = 0; j < n; ++j) sum += k[j] * x[r * n + (i + n - j) % n];
+      out[r * n + i] = sum;
+    }
+  return out;
+}
+
 inline std::vector<cd> scaled(std::vector<cd> x, double s) {
   for (auto& v : x) v *= s;
   return x;

@@ -18,18 +18,8 @@ struct Buffers {
   std::vector<float> a = random_vector<float>(64), b = random_vector<float>(64), c = random_vector<float>(64),
                      bias = random_vector<float>(64);
 };
-Buffers& buffers() {
-  static Buffers b;
-  return b;
-}
-
-template <class E>
-E bad(int value) {
-  return static_cast<E>(value);
-}
-
 std::vector<MisuseRow> rows() {
-  Buffers& m = buffers();
+  Buffers& m = table_buffers<Buffers>();
   const TensorView a(m.a.data(), {4, 4}), b(m.b.data(), {4, 4}), c(m.c.data(), {4, 4});
   std::vector<MisuseRow> t;
   // Output aliasing: D over any input but C's exact elements.

@@ -38,6 +38,15 @@ Tensor constant(float value, Stream& s, int device = 0) {
   return t;
 }
 
+/// Fills A (of `mm`, with B all ones) with `value`, poisons `d`, executes into `d` on `s` and expects every element
+/// of the product to be value * n.
+void execute_with_a_of(Matmul& mm, float value, const Tensor& a, const Tensor& d, Stream& s) {
+  fill_tensor(a, value, s.native());
+  fill_tensor(d, -1.0f, s.native());  // poison
+  (void)mm.execute({.stream = s, .out = d.view()});
+  expect_all(d, value * n, s);
+}
+
 TEST(MatmulReplay, RepeatedExecutesReadTheOperandsCurrentValues) {
   CUPLAN_REQUIRE_GPU();
   Stream s;
@@ -45,10 +54,7 @@ TEST(MatmulReplay, RepeatedExecutesReadTheOperandsCurrentValues) {
   Matmul mm(a, b);
   mm.plan({.stream = s});
   for (int i = 1; i <= 5; ++i) {  // the second and later executes are replays
-    fill_tensor(a, static_cast<float>(i), s.native());
-    fill_tensor(d, -1.0f, s.native());  // poison
-    (void)mm.execute({.stream = s, .out = d.view()});
-    expect_all(d, static_cast<float>(i * n), s);
+    execute_with_a_of(mm, static_cast<float>(i), a, d, s);
   }
 }
 
@@ -60,10 +66,7 @@ TEST(MatmulReplay, PingPongOutputsEachGetTheirProduct) {
   mm.plan({.stream = s});
   for (int i = 1; i <= 8; ++i) {  // from the third call on, both outputs have a graph
     const Tensor& d = i % 2 == 0 ? d0 : d1;
-    fill_tensor(a, static_cast<float>(i), s.native());
-    fill_tensor(d, -1.0f, s.native());
-    (void)mm.execute({.stream = s, .out = d.view()});
-    expect_all(d, static_cast<float>(i * n), s);
+    execute_with_a_of(mm, static_cast<float>(i), a, d, s);
   }
 }
 

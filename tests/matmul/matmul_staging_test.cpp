@@ -20,6 +20,21 @@ namespace {
 
 constexpr std::size_t workspace_cap = 4096;  // MatmulOptions::memory_limit: keeps the reserve small in the tests
 
+// Relative error of `got` (M x N, row-major) against the float64 product A B.
+template <class T>
+double product_error(const std::vector<cd>& got, const HostMatrix<T>& a, const HostMatrix<T>& b) {
+  const std::int64_t m = a.rows, k = a.cols, n = b.cols;
+  double num = 0, den = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      cd ref = 0;
+      for (std::int64_t p = 0; p < k; ++p) ref += a.at({}, 0, i, p) * b.at({}, 0, p, j);
+      num += std::norm(got[static_cast<std::size_t>(i * n + j)] - ref);
+      den += std::norm(ref);
+    }
+  return std::sqrt(num / den);
+}
+
 // D = A B for host A (M x K) and B (K x N) in the given orientations under `limit` device bytes.
 template <class T>
 void check_staged(std::int64_t m, std::int64_t k, std::int64_t n, bool a_row_major, bool b_row_major, std::size_t limit,
@@ -35,16 +50,7 @@ void check_staged(std::int64_t m, std::int64_t k, std::int64_t n, bool a_row_maj
   const std::size_t before = detail::pool_statistics(0).used;
   Tensor result = mm.execute({.out = out.view()});
   EXPECT_LE(detail::pool_statistics(0).used_high - before, limit) << "peak device memory above the limit";
-  const auto got = read_all(result);
-  double num = 0, den = 0;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      cd ref = 0;
-      for (std::int64_t p = 0; p < k; ++p) ref += a.at({}, 0, i, p) * b.at({}, 0, p, j);
-      num += std::norm(got[static_cast<std::size_t>(i * n + j)] - ref);
-      den += std::norm(ref);
-    }
-  EXPECT_LT(std::sqrt(num / den), tolerance);
+  EXPECT_LT(product_error(read_all(result), a, b), tolerance);
 }
 
 // B bytes + workspace cap + alignment padding (256 bytes for each of 17 parts), plus room for `rows` rows of A
@@ -119,16 +125,7 @@ TEST(MatmulStaging, ANewResultIsPinnedAndTheNextCallReusesItsBlock) {
   for (int call = 0; call < 3; ++call) {
     Tensor d = mm.execute();
     EXPECT_EQ(d.memory_space(), MemorySpace::host_pinned);
-    const auto got = read_all(d);
-    double num = 0, den = 0;
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        cd ref = 0;
-        for (std::int64_t p = 0; p < k; ++p) ref += a.at({}, 0, i, p) * b.at({}, 0, p, j);
-        num += std::norm(got[static_cast<std::size_t>(i * n + j)] - ref);
-        den += std::norm(ref);
-      }
-    EXPECT_LT(std::sqrt(num / den), 1e-5) << "call " << call;
+    EXPECT_LT(product_error(read_all(d), a, b), 1e-5) << "call " << call;
   }
   const detail::PinnedCacheStats after = detail::pinned_cache().stats();
   EXPECT_EQ(after.allocations, before.allocations) << "a call of the same shape allocated new pinned memory";

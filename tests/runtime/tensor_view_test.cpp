@@ -227,14 +227,20 @@ TEST(TensorView, FromDLPackWithStridesAndByteOffset) {
   EXPECT_EQ(y.strides(), (Dims{4, 1}));
 }
 
-TEST(TensorView, DLPackDtypeMapping) {
-  float v[4];
-  std::int64_t shape[] = {4};
+// A DLTensor of `v`, one dimension `shape`, on the CPU; a test sets the dtype and may move the device.
+DLTensor cpu_vector(float* v, std::int64_t* shape) {
   DLTensor t{};
   t.data = v;
   t.device = {kDLCPU, 0};
   t.ndim = 1;
   t.shape = shape;
+  return t;
+}
+
+TEST(TensorView, DLPackDtypeMapping) {
+  float v[4];
+  std::int64_t shape[] = {4};
+  DLTensor t = cpu_vector(v, shape);
   const std::pair<DLDataType, DType> cases[] = {
       {{kDLFloat, 16, 1}, f16},     {{kDLFloat, 32, 1}, f32}, {{kDLBfloat, 16, 1}, bf16}, {{kDLComplex, 32, 1}, c32},
       {{kDLComplex, 128, 1}, c128}, {{kDLInt, 8, 1}, i8},     {{kDLInt, 32, 1}, i32},     {{kDLInt, 64, 1}, i64}};
@@ -247,11 +253,7 @@ TEST(TensorView, DLPackDtypeMapping) {
 TEST(TensorView, DLPackUnsupportedDtypeAndDeviceAreNotSupported) {
   float v[4];
   std::int64_t shape[] = {4};
-  DLTensor t{};
-  t.data = v;
-  t.device = {kDLCPU, 0};
-  t.ndim = 1;
-  t.shape = shape;
+  DLTensor t = cpu_vector(v, shape);
   t.dtype = {kDLUInt, 16, 1};
   EXPECT_THROW(TensorView{t}, NotSupported);
   t.dtype = {kDLFloat, 32, 4};  // vector lanes
@@ -264,10 +266,7 @@ TEST(TensorView, DLPackUnsupportedDtypeAndDeviceAreNotSupported) {
 TEST(TensorView, DLPackDeviceTypesMapToMemorySpaces) {
   float v[4];
   std::int64_t shape[] = {4};
-  DLTensor t{};
-  t.data = v;
-  t.ndim = 1;
-  t.shape = shape;
+  DLTensor t = cpu_vector(v, shape);
   t.dtype = {kDLFloat, 32, 1};
   t.device = {kDLCUDAHost, 0};
   EXPECT_EQ(TensorView(t).memory_space(), MemorySpace::host_pinned);

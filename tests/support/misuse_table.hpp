@@ -61,6 +61,20 @@ inline void check_row(const MisuseRow& row) {
     EXPECT_NE(message.find(part), std::string::npos) << row.name << ": message lacks \"" << part << "\": " << message;
 }
 
+/// The one `Buffers` of a table, built on first use: the rows' calls run after the table is built, so the buffers
+/// their views point into must outlive it.
+template <class Buffers>
+Buffers& table_buffers() {
+  static Buffers buffers;
+  return buffers;
+}
+
+/// A value of enumeration E that names none of its enumerators, for rows that pass a corrupt option.
+template <class E>
+E bad(int value) {
+  return static_cast<E>(value);
+}
+
 inline std::string row_name(const ::testing::TestParamInfo<MisuseRow>& info) {
   return info.param.name;
 }

@@ -99,6 +99,15 @@ struct RawVariant {
   std::size_t algorithm_workspace() const { return algo.workspaceSize; }
 };
 
+/// The graph of one run of `v` on `a`, `b` and `d`, captured on `stream`.
+cudaGraph_t capture_run(const RawVariant& v, const void* a, const void* b, void* d, cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  CUPLAN_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  v.run(a, b, d, stream);
+  CUPLAN_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  return graph;
+}
+
 /// A device tensor of random values in [-1, 1) (never zeros), f32 or bf16.
 cp::Tensor random_tensor(cp::Shape shape, std::uint32_t seed, cp::DType t = cp::f32) {
   auto host = cp::Tensor::empty(shape, t, cp::Device::cpu());
@@ -156,11 +165,8 @@ int main() {
   // The raw call captured once into a CUDA graph and replayed: the host cost of a graph launch.
   cudaStream_t capture_stream = nullptr;
   CUPLAN_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
-  cudaGraph_t graph = nullptr;
+  cudaGraph_t graph = capture_run(raw, a.data(), b.data(), d.data(), capture_stream);
   cudaGraphExec_t graph_exec = nullptr;
-  CUPLAN_CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
-  raw.run(a.data(), b.data(), d.data(), capture_stream);
-  CUPLAN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &graph));
   CUPLAN_CUDA_CHECK(cudaGraphInstantiate(&graph_exec, graph, 0));
   std::size_t nodes = 0;
   CUPLAN_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
@@ -240,11 +246,8 @@ int main() {
     auto x = random_tensor({big, big}, 3, cp::bf16), y = random_tensor({big, big}, 4, cp::bf16);
     auto z = cp::Tensor::empty({big, big}, cp::bf16, cp::Device::cuda(0), stream);
     auto capture = [&](const RawVariant& v) {
-      cudaGraph_t g = nullptr;
+      cudaGraph_t g = capture_run(v, x.data(), y.data(), z.data(), capture_stream);
       cudaGraphExec_t ge = nullptr;
-      CUPLAN_CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
-      v.run(x.data(), y.data(), z.data(), capture_stream);
-      CUPLAN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &g));
       CUPLAN_CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
       CUPLAN_CUDA_CHECK(cudaGraphDestroy(g));
       return ge;
