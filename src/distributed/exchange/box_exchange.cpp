@@ -44,13 +44,9 @@ void BoxExchange::prepare(BoxPlan plan, std::int64_t receive_elements, std::size
   element_bytes_ = element_bytes;
   if (route_ == Route::copy_engine) {
     peers_.share_buffers(static_cast<std::size_t>(receive_elements) * element_bytes, what, stream);
-    while (side_streams_.size() < plan_.sends.size()) {
-      cudaStream_t s = nullptr;
-      CUPLAN_DIST_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      side_streams_.push_back(s);
-      cudaEvent_t e = nullptr;
-      CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      side_events_.push_back(e);
+    if (copy_stream_ == nullptr) {
+      CUPLAN_DIST_CUDA(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+      CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming));
     }
     if (fork_ == nullptr) CUPLAN_DIST_CUDA(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
     return;
@@ -94,18 +90,18 @@ void BoxExchange::execute(const void* src, void* dst, std::int64_t dst_elements,
 void BoxExchange::run_copy_engine(const void* src, void* dst, std::int64_t dst_elements, cudaStream_t stream) {
   peers_.barrier(stream);  // every peer's receive buffer is free: its last reader ran before its barrier
   CUPLAN_DIST_CUDA(cudaEventRecord(fork_, stream));
-  for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
-    const PeerSegment& s = plan_.sends[i];
+  CUPLAN_DIST_CUDA(cudaStreamWaitEvent(copy_stream_, fork_, 0));
+  // The peers' pieces one after another on the copy stream, in the plan's shifted-ring order (rank+1 first): at
+  // each step the ranks write to different peers, and one peer at a time gets a link's full rate, where copies to
+  // every peer at once share it and move about half as much. The own piece is a local copy on the caller's stream,
+  // beside them.
+  for (const PeerSegment& s : plan_.sends) {
     const PeerBuffer& to = peers_.peer(s.peer);
-    // The own piece on the caller's stream; each peer's on a stream of its own, so that the links run together.
-    cudaStream_t on = s.peer == rank_ ? stream : side_streams_[i];
-    if (on != stream) CUPLAN_DIST_CUDA(cudaStreamWaitEvent(on, fork_, 0));
+    cudaStream_t on = s.peer == rank_ ? stream : copy_stream_;
     for (const BoxTransfer& t : s.direct) enqueue_copy(t, src, device_, to.address, to.device, element_bytes_, on);
-    if (on != stream) {
-      CUPLAN_DIST_CUDA(cudaEventRecord(side_events_[i], on));
-      CUPLAN_DIST_CUDA(cudaStreamWaitEvent(stream, side_events_[i], 0));
-    }
   }
+  CUPLAN_DIST_CUDA(cudaEventRecord(copies_done_, copy_stream_));
+  CUPLAN_DIST_CUDA(cudaStreamWaitEvent(stream, copies_done_, 0));
   peers_.barrier(stream);  // every peer's pieces have landed here
   if (dst_elements > 0)
     CUPLAN_DIST_CUDA(cudaMemcpyAsync(dst, peers_.own_buffer(), static_cast<std::size_t>(dst_elements) * element_bytes_,
@@ -135,10 +131,10 @@ void BoxExchange::run_nccl(const void* src, void* dst, cudaStream_t stream) {
 }
 
 void BoxExchange::release() noexcept {
-  for (cudaStream_t s : side_streams_) CUPLAN_DIST_CUDA_NOEXCEPT(cudaStreamDestroy(s));
-  side_streams_.clear();
-  for (cudaEvent_t e : side_events_) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(e));
-  side_events_.clear();
+  if (copy_stream_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaStreamDestroy(copy_stream_));
+  copy_stream_ = nullptr;
+  if (copies_done_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(copies_done_));
+  copies_done_ = nullptr;
   if (fork_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaEventDestroy(fork_));
   fork_ = nullptr;
   if (send_ != nullptr) CUPLAN_DIST_CUDA_NOEXCEPT(cudaFree(send_));

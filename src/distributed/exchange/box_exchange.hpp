@@ -74,8 +74,8 @@ class BoxExchange {
   void* send_ = nullptr;  // NCCL: packed pieces out
   void* recv_ = nullptr;  // NCCL: packed pieces in
   std::size_t packed_bytes_ = 0;
-  std::vector<cudaStream_t> side_streams_;  // copy engine: one per peer segment
-  std::vector<cudaEvent_t> side_events_;
+  cudaStream_t copy_stream_ = nullptr;  // copy engine: the peers' pieces, in ring order
+  cudaEvent_t copies_done_ = nullptr;
   cudaEvent_t fork_ = nullptr;
 };
 
