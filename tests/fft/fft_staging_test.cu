@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "fft/fft_test_util.hpp"
-#include "runtime/pinned_cache.hpp"
 #include "runtime/spin_kernel.cuh"
 #include "runtime/storage.hpp"
+#include "support/pinned_results.hpp"
 
 namespace cuplan::testing {
 namespace {
@@ -290,18 +290,13 @@ TEST(FftStaging, ANewHostResultIsPinnedAndTheNextCallReusesItsBlock) {
   auto host = HostArray<std::complex<float>>::random(shape);
   FFT f(host.view(), {.axes = {-1}, .execution = Execution::cuda()});
   f.plan();
-  (void)f.execute();  // the first call may allocate: pinned slots and the first result block
-  const detail::PinnedCacheStats before = detail::pinned_cache().stats();
-  for (int call = 0; call < 3; ++call) {
-    Tensor y = f.execute();
-    EXPECT_EQ(y.memory_space(), MemorySpace::host_pinned);
-    EXPECT_EQ(y.device(), Device::cpu());
-    const auto expected = reference_dft(host.dense(), shape, {1}, -1);
-    EXPECT_LT(relative_error(to_dense(y.view()), expected), tolerance(c64, 1024)) << "call " << call;
-  }
-  const detail::PinnedCacheStats after = detail::pinned_cache().stats();
-  EXPECT_EQ(after.allocations, before.allocations) << "a call of the same shape allocated new pinned memory";
-  EXPECT_GE(after.reuses, before.reuses + 3);
+  expect_pinned_results_reused([&] { return f.execute(); },
+                               [&](const Tensor& y, int call) {
+                                 EXPECT_EQ(y.device(), Device::cpu());
+                                 const auto expected = reference_dft(host.dense(), shape, {1}, -1);
+                                 EXPECT_LT(relative_error(to_dense(y.view()), expected), tolerance(c64, 1024))
+                                     << "call " << call;
+                               });
   // The function form takes the same path.
   Tensor z = fft(host.view(), {.axes = {-1}, .execution = Execution::cuda()});
   EXPECT_EQ(z.memory_space(), MemorySpace::host_pinned);

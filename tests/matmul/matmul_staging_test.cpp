@@ -12,8 +12,8 @@
 #include <string>
 
 #include "matmul/matmul_reference.hpp"
-#include "runtime/pinned_cache.hpp"
 #include "runtime/storage.hpp"
+#include "support/pinned_results.hpp"
 
 namespace cuplan::testing {
 namespace {
@@ -120,16 +120,9 @@ TEST(MatmulStaging, ANewResultIsPinnedAndTheNextCallReusesItsBlock) {
       a.view(), b.view(),
       {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = std::size_t{1} << 20});
   mm.plan();
-  (void)mm.execute();  // the first call may allocate: pinned slots and the first result block
-  const detail::PinnedCacheStats before = detail::pinned_cache().stats();
-  for (int call = 0; call < 3; ++call) {
-    Tensor d = mm.execute();
-    EXPECT_EQ(d.memory_space(), MemorySpace::host_pinned);
-    EXPECT_LT(product_error(read_all(d), a, b), 1e-5) << "call " << call;
-  }
-  const detail::PinnedCacheStats after = detail::pinned_cache().stats();
-  EXPECT_EQ(after.allocations, before.allocations) << "a call of the same shape allocated new pinned memory";
-  EXPECT_GE(after.reuses, before.reuses + 3);
+  expect_pinned_results_reused(
+      [&] { return mm.execute(); },
+      [&](const Tensor& d, int call) { EXPECT_LT(product_error(read_all(d), a, b), 1e-5) << "call " << call; });
   Tensor z = matmul(a.view(), b.view(), {.execution = Execution::cuda()});  // the function form too
   EXPECT_EQ(z.memory_space(), MemorySpace::host_pinned);
 }

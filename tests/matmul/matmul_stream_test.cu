@@ -29,19 +29,22 @@ Tensor constant(float value, StreamRef s) {
   return t;
 }
 
+/// A producer that finishes late: after a spin of `cycles` on `s`, fills every element of `t` with `value` there.
+void fill_late(const Tensor& t, float value, StreamRef s, long long cycles = long_spin) {
+  spin<<<1, 1, 0, s.native()>>>(cycles);
+  launch_fill(t.data<float>(), t.numel(), value, s.native());
+}
+
 TEST(MatmulStream, AfterEventsOrderTheProducer) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
-  Tensor a = Tensor::empty({n, n}, f32, Device::cuda(0), s1), b = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  launch_fill(b.data<float>(), n * n, 1.0f, s1);
-  launch_fill(a.data<float>(), n * n, 1.0f, s1);
+  Tensor a = constant(1.0f, s1), b = constant(1.0f, s1);
   Matmul mm(a, b);
   mm.plan({.stream = s2});
   s2.synchronize();
   s1.synchronize();
   // The producer on s1 writes A late; execute on s2 waits for it only through `after`.
-  spin<<<1, 1, 0, s1>>>(long_spin);
-  launch_fill(a.data<float>(), n * n, 2.0f, s1);
+  fill_late(a, 2.0f, s1);
   Event produced;
   produced.record(s1);
   Tensor d = mm.execute({.stream = s2, .after = {produced}});
@@ -55,8 +58,7 @@ TEST(MatmulStream, ObjectOptionsGiveTheDefaultStreamAndTheFirstPlanWaitsForTheir
   Tensor a = Tensor::empty({n, n}, f32, Device::cuda(0), s1), b = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
   launch_fill(b.data<float>(), n * n, 1.0f, s1);
   // Longer than usual: plan() below may create the library handle and query heuristics before execute is enqueued.
-  spin<<<1, 1, 0, s1>>>(10 * long_spin);
-  launch_fill(a.data<float>(), n * n, 4.0f, s1);
+  fill_late(a, 4.0f, s1, 10 * long_spin);
   Event produced;
   produced.record(s1);
   // No stream on plan or execute: both run on s2 (the object's stream), after `produced`.
@@ -94,8 +96,7 @@ TEST(MatmulStream, OptionsStreamIsTheDefaultOfExecuteAndResetOperand) {
   Matmul mm(a, b, {.stream = s2});
   mm.plan();
   // A producer on s2 rewrites B late: execute without a stream runs on s2 (the options' stream), after it.
-  spin<<<1, 1, 0, s2>>>(long_spin);
-  launch_fill(b.data<float>(), n * n, 4.0f, s2);
+  fill_late(b, 4.0f, s2);
   Tensor d = mm.execute();
   s2.synchronize();
   for (float v : to_host(d)) ASSERT_EQ(v, 2.0f * 4.0f * n);
@@ -116,9 +117,7 @@ TEST(MatmulStream, OptionsStreamIsTheDefaultOfExecuteAndResetOperand) {
 TEST(MatmulStream, ExecuteOnAnotherStreamWaitsForThePreviousPhase) {
   CUPLAN_REQUIRE_GPU();
   Stream s1, s2;
-  Tensor a = Tensor::empty({n, n}, f32, Device::cuda(0), s1), b = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  launch_fill(a.data<float>(), n * n, 1.0f, s1);
-  launch_fill(b.data<float>(), n * n, 1.0f, s1);
+  Tensor a = constant(1.0f, s1), b = constant(1.0f, s1);
   s1.synchronize();
   Matmul mm(a, b, {.epilog = Epilog::relu});
   mm.plan({.stream = s1});
@@ -141,9 +140,7 @@ TEST(MatmulStream, HostOperandsBlockAndDeviceOperandsDoNot) {
   Tensor host_result = matmul(TensorView(ha.data(), {n, n}), TensorView(hb.data(), {n, n}), {.stream = s1});
   ASSERT_TRUE(host_result.view().on_host());
   for (std::int64_t i = 0; i < host_result.numel(); ++i) ASSERT_EQ(host_result.data<float>()[i], 0.5f * n);
-  Tensor a = Tensor::empty({n, n}, f32, Device::cuda(0), s1), b = Tensor::empty({n, n}, f32, Device::cuda(0), s1);
-  launch_fill(a.data<float>(), n * n, 1.0f, s1);
-  launch_fill(b.data<float>(), n * n, 1.0f, s1);
+  Tensor a = constant(1.0f, s1), b = constant(1.0f, s1);
   // Warm up: handle creation and planning (which may allocate) happen here, not behind the spin kernel.
   (void)matmul(a, b, {.stream = s1});
   s1.synchronize();
