@@ -11,9 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include <cuplan/distributed_matmul.hpp>
@@ -112,22 +110,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < gpus; ++i) devices.push_back(i);
   auto comms = cp::Communicator::local_all(devices);
   std::vector<RankResult> results(comms.size());
-  std::vector<std::thread> ranks;
-  std::mutex failure_lock;
-  bool failed = false;
-  for (std::size_t r = 0; r < comms.size(); ++r)
-    ranks.emplace_back([&, r] {
-      try {
-        comms[r].device().use();
-        results[r] = run_rank(comms[r], n);
-      } catch (const std::exception& e) {
-        std::lock_guard lock(failure_lock);
-        std::fprintf(stderr, "rank %zu: %s\n", r, e.what());
-        failed = true;
-      }
-    });
-  for (auto& t : ranks) t.join();
-  if (failed) return 1;
+  // One thread per rank, each on its rank's GPU.
+  const bool all_ranks_ran = sample::run_rank_threads(comms.size(), [&](std::size_t r) {
+    comms[r].device().use();
+    results[r] = run_rank(comms[r], n);
+  });
+  if (!all_ranks_ran) return 1;
   double worst = 0;
   std::size_t held = 0;
   for (const RankResult& r : results) {

@@ -11,9 +11,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
-#include <mutex>
 #include <numbers>
-#include <thread>
 #include <vector>
 
 #include <cuplan/distributed.hpp>
@@ -106,22 +104,12 @@ int main() {
   for (int d = 0; d < gpus; ++d) devices.push_back(d);
   auto comms = cp::Communicator::local_all(devices);
   std::vector<double> errors(comms.size(), 0.0);
-  std::vector<std::thread> ranks;
-  std::mutex failure_lock;
-  bool failed = false;
-  for (std::size_t r = 0; r < comms.size(); ++r)
-    ranks.emplace_back([&, r] {
-      try {
-        comms[r].device().use();
-        errors[r] = solve_on_rank(comms[r]);
-      } catch (const std::exception& e) {
-        std::lock_guard lock(failure_lock);
-        std::fprintf(stderr, "rank %zu: %s\n", r, e.what());
-        failed = true;
-      }
-    });
-  for (auto& t : ranks) t.join();
-  if (failed) return 1;
+  // One thread per rank, each on its rank's GPU.
+  const bool all_ranks_ran = sample::run_rank_threads(comms.size(), [&](std::size_t r) {
+    comms[r].device().use();
+    errors[r] = solve_on_rank(comms[r]);
+  });
+  if (!all_ranks_ran) return 1;
   double worst = 0;
   for (double e : errors) worst = std::max(worst, e);
   std::printf("%lld^3 Poisson solve on %d GPU(s): max |u - exact| = %.3e\n", static_cast<long long>(kN), gpus, worst);

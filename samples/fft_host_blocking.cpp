@@ -9,7 +9,6 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
-#include <random>
 #include <vector>
 
 #include "sample_support.hpp"
@@ -18,14 +17,6 @@ namespace cp = cuplan;
 using cfloat = std::complex<float>;
 
 namespace {
-
-std::vector<cfloat> make_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<cfloat> v(n);
-  for (auto& x : v) x = {u(rng), u(rng)};
-  return v;
-}
 
 double max_difference(const cp::Tensor& t, const std::vector<cfloat>& expected) {
   double worst = 0;
@@ -41,7 +32,7 @@ int main() {
     const bool gpu = cp::cuda_available();
     std::printf(gpu ? "running on the GPU (cuFFT)\n" : "no CUDA device: running on the CPU (FFTW)\n");
     const cp::Shape shape{64, 256, 128};
-    auto a = make_values(64 * 256 * 128, 1);
+    auto a = sample::random_complex<float>(64 * 256 * 128, 1);
     const cp::TensorView va(a.data(), shape);
 
     // 1. Stateless, on two streams in turn: each call blocks, so no ordering is needed between them.
@@ -58,7 +49,7 @@ int main() {
     sample::check(std::abs(delta - cfloat(1.f, 0.f)) < 1e-3f, "the second call transformed the modified data");
 
     // 2. Stateful over host data: every execute blocks.
-    auto b = make_values(a.size(), 2);
+    auto b = sample::random_complex<float>(a.size(), 2);
     cp::FFT f(va, {.axes = {0, 1}});
     f.plan();
     std::printf("plan: %s\n", f.describe().c_str());

@@ -9,7 +9,6 @@
 // Results are checked by transforming back on the host side.
 #include <complex>
 #include <cstdio>
-#include <random>
 #include <vector>
 
 #include "sample_support.hpp"
@@ -18,14 +17,6 @@ namespace cp = cuplan;
 using cdouble = std::complex<double>;
 
 namespace {
-
-std::vector<cdouble> make_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<cdouble> v(n);
-  for (auto& x : v) x = {u(rng), u(rng)};
-  return v;
-}
 
 // ifft with 1/N on the host side of the check: the round trip must give the input back.
 double round_trip_error(const cp::Tensor& spectrum, const std::vector<cdouble>& input, cp::StreamRef stream) {
@@ -44,7 +35,7 @@ int main() {
     const cp::Shape shape{512, 64, 64};
     const std::size_t n = 512 * 64 * 64;
     cp::Stream s1, s2;
-    const auto h1 = make_values(n, 1), h2 = make_values(n, 2);
+    const auto h1 = sample::random_complex<double>(n, 1), h2 = sample::random_complex<double>(n, 2);
 
     cp::Tensor a = cp::Tensor::empty(shape, cp::c128, device, s1);
     cp::copy(cp::TensorView(h1.data(), shape), a, s1);

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Shared by the samples: the exit code for "needs a GPU, none here" and a result check that exits non-zero.
+// Shared by the samples: the exit code for "needs a GPU, none here", a result check that exits non-zero, random
+// test values, and one thread per rank for the distributed samples.
 
+#include <complex>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
 
 #include <cuplan/cuplan.hpp>
 
@@ -35,6 +43,37 @@ inline void check(bool ok, const char* what) {
     std::exit(1);
   }
   std::printf("ok: %s\n", what);
+}
+
+/// `n` complex values with real and imaginary parts uniform in [-1, 1), the same for the same `seed`.
+template <class Real>
+std::vector<std::complex<Real>> random_complex(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  std::vector<std::complex<Real>> v(n);
+  for (auto& x : v) x = {u(rng), u(rng)};
+  return v;
+}
+
+/// Runs `rank(r)` for r = 0 .. count - 1, each on a thread of its own, and waits for all of them. A rank that throws
+/// is reported on stderr with its number; returns false when any rank threw.
+template <class Rank>
+bool run_rank_threads(std::size_t count, const Rank& rank) {
+  std::vector<std::thread> threads;
+  std::mutex failure_lock;
+  bool failed = false;
+  for (std::size_t r = 0; r < count; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        rank(r);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(failure_lock);
+        std::fprintf(stderr, "rank %zu: %s\n", r, e.what());
+        failed = true;
+      }
+    });
+  for (auto& t : threads) t.join();
+  return !failed;
 }
 
 }  // namespace sample
