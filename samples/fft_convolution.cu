@@ -21,6 +21,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -88,20 +89,28 @@ double sampled_error(const float* got, const std::vector<float>& signals, const 
 void fused_convolution(const cp::Device& device, const std::vector<float>& signals, const std::vector<float>& filter,
                        std::mt19937& rng) {
   const bool gpu = device.is_cuda();
-  cp::Stream s(device);
+  // On the GPU a stream of its own; on the CPU host tensors and Execution::cpu(), with no stream (FFTW runs at the
+  // call), which is also how a machine with a GPU runs a transform on its CPU.
+  std::optional<cp::Stream> gpu_stream;
+  if (gpu) gpu_stream.emplace(device);
+  const std::optional<cp::StreamRef> s = gpu ? std::optional<cp::StreamRef>(gpu_stream->ref()) : std::nullopt;
+  const cp::Execution execution = gpu ? cp::Execution::cuda() : cp::Execution::cpu();
   cp::Tensor x = cp::Tensor::empty({kBatch, kPadded}, cp::f32, device, s);
   cp::Tensor h = cp::Tensor::empty({kPadded}, cp::f32, device, s);
   cp::copy(cp::TensorView(const_cast<float*>(signals.data()), {kBatch, kPadded}), x, s);
   cp::copy(cp::TensorView(const_cast<float*>(filter.data()), {kPadded}), h, s);
-  const cp::Tensor filter_spectrum = cp::rfft(h, {.stream = s});
+  const cp::Tensor filter_spectrum = cp::rfft(h, {.execution = execution, .stream = s});
   cp::Tensor spectra = cp::Tensor::empty({kBatch, kBins}, cp::c64, device, s);
   cp::Tensor y = cp::Tensor::empty({kBatch, kPadded}, cp::f32, device, s);
   const cp::FFTCallback epilog =
       gpu ? cp::FFTCallback::cuda_source(kMultiplySource, "multiply_by_filter", filter_spectrum.data())
           : host_multiply_by_filter(filter_spectrum.data<std::complex<float>>());
-  cp::FFT forward(x, {.axes = {1}, .stream = s, .epilog = epilog});
-  cp::FFT inverse(
-      spectra, {.axes = {1}, .normalization = cp::Normalization::inverse, .stream = s, .fft_type = cp::FFTType::c2r});
+  cp::FFT forward(x, {.axes = {1}, .execution = execution, .stream = s, .epilog = epilog});
+  cp::FFT inverse(spectra, {.axes = {1},
+                            .normalization = cp::Normalization::inverse,
+                            .execution = execution,
+                            .stream = s,
+                            .fft_type = cp::FFTType::c2r});
   forward.plan(s);  // compiles the epilog (GPU) once; a second plan of the same source compiles nothing
   inverse.plan(s);
   forward.execute({.stream = s, .out = spectra.view()});  // spectra already multiplied by the filter's
