@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <complex>
+#include <mutex>
 #include <numbers>
+#include <set>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "cuplan/fft_callback_device.hpp"
@@ -252,6 +257,54 @@ TEST(FftCallbacksCpu, FunctionFormsKeyPlansByTheCallbackAndTakeEachCallsUserData
 
 cf conjugate_load(const void* in, std::uint64_t offset, void*) {
   return std::conj(static_cast<const cf*>(in)[offset]);
+}
+
+TEST(FftCallbacksCpu, ChunksRunOnSeveralThreadsEachElementOnceAndAThrowReachesTheCaller) {
+  // 256 rows of 512: four chunks of 64 rows (512 KiB of input and output each), shared among four threads.
+  const std::vector<std::int64_t> shape{256, 512};
+  auto a = HostArray<cf>::random(shape);
+  struct Seen {
+    std::vector<std::atomic<int>> hits;
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+    float factor = 0.5F;
+  } seen{std::vector<std::atomic<int>>(256 * 512), {}, {}, 0.5F};
+  const auto prolog = FFTCallback::host_prolog<cf>(
+      [](const void* in, std::uint64_t offset, void* info) {
+        auto& s = *fft_callback::user_data<Seen>(info);
+        s.hits[offset].fetch_add(1, std::memory_order_relaxed);
+        if (offset % 512 == 0) {
+          const std::lock_guard lock(s.mutex);
+          s.threads.insert(std::this_thread::get_id());
+        }
+        return static_cast<const cf*>(in)[offset] * s.factor;
+      },
+      &seen);
+  const Tensor y = fft(a.view(), {.axes = {1}, .execution = Execution::cpu(4), .prolog = prolog});
+  for (const auto& h : seen.hits) ASSERT_EQ(h.load(), 1);
+  EXPECT_GT(seen.threads.size(), 1U) << "the four chunks ran on one thread";
+  std::vector<cd> scaled = a.dense();
+  for (auto& v : scaled) v *= 0.5;
+  EXPECT_LT(relative_error(to_dense(y.view()), reference_dft(scaled, shape, {1}, -1)), tolerance(f32, 512));
+
+  // An epilog that throws in the last chunk: the execute raises it once the other threads have stopped, and the
+  // object runs again afterwards.
+  std::atomic<bool> fail{true};
+  const auto epilog = FFTCallback::host_epilog<cf>(
+      [](void* out, std::uint64_t offset, cf v, void* info) {
+        if (offset == 255 * 512 + 7 && fft_callback::user_data<std::atomic<bool>>(info)->load())
+          throw std::runtime_error("epilog refused element 255, 7");
+        static_cast<cf*>(out)[offset] = v;
+      },
+      &fail);
+  FFT f(a.view(), {.axes = {1}, .execution = Execution::cpu(4), .epilog = epilog});
+  f.plan();
+  EXPECT_THROW(f.execute(), std::runtime_error);
+  fail = false;
+  Tensor out = Tensor::empty({256, 512}, c64);
+  for (std::int64_t i = 0; i < out.numel(); ++i) out.data<cf>()[i] = cf(NAN, NAN);  // every element must be written
+  f.execute({.out = out.view()});
+  EXPECT_LT(relative_error(to_dense(out.view()), reference_dft(a.dense(), shape, {1}, -1)), tolerance(f32, 512));
 }
 
 TEST(FftCallbacksCpu, FunctionPointersAndStatefulCallablesWork) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // FftwPlan with host callbacks: the transform runs chunk by chunk along the outermost batch dimension, and each
 // chunk's prolog (into a scratch buffer), FFTW transform and epilog (over the chunk's output) run back to back, so
-// that the callbacks touch data still in cache instead of making passes of their own over the whole array.
+// that the callbacks touch data still in cache instead of making passes of their own over the whole array. The
+// chunks are shared out among the plan's threads.
 
 #include <fftw3.h>
 #include <fmt/format.h>
@@ -9,6 +10,9 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <exception>
+#include <thread>
+#include <vector>
 
 #include "cuplan/errors.hpp"
 #include "fft/fftw/fftw_backend.hpp"
@@ -94,6 +98,27 @@ int alignment_of(bool double_precision, void* p) {
   return double_precision ? fftw_alignment_of(static_cast<double*>(p)) : fftwf_alignment_of(static_cast<float*>(p));
 }
 
+// One chunk's FFTW plan on the chunk's arrays (FFTW's new-array execute functions, safe from several threads).
+void execute_chunk_with(bool double_precision, void* plan, FFTType type, void* in, void* out) {
+  if (double_precision) {
+    auto* p = static_cast<fftw_plan>(plan);
+    if (type == FFTType::c2c)
+      fftw_execute_dft(p, static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out));
+    else if (type == FFTType::r2c)
+      fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<fftw_complex*>(out));
+    else
+      fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(in), static_cast<double*>(out));
+  } else {
+    auto* p = static_cast<fftwf_plan>(plan);
+    if (type == FFTType::c2c)
+      fftwf_execute_dft(p, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
+    else if (type == FFTType::r2c)
+      fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<fftwf_complex*>(out));
+    else
+      fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
+  }
+}
+
 }  // namespace
 
 void* FftwPlan::chunk_plan(Direction direction, std::int64_t count, bool from_scratch, int in_alignment,
@@ -128,53 +153,77 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale, C
       one_in.count() * static_cast<std::int64_t>(in_size) + one_out.count() * static_cast<std::int64_t>(out_size);
   const std::int64_t per_chunk =
       std::clamp<std::int64_t>(kChunkBytes / std::max<std::int64_t>(entry_bytes, 1), 1, outer);
+  // The chunks are shared out among up to threads_ workers (the calling thread is one), each with its own
+  // 64-byte aligned scratch: one thread on many cores would leave the fused loop far behind FFTW's threaded plain
+  // transform. The chunk plans are made first, here: FFTW's planner is not thread-safe, its execute functions are.
+  const std::int64_t chunks = (outer + per_chunk - 1) / per_chunk;
+  const int workers = static_cast<int>(std::clamp<std::int64_t>(threads_, 1, chunks));
+  std::size_t scratch_stride = 0;
   if (has_prolog) {
     const std::int64_t scratch_elements = span_of(side_walk(l, type, true, per_chunk));
-    const std::size_t bytes = static_cast<std::size_t>(scratch_elements) * in_size + 64;
+    scratch_stride = (static_cast<std::size_t>(scratch_elements) * in_size + 63) / 64 * 64;
+    const std::size_t bytes = scratch_stride * static_cast<std::size_t>(workers) + 64;
     if (scratch_.size() < bytes) scratch_.assign(bytes, 0);
   }
-  // Scratch aligned to 64 bytes, so that every chunk's plan sees the same input alignment.
-  void* scratch = nullptr;
+  unsigned char* scratch = nullptr;
   if (has_prolog) {
     auto address = reinterpret_cast<std::uintptr_t>(scratch_.data());
-    scratch = reinterpret_cast<void*>((address + 63) / 64 * 64);
+    scratch = reinterpret_cast<unsigned char*>((address + 63) / 64 * 64);
   }
 
   auto* in_bytes = static_cast<unsigned char*>(in);
   auto* out_bytes = static_cast<unsigned char*>(out);
+  struct Chunk {
+    std::int64_t first, count;
+    void* plan;
+  };
+  std::vector<Chunk> work;
+  work.reserve(static_cast<std::size_t>(chunks));
   for (std::int64_t first = 0; first < outer; first += per_chunk) {
     const std::int64_t count = std::min(per_chunk, outer - first);
-    const std::int64_t in_base = first * in_outer_stride, out_base = first * out_outer_stride;
+    void* chunk_in = has_prolog ? static_cast<void*>(scratch)
+                                : in_bytes + first * in_outer_stride * static_cast<std::int64_t>(in_size);
+    void* chunk_out = out_bytes + first * out_outer_stride * static_cast<std::int64_t>(out_size);
+    work.push_back({first, count,
+                    chunk_plan(direction, count, has_prolog, alignment_of(double_precision_, chunk_in),
+                               alignment_of(double_precision_, chunk_out))});
+  }
+
+  const FFTCallback* prolog = has_prolog ? &callbacks.callback(CallbackRole::prolog) : nullptr;
+  const FFTCallback* epilog = has_epilog ? &callbacks.callback(CallbackRole::epilog) : nullptr;
+  void* prolog_info = has_prolog ? callbacks.host_info(CallbackRole::prolog) : nullptr;
+  void* epilog_info = has_epilog ? callbacks.host_info(CallbackRole::epilog) : nullptr;
+  auto run_chunk = [&](const Chunk& c, unsigned char* own_scratch) {
+    const std::int64_t in_base = c.first * in_outer_stride, out_base = c.first * out_outer_stride;
     void* chunk_in = in_bytes + in_base * static_cast<std::int64_t>(in_size);
     void* chunk_out = out_bytes + out_base * static_cast<std::int64_t>(out_size);
-    if (has_prolog) {
-      apply_prolog(callbacks.callback(CallbackRole::prolog), in, in_base, side_walk(l, type, true, count), scratch,
-                   in_size, callbacks.host_info(CallbackRole::prolog));
-      chunk_in = scratch;
+    if (prolog != nullptr) {
+      apply_prolog(*prolog, in, in_base, side_walk(l, type, true, c.count), own_scratch, in_size, prolog_info);
+      chunk_in = own_scratch;
     }
-    void* plan = chunk_plan(direction, count, has_prolog, alignment_of(double_precision_, chunk_in),
-                            alignment_of(double_precision_, chunk_out));
-    if (double_precision_) {
-      auto* p = static_cast<fftw_plan>(plan);
-      if (type == FFTType::c2c)
-        fftw_execute_dft(p, static_cast<fftw_complex*>(chunk_in), static_cast<fftw_complex*>(chunk_out));
-      else if (type == FFTType::r2c)
-        fftw_execute_dft_r2c(p, static_cast<double*>(chunk_in), static_cast<fftw_complex*>(chunk_out));
-      else
-        fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(chunk_in), static_cast<double*>(chunk_out));
-    } else {
-      auto* p = static_cast<fftwf_plan>(plan);
-      if (type == FFTType::c2c)
-        fftwf_execute_dft(p, static_cast<fftwf_complex*>(chunk_in), static_cast<fftwf_complex*>(chunk_out));
-      else if (type == FFTType::r2c)
-        fftwf_execute_dft_r2c(p, static_cast<float*>(chunk_in), static_cast<fftwf_complex*>(chunk_out));
-      else
-        fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(chunk_in), static_cast<float*>(chunk_out));
+    execute_chunk_with(double_precision_, c.plan, type, chunk_in, chunk_out);
+    if (epilog != nullptr) apply_epilog(*epilog, out, out_base, side_walk(l, type, false, c.count), epilog_info);
+  };
+  // Worker w takes chunks w, w + workers, ...; the first exception a worker meets ends its share and is rethrown
+  // here once every worker has stopped.
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));
+  auto share = [&](int w) {
+    try {
+      unsigned char* own = scratch == nullptr ? nullptr : scratch + scratch_stride * static_cast<std::size_t>(w);
+      for (std::size_t i = static_cast<std::size_t>(w); i < work.size(); i += static_cast<std::size_t>(workers))
+        run_chunk(work[i], own);
+    } catch (...) {
+      errors[static_cast<std::size_t>(w)] = std::current_exception();
     }
-    if (has_epilog)
-      apply_epilog(callbacks.callback(CallbackRole::epilog), out, out_base, side_walk(l, type, false, count),
-                   callbacks.host_info(CallbackRole::epilog));
-  }
+  };
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(static_cast<std::size_t>(workers - 1));
+    for (int w = 1; w < workers; ++w) threads.emplace_back(share, w);
+    share(0);
+  }  // joined
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
   // The normalisation scales what the epilog stored, as on CUDA (where it is a pass after cuFFT's).
   if (scale != 1.0) scale_host(out, decision_.out_dtype, output_walk(l, type), scale);
 }
