@@ -12,11 +12,7 @@
 namespace cuplan::testing {
 namespace {
 
-class FftClass : public ::testing::TestWithParam<Space> {
- protected:
-  void SetUp() override { CUPLAN_REQUIRE_SPACE(GetParam()); }
-  Execution exec() const { return execution_for(GetParam()); }
-};
+class FftClass : public SpaceTest {};
 
 TEST_P(FftClass, ExecuteTwiceThenResetOperandGivesTheNewOperandsTransform) {
   const std::vector<std::int64_t> shape{16, 40};

@@ -11,18 +11,6 @@
 namespace cuplan::testing {
 namespace {
 
-template <class E, class F>
-std::string message_of(F&& call) {
-  try {
-    call();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
-}
-
 #define EXPECT_ERROR(Type, call, ...)                                                                                  \
   do {                                                                                                                 \
     const std::string message = message_of<Type>([&] { call; });                                                       \

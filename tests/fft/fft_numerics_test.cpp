@@ -15,11 +15,7 @@
 namespace cuplan::testing {
 namespace {
 
-class FftNumerics : public ::testing::TestWithParam<Space> {
- protected:
-  void SetUp() override { CUPLAN_REQUIRE_SPACE(GetParam()); }
-  Execution exec() const { return execution_for(GetParam()); }
-};
+class FftNumerics : public SpaceTest {};
 
 template <class T>
 void check_c2c(Space space, std::vector<std::int64_t> shape, std::vector<int> axes, std::vector<int> ref_axes,

@@ -36,6 +36,13 @@ inline Execution execution_for(Space space) {
   return space == Space::cpu ? Execution::cpu() : Execution::cuda();
 }
 
+/// Fixture of the tests parameterised over the execution space (the CUDA instances skip without a GPU).
+class SpaceTest : public ::testing::TestWithParam<Space> {
+ protected:
+  void SetUp() override { CUPLAN_REQUIRE_SPACE(GetParam()); }
+  Execution exec() const { return execution_for(GetParam()); }
+};
+
 inline std::int64_t product(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
   for (auto e : shape) n *= e;

@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
@@ -18,14 +19,7 @@ namespace {
 
 template <class F>
 std::string invalid_argument_of(F&& call) {
-  try {
-    call();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
+  return testing::message_of<InvalidArgument>(std::forward<F>(call));
 }
 
 void expect_names(const std::string& message, std::initializer_list<const char*> parts) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Helpers shared by the tests: GPU gating, random data, poisoning, relative error.
+// Helpers shared by the tests: GPU gating, random data, poisoning, relative error, expected exceptions.
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <future>
+#include <initializer_list>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -85,6 +88,36 @@ double relative_error(const A& a, const B& b) {
   }
   if (den == 0) return std::sqrt(num);
   return std::sqrt(num / den);
+}
+
+/// The message of the `E` that `call` throws; otherwise a text saying it threw another type or nothing, which a
+/// search for the expected words then fails on.
+template <class E, class F>
+std::string message_of(F&& call) {
+  try {
+    call();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "no exception";
+}
+
+/// Fails the test unless `call` throws an `E` whose message contains every one of `parts`. Nothing thrown is a fatal
+/// failure (wrap the call in ASSERT_NO_FATAL_FAILURE where the test must stop there); another exception type
+/// propagates, as it would from the test body.
+template <class E, class F>
+void expect_throw_naming(F&& call, std::initializer_list<std::string> parts) {
+  try {
+    call();
+  } catch (const E& e) {
+    const std::string message = e.what();
+    for (const std::string& part : parts)
+      EXPECT_NE(message.find(part), std::string::npos) << "missing \"" << part << "\" in: " << message;
+    return;
+  }
+  FAIL() << "no exception: expected one naming " << *parts.begin();
 }
 
 }  // namespace cuplan::testing
