@@ -71,7 +71,7 @@ float run_pipeline(const std::uint32_t* host_in, std::uint32_t* host_out, std::u
 
 int main() {
   sample::require_gpu("overlap_chunks");
-  try {
+  return sample::run("overlap_chunks", [] {
     constexpr std::int64_t n = std::int64_t{1} << 25;  // 128 MiB in, 128 MiB out
     constexpr int num_streams = 4, chunks = 32;
 
@@ -115,10 +115,5 @@ int main() {
     bool all_right = true;
     for (std::int64_t i = 0; i < n; i += 997) all_right = all_right && h_many[i] == hash(host_in[i]);
     sample::check(all_right, "results match the host computation (every 997th element)");
-    std::printf("overlap_chunks: all checks passed\n");
-    return 0;
-  } catch (const cp::Error& error) {
-    std::fprintf(stderr, "overlap_chunks: cuplan error: %s\n", error.what());
-    return 1;
-  }
+  });
 }

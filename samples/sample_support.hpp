@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Shared by the samples: the exit code for "needs a GPU, none here", a result check that exits non-zero, random
-// test values, and one thread per rank for the distributed samples.
+// Shared by the samples: the exit code for "needs a GPU, none here", a result check that exits non-zero, the run of a
+// sample's body with its closing line and error report, random test values, and one thread per rank for the
+// distributed samples.
 
 #include <complex>
 #include <cstddef>
@@ -43,6 +44,21 @@ inline void check(bool ok, const char* what) {
     std::exit(1);
   }
   std::printf("ok: %s\n", what);
+}
+
+/// Runs the sample's `body`; then prints "<name>: all checks passed" and returns 0 (the exit code). A cuplan::Error
+/// thrown by `body` is printed as "<name>: cuplan error: <what>" on stderr and gives 1. A failed check() has already
+/// exited.
+template <class Body>
+int run(const char* name, const Body& body) {
+  try {
+    body();
+  } catch (const cuplan::Error& error) {
+    std::fprintf(stderr, "%s: cuplan error: %s\n", name, error.what());
+    return 1;
+  }
+  std::printf("%s: all checks passed\n", name);
+  return 0;
 }
 
 /// `n` complex values with real and imaginary parts uniform in [-1, 1), the same for the same `seed`.

@@ -24,7 +24,7 @@ __global__ void multiply_add(std::int64_t* a, const std::int64_t* b, std::int64_
 
 int main() {
   sample::require_gpu("stream_events");
-  try {
+  return sample::run("stream_events", [] {
     constexpr std::int64_t n = 1 << 22;
     constexpr int repeats = 3;
     std::vector<std::int64_t> host_a(n), host_b(n), host_result(n, -1);
@@ -79,10 +79,5 @@ int main() {
       all_right = all_right && host_result[i] == expected;
     }
     sample::check(all_right, "after s2.wait(s1) the copy on s2 saw the second kernel's values");
-    std::printf("stream_events: all checks passed\n");
-    return 0;
-  } catch (const cp::Error& error) {
-    std::fprintf(stderr, "stream_events: cuplan error: %s\n", error.what());
-    return 1;
-  }
+  });
 }

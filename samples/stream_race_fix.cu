@@ -64,7 +64,7 @@ std::int64_t count_sentinels(const cp::Tensor& seen, const cp::Stream& s, std::v
 
 int main() {
   sample::require_gpu("stream_race_fix");
-  try {
+  return sample::run("stream_race_fix", [] {
     constexpr std::int64_t n = 1 << 20;
     cp::Stream s1, s2;
     auto data = cp::Tensor::empty({n}, cp::f32, cp::Device::cuda(0), s1);
@@ -112,10 +112,5 @@ int main() {
     bool exact = true;
     for (std::int64_t i = 0; i < n; ++i) exact = exact && host[i] == static_cast<float>(i);
     sample::check(exact, "with the event the consumer saw every value the producer wrote");
-    std::printf("stream_race_fix: all checks passed\n");
-    return 0;
-  } catch (const cp::Error& error) {
-    std::fprintf(stderr, "stream_race_fix: cuplan error: %s\n", error.what());
-    return 1;
-  }
+  });
 }

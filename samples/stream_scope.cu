@@ -25,7 +25,7 @@ __global__ void twice_plus_one(const std::int32_t* x, std::int32_t* y, std::int6
 
 int main() {
   sample::require_gpu("stream_scope");
-  try {
+  return sample::run("stream_scope", [] {
     constexpr std::int64_t n = 1 << 20;
     std::vector<std::int32_t> host_in(n), host_out(n, -1);
     for (std::int64_t i = 0; i < n; ++i) host_in[i] = static_cast<std::int32_t>(i);
@@ -82,10 +82,5 @@ int main() {
     bool all_right = true;
     for (std::int64_t i = 0; i < n; ++i) all_right = all_right && host_out[i] == 2 * host_in[i] + 1;
     sample::check(all_right, "y = 2 x + 1 for every element");
-    std::printf("stream_scope: all checks passed\n");
-    return 0;
-  } catch (const cp::Error& error) {
-    std::fprintf(stderr, "stream_scope: cuplan error: %s\n", error.what());
-    return 1;
-  }
+  });
 }

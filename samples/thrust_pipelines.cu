@@ -61,33 +61,30 @@ void run_stages(PolicyFor policy, const cp::Stream& s1, const cp::Stream& s2, co
 
 int main() {
   const cp::Device device = sample::device("thrust_pipelines");
-  try {
-    constexpr std::int64_t n = 1 << 22;
-    cp::Stream s1(device), s2(device), s3(device);
-    auto a = cp::Tensor::empty({n}, cp::i64, device, s1);
-    auto b = cp::Tensor::empty({n}, cp::i64, device, s2);
-    auto c = cp::Tensor::empty({n}, cp::i64, device, s3);
-    if (device.is_cpu())
-      run_stages(HostPolicy{}, s1, s2, s3, a, b, c, n);
-    else
-      run_stages(DevicePolicy{}, s1, s2, s3, a, b, c, n);
+  try {  // sample::run reports a cuplan::Error; a Thrust error comes out to here
+    return sample::run("thrust_pipelines", [&] {
+      constexpr std::int64_t n = 1 << 22;
+      cp::Stream s1(device), s2(device), s3(device);
+      auto a = cp::Tensor::empty({n}, cp::i64, device, s1);
+      auto b = cp::Tensor::empty({n}, cp::i64, device, s2);
+      auto c = cp::Tensor::empty({n}, cp::i64, device, s3);
+      if (device.is_cpu())
+        run_stages(HostPolicy{}, s1, s2, s3, a, b, c, n);
+      else
+        run_stages(DevicePolicy{}, s1, s2, s3, a, b, c, n);
 
-    // Results: each copy runs on the stream that produced the tensor (host memory involved: blocking).
-    std::vector<std::int64_t> host_b(n), host_c(n);
-    cp::copy(b, cp::TensorView(host_b.data(), {n}), s2);
-    cp::copy(c, cp::TensorView(host_c.data(), {n}), s3);
-    bool b_right = true, c_right = true;
-    for (std::int64_t i = 0; i < n; ++i) {
-      b_right = b_right && host_b[i] == i * i;
-      c_right = c_right && host_c[i] == i * (i + 1) + 1;
-    }
-    sample::check(b_right, "pipeline B on s2: b[i] = i * i");
-    sample::check(c_right, "stage C on s3 after pipeline A on s1: c[i] = i (i + 1) + 1");
-    std::printf("thrust_pipelines: all checks passed\n");
-    return 0;
-  } catch (const cp::Error& error) {
-    std::fprintf(stderr, "thrust_pipelines: cuplan error: %s\n", error.what());
-    return 1;
+      // Results: each copy runs on the stream that produced the tensor (host memory involved: blocking).
+      std::vector<std::int64_t> host_b(n), host_c(n);
+      cp::copy(b, cp::TensorView(host_b.data(), {n}), s2);
+      cp::copy(c, cp::TensorView(host_c.data(), {n}), s3);
+      bool b_right = true, c_right = true;
+      for (std::int64_t i = 0; i < n; ++i) {
+        b_right = b_right && host_b[i] == i * i;
+        c_right = c_right && host_c[i] == i * (i + 1) + 1;
+      }
+      sample::check(b_right, "pipeline B on s2: b[i] = i * i");
+      sample::check(c_right, "stage C on s3 after pipeline A on s1: c[i] = i (i + 1) + 1");
+    });
   } catch (const thrust::system_error& error) {
     std::fprintf(stderr, "thrust_pipelines: Thrust error: %s\n", error.what());
     return 1;
