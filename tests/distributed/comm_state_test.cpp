@@ -10,11 +10,13 @@
 
 #include "cuplan/errors.hpp"
 #include "distributed/exchange/nccl/comm_state.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
 using cuplan::detail::dist::CommState;
 using cuplan::detail::dist::PeerWait;
+using cuplan::testing::message_of;
 using namespace std::chrono_literals;
 
 // Waits until `state` is aborted; false after `limit` (the test then fails rather than hangs).
@@ -25,17 +27,6 @@ bool wait_for_abort(const CommState& state, std::chrono::milliseconds limit) {
     std::this_thread::sleep_for(1ms);
   }
   return true;
-}
-
-template <class E>
-std::string message_of(auto&& call) {
-  try {
-    call();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return {};
 }
 
 TEST(CommStateTest, AWaitPastItsTimeoutAbortsAndRaisesTimeoutError) {

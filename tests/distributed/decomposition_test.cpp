@@ -45,6 +45,19 @@ bool fits(const dist::Layout& layout, const Shape3& shape) {
 const std::vector<Shape3> shapes3 = {{8, 8, 8}, {7, 9, 5}, {11, 13, 3}, {9, 8, 17}, {16, 5, 9}, {5, 7, 11}};
 const std::vector<Shape3> shapes2 = {{8, 8, 1}, {9, 7, 1}, {13, 11, 1}, {17, 5, 1}};
 
+// Calls visit(layout, shape) for every test shape of 2 and 3 axes with every layout of layouts_for() that fits it.
+// Stops at a fatal failure (an ASSERT_ in `visit`), where the test body would have returned.
+template <class Visit>
+void for_each_fitting_layout(const Visit& visit) {
+  for (int ndim : {2, 3})
+    for (const Shape3& shape : ndim == 3 ? shapes3 : shapes2)
+      for (const dist::Layout& layout : layouts_for(ndim)) {
+        if (!fits(layout, shape)) continue;
+        visit(layout, shape);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
+
 }  // namespace
 
 TEST(Split, CeilBlocksFirstThenFloorBlocksConsecutive) {
@@ -74,26 +87,22 @@ TEST(Split, CeilBlocksFirstThenFloorBlocksConsecutive) {
 
 TEST(StageBox, EveryElementOwnedByExactlyOneRankInEveryStage) {
   int checked = 0;
-  for (int ndim : {2, 3}) {
-    for (const Shape3& shape : ndim == 3 ? shapes3 : shapes2) {
-      for (const dist::Layout& layout : layouts_for(ndim)) {
-        if (!fits(layout, shape)) continue;
-        for (int s = 0; s < layout.stages(); ++s) {
-          std::vector<dist::Box> boxes;
-          for (int r = 0; r < layout.ranks(); ++r) boxes.push_back(dist::stage_box(layout, shape, s, r));
-          for (std::int64_t i = 0; i < shape[0]; ++i)
-            for (std::int64_t j = 0; j < shape[1]; ++j)
-              for (std::int64_t k = 0; k < shape[2]; ++k) {
-                int owners = 0;
-                for (const auto& b : boxes) owners += b.contains({i, j, k}) ? 1 : 0;
-                ASSERT_EQ(owners, 1) << dist::describe(layout) << " stage " << s << " at (" << i << "," << j << "," << k
-                                     << ") of " << shape[0] << "x" << shape[1] << "x" << shape[2];
-              }
-          ++checked;
-        }
-      }
+  for_each_fitting_layout([&](const dist::Layout& layout, const Shape3& shape) {
+    for (int s = 0; s < layout.stages(); ++s) {
+      std::vector<dist::Box> boxes;
+      for (int r = 0; r < layout.ranks(); ++r) boxes.push_back(dist::stage_box(layout, shape, s, r));
+      for (std::int64_t i = 0; i < shape[0]; ++i)
+        for (std::int64_t j = 0; j < shape[1]; ++j)
+          for (std::int64_t k = 0; k < shape[2]; ++k) {
+            int owners = 0;
+            for (const auto& b : boxes) owners += b.contains({i, j, k}) ? 1 : 0;
+            ASSERT_EQ(owners, 1) << dist::describe(layout) << " stage " << s << " at (" << i << "," << j << "," << k
+                                 << ") of " << shape[0] << "x" << shape[1] << "x" << shape[2];
+          }
+      ++checked;
     }
-  }
+  });
+  if (HasFatalFailure()) return;  // as an ASSERT_ in the loop did
   EXPECT_GT(checked, 100);
 }
 
@@ -117,50 +126,46 @@ TEST(StageBox, WholeAxesAreWholeAndTheOthersSplit) {
 
 TEST(Exchange, SendsMatchReceivesAndCoverBothBoxes) {
   int checked = 0;
-  for (int ndim : {2, 3}) {
-    for (const Shape3& shape : ndim == 3 ? shapes3 : shapes2) {
-      for (const dist::Layout& layout : layouts_for(ndim)) {
-        if (!fits(layout, shape)) continue;
-        for (int from = 0; from < layout.stages(); ++from) {
-          for (int to = 0; to < layout.stages(); ++to) {
-            if (from == to) continue;
-            std::vector<dist::Exchange> ex;
-            for (int r = 0; r < layout.ranks(); ++r) ex.push_back(dist::plan_exchange(layout, shape, from, to, r));
-            for (int r = 0; r < layout.ranks(); ++r) {
-              EXPECT_EQ(ex[r].send_total, dist::stage_box(layout, shape, from, r).numel());
-              EXPECT_EQ(ex[r].recv_total, dist::stage_box(layout, shape, to, r).numel());
-              std::int64_t offset = 0;
-              for (const auto& p : ex[r].sends) {
-                EXPECT_EQ(p.offset, offset);
-                offset += p.box.numel();
-                // The peer receives exactly this box from r.
-                const auto& peer_recvs = ex[static_cast<std::size_t>(p.peer)].recvs;
-                int matches = 0;
-                for (const auto& q : peer_recvs)
-                  if (q.peer == r) {
-                    EXPECT_EQ(q.box, p.box) << dist::describe(layout) << " " << from << "->" << to;
-                    ++matches;
-                  }
-                EXPECT_EQ(matches, 1);
+  for_each_fitting_layout([&](const dist::Layout& layout, const Shape3& shape) {
+    for (int from = 0; from < layout.stages(); ++from) {
+      for (int to = 0; to < layout.stages(); ++to) {
+        if (from == to) continue;
+        std::vector<dist::Exchange> ex;
+        for (int r = 0; r < layout.ranks(); ++r) ex.push_back(dist::plan_exchange(layout, shape, from, to, r));
+        for (int r = 0; r < layout.ranks(); ++r) {
+          EXPECT_EQ(ex[r].send_total, dist::stage_box(layout, shape, from, r).numel());
+          EXPECT_EQ(ex[r].recv_total, dist::stage_box(layout, shape, to, r).numel());
+          std::int64_t offset = 0;
+          for (const auto& p : ex[r].sends) {
+            EXPECT_EQ(p.offset, offset);
+            offset += p.box.numel();
+            // The peer receives exactly this box from r.
+            const auto& peer_recvs = ex[static_cast<std::size_t>(p.peer)].recvs;
+            int matches = 0;
+            for (const auto& q : peer_recvs)
+              if (q.peer == r) {
+                EXPECT_EQ(q.box, p.box) << dist::describe(layout) << " " << from << "->" << to;
+                ++matches;
               }
-              // Receives cover the rank's destination box exactly once.
-              const dist::Box mine = dist::stage_box(layout, shape, to, r);
-              std::set<std::int64_t> seen;
-              for (const auto& q : ex[r].recvs)
-                for (std::int64_t i = q.box.lo[0]; i < q.box.lo[0] + q.box.n[0]; ++i)
-                  for (std::int64_t j = q.box.lo[1]; j < q.box.lo[1] + q.box.n[1]; ++j)
-                    for (std::int64_t k = q.box.lo[2]; k < q.box.lo[2] + q.box.n[2]; ++k) {
-                      ASSERT_TRUE(mine.contains({i, j, k}));
-                      EXPECT_TRUE(seen.insert(dist::local_offset(mine, {i, j, k})).second);
-                    }
-              EXPECT_EQ(static_cast<std::int64_t>(seen.size()), mine.numel());
-            }
-            ++checked;
+            EXPECT_EQ(matches, 1);
           }
+          // Receives cover the rank's destination box exactly once.
+          const dist::Box mine = dist::stage_box(layout, shape, to, r);
+          std::set<std::int64_t> seen;
+          for (const auto& q : ex[r].recvs)
+            for (std::int64_t i = q.box.lo[0]; i < q.box.lo[0] + q.box.n[0]; ++i)
+              for (std::int64_t j = q.box.lo[1]; j < q.box.lo[1] + q.box.n[1]; ++j)
+                for (std::int64_t k = q.box.lo[2]; k < q.box.lo[2] + q.box.n[2]; ++k) {
+                  ASSERT_TRUE(mine.contains({i, j, k}));
+                  EXPECT_TRUE(seen.insert(dist::local_offset(mine, {i, j, k})).second);
+                }
+          EXPECT_EQ(static_cast<std::int64_t>(seen.size()), mine.numel());
         }
+        ++checked;
       }
     }
-  }
+  });
+  if (HasFatalFailure()) return;  // as an ASSERT_ in the loop did
   EXPECT_GT(checked, 100);
 }
 

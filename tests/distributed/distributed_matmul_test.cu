@@ -15,8 +15,8 @@
 #include <random>
 
 #include "cuplan/distributed_matmul.hpp"
+#include "distributed/busy_stream.cuh"
 #include "distributed/rank_harness.hpp"
-#include "runtime/spin_kernel.cuh"
 
 namespace {
 
@@ -478,13 +478,7 @@ TEST(DistributedMatmulStreams, ExecuteBehindABusyKernelDoesNotBlock) {
       auto a = upload(scatter(blocks.a, ops.a, c.dtype), blocks.a.local_shape, c.dtype, comm, planning);
       auto b = upload(scatter(blocks.b, ops.b, c.dtype), blocks.b.local_shape, c.dtype, comm, planning);
       DistributedMatmul mm(comm, c.m, c.n, c.k, a, b, o);
-      mm.plan();
-      planning.synchronize();
-      cuplan::testing::spin_kernel<<<1, 1, 0, running.native()>>>(
-          cuplan::testing::cycles_for_ms(300.0, comm.device().index()));
-      CUPLAN_HARNESS_CUDA(cudaGetLastError());
-      const auto d = mm.execute({.stream = running.ref()});
-      EXPECT_FALSE(running.done()) << "execute returned after the busy kernel ended: it blocked";
+      const auto d = cuplan::testing::plan_and_execute_behind_busy_kernel(mm, planning, running);
       const auto host = d.to(cuplan::Device::cpu(), running.ref());
       std::vector<unsigned char> bytes(static_cast<const unsigned char*>(host.data()),
                                        static_cast<const unsigned char*>(host.data()) + host.numel() * 8);

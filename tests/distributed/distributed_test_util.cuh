@@ -37,22 +37,12 @@ std::int64_t prod(const std::vector<std::int64_t>& s) {
 template <class T, class U>
 void box_copy(const cuplan::DistributedBox& box, const std::vector<std::int64_t>& g, const T* global, U* local,
               bool to_local, T* global_out = nullptr) {
-  std::array<std::int64_t, 3> lo{0, 0, 0}, n{1, 1, 1}, gs{1, 1, 1};
-  for (std::size_t d = 0; d < g.size(); ++d) {
-    lo[d] = box.offset[d];
-    n[d] = box.extent[d];
-    gs[d] = g[d];
-  }
-  for (std::int64_t i = 0; i < n[0]; ++i)
-    for (std::int64_t j = 0; j < n[1]; ++j)
-      for (std::int64_t k = 0; k < n[2]; ++k) {
-        const std::int64_t gi = ((lo[0] + i) * gs[1] + (lo[1] + j)) * gs[2] + (lo[2] + k);
-        const std::int64_t li = (i * n[1] + j) * n[2] + k;
-        if (to_local)
-          local[li] = static_cast<U>(global[gi]);
-        else
-          global_out[gi] = static_cast<T>(local[li]);
-      }
+  cuplan::testing::for_each_box_element(box, g, [&](std::size_t gi, std::size_t li) {
+    if (to_local)
+      local[li] = static_cast<U>(global[gi]);
+    else
+      global_out[gi] = static_cast<T>(local[li]);
+  });
 }
 
 struct Case {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the Redistribute and DistributedMatmul tests: GPU-count gating, ranks as threads of this process, ranks
-// as child processes of this test binary (one GPU each, the NCCL unique id passed through a file), and the
-// per-element copy between a global host array and one rank's local array.
+// as child processes of this test binary (one GPU each, the NCCL unique id passed through a file), and the walk over
+// a box's elements with their indices in a global host array and in one rank's local array (and the copy on it).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -74,10 +75,10 @@ inline bool peers_reachable(int n) {
   return true;
 }
 
-/// Row-major copy, element by element (`bytes` each), between a global array of `global` extents and the local
-/// array of `box` (up to three axes).
-inline void box_bytes(const DistributedBox& box, const std::vector<std::int64_t>& global, std::size_t bytes,
-                      const unsigned char* from, unsigned char* to, bool to_local) {
+/// Calls visit(global_index, local_index) for every element of `box` (up to three axes): the row-major indices of the
+/// element in the global array of `global` extents and in the box's local array.
+template <class Visit>
+void for_each_box_element(const DistributedBox& box, const std::vector<std::int64_t>& global, const Visit& visit) {
   std::array<std::int64_t, 3> lo{0, 0, 0}, n{1, 1, 1}, g{1, 1, 1};
   for (std::size_t d = 0; d < global.size(); ++d) {
     lo[d] = box.offset[d];
@@ -86,14 +87,18 @@ inline void box_bytes(const DistributedBox& box, const std::vector<std::int64_t>
   }
   for (std::int64_t i = 0; i < n[0]; ++i)
     for (std::int64_t j = 0; j < n[1]; ++j)
-      for (std::int64_t k = 0; k < n[2]; ++k) {
-        const auto gi = static_cast<std::size_t>(((lo[0] + i) * g[1] + lo[1] + j) * g[2] + lo[2] + k);
-        const auto li = static_cast<std::size_t>((i * n[1] + j) * n[2] + k);
-        if (to_local)
-          std::memcpy(to + li * bytes, from + gi * bytes, bytes);
-        else
-          std::memcpy(to + gi * bytes, from + li * bytes, bytes);
-      }
+      for (std::int64_t k = 0; k < n[2]; ++k)
+        visit(static_cast<std::size_t>(((lo[0] + i) * g[1] + lo[1] + j) * g[2] + lo[2] + k),
+              static_cast<std::size_t>((i * n[1] + j) * n[2] + k));
+}
+
+/// Row-major copy, element by element (`bytes` each), between a global array of `global` extents and the local
+/// array of `box` (up to three axes).
+inline void box_bytes(const DistributedBox& box, const std::vector<std::int64_t>& global, std::size_t bytes,
+                      const unsigned char* from, unsigned char* to, bool to_local) {
+  for_each_box_element(box, global, [&](std::size_t gi, std::size_t li) {
+    std::memcpy(to + (to_local ? li : gi) * bytes, from + (to_local ? gi : li) * bytes, bytes);
+  });
 }
 
 /// Ranks as processes. The parent test calls run_as_processes(filter, n): n children re-run this binary with only

@@ -9,8 +9,8 @@
 #include <random>
 
 #include "cuplan/redistribute.hpp"
+#include "distributed/busy_stream.cuh"
 #include "distributed/rank_harness.hpp"
-#include "runtime/spin_kernel.cuh"
 
 namespace {
 
@@ -147,13 +147,7 @@ TEST(RedistributeStreams, ExecuteBehindABusyKernelDoesNotBlock) {
     CUPLAN_HARNESS_CUDA(
         cudaMemcpyAsync(operand.data(), local.data(), local.size(), cudaMemcpyHostToDevice, planning.native()));
     Redistribute rd(comm, s, in, out, operand, {.stream = planning.ref()});
-    rd.plan();
-    planning.synchronize();
-    cuplan::testing::spin_kernel<<<1, 1, 0, running.native()>>>(
-        cuplan::testing::cycles_for_ms(300.0, comm.device().index()));
-    CUPLAN_HARNESS_CUDA(cudaGetLastError());
-    const auto moved = rd.execute({.stream = running.ref()});
-    EXPECT_FALSE(running.done()) << "execute returned after the busy kernel ended: it blocked";
+    const auto moved = cuplan::testing::plan_and_execute_behind_busy_kernel(rd, planning, running);
     const auto host = moved.to(cuplan::Device::cpu(), running.ref());
     std::vector<unsigned char> want(static_cast<std::size_t>(out.numel()) * 8);
     box_bytes(out, shape, 8, global.data(), want.data(), true);

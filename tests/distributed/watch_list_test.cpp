@@ -32,6 +32,18 @@ struct FakeWork {
   const bool* done = nullptr;
 };
 
+// Whether a fake wait has completed: what the watchdog asks of each wait it polls.
+bool is_done(const FakeWork& w) {
+  return *w.done;
+}
+
+// Each test starts from an empty list, with a flag for waits that never complete.
+class WatchListTest : public ::testing::Test {
+ protected:
+  WatchList<FakeClock, FakeWork> list;
+  bool never = false;
+};
+
 TEST(DeadlineTest, AddsTheTimeoutToNow) {
   const TimePoint now{milliseconds(1000)};
   EXPECT_EQ(deadline_after<FakeClock>(now, milliseconds(2000)), TimePoint{milliseconds(3000)});
@@ -64,70 +76,57 @@ TEST(DeadlineTest, PollIntervalIsATwentiethWithinBounds) {
   EXPECT_EQ(poll_interval(milliseconds(0)), milliseconds(100));
 }
 
-TEST(WatchListTest, DoneWaitsLeaveWithTheirTokens) {
-  WatchList<FakeClock, FakeWork> list;
+TEST_F(WatchListTest, DoneWaitsLeaveWithTheirTokens) {
   bool first_done = false, second_done = false;
   list.add(TimePoint{milliseconds(100)}, "first", {1, &first_done});
   list.add(TimePoint{milliseconds(200)}, "second", {2, &second_done});
-  const auto done = [](const FakeWork& w) { return *w.done; };
   std::vector<FakeWork> finished;
-  EXPECT_FALSE(list.poll(TimePoint{milliseconds(50)}, done, finished).has_value());
+  EXPECT_FALSE(list.poll(TimePoint{milliseconds(50)}, is_done, finished).has_value());
   EXPECT_TRUE(finished.empty());
   EXPECT_EQ(list.size(), 2u);
   second_done = true;
-  EXPECT_FALSE(list.poll(TimePoint{milliseconds(60)}, done, finished).has_value());
+  EXPECT_FALSE(list.poll(TimePoint{milliseconds(60)}, is_done, finished).has_value());
   ASSERT_EQ(finished.size(), 1u);
   EXPECT_EQ(finished[0].name, 2);
   EXPECT_EQ(list.size(), 1u);
 }
 
-TEST(WatchListTest, AWaitDoneAfterItsDeadlineIsNotExpired) {
+TEST_F(WatchListTest, AWaitDoneAfterItsDeadlineIsNotExpired) {
   // The work completed, only the poll came late: no abort.
-  WatchList<FakeClock, FakeWork> list;
   bool done_flag = true;
   list.add(TimePoint{milliseconds(100)}, "late poll", {7, &done_flag});
   std::vector<FakeWork> finished;
-  EXPECT_FALSE(list.poll(
-      TimePoint{milliseconds(500)}, [](const FakeWork& w) { return *w.done; }, finished));
+  EXPECT_FALSE(list.poll(TimePoint{milliseconds(500)}, is_done, finished));
   EXPECT_EQ(finished.size(), 1u);
   EXPECT_TRUE(list.empty());
 }
 
-TEST(WatchListTest, TheEarliestExpiredWaitIsReturnedOnce) {
-  WatchList<FakeClock, FakeWork> list;
-  bool never = false;
+TEST_F(WatchListTest, TheEarliestExpiredWaitIsReturnedOnce) {
   list.add(TimePoint{milliseconds(300)}, "later", {1, &never});
   list.add(TimePoint{milliseconds(100)}, "earliest", {2, &never});
   list.add(TimePoint{milliseconds(900)}, "not yet", {3, &never});
-  const auto done = [](const FakeWork& w) { return *w.done; };
   std::vector<FakeWork> finished;
-  EXPECT_FALSE(list.poll(TimePoint{milliseconds(99)}, done, finished).has_value());
-  auto expired = list.poll(TimePoint{milliseconds(100)}, done, finished);
+  EXPECT_FALSE(list.poll(TimePoint{milliseconds(99)}, is_done, finished).has_value());
+  auto expired = list.poll(TimePoint{milliseconds(100)}, is_done, finished);
   ASSERT_TRUE(expired.has_value());
   EXPECT_EQ(expired->description, "earliest");
   EXPECT_EQ(expired->token.name, 2);
-  expired = list.poll(TimePoint{milliseconds(400)}, done, finished);
+  expired = list.poll(TimePoint{milliseconds(400)}, is_done, finished);
   ASSERT_TRUE(expired.has_value());
   EXPECT_EQ(expired->description, "later");
-  EXPECT_FALSE(list.poll(TimePoint{milliseconds(400)}, done, finished).has_value());
+  EXPECT_FALSE(list.poll(TimePoint{milliseconds(400)}, is_done, finished).has_value());
   EXPECT_EQ(list.size(), 1u);
   EXPECT_TRUE(finished.empty());
 }
 
-TEST(WatchListTest, AForeverWaitNeverExpires) {
-  WatchList<FakeClock, FakeWork> list;
-  bool never = false;
+TEST_F(WatchListTest, AForeverWaitNeverExpires) {
   list.add(deadline_after<FakeClock>(TimePoint{milliseconds(1)}, milliseconds(0)), "forever", {1, &never});
   std::vector<FakeWork> finished;
-  EXPECT_FALSE(list.poll(
-                       TimePoint::max() - milliseconds(1), [](const FakeWork& w) { return *w.done; }, finished)
-                   .has_value());
+  EXPECT_FALSE(list.poll(TimePoint::max() - milliseconds(1), is_done, finished).has_value());
   EXPECT_EQ(list.size(), 1u);
 }
 
-TEST(WatchListTest, RemoveReturnsTheTokenOnlyWhileWatched) {
-  WatchList<FakeClock, FakeWork> list;
-  bool never = false;
+TEST_F(WatchListTest, RemoveReturnsTheTokenOnlyWhileWatched) {
   const std::uint64_t a = list.add(TimePoint{milliseconds(10)}, "a", {1, &never});
   const std::uint64_t b = list.add(TimePoint{milliseconds(20)}, "b", {2, &never});
   EXPECT_NE(a, b);
@@ -137,15 +136,12 @@ TEST(WatchListTest, RemoveReturnsTheTokenOnlyWhileWatched) {
   EXPECT_FALSE(list.remove(a).has_value());
   // An expired wait is gone: its scope's removal finds nothing.
   std::vector<FakeWork> finished;
-  ASSERT_TRUE(list.poll(
-      TimePoint{milliseconds(20)}, [](const FakeWork& w) { return *w.done; }, finished));
+  ASSERT_TRUE(list.poll(TimePoint{milliseconds(20)}, is_done, finished));
   EXPECT_FALSE(list.remove(b).has_value());
   EXPECT_TRUE(list.empty());
 }
 
-TEST(WatchListTest, TakeAllEmptiesTheList) {
-  WatchList<FakeClock, FakeWork> list;
-  bool never = false;
+TEST_F(WatchListTest, TakeAllEmptiesTheList) {
   list.add(TimePoint{milliseconds(10)}, "a", {1, &never});
   list.add(TimePoint{milliseconds(20)}, "b", {2, &never});
   const std::vector<FakeWork> all = list.take_all();
