@@ -94,13 +94,8 @@ TEST(MatmulStaging, LimitWithoutRoomForARowAndAColumnIsInvalidNamingTheSmallest)
   Matmul mm(a.view(), b.view(),
             {.execution = Execution::cuda(), .memory_limit = workspace_cap, .device_memory_limit = smallest - 1});
   mm.plan();
-  try {
-    (void)mm.execute();
-    FAIL() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("smallest limit that works is " + std::to_string(smallest)), std::string::npos) << message;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_throw_naming<InvalidArgument>(
+      [&] { (void)mm.execute(); }, {"smallest limit that works is " + std::to_string(smallest)}));
   check_staged<float>(8, 1024, 4, true, true, smallest, 1e-5);
 }
 

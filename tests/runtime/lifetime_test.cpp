@@ -314,6 +314,14 @@ struct DefaultResourceAtExit {
   ~DefaultResourceAtExit() { memory::set_resource(Device::cuda(0), nullptr); }
 };
 
+// Makes a CountingResource with `misbehaviour` set the resource of device 0; the record of its calls.
+std::shared_ptr<Calls> install_counting_resource(bool Calls::*misbehaviour) {
+  auto calls = std::make_shared<Calls>();
+  (*calls).*misbehaviour = true;
+  memory::set_resource(Device::cuda(0), std::make_shared<CountingResource>(calls));
+  return calls;
+}
+
 TEST(LifetimeResource, TensorKeepsTheResourceThatAllocatedItWhenReplacedAndDropped) {
   CUPLAN_REQUIRE_GPU();
   DefaultResourceAtExit restore;
@@ -342,9 +350,7 @@ TEST(LifetimeResource, TensorKeepsTheResourceThatAllocatedItWhenReplacedAndDropp
 TEST(LifetimeResource, NullFromTheResourceIsOutOfMemoryAndLeavesNothing) {
   CUPLAN_REQUIRE_GPU();
   DefaultResourceAtExit restore;
-  auto calls = std::make_shared<Calls>();
-  calls->allocate_null = true;
-  memory::set_resource(Device::cuda(0), std::make_shared<CountingResource>(calls));
+  const auto calls = install_counting_resource(&Calls::allocate_null);
   const std::size_t in_use = memory::stats(Device::cuda(0)).bytes_in_use;
   EXPECT_THROW((void)Tensor::empty({4096}, f32, Device::cuda(0)), OutOfMemory);
   EXPECT_EQ(memory::stats(Device::cuda(0)).bytes_in_use, in_use);
@@ -356,9 +362,7 @@ TEST(LifetimeResource, NullFromTheResourceIsOutOfMemoryAndLeavesNothing) {
 TEST(LifetimeResource, ThrowingAllocateReachesTheCallerAndLeavesNothing) {
   CUPLAN_REQUIRE_GPU();
   DefaultResourceAtExit restore;
-  auto calls = std::make_shared<Calls>();
-  calls->allocate_throws = true;
-  memory::set_resource(Device::cuda(0), std::make_shared<CountingResource>(calls));
+  const auto calls = install_counting_resource(&Calls::allocate_throws);
   const std::size_t in_use = memory::stats(Device::cuda(0)).bytes_in_use;
   EXPECT_THROW((void)Tensor::empty({4096}, f32, Device::cuda(0)), std::runtime_error);
   std::vector<cf> host(256, cf(1.0F, 0.0F));
@@ -374,9 +378,7 @@ TEST(LifetimeResource, ThrowingAllocateReachesTheCallerAndLeavesNothing) {
 TEST(LifetimeResource, ThrowingDeallocateIsLoggedAndDropped) {
   CUPLAN_REQUIRE_GPU();
   DefaultResourceAtExit restore;
-  auto calls = std::make_shared<Calls>();
-  calls->deallocate_throws = true;
-  memory::set_resource(Device::cuda(0), std::make_shared<CountingResource>(calls));
+  const auto calls = install_counting_resource(&Calls::deallocate_throws);
   std::vector<std::string> warnings;
   set_logger([&](LogLevel level, std::string_view message) {
     if (level == LogLevel::warning) warnings.emplace_back(message);
