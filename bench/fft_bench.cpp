@@ -31,10 +31,8 @@
 
 namespace cp = cuplan;
 using cfloat = std::complex<float>;
-using Clock = std::chrono::steady_clock;
 using bench::gpu_median_ms;
 using bench::host_us_per_call;
-using bench::median;
 
 namespace {
 
@@ -149,16 +147,7 @@ void cpu_case(bool quick, bench::Csv& csv) {
   fftwf_plan raw = fftwf_plan_many_dft(1, &len, static_cast<int>(batch), reinterpret_cast<fftwf_complex*>(in.data()),
                                        nullptr, 1, len, reinterpret_cast<fftwf_complex*>(out.data()), nullptr, 1, len,
                                        FFTW_FORWARD, FFTW_ESTIMATE);
-  auto time_us = [&](const std::function<void()>& run) {
-    for (int i = 0; i < 3; ++i) run();
-    std::vector<double> t;
-    for (int i = 0; i < reps; ++i) {
-      const auto t0 = Clock::now();
-      run();
-      t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-    }
-    return median(t);
-  };
+  auto time_us = [&](const std::function<void()>& run) { return bench::host_median<std::micro>(3, reps, run); };
   const double raw_us = time_us([&] {
     fftwf_execute_dft(raw, reinterpret_cast<fftwf_complex*>(in.data()), reinterpret_cast<fftwf_complex*>(out.data()));
   });

@@ -35,7 +35,6 @@ namespace cp = cuplan;
 using cfloat = std::complex<float>;
 using Clock = std::chrono::steady_clock;
 using bench::gpu_median_ms;
-using bench::median;
 
 namespace {
 
@@ -236,16 +235,7 @@ void cpu_case(bool quick, bench::Csv& csv) {
   cp::FFT fused(x, {.axes = {1}, .execution = cp::Execution::cpu(), .prolog = prolog});
   plain.plan();
   fused.plan();
-  const auto time_ms = [&](const std::function<void()>& run) {
-    for (int i = 0; i < 2; ++i) run();
-    std::vector<double> t;
-    for (int i = 0; i < reps; ++i) {
-      const auto t0 = Clock::now();
-      run();
-      t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    return median(t);
-  };
+  const auto time_ms = [&](const std::function<void()>& run) { return bench::host_median<std::milli>(2, reps, run); };
   const double plain_ms = time_ms([&] { plain.execute({.out = y}); });
   const double fused_ms = time_ms([&] { fused.execute({.out = y}); });
   std::vector<cfloat> scaled(in.size());

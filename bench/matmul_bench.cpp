@@ -25,6 +25,7 @@
 #include "support/bench_check.hpp"
 #include "support/bench_csv.hpp"
 #include "support/bias_gelu.hpp"
+#include "support/fft_timing.hpp"
 
 namespace cp = cuplan;
 
@@ -57,23 +58,10 @@ cp::Tensor random_tensor(cp::Shape shape, cp::DType t, std::uint32_t seed) {
 template <class F>
 float time_ms(cudaStream_t s, int calls, F&& f) {
   for (int i = 0; i < 3; ++i) f();
-  cudaEvent_t a, b;
-  BENCH_CUDA_CHECK(cudaEventCreate(&a));
-  BENCH_CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int r = 0; r < reps; ++r) {
-    BENCH_CUDA_CHECK(cudaEventRecord(a, s));
+  const double batch_ms = bench::gpu_median_ms(s, 0, reps, [&] {
     for (int i = 0; i < calls; ++i) f();
-    BENCH_CUDA_CHECK(cudaEventRecord(b, s));
-    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms / static_cast<float>(calls));
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
+  });
+  return static_cast<float>(batch_ms / calls);
 }
 
 /// Calls per timed batch for a product of about `ms_per_call`: enough for ~2 ms of GPU work per batch, at least 10,

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 namespace bench {
 
@@ -18,23 +19,20 @@ namespace bench {
   std::exit(1);
 }
 
+/// Ends the benchmark through `fail` unless `status` is `success`; `name_of` names the status.
+template <class Status, class NameOf>
+inline void check(std::type_identity_t<Status> status, Status success, const char* library, const char* call,
+                  NameOf&& name_of, const char* file, int line) {
+  if (status != success) fail(library, call, static_cast<int>(status), name_of(status), file, line);
+}
+
 }  // namespace bench
 
-#define BENCH_CUDA_CHECK(expr)                                                                                  \
-  do {                                                                                                          \
-    const cudaError_t bench_status_ = (expr);                                                                   \
-    if (bench_status_ != cudaSuccess)                                                                           \
-      ::bench::fail("CUDA runtime", #expr, bench_status_, cudaGetErrorName(bench_status_), __FILE__, __LINE__); \
-  } while (0)
-#define BENCH_CUFFT_CHECK(expr)                                                        \
-  do {                                                                                 \
-    const cufftResult bench_status_ = (expr);                                          \
-    if (bench_status_ != CUFFT_SUCCESS)                                                \
-      ::bench::fail("cuFFT", #expr, bench_status_, "cufftResult", __FILE__, __LINE__); \
-  } while (0)
-#define BENCH_CUBLAS_CHECK(expr)                                                                                 \
-  do {                                                                                                           \
-    const cublasStatus_t bench_status_ = (expr);                                                                 \
-    if (bench_status_ != CUBLAS_STATUS_SUCCESS)                                                                  \
-      ::bench::fail("cuBLASLt", #expr, bench_status_, cublasLtGetStatusName(bench_status_), __FILE__, __LINE__); \
-  } while (0)
+#define BENCH_CUDA_CHECK(expr) \
+  ::bench::check<cudaError_t>((expr), cudaSuccess, "CUDA runtime", #expr, cudaGetErrorName, __FILE__, __LINE__)
+#define BENCH_CUFFT_CHECK(expr)                                                                                 \
+  ::bench::check<cufftResult>((expr), CUFFT_SUCCESS, "cuFFT", #expr, [](cufftResult) { return "cufftResult"; }, \
+                              __FILE__, __LINE__)
+#define BENCH_CUBLAS_CHECK(expr)                                                                                    \
+  ::bench::check<cublasStatus_t>((expr), CUBLAS_STATUS_SUCCESS, "cuBLASLt", #expr, cublasLtGetStatusName, __FILE__, \
+                                 __LINE__)

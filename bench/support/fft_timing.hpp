@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Timing shared by the FFT benchmarks (fft_bench, fft_callback_bench): medians of GPU time (CUDA events) and of host
-// time per call with the GPU kept busy, so that only the host side of the calls is timed.
+// Timing shared by the benchmarks (fft_bench, fft_callback_bench, matmul_bench): medians of GPU time (CUDA events),
+// of host wall-clock time, and of host time per call with the GPU kept busy, so that only the host side is timed.
 
 #include <cuda_runtime_api.h>
 
@@ -38,6 +38,20 @@ inline double gpu_median_ms(cudaStream_t stream, int warmup, int reps, const std
   }
   BENCH_CUDA_CHECK(cudaEventDestroy(start));
   BENCH_CUDA_CHECK(cudaEventDestroy(stop));
+  return median(times);
+}
+
+/// Median host wall-clock time of `run` in units of `Period` (std::micro, std::milli) over `reps` repetitions after
+/// `warmup` ones.
+template <class Period>
+double host_median(int warmup, int reps, const std::function<void()>& run) {
+  for (int i = 0; i < warmup; ++i) run();
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    times.push_back(std::chrono::duration<double, Period>(std::chrono::steady_clock::now() - start).count());
+  }
   return median(times);
 }
 

@@ -14,12 +14,8 @@
 
 #include "support/bench_check.hpp"
 
-#define BENCH_NCCL_CHECK(expr)                                                                            \
-  do {                                                                                                    \
-    const ncclResult_t bench_status_ = (expr);                                                            \
-    if (bench_status_ != ncclSuccess)                                                                     \
-      ::bench::fail("NCCL", #expr, bench_status_, ncclGetErrorString(bench_status_), __FILE__, __LINE__); \
-  } while (0)
+#define BENCH_NCCL_CHECK(expr) \
+  ::bench::check<ncclResult_t>((expr), ncclSuccess, "NCCL", #expr, ncclGetErrorString, __FILE__, __LINE__)
 
 namespace bench {
 
