@@ -18,6 +18,24 @@ int all_gpus() {
   return std::min(cuplan::cuda_device_count(), 8);
 }
 
+// A case, its float64 reference and the complex result that the ranks gather into the global shape, each its own box.
+struct GatheredCase {
+  explicit GatheredCase(const Case& the_case) : c(the_case), ref(make_reference(c)), got(ref.out_c.size()) {}
+
+  // Brings this rank's result to the host on `stream` and copies it into its box of the global `shape`.
+  void gather(const cuplan::DistributedBox& box, const std::vector<std::int64_t>& shape, const cuplan::Tensor& result,
+              cuplan::StreamRef stream) {
+    const auto host = result.to(cuplan::Device::cpu(), stream);
+    std::lock_guard lock(m);
+    box_copy<cplx, cplx>(box, shape, nullptr, host.data<cplx>(), false, got.data());
+  }
+
+  const Case c;
+  const Reference ref;
+  std::vector<cplx> got;
+  std::mutex m;
+};
+
 // Forward optimized (C2C or R2C), then the inverse object with transposed input, scaled by 1/N: back to x on every
 // rank without a gather. `release` drops the buffers after each execute, so every call reallocates them.
 template <class R>
@@ -78,19 +96,16 @@ void round_trip(Communicator& comm, FFTType forward_type, const std::vector<std:
 TEST(DistributedFFTStreams, DeviceOperandsOnTheCallersStreamBehindABusyKernelDoNotBlock) {
   CUPLAN_REQUIRE_GPUS(1);
   auto comms = local_comms(all_gpus());
-  const Case c{FFTType::c2c, Decomposition::automatic, {}, {16, 12, 10}, {}, Direction::forward, true};
-  const Reference ref = make_reference(c);
-  std::vector<cplx> got(ref.out_c.size());
-  std::mutex m;
+  GatheredCase gathered({FFTType::c2c, Decomposition::automatic, {}, {16, 12, 10}, {}, Direction::forward, true});
   on_ranks(comms, [&](int, Communicator& comm) {
     const cuplan::Stream stream(comm.device());
     cuplan::DistributedFFTOptions o;
     o.stream = stream.ref();
-    const cuplan::Shape g{std::span<const std::int64_t>(c.shape)};
+    const cuplan::Shape g{std::span<const std::int64_t>(gathered.c.shape)};
     const auto boxes = DistributedFFT::boxes(comm, g, cuplan::c128, o);
     auto staged =
         cuplan::Tensor::empty(boxes.input.shape(), cuplan::c128, cuplan::Device::cpu(), {}, cuplan::HostMemory::pinned);
-    box_copy(boxes.input, c.shape, ref.in_c.data(), staged.data<cplx>(), true);
+    box_copy(boxes.input, gathered.c.shape, gathered.ref.in_c.data(), staged.data<cplx>(), true);
     auto operand = cuplan::Tensor::empty(boxes.input.shape(), cuplan::c128, comm.device(), stream.ref());
     CUPLAN_TEST_CUDA(cudaMemsetAsync(operand.data(), 0xFF, boxes.input.numel() * 16, stream));
     DistributedFFT plan(comm, g, operand, o);
@@ -105,27 +120,22 @@ TEST(DistributedFFTStreams, DeviceOperandsOnTheCallersStreamBehindABusyKernelDoN
     const auto result = plan.execute({.stream = stream.ref()});
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_FALSE(stream.done()) << "execute returned after the busy kernel finished (" << ms << " ms): it blocked";
-    const auto host = result.to(cuplan::Device::cpu(), stream.ref());
-    std::lock_guard lock(m);
-    box_copy<cplx, cplx>(plan.output_box(), c.shape, nullptr, host.data<cplx>(), false, got.data());
+    gathered.gather(plan.output_box(), gathered.c.shape, result, stream.ref());
   });
-  EXPECT_LT(rel_error(got, ref.out_c), 1e-12);
+  EXPECT_LT(rel_error(gathered.got, gathered.ref.out_c), 1e-12);
 }
 
 TEST(DistributedFFTStreams, PlanAndExecuteOnDifferentStreamsWithAfterEvents) {
   CUPLAN_REQUIRE_GPUS(1);
   auto comms = local_comms(all_gpus());
-  const Case c{FFTType::r2c, Decomposition::automatic, {}, {10, 9, 8}, {}, Direction::forward, true};
-  const Reference ref = make_reference(c);
-  std::vector<cplx> got(ref.out_c.size());
-  std::mutex m;
+  GatheredCase gathered({FFTType::r2c, Decomposition::automatic, {}, {10, 9, 8}, {}, Direction::forward, true});
   on_ranks(comms, [&](int, Communicator& comm) {
     const cuplan::Stream s1(comm.device()), s2(comm.device());
-    const cuplan::Shape g{std::span<const std::int64_t>(c.shape)};
+    const cuplan::Shape g{std::span<const std::int64_t>(gathered.c.shape)};
     const auto boxes = DistributedFFT::boxes(comm, g, cuplan::f64, {});
     auto operand = cuplan::Tensor::empty(boxes.input.shape(), cuplan::f64, comm.device(), s1.ref());
     std::vector<double> local(static_cast<std::size_t>(boxes.input.numel()));
-    box_copy(boxes.input, c.shape, ref.in_r.data(), local.data(), true);
+    box_copy(boxes.input, gathered.c.shape, gathered.ref.in_r.data(), local.data(), true);
     cuplan::testing::spin_kernel<<<1, 1, 0, s1>>>(cuplan::testing::cycles_for_ms(50.0, comm.device().index()));
     cuplan::copy(cuplan::TensorView(local.data(), boxes.input.shape()), operand, s1.ref());
     cuplan::Event ready(comm.device(), false);
@@ -133,11 +143,9 @@ TEST(DistributedFFTStreams, PlanAndExecuteOnDifferentStreamsWithAfterEvents) {
     DistributedFFT plan(comm, g, operand, {.stream = s1.ref()});
     plan.plan(s1.ref());
     const auto result = plan.execute({.stream = s2.ref(), .after = {ready}});
-    const auto host = result.to(cuplan::Device::cpu(), s2.ref());
-    std::lock_guard lock(m);
-    box_copy<cplx, cplx>(plan.output_box(), ref.out_shape, nullptr, host.data<cplx>(), false, got.data());
+    gathered.gather(plan.output_box(), gathered.ref.out_shape, result, s2.ref());
   });
-  EXPECT_LT(rel_error(got, ref.out_c), 1e-12);
+  EXPECT_LT(rel_error(gathered.got, gathered.ref.out_c), 1e-12);
 }
 
 TEST(DistributedFFTRoundTrip, OptimizedForwardThenTransposedInverseGivesTheInput) {
