@@ -64,6 +64,19 @@ struct SetOnExit {
   ~SetOnExit() { flag = true; }
 };
 
+// Plans `object`, whose plan raises TimeoutError here. Before that error goes on, the object must be dead: its execute
+// raises TimeoutError too, and `also_dead` checks more where given.
+template <class Distributed>
+void plan_dead_on_timeout(Distributed& object, const std::function<void()>& also_dead = {}) {
+  try {
+    object.plan();
+  } catch (const cuplan::TimeoutError&) {
+    EXPECT_THROW((void)object.execute(), cuplan::TimeoutError);  // the object is dead
+    if (also_dead) also_dead();
+    throw;
+  }
+}
+
 // Rank 0 plans with a timeout; rank 1 never calls plan(). Rank 0's plan raises TimeoutError, its communicator is
 // aborted, and the object is dead.
 void expect_plan_timeout(const std::function<void(Communicator&)>& make_and_plan, const char* operation) {
@@ -133,13 +146,7 @@ TEST(DistributedTimeout, FftPlanWithoutPeerRaisesTimeoutError) {
         const auto boxes = DistributedFFT::boxes(comm, shape, cuplan::c64);
         auto x = Tensor::empty(boxes.input.shape(), cuplan::c64, comm.device());
         DistributedFFT fft(comm, shape, x);
-        try {
-          fft.plan();
-        } catch (const cuplan::TimeoutError&) {
-          EXPECT_THROW((void)fft.execute(), cuplan::TimeoutError);  // the object is dead
-          EXPECT_THROW(fft.plan(), cuplan::TimeoutError);
-          throw;
-        }
+        plan_dead_on_timeout(fft, [&] { EXPECT_THROW(fft.plan(), cuplan::TimeoutError); });
       },
       "DistributedFFT::plan");
 }
@@ -153,12 +160,7 @@ TEST(DistributedTimeout, RedistributePlanWithoutPeerRaisesTimeoutError) {
         const auto out = cuplan::slab_box(shape, 1, 2, comm.rank());
         auto x = Tensor::empty(in.shape(), cuplan::f32, comm.device());
         Redistribute move(comm, shape, in, out, x);
-        try {
-          move.plan();
-        } catch (const cuplan::TimeoutError&) {
-          EXPECT_THROW((void)move.execute(), cuplan::TimeoutError);
-          throw;
-        }
+        plan_dead_on_timeout(move);
       },
       "Redistribute::plan");
 }
@@ -175,12 +177,7 @@ TEST(DistributedTimeout, MatmulPlanWithoutPeerRaisesTimeoutError) {
         auto a = Tensor::empty(blocks.a.local_shape, cuplan::f32, comm.device());
         auto b = Tensor::empty(blocks.b.local_shape, cuplan::f32, comm.device());
         DistributedMatmul mm(comm, 64, 64, 64, a, b, o);
-        try {
-          mm.plan();
-        } catch (const cuplan::TimeoutError&) {
-          EXPECT_THROW((void)mm.execute(), cuplan::TimeoutError);
-          throw;
-        }
+        plan_dead_on_timeout(mm);
       },
       "DistributedMatmul::plan");
 }
@@ -288,12 +285,17 @@ TEST(DistributedTimeout, LastCommunicatorCopyReleasedDuringAWatchedExecuteReturn
   if (peer_error) std::rethrow_exception(peer_error);
 }
 
-class ExecuteTimeout : public ::testing::TestWithParam<ExchangeMethod> {};
+// Each case needs GPUs 0 and 1, and peer access between them for the copy engines.
+class ExecuteTimeout : public ::testing::TestWithParam<ExchangeMethod> {
+ protected:
+  void SetUp() override {
+    CUPLAN_REQUIRE_GPUS(2);
+    if (GetParam() == ExchangeMethod::copy_engine && !cuplan::testing::peers_reachable(2))
+      GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
+  }
+};
 
 TEST_P(ExecuteTimeout, FftExecuteWithoutPeerIsAbortedByTheWatchdog) {
-  CUPLAN_REQUIRE_GPUS(2);
-  if (GetParam() == ExchangeMethod::copy_engine && !cuplan::testing::peers_reachable(2))
-    GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
   expect_execute_timeout(GetParam(), "DistributedFFT::execute", [](Communicator& comm, ExchangeMethod method) {
     const Shape shape{32, 32, 32};
     cuplan::DistributedFFTOptions o;
@@ -308,9 +310,6 @@ TEST_P(ExecuteTimeout, FftExecuteWithoutPeerIsAbortedByTheWatchdog) {
 }
 
 TEST_P(ExecuteTimeout, RedistributeExecuteWithoutPeerIsAbortedByTheWatchdog) {
-  CUPLAN_REQUIRE_GPUS(2);
-  if (GetParam() == ExchangeMethod::copy_engine && !cuplan::testing::peers_reachable(2))
-    GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
   expect_execute_timeout(GetParam(), "Redistribute::execute", [](Communicator& comm, ExchangeMethod method) {
     const Shape shape{16, 16, 16};
     const auto in = cuplan::slab_box(shape, 0, 2, comm.rank());
