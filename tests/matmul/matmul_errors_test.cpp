@@ -29,21 +29,29 @@ struct Operands {
 };
 const MatmulOptions cpu{.execution = Execution::cpu()};
 
-TEST(MatmulErrors, InnerDimensionsDiffer) {
+// A [4, 3, 5] times B's buffer viewed as `b_shape`: an InvalidArgument naming `words`.
+void expect_b_shape_rejected(Shape b_shape, const std::vector<std::string>& words) {
   Operands o;
-  expect_error<InvalidArgument>(
-      [&] {
-        Matmul(o.av, TensorView(o.b.data(), {4, 6, 5}), cpu);
-      },
-      {"inner dimensions", "5", "6"});
+  expect_error<InvalidArgument>([&] { Matmul(o.av, TensorView(o.b.data(), b_shape), cpu); }, words);
+}
+// `x`'s buffer viewed as `a_shape` times itself viewed as `b_shape`: an InvalidArgument naming `words`.
+template <class T>
+void expect_product_rejected(std::vector<T> x, Shape a_shape, Shape b_shape, const std::vector<std::string>& words) {
+  expect_error<InvalidArgument>([&] { Matmul(TensorView(x.data(), a_shape), TensorView(x.data(), b_shape), cpu); },
+                                words);
+}
+
+// A [4, 3, 5] times B [4, 5, 6] with `options` (which refer to no operand buffer): an InvalidArgument naming `words`.
+void expect_options_rejected(const MatmulOptions& options, const std::vector<std::string>& words) {
+  Operands o;
+  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, options); }, words);
+}
+
+TEST(MatmulErrors, InnerDimensionsDiffer) {
+  expect_b_shape_rejected({4, 6, 5}, {"inner dimensions", "5", "6"});
 }
 TEST(MatmulErrors, BatchShapesCannotBroadcast) {
-  Operands o;
-  expect_error<InvalidArgument>(
-      [&] {
-        Matmul(o.av, TensorView(o.b.data(), {3, 5, 6}), cpu);
-      },
-      {"batch shapes", "[4]", "[3]"});
+  expect_b_shape_rejected({3, 5, 6}, {"batch shapes", "[4]", "[3]"});
 }
 TEST(MatmulErrors, DtypesDoNotCombine) {
   Operands o;
@@ -51,12 +59,7 @@ TEST(MatmulErrors, DtypesDoNotCombine) {
   expect_error<InvalidArgument>([&] { Matmul(o.av, TensorView(bd.data(), {4, 5, 6}), cpu); }, {"f32", "f64"});
 }
 TEST(MatmulErrors, UnsupportedDtype) {
-  std::vector<std::int32_t> x(6);
-  expect_error<InvalidArgument>(
-      [&] {
-        Matmul(TensorView(x.data(), {2, 3}), TensorView(x.data(), {3, 2}), cpu);
-      },
-      {"i32", "expected"});
+  expect_product_rejected(std::vector<std::int32_t>(6), {2, 3}, {3, 2}, {"i32", "expected"});
 }
 TEST(MatmulErrors, BiasOfWrongLength) {
   Operands o;
@@ -86,20 +89,14 @@ TEST(MatmulErrors, COfWrongShape) {
       {"operand c", "[4, 6, 3]", "[4, 3, 6]"});
 }
 TEST(MatmulErrors, BetaWithoutC) {
-  Operands o;
-  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, {.beta = 1.0, .execution = Execution::cpu()}); },
-                                {"beta", "c"});
+  expect_options_rejected({.beta = 1.0, .execution = Execution::cpu()}, {"beta", "c"});
 }
 TEST(MatmulErrors, EpilogNeedsBias) {
-  Operands o;
-  expect_error<InvalidArgument>(
-      [&] { Matmul(o.av, o.bv, {.epilog = Epilog::gelu_bias, .execution = Execution::cpu()}); },
-      {"gelu_bias", "bias", "length M = 3"});
+  expect_options_rejected({.epilog = Epilog::gelu_bias, .execution = Execution::cpu()},
+                          {"gelu_bias", "bias", "length M = 3"});
 }
 TEST(MatmulErrors, EpilogNeedsAux) {
-  Operands o;
-  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, {.epilog = Epilog::dgelu, .execution = Execution::cpu()}); },
-                                {"dgelu", "epilog_aux"});
+  expect_options_rejected({.epilog = Epilog::dgelu, .execution = Execution::cpu()}, {"dgelu", "epilog_aux"});
 }
 TEST(MatmulErrors, BiasGivenWithoutBiasEpilog) {
   Operands o;
@@ -108,12 +105,7 @@ TEST(MatmulErrors, BiasGivenWithoutBiasEpilog) {
       {"bias", "none"});
 }
 TEST(MatmulErrors, Fp8WithoutScales) {
-  std::vector<cuplan::float8_e4m3> x(16);
-  expect_error<InvalidArgument>(
-      [&] {
-        Matmul(TensorView(x.data(), {4, 4}), TensorView(x.data(), {4, 4}), cpu);
-      },
-      {"fp8", "scales.a"});
+  expect_product_rejected(std::vector<cuplan::float8_e4m3>(16), {4, 4}, {4, 4}, {"fp8", "scales.a"});
 }
 TEST(MatmulErrors, Fp8OnTheCpuIsNotSupported) {
   std::vector<cuplan::float8_e4m3> x(16);
@@ -127,14 +119,10 @@ TEST(MatmulErrors, Fp8OnTheCpuIsNotSupported) {
       {"fp8", "compute capability >= 8.9"});
 }
 TEST(MatmulErrors, ComplexAlphaForRealOperands) {
-  Operands o;
-  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, {.alpha = cd(1, 1), .execution = Execution::cpu()}); },
-                                {"alpha", "real", "f32"});
+  expect_options_rejected({.alpha = cd(1, 1), .execution = Execution::cpu()}, {"alpha", "real", "f32"});
 }
 TEST(MatmulErrors, ComputeTypeDoesNotCombine) {
-  Operands o;
-  expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, {.compute = Compute::f64, .execution = Execution::cpu()}); },
-                                {"compute f64", "f32"});
+  expect_options_rejected({.compute = Compute::f64, .execution = Execution::cpu()}, {"compute f64", "f32"});
 }
 TEST(MatmulErrors, MisalignedPointerAtConstruction) {
   std::vector<float> a(64), b(64);
