@@ -59,6 +59,15 @@ Device gpu() {
   return Device::cuda(0);
 }
 
+// FFT along axis 1 of a host operand with CUDA execution, which stages through pinned and device memory.
+std::function<Tensor()> host_operand_fft() {
+  auto x = std::make_shared<Tensor>(random_tensor(Shape{256, 128}, c64, Device::cpu()));
+  return [x] {
+    plan_cache::clear();  // a cached plan keeps its staging buffers: allocate them anew
+    return fft(*x, {.axes = {1}, .execution = Execution::cuda(0)});
+  };
+}
+
 std::vector<Path> paths() {
   std::vector<Path> table;
   // CPU paths: host memory.
@@ -125,13 +134,7 @@ std::vector<Path> paths() {
                        return m.execute();
                      });
                    }});
-  table.push_back({"FFT, GPU, host operand: staging engine", fault::Site::pinned, true, [] {
-                     auto x = std::make_shared<Tensor>(random_tensor(Shape{256, 128}, c64, Device::cpu()));
-                     return std::function<Tensor()>([x] {
-                       plan_cache::clear();  // a cached plan keeps its staging buffers: allocate them anew
-                       return fft(*x, {.axes = {1}, .execution = Execution::cuda(0)});
-                     });
-                   }});
+  table.push_back({"FFT, GPU, host operand: staging engine", fault::Site::pinned, true, host_operand_fft});
   table.push_back({"FFT, GPU, 2 MiB host operand: staging engine, pinned result", fault::Site::pinned, true, [] {
                      auto x = std::make_shared<Tensor>(random_tensor(Shape{512, 512}, c64, Device::cpu()));
                      return std::function<Tensor()>([x] {
@@ -151,13 +154,7 @@ std::vector<Path> paths() {
            return device;
          });
        }});
-  table.push_back({"FFT, GPU, host operand: device staging", fault::Site::device, true, [] {
-                     auto x = std::make_shared<Tensor>(random_tensor(Shape{256, 128}, c64, Device::cpu()));
-                     return std::function<Tensor()>([x] {
-                       plan_cache::clear();  // a cached plan keeps its staging buffers: allocate them anew
-                       return fft(*x, {.axes = {1}, .execution = Execution::cuda(0)});
-                     });
-                   }});
+  table.push_back({"FFT, GPU, host operand: device staging", fault::Site::device, true, host_operand_fft});
   table.push_back({"matmul, GPU, host operands: staging", fault::Site::device, true, [] {
                      auto a = std::make_shared<Tensor>(random_tensor(Shape{128, 64}, f32, Device::cpu()));
                      auto b = std::make_shared<Tensor>(random_tensor(Shape{64, 32}, f32, Device::cpu()));
