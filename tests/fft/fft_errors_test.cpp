@@ -21,6 +21,15 @@ struct Data {
   std::vector<std::complex<float>> c = random_vector<std::complex<float>>(4096);
   std::vector<float> r = random_vector<float>(4096);
   std::vector<std::int32_t> ints = std::vector<std::int32_t>(64, 1);
+
+  // An FFT object (CPU execution) over the first 64 values of c viewed as [8, 8], not planned.
+  FFT fft_8x8() { return FFT(TensorView(c.data(), {8, 8}), {.execution = Execution::cpu()}); }
+  // The same, planned.
+  FFT planned_fft_8x8() {
+    FFT f = fft_8x8();
+    f.plan();
+    return f;
+  }
 };
 
 const FFTOptions kCpu{.execution = Execution::cpu()};
@@ -90,8 +99,7 @@ TEST(FftErrors, OutputOfTheWrongDtype) {
   std::vector<std::complex<double>> out(64);
   EXPECT_ERROR(InvalidArgument, fft(TensorView(d.c.data(), {8, 8}), TensorView(out.data(), {8, 8}), kCpu),
                "expected dtype c64", "got c128");
-  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
-  f.plan();
+  FFT f = d.planned_fft_8x8();
   EXPECT_ERROR(InvalidArgument, f.execute({.out = TensorView(out.data(), {8, 8})}), "out dtype: expected c64",
                "got c128");
   EXPECT_NO_THROW(f.execute());  // still usable
@@ -100,8 +108,7 @@ TEST(FftErrors, OutputOfTheWrongDtype) {
 TEST(FftErrors, OutputWithStridesOtherThanPlanned) {
   Data d;
   std::vector<std::complex<float>> out(128);
-  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
-  f.plan();
+  FFT f = d.planned_fft_8x8();
   EXPECT_ERROR(InvalidArgument, f.execute({.out = TensorView(out.data(), {8, 8}, Strides{16, 2})}), "strides", "[8, 1]",
                "[16, 2]");
 }
@@ -119,8 +126,7 @@ TEST(FftErrors, InPlaceWithAnIncompatibleLayout) {
 
 TEST(FftErrors, ResetWithAnotherShapeDtypeOrStrides) {
   Data d;
-  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
-  f.plan();
+  FFT f = d.planned_fft_8x8();
   EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(d.c.data(), {8, 4})), "reset_operand", "shape",
                "expected [8, 8]", "got [8, 4]");
   EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(d.r.data(), {8, 8})), "dtype", "expected c64", "got f32");
@@ -131,7 +137,7 @@ TEST(FftErrors, ResetWithAnotherShapeDtypeOrStrides) {
 
 TEST(FftErrors, ExecuteBeforePlan) {
   Data d;
-  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
+  FFT f = d.fft_8x8();
   EXPECT_ERROR(StateError, f.execute(), "execute");
   f.plan();
   EXPECT_NO_THROW(f.execute());
@@ -139,16 +145,14 @@ TEST(FftErrors, ExecuteBeforePlan) {
 
 TEST(FftErrors, ExecuteWithNoOperand) {
   Data d;
-  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
-  f.plan();
+  FFT f = d.planned_fft_8x8();
   f.release_operand();
   EXPECT_ERROR(StateError, f.execute(), "execute");
 }
 
 TEST(FftErrors, AnyCallAfterFree) {
   Data d;
-  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
-  f.plan();
+  FFT f = d.planned_fft_8x8();
   f.free();
   EXPECT_ERROR(StateError, f.execute(), "execute");
   EXPECT_ERROR(StateError, f.plan(), "plan");
@@ -160,8 +164,7 @@ TEST(FftErrors, MisalignedPointer) {
   Data d;
   const auto* bytes = reinterpret_cast<const char*>(d.c.data()) + 4;  // half a c64 element off
   EXPECT_ERROR(InvalidArgument, FFT(TensorView(bytes, c64, {8, 8}), kCpu), "operand", "align");
-  FFT f(TensorView(d.c.data(), {8, 8}), kCpu);
-  f.plan();
+  FFT f = d.planned_fft_8x8();
   EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(bytes, c64, {8, 8})), "align");
 }
 

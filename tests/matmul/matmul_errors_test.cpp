@@ -26,6 +26,13 @@ struct Operands {
   std::vector<float> a = random_vector<float>(4 * 3 * 5), b = random_vector<float>(4 * 5 * 6),
                      c = random_vector<float>(4 * 3 * 6), bias = random_vector<float>(8);
   TensorView av{a.data(), {4, 3, 5}}, bv{b.data(), {4, 5, 6}};
+
+  // A Matmul of av and bv on the CPU, planned.
+  Matmul planned() const {
+    Matmul mm(av, bv, {.execution = Execution::cpu()});
+    mm.plan();
+    return mm;
+  }
 };
 const MatmulOptions cpu{.execution = Execution::cpu()};
 
@@ -152,8 +159,7 @@ TEST(MatmulErrors, MisalignedPointerAtReset) {
 }
 TEST(MatmulErrors, ResetWithOtherShapes) {
   Operands o;
-  Matmul mm(o.av, o.bv, cpu);
-  mm.plan();
+  Matmul mm = o.planned();
   expect_error<InvalidArgument>(
       [&] {
         mm.reset_operands({.b = TensorView(o.b.data(), {4, 6, 5})});
@@ -189,8 +195,7 @@ TEST(MatmulErrors, ExecuteBeforePlan) {
 }
 TEST(MatmulErrors, CallsAfterFree) {
   Operands o;
-  Matmul mm(o.av, o.bv, cpu);
-  mm.plan();
+  Matmul mm = o.planned();
   mm.free();
   expect_error<StateError>([&] { (void)mm.execute(); }, {"execute"});
   expect_error<StateError>([&] { mm.plan(); }, {"plan"});
@@ -201,8 +206,7 @@ TEST(MatmulErrors, CallsAfterFree) {
 }
 TEST(MatmulErrors, ExecuteAfterReleaseOperand) {
   Operands o;
-  Matmul mm(o.av, o.bv, cpu);
-  mm.plan();
+  Matmul mm = o.planned();
   mm.release_operand();
   expect_error<StateError>([&] { (void)mm.execute(); }, {"execute"});
 }
