@@ -18,18 +18,18 @@ constexpr std::size_t KiB = 1024;
 
 StagingRequest request(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, std::size_t limit,
                        bool b_batched = false, bool c = false, bool bias = false, std::size_t element = 4) {
-  StagingRequest r;
-  r.m = m;
-  r.n = n;
-  r.k = k;
-  r.batch = batch;
-  r.b_batched = b_batched;
-  r.a_element = r.b_element = r.d_element = element;
-  r.c = c;
-  r.bias = bias;
-  r.workspace = 4096;
-  r.limit = limit;
-  return r;
+  return {.m = m,
+          .n = n,
+          .k = k,
+          .batch = batch,
+          .b_batched = b_batched,
+          .a_element = element,
+          .b_element = element,
+          .d_element = element,
+          .c = c,
+          .bias = bias,
+          .workspace = 4096,
+          .limit = limit};
 }
 
 // Checks the invariants of a plan and returns it.
