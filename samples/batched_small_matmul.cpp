@@ -56,10 +56,8 @@ int main() {
   const cp::Device device = sample::device("batched_small_matmul");
   try {
     std::mt19937 rng(11);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    std::vector<float> ha(static_cast<std::size_t>(kBatch * kSize)), hb(ha.size());
-    for (float& v : ha) v = uniform(rng);
-    for (float& v : hb) v = uniform(rng);
+    std::vector<float> ha = sample::random_real<float>(static_cast<std::size_t>(kBatch * kSize), rng);
+    std::vector<float> hb = sample::random_real<float>(ha.size(), rng);
 
     cp::Stream s(device);
     cp::Tensor a = cp::Tensor::empty({kBatch, kN, kN}, cp::f32, device, s);
@@ -102,7 +100,6 @@ int main() {
     sample::check(loop_error < 1e-5, "the loop of single calls matches the double reference");
     return 0;
   } catch (const cp::Error& e) {
-    std::fprintf(stderr, "cuplan error: %s\n", e.what());
-    return 1;
+    return sample::report_error(e);
   }
 }

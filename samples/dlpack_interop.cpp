@@ -182,7 +182,6 @@ int main() {
     if (gpu) destroy_stream(framework_stream);
     return 0;
   } catch (const cp::Error& e) {
-    std::fprintf(stderr, "cuplan error: %s\n", e.what());
-    return 1;
+    return sample::report_error(e);
   }
 }

@@ -185,7 +185,6 @@ int main() {
     fused_convolution(cp::Device::cpu(), signals, filter, rng);
     return 0;
   } catch (const cp::Error& e) {
-    std::fprintf(stderr, "cuplan error: %s\n", e.what());
-    return 1;
+    return sample::report_error(e);
   }
 }

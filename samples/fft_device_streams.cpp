@@ -42,7 +42,6 @@ int main() {
     sample::check(worst < 1e-10, "s2 consumed s1's result in order");
     return 0;
   } catch (const cp::Error& e) {
-    std::fprintf(stderr, "cuplan error: %s\n", e.what());
-    return 1;
+    return sample::report_error(e);
   }
 }

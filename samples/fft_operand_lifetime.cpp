@@ -58,7 +58,6 @@ int main() {
     f.free();
     return 0;
   } catch (const cp::Error& e) {
-    std::fprintf(stderr, "cuplan error: %s\n", e.what());
-    return 1;
+    return sample::report_error(e);
   }
 }

@@ -104,7 +104,6 @@ int main() {
     sample::check(eb < 1e-10, "field b decayed exactly as exp(-nu |k|^2 t) on stream b");
     return 0;
   } catch (const cp::Error& e) {
-    std::fprintf(stderr, "cuplan error: %s\n", e.what());
-    return 1;
+    return sample::report_error(e);
   }
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Shared by the samples: the exit code for "needs a GPU, none here", a result check that exits non-zero, the run of a
-// sample's body with its closing line and error report, random test values, and one thread per rank for the
-// distributed samples.
+// Shared by the samples: the exit code for "needs a GPU, none here", a result check that exits non-zero, the report of
+// a cuplan error, the run of a sample's body with its closing line and error report, random test values, and one
+// thread per rank for the distributed samples.
 
 #include <complex>
 #include <cstddef>
@@ -46,19 +46,34 @@ inline void check(bool ok, const char* what) {
   std::printf("ok: %s\n", what);
 }
 
+/// Reports the cuplan::Error that ended a sample on stderr, "cuplan error: <what>" (after "<name>: " where a name is
+/// given), and returns the sample's exit code for it, 1.
+inline int report_error(const cuplan::Error& error, const char* name = nullptr) {
+  if (name != nullptr) std::fprintf(stderr, "%s: ", name);
+  std::fprintf(stderr, "cuplan error: %s\n", error.what());
+  return 1;
+}
+
 /// Runs the sample's `body`; then prints "<name>: all checks passed" and returns 0 (the exit code). A cuplan::Error
-/// thrown by `body` is printed as "<name>: cuplan error: <what>" on stderr and gives 1. A failed check() has already
-/// exited.
+/// thrown by `body` is reported as "<name>: cuplan error: <what>" and gives 1. A failed check() has already exited.
 template <class Body>
 int run(const char* name, const Body& body) {
   try {
     body();
   } catch (const cuplan::Error& error) {
-    std::fprintf(stderr, "%s: cuplan error: %s\n", name, error.what());
-    return 1;
+    return report_error(error, name);
   }
   std::printf("%s: all checks passed\n", name);
   return 0;
+}
+
+/// `n` values uniform in [-1, 1) drawn from `rng`, which the caller may go on drawing from.
+template <class Real>
+std::vector<Real> random_real(std::size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<Real> u(-1, 1);
+  std::vector<Real> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
 }
 
 /// `n` complex values with real and imaginary parts uniform in [-1, 1), the same for the same `seed`.
