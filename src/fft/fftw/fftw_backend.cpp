@@ -256,33 +256,40 @@ void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, i
 void FftwPlan::execute(Direction direction, void* in, void* out, double scale) {
   static_assert(sizeof(fftw_iodim64) == sizeof(fftwf_iodim64));
   Slot& slot = slots_[direction == Direction::forward ? 0 : 1];
-  const int in_alignment =
-      double_precision_ ? fftw_alignment_of(static_cast<double*>(in)) : fftwf_alignment_of(static_cast<float*>(in));
-  const int out_alignment =
-      double_precision_ ? fftw_alignment_of(static_cast<double*>(out)) : fftwf_alignment_of(static_cast<float*>(out));
+  const int in_alignment = alignment_of(in);
+  const int out_alignment = alignment_of(out);
   if (slot.plan == nullptr || slot.in_alignment != in_alignment || slot.out_alignment != out_alignment) {
     void* plan = make_plan(decision_, direction, in_alignment, out_alignment, threads_);
     destroy(slot.plan);
     slot = {plan, in_alignment, out_alignment};
   }
+  run(slot.plan, in, out);
+  if (scale != 1.0) scale_host(out, decision_.out_dtype, output_walk(decision_.layout, decision_.type), scale);
+}
+
+void FftwPlan::run(void* plan, void* in, void* out) const {
+  const FFTType type = decision_.type;
   if (double_precision_) {
-    auto* p = static_cast<fftw_plan>(slot.plan);
-    if (decision_.type == FFTType::c2c)
+    auto* p = static_cast<fftw_plan>(plan);
+    if (type == FFTType::c2c)
       fftw_execute_dft(p, static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out));
-    else if (decision_.type == FFTType::r2c)
+    else if (type == FFTType::r2c)
       fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<fftw_complex*>(out));
     else
       fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(in), static_cast<double*>(out));
   } else {
-    auto* p = static_cast<fftwf_plan>(slot.plan);
-    if (decision_.type == FFTType::c2c)
+    auto* p = static_cast<fftwf_plan>(plan);
+    if (type == FFTType::c2c)
       fftwf_execute_dft(p, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
-    else if (decision_.type == FFTType::r2c)
+    else if (type == FFTType::r2c)
       fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<fftwf_complex*>(out));
     else
       fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
   }
-  if (scale != 1.0) scale_host(out, decision_.out_dtype, output_walk(decision_.layout, decision_.type), scale);
+}
+
+int FftwPlan::alignment_of(void* p) const {
+  return double_precision_ ? fftw_alignment_of(static_cast<double*>(p)) : fftwf_alignment_of(static_cast<float*>(p));
 }
 
 FftwPlanCounts fftw_plan_counts() noexcept {

@@ -37,6 +37,11 @@ class FftwPlan {
   void* make_plan(const LayoutDecision& decision, Direction direction, int in_alignment, int out_alignment,
                   int threads) const;
   void destroy(void* plan) const noexcept;
+  /// Runs `plan` (one of this plan's FFTW plans) on `in` and `out`: FFTW's new-array execute functions, which may
+  /// run from several threads at once.
+  void run(void* plan, void* in, void* out) const;
+  /// FFTW's alignment class of `p` for this plan's precision (a plan is made for, and runs on, one class).
+  int alignment_of(void* p) const;
   /// A plan of `count` outer batch entries of a chunk (callbacks), made on first use for these alignments.
   void* chunk_plan(Direction direction, std::int64_t count, bool from_scratch, int in_alignment, int out_alignment);
 

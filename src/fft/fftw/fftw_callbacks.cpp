@@ -4,7 +4,6 @@
 // that the callbacks touch data still in cache instead of making passes of their own over the whole array. The
 // chunks are shared out among the plan's threads.
 
-#include <fftw3.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -94,31 +93,6 @@ void apply_epilog(const FFTCallback& callback, void* out, std::int64_t base, con
   });
 }
 
-int alignment_of(bool double_precision, void* p) {
-  return double_precision ? fftw_alignment_of(static_cast<double*>(p)) : fftwf_alignment_of(static_cast<float*>(p));
-}
-
-// One chunk's FFTW plan on the chunk's arrays (FFTW's new-array execute functions, safe from several threads).
-void execute_chunk_with(bool double_precision, void* plan, FFTType type, void* in, void* out) {
-  if (double_precision) {
-    auto* p = static_cast<fftw_plan>(plan);
-    if (type == FFTType::c2c)
-      fftw_execute_dft(p, static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out));
-    else if (type == FFTType::r2c)
-      fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<fftw_complex*>(out));
-    else
-      fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(in), static_cast<double*>(out));
-  } else {
-    auto* p = static_cast<fftwf_plan>(plan);
-    if (type == FFTType::c2c)
-      fftwf_execute_dft(p, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
-    else if (type == FFTType::r2c)
-      fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<fftwf_complex*>(out));
-    else
-      fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
-  }
-}
-
 }  // namespace
 
 void* FftwPlan::chunk_plan(Direction direction, std::int64_t count, bool from_scratch, int in_alignment,
@@ -184,9 +158,8 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale, C
     void* chunk_in = has_prolog ? static_cast<void*>(scratch)
                                 : in_bytes + first * in_outer_stride * static_cast<std::int64_t>(in_size);
     void* chunk_out = out_bytes + first * out_outer_stride * static_cast<std::int64_t>(out_size);
-    work.push_back({first, count,
-                    chunk_plan(direction, count, has_prolog, alignment_of(double_precision_, chunk_in),
-                               alignment_of(double_precision_, chunk_out))});
+    work.push_back(
+        {first, count, chunk_plan(direction, count, has_prolog, alignment_of(chunk_in), alignment_of(chunk_out))});
   }
 
   const FFTCallback* prolog = has_prolog ? &callbacks.callback(CallbackRole::prolog) : nullptr;
@@ -201,7 +174,7 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale, C
       apply_prolog(*prolog, in, in_base, side_walk(l, type, true, c.count), own_scratch, in_size, prolog_info);
       chunk_in = own_scratch;
     }
-    execute_chunk_with(double_precision_, c.plan, type, chunk_in, chunk_out);
+    run(c.plan, chunk_in, chunk_out);
     if (epilog != nullptr) apply_epilog(*epilog, out, out_base, side_walk(l, type, false, c.count), epilog_info);
   };
   // Worker w takes chunks w, w + workers, ...; the first exception a worker meets ends its share and is rethrown
