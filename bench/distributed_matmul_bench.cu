@@ -14,7 +14,9 @@
 //    time, TFLOP/s, TFLOP/s per GPU, speed-up = single / distributed;
 //  - overlap (allgather_gemm): the same local GEMMs alone (per rank, P Matmuls of n/P x n by n x n/P, as the
 //    all-gather steps run them) and the ring exchange alone (P-1 grouped ncclSend/ncclRecv of the n/P x n blocks), and
-//    distributed / max(gemm alone, exchange alone), which is 1 for a perfect overlap.
+//    distributed / max(gemm alone, exchange alone), which is 1 for a perfect overlap. An algorithm named
+//    "allgather_gemm:nccl" or "allgather_gemm:copy_engine" forces that exchange method (automatic otherwise: copy
+//    engines where every rank reaches every other's memory).
 // --redistribute N (0 skips): Redistribute of an N^3 c64 array from slabs (axis 0) to pencils (axes 1, 2) on each
 // GPU count, against the bare exchange of the same bytes (the faster of grouped ncclSend/ncclRecv of contiguous
 // per-peer buffers and copy-engine copies into the peers' buffers, one stream per peer), ratio = bare / Redistribute.
@@ -154,10 +156,13 @@ struct ProductTimes {
 
 ProductTimes time_product(cp::Communicator& comm, std::int64_t n, const std::string& algorithm, const Args& a) {
   const int r = comm.rank();
-  const bool ag = algorithm == "allgather_gemm";
+  const bool ag = algorithm.starts_with("allgather_gemm");
   ProductTimes out;
   const cp::Stream stream(comm.device());
-  const cp::DistributedMatmulOptions o = bench::native_options(ag, stream.ref());
+  cp::DistributedMatmulOptions o = bench::native_options(ag, stream.ref());
+  // "<algorithm>:nccl" or "<algorithm>:copy_engine" forces the exchange method.
+  if (algorithm.ends_with(":nccl")) o.exchange = cp::ExchangeMethod::nccl;
+  if (algorithm.ends_with(":copy_engine")) o.exchange = cp::ExchangeMethod::copy_engine;
   const auto blocks = cp::DistributedMatmul::blocks(comm, n, n, n, o);
   auto x = random_bf16(blocks.a.local_shape, comm.device(), stream.ref(), 3u + static_cast<unsigned>(r));
   auto y = random_bf16(blocks.b.local_shape, comm.device(), stream.ref(), 5u + static_cast<unsigned>(r));

@@ -66,8 +66,10 @@ struct DistributedMatmulOptions {
   MatrixLayout layout_d{};               ///< how the ranks hold D (and C)
   /// The algorithm; `automatic`: the one that moves the fewest elements per rank for these layouts and extents.
   DistributedMatmulAlgorithm algorithm = DistributedMatmulAlgorithm::automatic;
-  ExchangeMethod exchange = ExchangeMethod::automatic;  ///< how redistributions move data
-  std::optional<DType> result_dtype{};                  ///< default: A's dtype
+  /// How redistributions and the all-gather move data: automatic takes the copy engines where every rank
+  /// addresses every other's memory (one node), else NCCL.
+  ExchangeMethod exchange = ExchangeMethod::automatic;
+  std::optional<DType> result_dtype{};  ///< default: A's dtype
   /// SUMMA: the K panels are cut so that there are at least this many (more, shorter transfers to overlap). 0: 8.
   int min_panels = 0;
 };
@@ -173,7 +175,8 @@ class CUPLAN_API DistributedMatmul {
   DistributedMatmulAlgorithm algorithm() const;  ///< as chosen
   DType result_dtype() const;                    ///< element type of D
   Shape result_shape() const;                    ///< this rank's local D
-  /// How redistributions move data once planned (copy_engine or nccl); automatic before plan() or without any.
+  /// How the all-gather (all-gather + GEMM on several ranks) or else the redistributions move data once planned
+  /// (copy_engine or nccl); automatic before plan() or without any.
   ExchangeMethod exchange_method() const;
   /// Device memory held between executes (exchange and panel buffers, redistributed operands), in bytes.
   std::size_t device_memory_bytes() const;

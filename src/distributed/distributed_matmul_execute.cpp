@@ -82,8 +82,12 @@ void DistributedMatmulImpl::make_products(StreamRef s) {
       for (int step = 0; step < size_; ++step) {
         const int owner = (rank_ - step + size_) % size_;
         const dist::Block rows = dist::split(p.m, size_, owner);
+        const std::int64_t stored_rows = p.ta ? p.k : rows.size, stored_cols = p.ta ? rows.size : p.k;
         const LogicalMatrix held =
-            step == 0 ? a : slot_matrix(step % 2, p.ta ? p.k : rows.size, p.ta ? rows.size : p.k, p.ta, 0, in_dtype_);
+            step == 0 ? a
+            : gather_.prepared()
+                ? LogicalMatrix{gather_.block(owner), in_dtype_, stored_rows, stored_cols, p.ta, comm_.device()}
+                : slot_matrix(step % 2, stored_rows, stored_cols, p.ta, 0, in_dtype_);
         MatmulOptions o = product_options(fold_c, fold_act);
         if (fold_c) o.c = TensorRef(rows_of(c_->view(), rows.offset, rows.size));
         add(held.whole(), b.whole(), o);
@@ -122,10 +126,23 @@ void DistributedMatmulImpl::make_products(StreamRef s) {
 void DistributedMatmulImpl::run_allgather(const TensorView& target, const DistributedMatmulExecuteOptions& o,
                                           StreamRef s) {
   const dist::Problem& p = r_.problem;
-  const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
   CUPLAN_DIST_CUDA(cudaEventRecord(fork_, s.native()));
   CUPLAN_DIST_CUDA(cudaStreamWaitEvent(side_, fork_, 0));
   const void* own = a_source().data;
+  if (gather_.prepared()) {
+    // Every block is pushed at once by its owner on the side stream; the product of step s waits for its block's
+    // flag only, and the copies never wait for a multiprocessor.
+    gather_.push(own, side_);
+    for (int step = 0; step < size_; ++step) {
+      if (step >= 1) gather_.wait_for((rank_ - step + size_) % size_, s.native());
+      run_gathered_product(step, target, o, s);
+    }
+    gather_.release_blocks(s.native());
+    CUPLAN_DIST_CUDA(cudaEventRecord(join_, side_));
+    CUPLAN_DIST_CUDA(cudaStreamWaitEvent(s.native(), join_, 0));
+    return;
+  }
+  const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
   for (int step = 0; step < size_; ++step) {
     const int owner = (rank_ - step + size_) % size_;
     if (step + 1 < size_) {
@@ -141,24 +158,33 @@ void DistributedMatmulImpl::run_allgather(const TensorView& target, const Distri
     }
     if (step >= 1)
       CUPLAN_DIST_CUDA(cudaStreamWaitEvent(s.native(), transfer_done_[static_cast<std::size_t>(step - 1)], 0));
-    const dist::Block rows = dist::split(p.m, size_, owner);
-    const TensorView block = rows_of(target, rows.offset, rows.size);
-    // A local product writes a 16-byte aligned D (Matmul's contract); a block that starts elsewhere is written into
-    // the staging buffer and copied.
-    const bool direct = reinterpret_cast<std::uintptr_t>(block.data()) % 16 == 0;
-    if (!direct && !stage_.defined())
-      stage_ = Tensor::empty({dist::split(p.m, size_, 0).size * target.shape()[1]}, out_dtype_, comm_.device(), s);
-    if (!direct) stage_.record_stream(s);
-    const TensorView out = direct ? block
-                                  : TensorView(stage_.data(), out_dtype_, block.shape(), block.strides(),
-                                               comm_.device(), MemorySpace::device);
-    products_[static_cast<std::size_t>(step)].execute(
-        {.stream = s, .after = {}, .release_workspace = o.release_workspace, .out = out});
-    if (!direct)
-      CUPLAN_DIST_CUDA(cudaMemcpyAsync(const_cast<void*>(block.data()), stage_.data(),
-                                       bytes_of(block.numel(), out_dtype_), cudaMemcpyDeviceToDevice, s.native()));
-    CUPLAN_DIST_CUDA(cudaEventRecord(product_done_[static_cast<std::size_t>(step)], s.native()));
+    run_gathered_product(step, target, o, s);
   }
+}
+
+// The product of step `step`: the block of A that started on rank (rank - step) mod size, times this rank's B, into
+// that block's rows of D.
+void DistributedMatmulImpl::run_gathered_product(int step, const TensorView& target,
+                                                 const DistributedMatmulExecuteOptions& o, StreamRef s) {
+  const dist::Problem& p = r_.problem;
+  const int owner = (rank_ - step + size_) % size_;
+  const dist::Block rows = dist::split(p.m, size_, owner);
+  const TensorView block = rows_of(target, rows.offset, rows.size);
+  // A local product writes a 16-byte aligned D (Matmul's contract); a block that starts elsewhere is written into
+  // the staging buffer and copied.
+  const bool direct = reinterpret_cast<std::uintptr_t>(block.data()) % 16 == 0;
+  if (!direct && !stage_.defined())
+    stage_ = Tensor::empty({dist::split(p.m, size_, 0).size * target.shape()[1]}, out_dtype_, comm_.device(), s);
+  if (!direct) stage_.record_stream(s);
+  const TensorView out = direct ? block
+                                : TensorView(stage_.data(), out_dtype_, block.shape(), block.strides(), comm_.device(),
+                                             MemorySpace::device);
+  products_[static_cast<std::size_t>(step)].execute(
+      {.stream = s, .after = {}, .release_workspace = o.release_workspace, .out = out});
+  if (!direct)
+    CUPLAN_DIST_CUDA(cudaMemcpyAsync(const_cast<void*>(block.data()), stage_.data(),
+                                     bytes_of(block.numel(), out_dtype_), cudaMemcpyDeviceToDevice, s.native()));
+  CUPLAN_DIST_CUDA(cudaEventRecord(product_done_[static_cast<std::size_t>(step)], s.native()));
 }
 
 void DistributedMatmulImpl::run_reduce_scatter(const TensorView& target, const DistributedMatmulExecuteOptions& o,

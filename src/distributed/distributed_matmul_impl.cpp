@@ -336,9 +336,25 @@ void DistributedMatmulImpl::plan_collective(StreamRef s) {
   const std::size_t es = in_dtype_.size();
   // The algorithm's own buffers.
   if (r_.plan.algo == dist::Algo::allgather) {
-    std::int64_t largest = 0;
-    for (int q = 0; q < size_; ++q) largest = std::max(largest, dist::split(p.m, size_, q).size * p.k);
-    for (Tensor& slot : slots_) slot = Tensor::empty({largest}, in_dtype_, comm_.device(), s);
+    // Inside a node the owners push their blocks by copy engine (no SM taken from the products); else NCCL passes
+    // them around the ring through two slots.
+    const bool reachable = size_ > 1 && table_.all_reachable();
+    if (options_.exchange == ExchangeMethod::copy_engine && size_ > 1 && !reachable)
+      throw InvalidArgument(fmt::format(
+          "DistributedMatmul::plan: exchange: copy_engine needs every rank to address every other rank's memory, "
+          "but {}; use ExchangeMethod::nccl or automatic",
+          table_.why_not()));
+    if (reachable && options_.exchange != ExchangeMethod::nccl) {
+      std::vector<std::size_t> block_bytes;
+      for (int q = 0; q < size_; ++q)
+        block_bytes.push_back(static_cast<std::size_t>(dist::split(p.m, size_, q).size * p.k) * es);
+      gather_.prepare(dist::state_of(comm_), table_, rank_, size_, comm_.device().index(), block_bytes,
+                      "DistributedMatmul::plan", s.native());
+    } else {
+      std::int64_t largest = 0;
+      for (int q = 0; q < size_; ++q) largest = std::max(largest, dist::split(p.m, size_, q).size * p.k);
+      for (Tensor& slot : slots_) slot = Tensor::empty({largest}, in_dtype_, comm_.device(), s);
+    }
   } else if (r_.plan.algo == dist::Algo::reduce_scatter) {
     // Each row block at a 256-byte aligned offset: the local products write aligned D.
     std::size_t bytes = 0;
@@ -407,7 +423,7 @@ void DistributedMatmulImpl::warm_up(StreamRef s) {
   // one byte along every path the algorithm uses makes those connections here, so that execute only enqueues.
   std::vector<int> to, from, roots;
   const dist::AlgoPlan& plan = r_.plan;
-  if (plan.algo == dist::Algo::allgather) {
+  if (plan.algo == dist::Algo::allgather && !gather_.prepared()) {
     to.push_back((rank_ + 1) % size_);
     from.push_back((rank_ - 1 + size_) % size_);
   } else if (plan.algo == dist::Algo::summa) {
@@ -497,6 +513,7 @@ void DistributedMatmulImpl::release_resources() noexcept {
   move_a_.release();
   move_b_.release();
   move_d_.release();
+  gather_.release();
   table_.release();
 }
 
@@ -534,6 +551,8 @@ Shape DistributedMatmulImpl::result_shape() const {
 
 ExchangeMethod DistributedMatmulImpl::exchange_method() const {
   check_live("exchange_method");
+  if (planned_ && r_.plan.algo == dist::Algo::allgather && size_ > 1)
+    return gather_.prepared() ? ExchangeMethod::copy_engine : ExchangeMethod::nccl;
   for (const dist::BoxExchange* ex : {&move_a_, &move_b_, &move_d_})
     if (planned_ && ex->route() != dist::BoxExchange::Route::local) return ex->method();
   return ExchangeMethod::automatic;
@@ -542,7 +561,7 @@ ExchangeMethod DistributedMatmulImpl::exchange_method() const {
 std::size_t DistributedMatmulImpl::device_memory_bytes() const {
   check_live("device_memory_bytes");
   if (!planned_) return 0;
-  std::size_t bytes = move_a_.device_bytes() + move_b_.device_bytes() + move_d_.device_bytes();
+  std::size_t bytes = move_a_.device_bytes() + move_b_.device_bytes() + move_d_.device_bytes() + gather_.device_bytes();
   for (const Tensor* t : {&a_native_, &b_native_, &d_native_, &partial_, &stage_, &slots_[0], &slots_[1]})
     if (t->defined()) bytes += static_cast<std::size_t>(t->numel()) * t->dtype().size();
   return bytes;
@@ -560,6 +579,8 @@ std::string DistributedMatmulImpl::describe() const {
   for (auto [moved, name] : {std::pair{plan.move_a, "A"}, std::pair{plan.move_b, "B"}, std::pair{plan.move_d, "D"}})
     if (moved) moves += fmt::format("{}{}", moves.empty() ? "" : ", ", name);
   std::string algo = dist::algo_name(plan.algo);
+  if (plan.algo == dist::Algo::allgather && size_ > 1 && planned_)
+    algo += gather_.prepared() ? " (blocks pushed by copy engine)" : " (NCCL ring)";
   if (plan.algo == dist::Algo::summa)
     algo += fmt::format(" on a {}x{} grid, {} K panels", plan.grid_rows, plan.grid_cols,
                         panels_.empty() ? std::string("planned") : std::to_string(panels_.size()));

@@ -13,6 +13,7 @@
 
 #include "cuplan/distributed_matmul.hpp"
 #include "distributed/exchange/box_exchange.hpp"
+#include "distributed/exchange/copy_engine_gather.hpp"
 #include "distributed/exchange/nccl/peer_table.hpp"
 #include "distributed/finish.hpp"
 #include "distributed/local_array.hpp"
@@ -83,6 +84,8 @@ class DistributedMatmulImpl {
   MatmulOptions product_options(bool with_c, bool fold_activation) const;
   TensorView rows_of(const TensorView& matrix, std::int64_t r0, std::int64_t h) const;
   void run_allgather(const TensorView& target, const DistributedMatmulExecuteOptions& o, StreamRef stream);
+  void run_gathered_product(int step, const TensorView& target, const DistributedMatmulExecuteOptions& o,
+                            StreamRef stream);
   void run_reduce_scatter(const TensorView& target, const DistributedMatmulExecuteOptions& o, StreamRef stream);
   void run_summa(const TensorView& acc, const DistributedMatmulExecuteOptions& o, StreamRef stream);
   void ensure_events(std::size_t count);
@@ -106,6 +109,7 @@ class DistributedMatmulImpl {
   dist::BoxExchange move_a_, move_b_, move_d_;
   Tensor a_native_, b_native_, d_native_;     // redistributed operands; D in the algorithm's layout (SUMMA's sum)
   Tensor slots_[2];                           // all-gather: blocks of A around the ring; SUMMA: A and B panels
+  dist::CopyEngineAllGather gather_;          // all-gather by copy engine: every block of A, pushed by its owner
   std::size_t slot_b_offset_ = 0;             // SUMMA: bytes of the A part of a slot
   Tensor partial_;                            // reduce-scatter: this rank's partial products of every row block
   std::vector<std::size_t> partial_offsets_;  // reduce-scatter: byte offset of row block j in partial_

@@ -328,6 +328,28 @@ TEST_P(ExecuteTimeout, RedistributeExecuteWithoutPeerIsAbortedByTheWatchdog) {
   });
 }
 
+// The all-gather's copy-engine route orders its copies with flags that stream memory operations wait on, not with
+// NCCL kernels: the abort must release those waits (an arrival that never comes), or rank 0's stream never ends.
+TEST_P(ExecuteTimeout, MatmulAllGatherExecuteWithoutPeerIsAbortedByTheWatchdog) {
+  expect_execute_timeout(GetParam(), "DistributedMatmul::execute", [](Communicator& comm, ExchangeMethod method) {
+    cuplan::DistributedMatmulOptions o;
+    o.layout_a.distribution = cuplan::MatrixDistribution::row_blocks;
+    o.layout_b.distribution = cuplan::MatrixDistribution::column_blocks;
+    o.layout_d.distribution = cuplan::MatrixDistribution::column_blocks;
+    o.algorithm = cuplan::DistributedMatmulAlgorithm::allgather_gemm;
+    o.exchange = method;
+    const auto blocks = DistributedMatmul::blocks(comm, 64, 64, 64, o);
+    auto a = Tensor::empty(blocks.a.local_shape, cuplan::f32, comm.device());
+    auto b = Tensor::empty(blocks.b.local_shape, cuplan::f32, comm.device());
+    CUPLAN_HARNESS_CUDA(cudaMemset(a.data(), 0, static_cast<std::size_t>(a.numel()) * 4));
+    CUPLAN_HARNESS_CUDA(cudaMemset(b.data(), 0, static_cast<std::size_t>(b.numel()) * 4));
+    auto mm = std::make_shared<DistributedMatmul>(comm, 64, 64, 64, a, b, o);
+    mm->plan();
+    EXPECT_EQ(mm->exchange_method(), method);
+    return [mm, a, b](cuplan::Stream& s) { (void)mm->execute({.stream = s}); };
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Methods, ExecuteTimeout, ::testing::Values(ExchangeMethod::nccl, ExchangeMethod::copy_engine),
                          [](const ::testing::TestParamInfo<ExchangeMethod>& param) {
                            return std::string(cuplan::to_string(param.param));

@@ -161,8 +161,20 @@ bool Communicator::State::abort(Cause cause, std::string reason, ncclResult_t st
   status_ = status;
   cause_.store(cause, std::memory_order_release);  // from here on no call of cuplan takes `comm`
   if (comm != nullptr) CUPLAN_NCCL_CHECK_NOEXCEPT(ncclCommAbort(comm));
+  for (const auto& [id, action] : abort_actions_) action();
   if (watchdog_) watchdog_->clear();
   return true;
+}
+
+std::uint64_t Communicator::State::on_abort(std::function<void()> action) {
+  const std::lock_guard lock(mutex_);
+  abort_actions_.emplace_back(++last_abort_action_, std::move(action));
+  return last_abort_action_;
+}
+
+void Communicator::State::remove_abort_action(std::uint64_t id) noexcept {
+  const std::lock_guard lock(mutex_);
+  std::erase_if(abort_actions_, [id](const auto& entry) { return entry.first == id; });
 }
 
 std::string Communicator::State::reason() const {

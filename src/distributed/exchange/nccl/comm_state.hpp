@@ -11,9 +11,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cuplan/distributed.hpp"
 
@@ -61,6 +64,10 @@ struct Communicator::State {
   /// NCCL kernels and host calls that wait on peers. Never throws.
   bool abort(Cause cause, std::string reason, ncclResult_t status = ncclSuccess) noexcept;
   std::string reason() const;
+  /// Runs `action` (which must not throw) when the communicator is aborted, after ncclCommAbort: it ends what NCCL's
+  /// abort cannot, such as a stream waiting on a flag that an absent peer was to write. The id removes it.
+  std::uint64_t on_abort(std::function<void()> action);
+  void remove_abort_action(std::uint64_t id) noexcept;
   /// Aborts with Cause::nccl_error when NCCL reports an asynchronous error; true then.
   bool check_async_error() noexcept;
 
@@ -84,6 +91,8 @@ struct Communicator::State {
   std::string reason_;
   ncclResult_t status_ = ncclSuccess;
   std::unique_ptr<Watchdog> watchdog_;
+  std::vector<std::pair<std::uint64_t, std::function<void()>>> abort_actions_;
+  std::uint64_t last_abort_action_ = 0;
 };
 
 namespace detail {
