@@ -137,7 +137,7 @@ void DistributedMatmulImpl::run_allgather(const TensorView& target, const Distri
       if (step >= 1) gather_.wait_for((rank_ - step + size_) % size_, s.native());
       run_gathered_product(step, target, o, s);
     }
-    gather_.release_blocks(s.native());
+    gather_.finish(s.native());
     CUPLAN_DIST_CUDA(cudaEventRecord(join_, side_));
     CUPLAN_DIST_CUDA(cudaStreamWaitEvent(s.native(), join_, 0));
     return;

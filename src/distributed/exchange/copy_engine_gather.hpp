@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -40,8 +41,10 @@ class CopyEngineAllGather {
   void push(const void* own, cudaStream_t copy_stream);
   /// Enqueues on `stream` a wait for `owner`'s block of the current execute.
   void wait_for(int owner, cudaStream_t stream);
-  /// After the last read of the gathered blocks on `stream`: tells every peer its block here may be overwritten.
-  void release_blocks(cudaStream_t stream);
+  /// After the last read of the gathered blocks on `stream`: tells every peer its block here may be overwritten,
+  /// then waits until every peer has said the same of this rank's block. Once `stream` passes this point no peer
+  /// writes into this rank's buffer until the next push, so the buffer may be freed after it.
+  void finish(cudaStream_t stream);
   /// Device memory held: the gather buffer with its flags.
   std::size_t device_bytes() const noexcept { return table_ != nullptr ? table_->buffer_bytes() : 0; }
   /// Unregisters from the communicator and destroys the stream; the buffer is the table's. Never throws.
@@ -58,9 +61,9 @@ class CopyEngineAllGather {
   int size_ = 1;
   int device_ = 0;
   std::vector<std::size_t> offsets_, bytes_;
-  std::size_t flags_offset_ = 0;  // arrived[size], consumed[size], push word, release word
-  std::uint32_t sequence_ = 0;
-  bool flush_ = false;  // the waits flush peers' writes (where the device can)
+  std::size_t flags_offset_ = 0;            // arrived[size], consumed[size], push word, release word
+  std::atomic<std::uint32_t> sequence_{0};  // read by the communicator's watchdog thread at an abort
+  bool flush_ = false;                      // the waits flush peers' writes (where the device can)
   cudaStream_t abort_stream_ = nullptr;
   std::uint64_t abort_action_ = 0;
 };

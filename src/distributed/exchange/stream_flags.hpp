@@ -11,9 +11,10 @@
 
 namespace cuplan::detail::dist {
 
-/// Enqueues on `stream` a wait until `*flag >= value` (unsigned 32-bit compare). `flag` is device memory of the
-/// stream's device. With `flush`, writes that peers made before the one that satisfies the wait are visible to the
-/// work after it on every platform; without, on those that keep a peer's writes in order (NVLink and PCIe do).
+/// Enqueues on `stream` a wait until `*flag >= value`, compared cyclically: (int32_t)(*flag - value) >= 0. `flag` is
+/// device memory of the stream's device. With `flush`, writes that peers made before the one that satisfies the wait
+/// are visible to the work after it on every platform; without, on those that keep a peer's writes in order (NVLink and
+/// PCIe do).
 void wait_flag_at_least(cudaStream_t stream, const std::uint32_t* flag, std::uint32_t value, bool flush);
 /// Whether `device` can flush remote writes at a wait (CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
 bool can_flush_remote_writes(int device);

@@ -160,8 +160,10 @@ bool Communicator::State::abort(Cause cause, std::string reason, ncclResult_t st
   reason_ = std::move(reason);
   status_ = status;
   cause_.store(cause, std::memory_order_release);  // from here on no call of cuplan takes `comm`
-  if (comm != nullptr) CUPLAN_NCCL_CHECK_NOEXCEPT(ncclCommAbort(comm));
+  // The actions first: ncclCommAbort frees device memory, which waits for the device, and a stream blocked on a
+  // flag no peer will write would keep it waiting forever.
   for (const auto& [id, action] : abort_actions_) action();
+  if (comm != nullptr) CUPLAN_NCCL_CHECK_NOEXCEPT(ncclCommAbort(comm));
   if (watchdog_) watchdog_->clear();
   return true;
 }

@@ -64,8 +64,8 @@ struct Communicator::State {
   /// NCCL kernels and host calls that wait on peers. Never throws.
   bool abort(Cause cause, std::string reason, ncclResult_t status = ncclSuccess) noexcept;
   std::string reason() const;
-  /// Runs `action` (which must not throw) when the communicator is aborted, after ncclCommAbort: it ends what NCCL's
-  /// abort cannot, such as a stream waiting on a flag that an absent peer was to write. The id removes it.
+  /// Runs `action` (which must not throw) when the communicator is aborted, before ncclCommAbort: it ends what
+  /// NCCL's abort cannot, such as a stream waiting on a flag that an absent peer was to write. The id removes it.
   std::uint64_t on_abort(std::function<void()> action);
   void remove_abort_action(std::uint64_t id) noexcept;
   /// Aborts with Cause::nccl_error when NCCL reports an asynchronous error; true then.
