@@ -10,9 +10,14 @@
 //       second plan of the same source (0 compilations), against a plan without callbacks.
 //   (e) CPU: a host prolog that scales, fused in FFTW's chunked loop, against FFT::execute followed by a separate
 //       scaling loop, and against the plain transform.
+//   (f) the same fusions as (a) and (b) in raw cuFFT (cufftXtSetJITCallback, LTO-IR from NVRTC, the position as
+//       offset % n, the factor and filter passed as caller_info), against raw cuFFT without callbacks: what the
+//       library itself gives, to read (a) and (b) against; and cuplan's fused time against raw cuFFT's.
 // Usage: fft_callback_bench [--quick] [--csv PATH]. GPU parts are skipped (and said so) without a GPU.
 
 #include <cuda_runtime_api.h>
+#include <cufftXt.h>
+#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +25,7 @@
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,7 +95,11 @@ double relative_difference(const cp::Tensor& a, const cp::Tensor& b, cp::StreamR
   return std::sqrt(num / std::max(den, 1e-300));
 }
 
-void convolution_and_scale(bool quick, cp::StreamRef s, bench::Csv& csv) {
+struct FusedTimes {
+  double fused_convolution_ms = 0, separate_convolution_ms = 0, prolog_ms = 0, plain_ms = 0;
+};
+
+FusedTimes convolution_and_scale(bool quick, cp::StreamRef s, bench::Csv& csv) {
   const long long rows = quick ? 512 : 4096, n = 16384;
   const int reps = quick ? 5 : 20;
   const auto host = random_values(static_cast<std::size_t>(rows * n), 1);
@@ -145,6 +155,114 @@ void convolution_and_scale(bool quick, cp::StreamRef s, bench::Csv& csv) {
   ratio_line("FFT with a scaling prolog", prolog_ms, plain_ms, "ms", "plain");
   std::printf("  ratio prolog/plain %.4f (issue asks <= 1.05)\n", prolog_ms / plain_ms);
   csv.row("b", what, "FFT with a scaling prolog", prolog_ms, "ms", "FFT without callbacks", plain_ms);
+  return {fused_ms, separate_ms, prolog_ms, plain_ms};
+}
+
+std::vector<char> raw_lto_ir(const std::string& source, int sm) {
+  nvrtcProgram program = nullptr;
+  if (nvrtcCreateProgram(&program, source.c_str(), "raw_callback.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+    throw std::runtime_error("nvrtcCreateProgram failed");
+  const std::string arch = "-arch=sm_" + std::to_string(sm);
+  const char* options[] = {arch.c_str(), "-dlto", "-rdc=true"};
+  const nvrtcResult status = nvrtcCompileProgram(program, 3, options);
+  std::size_t size = 0;
+  std::vector<char> lto;
+  if (status == NVRTC_SUCCESS && nvrtcGetLTOIRSize(program, &size) == NVRTC_SUCCESS) {
+    lto.resize(size);
+    if (nvrtcGetLTOIR(program, lto.data()) != NVRTC_SUCCESS) lto.clear();
+  }
+  (void)nvrtcDestroyProgram(&program);
+  if (lto.empty()) throw std::runtime_error("NVRTC could not compile a raw callback");
+  return lto;
+}
+
+// A raw cuFFT C2C plan of `batch` rows of `n`, with an LTO callback when `lto` is not empty (it must outlive the
+// planning call: cuFFT reads it there).
+struct RawPlan {
+  cufftHandle handle = 0;
+  RawPlan(long long n, long long batch, cudaStream_t stream, const std::vector<char>& lto = {},
+          const char* symbol = nullptr, cufftXtCallbackType type = CUFFT_CB_LD_COMPLEX, void* info = nullptr) {
+    BENCH_CUFFT_CHECK(cufftCreate(&handle));
+    void* caller_info[1] = {info};
+    if (!lto.empty())
+      BENCH_CUFFT_CHECK(cufftXtSetJITCallback(handle, symbol, lto.data(), lto.size(), type, caller_info));
+    std::size_t work = 0;
+    BENCH_CUFFT_CHECK(cufftXtMakePlanMany(handle, 1, &n, nullptr, 1, n, CUDA_C_32F, nullptr, 1, n, CUDA_C_32F, batch,
+                                          &work, CUDA_C_32F));
+    BENCH_CUFFT_CHECK(cufftSetStream(handle, stream));
+  }
+  RawPlan(const RawPlan&) = delete;
+  RawPlan& operator=(const RawPlan&) = delete;
+  ~RawPlan() { (void)cufftDestroy(handle); }
+  void run(const void* in, void* out, int direction) const {
+    BENCH_CUFFT_CHECK(cufftXtExec(handle, const_cast<void*>(in), out, direction));
+  }
+};
+
+void raw_cufft(bool quick, cp::StreamRef s, const FusedTimes& cuplan_times, bench::Csv& csv) {
+  const long long rows = quick ? 512 : 4096, n = 16384;
+  const int reps = quick ? 5 : 20;
+  const auto host = random_values(static_cast<std::size_t>(rows * n), 5);
+  const auto filter_host = random_values(static_cast<std::size_t>(n), 6);
+  cp::Tensor x = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor spectra = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor y = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor filter = cp::Tensor::empty({n}, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor factor = cp::Tensor::empty({1}, cp::f32, cp::Device::cuda(0), s);
+  cp::copy(cp::TensorView(const_cast<cfloat*>(host.data()), {rows, n}), x, s);
+  cp::copy(cp::TensorView(const_cast<cfloat*>(filter_host.data()), {n}), filter, s);
+  float half = 0.5f;
+  cp::copy(cp::TensorView(&half, {1}), factor, s);
+  cudaDeviceProp prop{};
+  BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const int sm = prop.major * 10 + prop.minor;
+  const std::string length = "#define LENGTH " + std::to_string(n) + "ull\n";
+  const std::vector<char> multiply = raw_lto_ir(
+      length +
+          "__device__ void raw_multiply(void* out, unsigned long long offset, float2 v, void* info, void*) {\n"
+          "  const float2 k = static_cast<const float2*>(info)[offset % LENGTH];\n"
+          "  static_cast<float2*>(out)[offset] = make_float2(v.x * k.x - v.y * k.y, v.x * k.y + v.y * k.x);\n"
+          "}\n",
+      sm);
+  const std::vector<char> scale = raw_lto_ir(
+      "__device__ float2 raw_scale(void* in, unsigned long long offset, void* info, void*) {\n"
+      "  const float f = *static_cast<const float*>(info);\n"
+      "  const float2 v = static_cast<const float2*>(in)[offset];\n"
+      "  return make_float2(v.x * f, v.y * f);\n"
+      "}\n",
+      sm);
+  const RawPlan plain(n, rows, s.native());
+  const RawPlan fused(n, rows, s.native(), multiply, "raw_multiply", CUFFT_CB_ST_COMPLEX, filter.data());
+  const RawPlan scaled(n, rows, s.native(), scale, "raw_scale", CUFFT_CB_LD_COMPLEX, factor.data());
+  const long long total = rows * n;
+  const auto blocks = static_cast<unsigned>((total + 255) / 256);
+  const double separate_ms = gpu_median_ms(s.native(), 2, reps, [&] {
+    plain.run(x.data(), spectra.data(), CUFFT_FORWARD);
+    multiply_rows<<<blocks, 256, 0, s.native()>>>(spectra.data<float2>(), filter.data<float2>(), rows, n);
+    BENCH_CUDA_CHECK(cudaGetLastError());
+    plain.run(spectra.data(), y.data(), CUFFT_INVERSE);
+  });
+  const double fused_ms = gpu_median_ms(s.native(), 2, reps, [&] {
+    fused.run(x.data(), spectra.data(), CUFFT_FORWARD);
+    plain.run(spectra.data(), y.data(), CUFFT_INVERSE);
+  });
+  const double plain_ms = gpu_median_ms(s.native(), 2, reps, [&] { plain.run(x.data(), y.data(), CUFFT_FORWARD); });
+  const double prolog_ms = gpu_median_ms(s.native(), 2, reps, [&] { scaled.run(x.data(), y.data(), CUFFT_FORWARD); });
+  const std::string what = "raw cuFFT C2C c64 [" + std::to_string(rows) + ", " + std::to_string(n) + "]";
+  std::printf("(f) %s, the same fusions without cuplan (GPU time)\n", what.c_str());
+  ratio_line("raw fused (epilog product) + inverse", fused_ms, separate_ms, "ms", "separate");
+  std::printf("  raw speed-up separate/fused %.3f; cuplan (a) %.3f\n", separate_ms / fused_ms,
+              cuplan_times.separate_convolution_ms / cuplan_times.fused_convolution_ms);
+  ratio_line("raw FFT with a scaling prolog", prolog_ms, plain_ms, "ms", "plain");
+  std::printf("  raw ratio prolog/plain %.4f; cuplan (b) %.4f\n", prolog_ms / plain_ms,
+              cuplan_times.prolog_ms / cuplan_times.plain_ms);
+  ratio_line("cuplan fused convolution (a)", cuplan_times.fused_convolution_ms, fused_ms, "ms", "raw fused");
+  ratio_line("cuplan FFT with a scaling prolog (b)", cuplan_times.prolog_ms, prolog_ms, "ms", "raw prolog");
+  csv.row("f", what, "raw fused epilog product + inverse", fused_ms, "ms", "raw FFT + product kernel + FFT",
+          separate_ms);
+  csv.row("f", what, "raw FFT with a scaling prolog", prolog_ms, "ms", "raw FFT without callbacks", plain_ms);
+  csv.row("f", what, "cuplan fused convolution", cuplan_times.fused_convolution_ms, "ms", "raw fused convolution",
+          fused_ms);
 }
 
 void host_cost(bool quick, cp::StreamRef s, bench::Csv& csv) {
@@ -267,10 +385,11 @@ int main(int argc, char** argv) {
       std::printf("device: %s\n", prop.name);
       cp::Stream s;
       planning(s, csv);  // first: the process has compiled nothing yet
-      convolution_and_scale(options.quick, s, csv);
+      const FusedTimes fused = convolution_and_scale(options.quick, s, csv);
       host_cost(options.quick, s, csv);
+      raw_cufft(options.quick, s, fused, csv);
     } else {
-      std::printf("no CUDA device: GPU benchmarks (a)-(d) skipped\n");
+      std::printf("no CUDA device: GPU benchmarks (a)-(d) and (f) skipped\n");
     }
     cpu_case(options.quick, csv);
     return 0;

@@ -4,7 +4,9 @@
 // the operation, the timeout and what it waited for; every later call raises too; abort() raises StateError.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -106,6 +108,28 @@ TEST(CommStateTest, AFailedCallOfALiveCommunicatorIsALibraryError) {
   }
   EXPECT_FALSE(state.aborted());
   EXPECT_FALSE(state.check_async_error());  // no NCCL communicator: nothing to ask
+}
+
+// Abort actions (copy-engine exchanges register one to release the stream waits no peer will satisfy): each runs
+// once, at the first abort, by whichever thread aborts (here the watchdog); a removed one never runs.
+TEST(CommStateTest, AbortRunsEachRegisteredActionOnceAndNotRemovedOnes) {
+  CommState state;
+  state.size = 2;
+  state.set_timeout(20ms);
+  std::atomic<int> kept{0}, removed{0};
+  const std::uint64_t first = state.on_abort([&]() noexcept { kept.fetch_add(1); });
+  const std::uint64_t second = state.on_abort([&]() noexcept { removed.fetch_add(1); });
+  EXPECT_NE(first, second);
+  state.remove_abort_action(second);
+  state.remove_abort_action(12345);  // unknown ids are ignored
+  {
+    PeerWait wait(state, "DistributedMatmul::execute", "a block that never arrives");
+    ASSERT_TRUE(wait_for_abort(state, 30s)) << "the watchdog did not abort within 30 s";
+  }
+  EXPECT_EQ(kept.load(), 1);
+  EXPECT_EQ(removed.load(), 0);
+  EXPECT_FALSE(state.abort(CommState::Cause::user, "again"));
+  EXPECT_EQ(kept.load(), 1);  // not again
 }
 
 }  // namespace
