@@ -7,6 +7,10 @@
 // as source (cuplan hands it this header, found as <cuplan/fft_callback_device.hpp> with no include path), nvcc
 // compiling a callback to LTO-IR (nvcc -dlto, cuplan_add_fft_callback in CMake), and the host compiler for host
 // callables of CPU execution.
+//
+// The position helpers cost a multiply and a compare or two per axis, with no 64-bit integer division (which a GPU
+// runs as a long instruction sequence). Precondition: the offset is below 2^53 (the helpers are exact there; the
+// element offsets of any real buffer are far below).
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define CUPLAN_FFT_CALLBACK_FN __host__ __device__ inline
@@ -31,7 +35,7 @@ struct Info {
   void* user_data;
   /// Number of axes of the operand (prolog) or the result (epilog).
   int rank;
-  /// Number of entries in `extent`, `stride` and `axis`: the axes longer than 1.
+  /// Number of entries in `extent`, `stride`, `axis`, `reciprocal` and `dense_stride`: the axes longer than 1.
   int terms;
   /// Extents of the axes longer than 1, by decreasing stride.
   long long extent[max_rank];
@@ -39,7 +43,42 @@ struct Info {
   long long stride[max_rank];
   /// Which axis of the operand or result each entry is.
   int axis[max_rank];
+  /// 1.0 / stride[k], rounded to double: the helpers divide an offset by a stride with one multiply and correct
+  /// the quotient by at most one with integer arithmetic, where a 64-bit integer division costs dozens of
+  /// instructions on a GPU.
+  double reciprocal[max_rank];
+  /// Row-major stride of entry k's axis in a dense array of the operand's (result's) shape: the product of the
+  /// extents of the axes after it that are longer than 1. flat_index weighs entry k's index with it.
+  long long dense_stride[max_rank];
 };
+
+namespace detail {
+
+/// Divides `rest` by entry `k`'s stride: returns the quotient and leaves the remainder in `rest`. Exact for
+/// 0 <= rest < 2^53: rest converts to double exactly, and rounding 1/stride and the product each err by under
+/// 2^-53 relative, so on a quotient below 2^52 (a stride of 2 or more) the truncated product is the quotient or one
+/// off either way, which one integer step corrects. A stride of 1 divides nothing.
+CUPLAN_FFT_CALLBACK_FN long long divide(long long& rest, const Info& info, int k) {
+  const long long stride = info.stride[k];
+  if (stride == 1) {
+    const long long quotient = rest;
+    rest = 0;
+    return quotient;
+  }
+  long long quotient = static_cast<long long>(static_cast<double>(rest) * info.reciprocal[k]);
+  long long remainder = rest - quotient * stride;
+  if (remainder < 0) {
+    --quotient;
+    remainder += stride;
+  } else if (remainder >= stride) {
+    ++quotient;
+    remainder -= stride;
+  }
+  rest = remainder;
+  return quotient;
+}
+
+}  // namespace detail
 
 /// The user data pointer of the callback, as a T*.
 template <class T = void>
@@ -57,10 +96,7 @@ CUPLAN_FFT_CALLBACK_FN void indices(unsigned long long offset, const void* calle
   const Info& info = *static_cast<const Info*>(caller_info);
   for (int a = 0; a < info.rank; ++a) index[a] = 0;
   long long rest = static_cast<long long>(offset);
-  for (int k = 0; k < info.terms; ++k) {
-    index[info.axis[k]] = rest / info.stride[k];
-    rest -= index[info.axis[k]] * info.stride[k];
-  }
+  for (int k = 0; k < info.terms; ++k) index[info.axis[k]] = detail::divide(rest, info, k);
 }
 
 /// The index along `axis` of the element at `offset` (0 for an axis of length 1).
@@ -68,9 +104,8 @@ CUPLAN_FFT_CALLBACK_FN long long index(unsigned long long offset, const void* ca
   const Info& info = *static_cast<const Info*>(caller_info);
   long long rest = static_cast<long long>(offset);
   for (int k = 0; k < info.terms; ++k) {
-    const long long i = rest / info.stride[k];
+    const long long i = detail::divide(rest, info, k);
     if (info.axis[k] == axis) return i;
-    rest -= i * info.stride[k];
   }
   return 0;
 }
@@ -79,13 +114,9 @@ CUPLAN_FFT_CALLBACK_FN long long index(unsigned long long offset, const void* ca
 /// flat index a dense array of that shape would give it, whatever the buffer's layout.
 CUPLAN_FFT_CALLBACK_FN long long flat_index(unsigned long long offset, const void* caller_info) {
   const Info& info = *static_cast<const Info*>(caller_info);
-  long long index[max_rank];
-  indices(offset, caller_info, index);
-  long long extent[max_rank];
-  for (int a = 0; a < info.rank; ++a) extent[a] = 1;
-  for (int k = 0; k < info.terms; ++k) extent[info.axis[k]] = info.extent[k];
+  long long rest = static_cast<long long>(offset);
   long long flat = 0;
-  for (int a = 0; a < info.rank; ++a) flat = flat * extent[a] + index[a];
+  for (int k = 0; k < info.terms; ++k) flat += detail::divide(rest, info, k) * info.dense_stride[k];
   return flat;
 }
 

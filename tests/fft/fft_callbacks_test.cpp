@@ -126,9 +126,13 @@ TEST(FftCallbacksCpu, InfoDecomposesPaddedOffsets) {
   info.terms = 2;  // axis 1 has length 1
   info.extent[0] = 3;
   info.stride[0] = 40;
+  info.reciprocal[0] = 1.0 / 40;
+  info.dense_stride[0] = 7;
   info.axis[0] = 0;
   info.extent[1] = 7;
   info.stride[1] = 2;
+  info.reciprocal[1] = 1.0 / 2;
+  info.dense_stride[1] = 1;
   info.axis[1] = 2;
   long long index[fft_callback::max_rank];
   fft_callback::indices(2 * 40 + 5 * 2, &info, index);

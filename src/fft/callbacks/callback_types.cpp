@@ -74,6 +74,14 @@ fft_callback::Info make_callback_info(const Shape& shape, const Strides& strides
                       name, info.axis[k], info.extent[k], info.stride[k], inner_span),
           name, "");
   }
+  // What the helpers need to find positions without a 64-bit division (fft_callback_device.hpp): each stride's
+  // reciprocal, and each axis's stride in a dense array of the shape.
+  for (int k = 0; k < terms; ++k) {
+    info.reciprocal[k] = 1.0 / static_cast<double>(info.stride[k]);
+    info.dense_stride[k] = 1;
+    for (int j = 0; j < terms; ++j)
+      if (info.axis[j] > info.axis[k]) info.dense_stride[k] *= info.extent[j];
+  }
   return info;
 }
 
