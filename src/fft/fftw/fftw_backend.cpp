@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fft/fftw/fftw_backend.hpp"
 
+#include "fft/fftw/chunk_workers.hpp"
+
 #include <fftw3.h>
 #include <fmt/format.h>
 

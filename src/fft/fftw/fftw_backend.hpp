@@ -3,6 +3,7 @@
 // CPU backend: FFTW guru64 plans (float and double) over the planning layer's layout.
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "fft/planner.hpp"
 
 namespace cuplan::detail {
+
+class ChunkWorkers;
 
 /// One FFTW plan per direction needed (C2C: both, planned on first use). Planning takes FFTW's global planner
 /// lock (FFTW's planner is not thread-safe); execution does not. Plans are made for the arrays' alignment only and
@@ -63,7 +66,8 @@ class FftwPlan {
     void* plan;
   };
   std::vector<ChunkSlot> chunk_slots_;
-  std::vector<unsigned char> scratch_;  // the prolog's values of one chunk
+  std::vector<unsigned char> scratch_;     // the prolog's values of one chunk per worker
+  std::unique_ptr<ChunkWorkers> workers_;  // the threads that share the chunks, kept between executes
 };
 
 /// Plans of a measuring effort (FFTW_MEASURE / FFTW_PATIENT) made in this process: `measured` ran the planner's

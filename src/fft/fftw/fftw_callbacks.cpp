@@ -10,10 +10,10 @@
 #include <complex>
 #include <cstdint>
 #include <exception>
-#include <thread>
 #include <vector>
 
 #include "cuplan/errors.hpp"
+#include "fft/fftw/chunk_workers.hpp"
 #include "fft/fftw/fftw_backend.hpp"
 
 namespace cuplan::detail {
@@ -189,12 +189,11 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale, C
       errors[static_cast<std::size_t>(w)] = std::current_exception();
     }
   };
-  {
-    std::vector<std::jthread> threads;
-    threads.reserve(static_cast<std::size_t>(workers - 1));
-    for (int w = 1; w < workers; ++w) threads.emplace_back(share, w);
+  if (workers > 1 && !workers_) workers_ = std::make_unique<ChunkWorkers>();
+  if (workers > 1)
+    workers_->run(workers, share);
+  else
     share(0);
-  }  // joined
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
   // The normalisation scales what the epilog stored, as on CUDA (where it is a pass after cuFFT's).
