@@ -99,21 +99,35 @@ struct FusedTimes {
   double fused_convolution_ms = 0, separate_convolution_ms = 0, prolog_ms = 0, plain_ms = 0;
 };
 
+// The operands of (a), (b) and (f): a random c64 batch [rows, n], its spectra and two results, a random filter
+// spectrum of n and a scaling factor of 0.5, on GPU 0.
+struct ConvolutionData {
+  cp::Tensor x, spectra, y_separate, y_fused, filter, factor;
+};
+
+ConvolutionData convolution_data(long long rows, long long n, unsigned seed, cp::StreamRef s) {
+  const auto host = random_values(static_cast<std::size_t>(rows * n), seed);
+  const auto filter_host = random_values(static_cast<std::size_t>(n), seed + 1);
+  auto batch = [&] { return cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s); };
+  ConvolutionData d{batch(),
+                    batch(),
+                    batch(),
+                    batch(),
+                    cp::Tensor::empty({n}, cp::c64, cp::Device::cuda(0), s),
+                    cp::Tensor::empty({1}, cp::f32, cp::Device::cuda(0), s)};
+  cp::copy(cp::TensorView(const_cast<cfloat*>(host.data()), {rows, n}), d.x, s);
+  cp::copy(cp::TensorView(const_cast<cfloat*>(filter_host.data()), {n}), d.filter, s);
+  float half = 0.5f;
+  cp::copy(cp::TensorView(&half, {1}), d.factor, s);
+  return d;
+}
+
 FusedTimes convolution_and_scale(bool quick, cp::StreamRef s, bench::Csv& csv) {
   const long long rows = quick ? 512 : 4096, n = 16384;
   const int reps = quick ? 5 : 20;
-  const auto host = random_values(static_cast<std::size_t>(rows * n), 1);
-  const auto filter_host = random_values(static_cast<std::size_t>(n), 2);
-  cp::Tensor x = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor spectra = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor y_separate = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor y_fused = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor filter = cp::Tensor::empty({n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor factor = cp::Tensor::empty({1}, cp::f32, cp::Device::cuda(0), s);
-  cp::copy(cp::TensorView(const_cast<cfloat*>(host.data()), {rows, n}), x, s);
-  cp::copy(cp::TensorView(const_cast<cfloat*>(filter_host.data()), {n}), filter, s);
-  float half = 0.5f;
-  cp::copy(cp::TensorView(&half, {1}), factor, s);
+  const ConvolutionData d = convolution_data(rows, n, 1, s);
+  const cp::Tensor &x = d.x, &spectra = d.spectra, &y_separate = d.y_separate, &y_fused = d.y_fused, &filter = d.filter,
+                   &factor = d.factor;
 
   cp::FFT forward(x, {.axes = {1}, .stream = s});
   cp::FFT inverse(spectra, {.axes = {1}, .stream = s});
@@ -202,17 +216,8 @@ struct RawPlan {
 void raw_cufft(bool quick, cp::StreamRef s, const FusedTimes& cuplan_times, bench::Csv& csv) {
   const long long rows = quick ? 512 : 4096, n = 16384;
   const int reps = quick ? 5 : 20;
-  const auto host = random_values(static_cast<std::size_t>(rows * n), 5);
-  const auto filter_host = random_values(static_cast<std::size_t>(n), 6);
-  cp::Tensor x = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor spectra = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor y = cp::Tensor::empty({rows, n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor filter = cp::Tensor::empty({n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor factor = cp::Tensor::empty({1}, cp::f32, cp::Device::cuda(0), s);
-  cp::copy(cp::TensorView(const_cast<cfloat*>(host.data()), {rows, n}), x, s);
-  cp::copy(cp::TensorView(const_cast<cfloat*>(filter_host.data()), {n}), filter, s);
-  float half = 0.5f;
-  cp::copy(cp::TensorView(&half, {1}), factor, s);
+  const ConvolutionData d = convolution_data(rows, n, 5, s);
+  const cp::Tensor &x = d.x, &spectra = d.spectra, &y = d.y_separate, &filter = d.filter, &factor = d.factor;
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sm = prop.major * 10 + prop.minor;
