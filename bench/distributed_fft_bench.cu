@@ -541,7 +541,8 @@ void report(std::int64_t n, int gpus, const Args& a, double single, double xt, c
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::ChildArgs child_args(argc, argv);  // parse() tokenises in place: keep the originals for the children
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured, also into a file cut short by a timeout
+  bench::ChildArgs child_args(argc, argv);   // parse() tokenises in place: keep the originals for the children
   const Args a = parse(argc, argv);
   if (const auto child = bench::child_rank()) return child_main(*child, a);
   if (!cp::cuda_available()) {

@@ -451,6 +451,7 @@ ProcessRun run_processes(int ranks, std::int64_t redistribute_n, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured, also into a file cut short by a timeout
   bench::ChildArgs child_args(argc, argv);
   const Args a = parse(argc, argv);
   if (const auto child = bench::child_rank()) return child_main(*child, a);
