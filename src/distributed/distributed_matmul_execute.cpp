@@ -287,6 +287,17 @@ Tensor DistributedMatmulImpl::execute(const DistributedMatmulExecuteOptions& o) 
                              .writable = true});
   const StreamRef s = pick(o.stream);
   dist::DeviceGuard guard(comm_.device().index());
+  if (gather_.prepared()) {
+    // The all-gather's flags count executes: a captured graph would replay the counts of the execute it captured,
+    // and its waits would pass on stale blocks.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    CUPLAN_DIST_CUDA(cudaStreamIsCapturing(s.native(), &capture));
+    if (capture != cudaStreamCaptureStatusNone)
+      throw NotSupported(
+          "DistributedMatmul::execute: expected a stream that is not capturing a CUDA graph, got one that is; the "
+          "copy-engine all-gather counts executes in flags that a replayed graph would not advance (plan with "
+          "exchange = ExchangeMethod::nccl to capture executes)");
+  }
   phases_.begin(s, o.after);
   if (products_.empty()) make_products(s);
   Tensor result = o.out ? Tensor::wrap(*o.out) : Tensor::empty(shape, out_dtype_, comm_.device(), s);

@@ -285,6 +285,23 @@ std::vector<Case> cases() {
   std::vector<Case> v;
   auto add = [&](Case c) { v.push_back(std::move(c)); };
   add({.la = L(MD::row_blocks), .lb = L(MD::column_blocks), .ld = L(MD::column_blocks), .name = "allgather native"});
+  // Inside a node the automatic all-gather runs on copy engines; the NCCL ring it takes elsewhere, forced here.
+  add({.la = L(MD::row_blocks),
+       .lb = L(MD::column_blocks),
+       .ld = L(MD::column_blocks),
+       .exchange = cuplan::ExchangeMethod::nccl,
+       .name = "allgather native over NCCL"});
+  add({.m = 70,
+       .n = 44,
+       .k = 31,
+       .dtype = cuplan::f32,
+       .ta = true,
+       .la = L(MD::column_blocks),
+       .lb = L(MD::column_blocks),
+       .ld = L(MD::column_blocks),
+       .algorithm = A::allgather_gemm,
+       .exchange = cuplan::ExchangeMethod::nccl,
+       .name = "allgather A^T over NCCL"});
   add({.la = L(MD::column_blocks), .lb = L(MD::row_blocks), .ld = L(MD::row_blocks), .name = "reduce_scatter native"});
   add({.la = L(MD::grid), .lb = L(MD::grid), .ld = L(MD::grid), .name = "summa native"});
   add({.la = L(MD::block_cyclic, {0, 0}, {8, 5}),
@@ -487,6 +504,52 @@ TEST(DistributedMatmulStreams, ExecuteBehindABusyKernelDoesNotBlock) {
     });
     EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), tolerance(c.dtype, c.epilog));
   }
+}
+
+// The copy-engine all-gather counts executes in flags: an execute on a stream that captures a CUDA graph raises
+// NotSupported on every rank before it enqueues anything, and the object runs on after it.
+TEST(DistributedMatmulStreams, CopyEngineAllGatherRefusesACapturingStream) {
+  CUPLAN_REQUIRE_GPUS(2);
+  if (!cuplan::testing::peers_reachable(2)) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
+  auto comms = local_comms(2);
+  const Case c{.la = L(MatrixDistribution::row_blocks),
+               .lb = L(MatrixDistribution::column_blocks),
+               .ld = L(MatrixDistribution::column_blocks),
+               .name = "allgather"};
+  const Operands ops = make_operands(c, 11);
+  const Matrix want = reference(c, ops.a, ops.b, ops.c, ops.bias);
+  Matrix got{c.m, c.n, std::vector<cplx>(want.v.size(), cplx(std::nan(""), 0))};
+  std::mutex m;
+  std::atomic<int> refused{0};
+  on_ranks(comms, [&](int, Communicator& comm) {
+    const cuplan::Stream s(comm.device());
+    DistributedMatmulOptions o = options_of(c);
+    o.stream = s.ref();
+    const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
+    auto a = upload(scatter(blocks.a, ops.a, c.dtype), blocks.a.local_shape, c.dtype, comm, s);
+    auto b = upload(scatter(blocks.b, ops.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
+    DistributedMatmul mm(comm, c.m, c.n, c.k, a, b, o);
+    mm.plan();
+    EXPECT_EQ(mm.exchange_method(), cuplan::ExchangeMethod::copy_engine);
+    CUPLAN_HARNESS_CUDA(cudaStreamSynchronize(s));
+    CUPLAN_HARNESS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    try {
+      (void)mm.execute({.stream = s.ref()});
+    } catch (const cuplan::NotSupported& e) {
+      if (std::string(e.what()).find("capturing") != std::string::npos) refused.fetch_add(1);
+    }
+    cudaGraph_t graph = nullptr;
+    CUPLAN_HARNESS_CUDA(cudaStreamEndCapture(s, &graph));
+    if (graph != nullptr) CUPLAN_HARNESS_CUDA(cudaGraphDestroy(graph));
+    const auto d = mm.execute({.stream = s.ref()});
+    std::vector<unsigned char> host(static_cast<std::size_t>(d.numel()) * c.dtype.size());
+    CUPLAN_HARNESS_CUDA(cudaMemcpyAsync(host.data(), d.data(), host.size(), cudaMemcpyDeviceToHost, s));
+    CUPLAN_HARNESS_CUDA(cudaStreamSynchronize(s));
+    std::lock_guard lock(m);
+    gather(blocks.d, host, c.dtype, got);
+  });
+  EXPECT_EQ(refused.load(), 2);
+  EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), tolerance(c.dtype, c.epilog));
 }
 
 // A rank whose m differs: InvalidArgument naming the field on every rank, never a hang.
