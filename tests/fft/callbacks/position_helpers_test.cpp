@@ -158,7 +158,7 @@ Layout random_layout(std::mt19937_64& rng, int rank, long long top, long long ma
         step = std::max(step, draw(rng, top / (2 * l.shape[a]), 2 * top / l.shape[a]));
       l.strides[a] = step;
       fits = step < offset_limit / l.shape[a];
-      step *= l.shape[a];
+      if (fits) step *= l.shape[a];  // else the layout is drawn again (the product could overflow)
     }
     if (fits && span_of(l) < offset_limit) return l;
   }
@@ -302,15 +302,17 @@ TEST(FftCallbackPositions, OffsetsWhereTheDoubleProductIsOneOffAreCorrected) {
     for (const long long at : {offset_limit, two_to(52), two_to(40)})
       for (long long j = 0; j < 3000; ++j) quotients.push_back(at / s - j);
     for (int i = 0; i < 3000; ++i) quotients.push_back(draw(rng, 1, (offset_limit - 1) / s));
-    for (const long long q : quotients)
+    for (const long long q : quotients) {
+      if (q < 1 || q > offset_limit / s) continue;  // before the products below, which could overflow
       for (const long long offset : {q * s - 1, q * s, q * s + 1, q * s + s - 1}) {
-        if (q < 1 || offset < 0 || offset >= offset_limit) continue;
+        if (offset >= offset_limit) continue;
         ++checked;
         ASSERT_TRUE(helpers_agree(offset, info));
         const auto product = static_cast<long long>(static_cast<double>(offset) * info.reciprocal[0]);
         product_below += product < offset / s ? 1 : 0;
         product_above += product > offset / s ? 1 : 0;
       }
+    }
   }
   // The offsets above include some where the double product alone is one short and some where it is one over, so
   // a correction missing on either side would fail this test.
