@@ -3,9 +3,9 @@
 // The moving half of the exchange layer: one object per exchange that moves a distributed array from every rank's
 // source local array to every rank's destination local array, as planned by plan_boxes. Inside a node (every rank
 // able to address every other's memory) the copy engines copy each piece straight into the peer's receive buffer,
-// one stream per peer so that the links run at once, between two barriers; elsewhere, or on request, NCCL carries
-// the packed pieces in one group of sends and receives. Every call that is collective says so; every rank makes
-// them in the same order.
+// one peer after another in shifted-ring order on one copy stream, between two barriers; elsewhere, or on request,
+// NCCL carries the packed pieces in one group of sends and receives. Every call that is collective says so; every
+// rank makes them in the same order.
 
 #include <cuda_runtime_api.h>
 
