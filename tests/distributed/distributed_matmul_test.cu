@@ -5,236 +5,30 @@
 // the grid, each rank's D (poisoned first) is gathered and compared with the float64 product of the whole operands
 // on the CPU (inputs rounded to the operand dtype first). One rank is the single-GPU Matmul. Ranks that disagree
 // raise InvalidArgument on every rank.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
 #include <complex>
+#include <mutex>
 #include <random>
 
 #include "cuplan/distributed_matmul.hpp"
-#include "distributed/busy_stream.cuh"
+#include "distributed/distributed_matmul_cases.cuh"
 #include "distributed/rank_harness.hpp"
 
 namespace {
 
-using cuplan::Communicator;
-using cuplan::DistributedMatmul;
-using cuplan::DistributedMatmulAlgorithm;
-using cuplan::DistributedMatmulOptions;
-using cuplan::DType;
-using cuplan::Epilog;
-using cuplan::MatrixDistribution;
-using cuplan::MatrixLayout;
-using cplx = std::complex<double>;
+using namespace cuplan::testing::distributed_matmul;
 using cuplan::testing::local_comms;
 using cuplan::testing::on_ranks;
-
-// One element of `dtype` from / to a complex double (imaginary part dropped for real types).
-void store(DType t, cplx v, unsigned char* p) {
-  switch (t.code()) {
-    case cuplan::DTypeCode::f16: {
-      const __half h = __double2half(v.real());
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case cuplan::DTypeCode::bf16: {
-      const __nv_bfloat16 h = __double2bfloat16(v.real());
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case cuplan::DTypeCode::f32: {
-      const float f = static_cast<float>(v.real());
-      std::memcpy(p, &f, 4);
-      break;
-    }
-    case cuplan::DTypeCode::f64:
-      std::memcpy(p, &v, 8);
-      break;
-    case cuplan::DTypeCode::c64: {
-      const std::complex<float> c(v);
-      std::memcpy(p, &c, 8);
-      break;
-    }
-    default:
-      std::memcpy(p, &v, 16);
-  }
-}
-cplx load(DType t, const unsigned char* p) {
-  switch (t.code()) {
-    case cuplan::DTypeCode::f16: {
-      __half h;
-      std::memcpy(&h, p, 2);
-      return __half2float(h);
-    }
-    case cuplan::DTypeCode::bf16: {
-      __nv_bfloat16 h;
-      std::memcpy(&h, p, 2);
-      return __bfloat162float(h);
-    }
-    case cuplan::DTypeCode::f32: {
-      float f;
-      std::memcpy(&f, p, 4);
-      return f;
-    }
-    case cuplan::DTypeCode::f64: {
-      double d;
-      std::memcpy(&d, p, 8);
-      return d;
-    }
-    case cuplan::DTypeCode::c64: {
-      std::complex<float> c;
-      std::memcpy(&c, p, 8);
-      return cplx(c);
-    }
-    default: {
-      cplx c;
-      std::memcpy(&c, p, 16);
-      return c;
-    }
-  }
-}
-
-// A global row-major matrix of random values, rounded to `dtype` (so that the reference sees what the GPUs see).
-struct Matrix {
-  std::int64_t rows = 0, cols = 0;
-  std::vector<cplx> v;
-  cplx at(std::int64_t i, std::int64_t j) const { return v[static_cast<std::size_t>(i * cols + j)]; }
-};
-Matrix random_matrix(std::int64_t rows, std::int64_t cols, DType dtype, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  Matrix m{rows, cols, std::vector<cplx>(static_cast<std::size_t>(rows * cols))};
-  unsigned char buf[16];
-  for (cplx& x : m.v) {
-    store(dtype, cplx(u(rng), dtype.is_complex() ? u(rng) : 0.0), buf);
-    x = load(dtype, buf);
-  }
-  return m;
-}
-
-struct Case {
-  std::int64_t m = 37, n = 29, k = 23;
-  DType dtype = cuplan::f64;
-  bool ta = false, tb = false;
-  MatrixLayout la{}, lb{}, ld{};
-  DistributedMatmulAlgorithm algorithm = DistributedMatmulAlgorithm::automatic;
-  Epilog epilog = Epilog::none;
-  double beta = 0;
-  cuplan::ExchangeMethod exchange = cuplan::ExchangeMethod::automatic;
-  std::string name;
-};
-
-MatrixLayout L(MatrixDistribution d, std::array<int, 2> grid = {0, 0}, std::array<std::int64_t, 2> block = {0, 0}) {
-  return {d, grid, block};
-}
-
-double tolerance(DType t) {
-  return t == cuplan::f64 || t == cuplan::c128  ? 1e-12
-         : t == cuplan::f32 || t == cuplan::c64 ? 1e-5
-         : t == cuplan::f16                     ? 5e-3
-                                                : 3e-2;
-}
-
-// cuBLASLt's gelu (folded into a local product) is its own tanh approximation: it agrees with the float64 formula to
-// about 1e-10 in f64 (measured 1.1e-10 here), as the single-GPU Matmul tests allow.
-double tolerance(DType t, Epilog e) {
-  const bool gelu = e == Epilog::gelu || e == Epilog::gelu_bias;
-  return gelu ? std::max(tolerance(t), 1e-9) : tolerance(t);
-}
-
-// The float64 product on the CPU, epilog included.
-Matrix reference(const Case& c, const Matrix& a, const Matrix& b, const Matrix& cm, const std::vector<cplx>& bias) {
-  Matrix d{c.m, c.n, std::vector<cplx>(static_cast<std::size_t>(c.m * c.n))};
-  const double alpha = 1.25;
-  for (std::int64_t i = 0; i < c.m; ++i)
-    for (std::int64_t j = 0; j < c.n; ++j) {
-      cplx s = 0;
-      for (std::int64_t q = 0; q < c.k; ++q) s += (c.ta ? a.at(q, i) : a.at(i, q)) * (c.tb ? b.at(j, q) : b.at(q, j));
-      cplx x = alpha * s + c.beta * cm.at(i, j);
-      const Epilog e = c.epilog;
-      if (e == Epilog::bias || e == Epilog::relu_bias || e == Epilog::gelu_bias) x += bias[static_cast<std::size_t>(i)];
-      if (e == Epilog::relu || e == Epilog::relu_bias) x = std::max(x.real(), 0.0);
-      if (e == Epilog::gelu || e == Epilog::gelu_bias) {
-        const double r = x.real();
-        x = 0.5 * r * (1 + std::tanh(0.7978845608028654 * (r + 0.044715 * r * r * r)));
-      }
-      d.v[static_cast<std::size_t>(i * c.n + j)] = x;
-    }
-  return d;
-}
-
-// This rank's local array of a global matrix, as the layout places its blocks.
-std::vector<unsigned char> scatter(const cuplan::DistributedMatrix& local, const Matrix& g, DType t) {
-  const std::int64_t cols = local.local_shape[1];
-  std::vector<unsigned char> out(static_cast<std::size_t>(local.local_shape[0] * cols) * t.size());
-  for (const auto& blk : local.blocks)
-    for (std::int64_t i = 0; i < blk.global.extent[0]; ++i)
-      for (std::int64_t j = 0; j < blk.global.extent[1]; ++j)
-        store(t, g.at(blk.global.offset[0] + i, blk.global.offset[1] + j),
-              out.data() +
-                  static_cast<std::size_t>((blk.local_offset[0] + i) * cols + blk.local_offset[1] + j) * t.size());
-  return out;
-}
-
-void gather(const cuplan::DistributedMatrix& local, const std::vector<unsigned char>& bytes, DType t, Matrix& g) {
-  const std::int64_t cols = local.local_shape[1];
-  for (const auto& blk : local.blocks)
-    for (std::int64_t i = 0; i < blk.global.extent[0]; ++i)
-      for (std::int64_t j = 0; j < blk.global.extent[1]; ++j)
-        g.v[static_cast<std::size_t>((blk.global.offset[0] + i) * g.cols + blk.global.offset[1] + j)] = load(
-            t, bytes.data() +
-                   static_cast<std::size_t>((blk.local_offset[0] + i) * cols + blk.local_offset[1] + j) * t.size());
-}
-
-cuplan::Tensor upload(const std::vector<unsigned char>& host, const cuplan::Shape& shape, DType t,
-                      const Communicator& comm, const cuplan::Stream& s) {
-  auto x = cuplan::Tensor::empty(shape, t, comm.device(), s.ref());
-  if (!host.empty())
-    CUPLAN_HARNESS_CUDA(cudaMemcpyAsync(x.data(), host.data(), host.size(), cudaMemcpyHostToDevice, s));
-  return x;
-}
-
-struct Operands {
-  Matrix a, b, c;
-  std::vector<cplx> bias;
-};
-Operands make_operands(const Case& c, unsigned seed) {
-  std::mt19937_64 rng(seed);  // the same values in every process
-  Operands o;
-  o.a = random_matrix(c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.dtype, rng);
-  o.b = random_matrix(c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.dtype, rng);
-  o.c = random_matrix(c.m, c.n, c.dtype, rng);
-  const Matrix bias = random_matrix(c.m, 1, c.dtype, rng);
-  o.bias = bias.v;
-  return o;
-}
-
-DistributedMatmulOptions options_of(const Case& c) {
-  DistributedMatmulOptions o;
-  o.alpha = 1.25;
-  o.beta = c.beta;
-  o.epilog = c.epilog;
-  o.transpose_a = c.ta;
-  o.transpose_b = c.tb;
-  o.layout_a = c.la;
-  o.layout_b = c.lb;
-  o.layout_d = c.ld;
-  o.algorithm = c.algorithm;
-  o.exchange = c.exchange;
-  o.min_panels = 3;
-  return o;
-}
 
 // One rank: scatter, plan, execute twice into a poisoned D, gather its blocks into `got`.
 void run_rank(const Case& c, const Operands& ops, Communicator& comm, Matrix& got, std::mutex& m) {
   const cuplan::Stream s(comm.device());
   DistributedMatmulOptions o = options_of(c);
   o.stream = s.ref();
-  const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
-  auto a = upload(scatter(blocks.a, ops.a, c.dtype), blocks.a.local_shape, c.dtype, comm, s);
-  auto b = upload(scatter(blocks.b, ops.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
+  const auto [blocks, a, b] = upload_operands(c, ops.a, ops.b, comm, s, o);
   auto cc = upload(scatter(blocks.c, ops.c, c.dtype), blocks.c.local_shape, c.dtype, comm, s);
   // The bias of this rank's local rows of D, in local order.
   std::vector<unsigned char> bias_host(static_cast<std::size_t>(blocks.bias_length) * c.dtype.size());
@@ -450,9 +244,7 @@ TEST(DistributedMatmul, ResetOperandThenExecuteUsesTheNewOperand) {
     const cuplan::Stream s(comm.device());
     DistributedMatmulOptions o = options_of(c);
     o.stream = s.ref();
-    const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
-    auto a = upload(scatter(blocks.a, first.a, c.dtype), blocks.a.local_shape, c.dtype, comm, s);
-    auto b1 = upload(scatter(blocks.b, first.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
+    const auto [blocks, a, b1] = upload_operands(c, first.a, first.b, comm, s, o);
     auto b2 = upload(scatter(blocks.b, second.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
     DistributedMatmul mm(comm, c.m, c.n, c.k, a, b1, o);
     EXPECT_THROW((void)mm.execute(), cuplan::StateError);  // never plans: planning is collective and may block
@@ -466,90 +258,6 @@ TEST(DistributedMatmul, ResetOperandThenExecuteUsesTheNewOperand) {
     gather(blocks.d, host, c.dtype, got);
   });
   EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), 1e-12);
-}
-
-// The stream contract: planned on one stream, executed on another behind a busy kernel, execute returns before
-// that kernel ends (it only enqueues), and the product is right once the stream gets to it.
-TEST(DistributedMatmulStreams, ExecuteBehindABusyKernelDoesNotBlock) {
-  CUPLAN_REQUIRE_GPUS(1);
-  auto comms = local_comms(std::min(cuplan::cuda_device_count(), 4));
-  for (const Case& c : {Case{.la = L(MatrixDistribution::row_blocks),
-                       .lb = L(MatrixDistribution::column_blocks),
-                       .ld = L(MatrixDistribution::column_blocks),
-                       .name = "allgather"},
-                        Case{.la = L(MatrixDistribution::grid),
-                        .lb = L(MatrixDistribution::grid),
-                        .ld = L(MatrixDistribution::block_cyclic, {0, 0}, {4, 4}),
-                        .epilog = Epilog::gelu,
-                        .name = "summa into block-cyclic"}}) {
-    SCOPED_TRACE(c.name);
-    const Operands ops = make_operands(c, 7);
-    const Matrix want = reference(c, ops.a, ops.b, ops.c, ops.bias);
-    Matrix got{c.m, c.n, std::vector<cplx>(want.v.size(), cplx(std::nan(""), 0))};
-    std::mutex m;
-    on_ranks(comms, [&](int, Communicator& comm) {
-      const cuplan::Stream planning(comm.device()), running(comm.device());
-      DistributedMatmulOptions o = options_of(c);
-      o.stream = planning.ref();
-      const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
-      auto a = upload(scatter(blocks.a, ops.a, c.dtype), blocks.a.local_shape, c.dtype, comm, planning);
-      auto b = upload(scatter(blocks.b, ops.b, c.dtype), blocks.b.local_shape, c.dtype, comm, planning);
-      DistributedMatmul mm(comm, c.m, c.n, c.k, a, b, o);
-      const auto d = cuplan::testing::plan_and_execute_behind_busy_kernel(mm, planning, running);
-      const auto host = d.to(cuplan::Device::cpu(), running.ref());
-      std::vector<unsigned char> bytes(static_cast<const unsigned char*>(host.data()),
-                                       static_cast<const unsigned char*>(host.data()) + host.numel() * 8);
-      std::lock_guard lock(m);
-      gather(blocks.d, bytes, c.dtype, got);
-    });
-    EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), tolerance(c.dtype, c.epilog));
-  }
-}
-
-// The copy-engine all-gather counts executes in flags: an execute on a stream that captures a CUDA graph raises
-// NotSupported on every rank before it enqueues anything, and the object runs on after it.
-TEST(DistributedMatmulStreams, CopyEngineAllGatherRefusesACapturingStream) {
-  CUPLAN_REQUIRE_GPUS(2);
-  if (!cuplan::testing::peers_reachable(2)) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
-  auto comms = local_comms(2);
-  const Case c{.la = L(MatrixDistribution::row_blocks),
-               .lb = L(MatrixDistribution::column_blocks),
-               .ld = L(MatrixDistribution::column_blocks),
-               .name = "allgather"};
-  const Operands ops = make_operands(c, 11);
-  const Matrix want = reference(c, ops.a, ops.b, ops.c, ops.bias);
-  Matrix got{c.m, c.n, std::vector<cplx>(want.v.size(), cplx(std::nan(""), 0))};
-  std::mutex m;
-  std::atomic<int> refused{0};
-  on_ranks(comms, [&](int, Communicator& comm) {
-    const cuplan::Stream s(comm.device());
-    DistributedMatmulOptions o = options_of(c);
-    o.stream = s.ref();
-    const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
-    auto a = upload(scatter(blocks.a, ops.a, c.dtype), blocks.a.local_shape, c.dtype, comm, s);
-    auto b = upload(scatter(blocks.b, ops.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
-    DistributedMatmul mm(comm, c.m, c.n, c.k, a, b, o);
-    mm.plan();
-    EXPECT_EQ(mm.exchange_method(), cuplan::ExchangeMethod::copy_engine);
-    CUPLAN_HARNESS_CUDA(cudaStreamSynchronize(s));
-    CUPLAN_HARNESS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    try {
-      (void)mm.execute({.stream = s.ref()});
-    } catch (const cuplan::NotSupported& e) {
-      if (std::string(e.what()).find("capturing") != std::string::npos) refused.fetch_add(1);
-    }
-    cudaGraph_t graph = nullptr;
-    CUPLAN_HARNESS_CUDA(cudaStreamEndCapture(s, &graph));
-    if (graph != nullptr) CUPLAN_HARNESS_CUDA(cudaGraphDestroy(graph));
-    const auto d = mm.execute({.stream = s.ref()});
-    std::vector<unsigned char> host(static_cast<std::size_t>(d.numel()) * c.dtype.size());
-    CUPLAN_HARNESS_CUDA(cudaMemcpyAsync(host.data(), d.data(), host.size(), cudaMemcpyDeviceToHost, s));
-    CUPLAN_HARNESS_CUDA(cudaStreamSynchronize(s));
-    std::lock_guard lock(m);
-    gather(blocks.d, host, c.dtype, got);
-  });
-  EXPECT_EQ(refused.load(), 2);
-  EXPECT_LT(cuplan::testing::relative_error(got.v, want.v), tolerance(c.dtype, c.epilog));
 }
 
 // A rank whose m differs: InvalidArgument naming the field on every rank, never a hang.
