@@ -228,17 +228,15 @@ inline DistributedMatmulOptions options_of(const Case& c) {
   return o;
 }
 
-// One rank's A and B of the global `a` and `b`, in the local layouts that `o` gives it, uploaded on `s`.
+// One rank's A and B of the global `a` and `b`, in the local layouts of `blocks`, uploaded on `s`.
 struct RankOperands {
-  cuplan::DistributedMatmulBlocks blocks;
   cuplan::Tensor a, b;
 };
-inline RankOperands upload_operands(const Case& c, const Matrix& a, const Matrix& b, const Communicator& comm,
-                                    const cuplan::Stream& s, const DistributedMatmulOptions& o) {
-  RankOperands r{DistributedMatmul::blocks(comm, c.m, c.n, c.k, o), {}, {}};
-  r.a = upload(scatter(r.blocks.a, a, c.dtype), r.blocks.a.local_shape, c.dtype, comm, s);
-  r.b = upload(scatter(r.blocks.b, b, c.dtype), r.blocks.b.local_shape, c.dtype, comm, s);
-  return r;
+inline RankOperands upload_operands(const Case& c, const Matrix& a, const Matrix& b,
+                                    const cuplan::DistributedMatmulBlocks& blocks, const Communicator& comm,
+                                    const cuplan::Stream& s) {
+  return {upload(scatter(blocks.a, a, c.dtype), blocks.a.local_shape, c.dtype, comm, s),
+          upload(scatter(blocks.b, b, c.dtype), blocks.b.local_shape, c.dtype, comm, s)};
 }
 
 }  // namespace cuplan::testing::distributed_matmul

@@ -45,7 +45,8 @@ TEST(DistributedMatmulStreams, ExecuteBehindABusyKernelDoesNotBlock) {
       const cuplan::Stream planning(comm.device()), running(comm.device());
       DistributedMatmulOptions o = options_of(c);
       o.stream = planning.ref();
-      const auto [blocks, a, b] = upload_operands(c, ops.a, ops.b, comm, planning, o);
+      const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
+      const auto [a, b] = upload_operands(c, ops.a, ops.b, blocks, comm, planning);
       DistributedMatmul mm(comm, c.m, c.n, c.k, a, b, o);
       const auto d = cuplan::testing::plan_and_execute_behind_busy_kernel(mm, planning, running);
       const auto host = d.to(cuplan::Device::cpu(), running.ref());
@@ -77,7 +78,8 @@ TEST(DistributedMatmulStreams, CopyEngineAllGatherRefusesACapturingStream) {
     const cuplan::Stream s(comm.device());
     DistributedMatmulOptions o = options_of(c);
     o.stream = s.ref();
-    const auto [blocks, a, b] = upload_operands(c, ops.a, ops.b, comm, s, o);
+    const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
+    const auto [a, b] = upload_operands(c, ops.a, ops.b, blocks, comm, s);
     DistributedMatmul mm(comm, c.m, c.n, c.k, a, b, o);
     mm.plan();
     EXPECT_EQ(mm.exchange_method(), cuplan::ExchangeMethod::copy_engine);

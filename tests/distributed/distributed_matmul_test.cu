@@ -28,7 +28,8 @@ void run_rank(const Case& c, const Operands& ops, Communicator& comm, Matrix& go
   const cuplan::Stream s(comm.device());
   DistributedMatmulOptions o = options_of(c);
   o.stream = s.ref();
-  const auto [blocks, a, b] = upload_operands(c, ops.a, ops.b, comm, s, o);
+  const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
+  const auto [a, b] = upload_operands(c, ops.a, ops.b, blocks, comm, s);
   auto cc = upload(scatter(blocks.c, ops.c, c.dtype), blocks.c.local_shape, c.dtype, comm, s);
   // The bias of this rank's local rows of D, in local order.
   std::vector<unsigned char> bias_host(static_cast<std::size_t>(blocks.bias_length) * c.dtype.size());
@@ -244,7 +245,8 @@ TEST(DistributedMatmul, ResetOperandThenExecuteUsesTheNewOperand) {
     const cuplan::Stream s(comm.device());
     DistributedMatmulOptions o = options_of(c);
     o.stream = s.ref();
-    const auto [blocks, a, b1] = upload_operands(c, first.a, first.b, comm, s, o);
+    const auto blocks = DistributedMatmul::blocks(comm, c.m, c.n, c.k, o);
+    const auto [a, b1] = upload_operands(c, first.a, first.b, blocks, comm, s);
     auto b2 = upload(scatter(blocks.b, second.b, c.dtype), blocks.b.local_shape, c.dtype, comm, s);
     DistributedMatmul mm(comm, c.m, c.n, c.k, a, b1, o);
     EXPECT_THROW((void)mm.execute(), cuplan::StateError);  // never plans: planning is collective and may block
