@@ -15,8 +15,6 @@
 #include <string_view>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "cuplan/device.hpp"
 #include "cuplan/export.hpp"
 #include "cuplan/fft.hpp"
@@ -268,51 +266,3 @@ class CUPLAN_API DistributedFFT {
 
 }  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
-
-template <>
-struct fmt::formatter<cuplan::Decomposition> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(cuplan::Decomposition decomposition, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(cuplan::to_string(decomposition), ctx);
-  }
-};
-
-template <>
-struct fmt::formatter<cuplan::ExchangeMethod> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(cuplan::ExchangeMethod method, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(cuplan::to_string(method), ctx);
-  }
-};
-
-template <>
-struct fmt::formatter<cuplan::InputLayout> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(cuplan::InputLayout layout, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(cuplan::to_string(layout), ctx);
-  }
-};
-
-template <>
-struct fmt::formatter<cuplan::DistributedBox> {
-  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
-  template <class Context>
-  auto format(const cuplan::DistributedBox& box, Context& ctx) const {
-    auto out = ctx.out();
-    const char* label = "box offset [";
-    for (const auto* axes : {&box.offset, &box.extent}) {
-      out = fmt::format_to(out, "{}", label);
-      for (std::size_t i = 0; i < axes->size(); ++i) out = fmt::format_to(out, "{}{}", i ? ", " : "", (*axes)[i]);
-      label = "] extent [";
-    }
-    return fmt::format_to(out, "]");
-  }
-};
-
-template <>
-struct fmt::formatter<cuplan::DistributedFFT> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(const cuplan::DistributedFFT& fft, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(fft.describe(), ctx);
-  }
-};

@@ -15,8 +15,6 @@
 #include <string_view>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "cuplan/distributed.hpp"
 #include "cuplan/matmul.hpp"
 
@@ -189,19 +187,3 @@ class CUPLAN_API DistributedMatmul {
 
 }  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
-
-template <>
-struct fmt::formatter<cuplan::DistributedMatmulAlgorithm> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(cuplan::DistributedMatmulAlgorithm a, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(cuplan::to_string(a), ctx);
-  }
-};
-
-template <>
-struct fmt::formatter<cuplan::DistributedMatmul> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(const cuplan::DistributedMatmul& m, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(m.describe(), ctx);
-  }
-};

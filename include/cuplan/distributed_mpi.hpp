@@ -11,8 +11,6 @@
 #include <string>
 #include <type_traits>
 
-#include <fmt/format.h>
-
 #include "cuplan/device.hpp"
 #include "cuplan/distributed.hpp"
 #include "cuplan/errors.hpp"
@@ -32,8 +30,8 @@ inline void check_mpi(int status, const char* call) {
   int length = 0;
   MPI_Error_string(status, text.data(), &length);
   throw LibraryError("MPI", call, status, "MPI error",
-                     fmt::format("MPI call failed: {} returned {}: {}", call, status,
-                                 std::string(text.data(), static_cast<std::size_t>(length))));
+                     std::string("MPI call failed: ") + call + " returned " + std::to_string(status) + ": " +
+                         std::string(text.data(), static_cast<std::size_t>(length)));
 }
 
 }  // namespace detail
@@ -60,10 +58,10 @@ inline Device default_device(MPI_Comm comm) {
   const int local = node_local_rank(comm);
   const int devices = cuda_device_count();
   if (devices == 0)
-    throw NotSupported(fmt::format(
+    throw NotSupported(
         "no CUDA device: cuplan::mpi::default_device: expected at least one visible CUDA device, got 0 (node-local "
-        "rank {})",
-        local));
+        "rank " +
+        std::to_string(local) + ")");
   return Device::cuda(local % devices);
 }
 

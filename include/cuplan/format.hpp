@@ -12,7 +12,7 @@
 //   "StreamRef(legacy default)", Event "Event(recorded, timing)",
 //   AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)", EventRef "EventRef(0x...)",
 //   PlanCacheStats "plan cache: 5 hits, 1 misses, ...", memory::Stats "device memory: 1024 B in use, peak 4096 B,
-//   ...", FFT and Matmul by describe() (their plan). (cuplan/distributed.hpp formats its own types.)
+//   ...", FFT and Matmul by describe() (their plan). (The distributed types: cuplan/distributed_format.hpp.)
 // Opt-in: cuplan/cuplan.hpp does not include this header (nor fmt); a file that formats cuplan types with fmt
 // includes it. The names the formatters print (to_string, error_kind) are in cuplan/names.hpp, which needs no fmt.
 

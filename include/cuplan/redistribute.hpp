@@ -12,8 +12,6 @@
 #include <optional>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "cuplan/distributed.hpp"
 
 namespace cuplan {
@@ -103,11 +101,3 @@ class CUPLAN_API Redistribute {
 
 }  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan
-
-template <>
-struct fmt::formatter<cuplan::Redistribute> : fmt::formatter<std::string_view> {
-  template <class Context>
-  auto format(const cuplan::Redistribute& r, Context& ctx) const {
-    return fmt::formatter<std::string_view>::format(r.describe(), ctx);
-  }
-};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuplan/distributed.hpp"
+#include "cuplan/distributed_format.hpp"
 #include "cuplan/errors.hpp"
 #include "distributed/decomposition.hpp"
 
@@ -19,6 +20,9 @@ namespace {
 TEST(DistributedFormat, EnumsAndBoxesPrintByName) {
   EXPECT_EQ(fmt::format("{}", cuplan::Decomposition::pencil), "pencil");
   EXPECT_EQ(fmt::format("{}", cuplan::InputLayout::transposed), "transposed");
+  EXPECT_EQ(fmt::format("{}", cuplan::ExchangeMethod::copy_engine), "copy_engine");
+  EXPECT_EQ(fmt::format("{}", cuplan::DistributedMatmulAlgorithm::summa), "summa");
+  EXPECT_EQ(fmt::format("{:>6}", cuplan::Decomposition::slab), "  slab");  // format specs of string_view apply
   EXPECT_EQ(fmt::format("{}", cuplan::DistributedBox{{0, 16, 0}, {64, 16, 32}}),
             "box offset [0, 16, 0] extent [64, 16, 32]");
 }

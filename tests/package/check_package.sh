@@ -64,13 +64,26 @@ esac
 echo "== configuring the $mode consumer"
 "${configure[@]}"
 echo "== building the $mode consumer"
-programs=(cuplan_consumer format_consumer readme_example getting_started)
-[[ "$mode" == cuda ]] && programs+=(cuda_consumer)
+# The consumer project lists its programs (the distributed ones where the package has cuplan::distributed).
+IFS=';' read -r -a programs <"$work/consumer/programs.txt"
+[[ "$mode" == cuda && " ${programs[*]} " != *" cuda_consumer "* ]] && { echo "FAILED: no cuda_consumer" >&2; exit 1; }
+if [[ "$cuda_enabled" != OFF && "$mode" != subdirectory ]] && ls "$prefix"/lib*/libcuplan_distributed.so >/dev/null 2>&1 &&
+  [[ " ${programs[*]} " != *" distributed_consumer "* ]]; then
+  echo "FAILED: the package installs libcuplan_distributed but the consumer found no cuplan::distributed" >&2
+  exit 1
+fi
 cmake --build "$work/consumer" --target "${programs[@]}" --parallel 2
 
+IFS=';' read -r -a mpiexec <"$work/consumer/mpiexec.txt"
 for program in "${programs[@]}"; do
   echo "== running $program"
-  "$work/consumer/$program"
+  if [[ "$program" == distributed_mpi_consumer ]]; then
+    # Open MPI refuses root and more processes than cores unless told.
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+      "${mpiexec[@]}" "$work/consumer/$program"
+  else
+    "$work/consumer/$program"
+  fi
 done
 
 if [[ "$mode" == cxx ]]; then
@@ -95,16 +108,20 @@ if [[ "$mode" == cxx ]]; then
     echo "== SONAME of $(basename "$library"): $soname"
     [[ "$soname" == "$expected" ]] || { echo "FAILED: expected SONAME $expected" >&2; exit 1; }
   done
-  # Every exported C++ symbol of the core library is in the inline ABI namespace (cuplan::$abi).
+  # Every exported C++ symbol of the core library and of the distributed component is in the inline ABI namespace
+  # (cuplan::$abi).
+  for library in "$prefix"/lib*/libcuplan.so.*.*.* "$prefix"/lib*/libcuplan_distributed.so.*.*.*; do
+    [[ -f "$library" ]] || continue
+    outside="$(nm -DC --defined-only "$library" | grep -E ' [TVWDBR] ' | grep -E 'cuplan::' |
+               grep -vE "cuplan::$abi::" | grep -vE '^[0-9a-f]+ [A-Za-z] (typeinfo|vtable|VTT)' || true)"
+    if [[ -n "$outside" ]]; then
+      echo "FAILED: symbols of $(basename "$library") exported outside cuplan::$abi:" >&2
+      echo "$outside" | head -20 >&2
+      exit 1
+    fi
+    echo "== exported symbols of $(basename "$library"): all in cuplan::$abi"
+  done
   library="$(ls "$prefix"/lib*/libcuplan.so.*.*.* | head -n1)"
-  outside="$(nm -DC --defined-only "$library" | grep -E ' [TVWDBR] ' | grep -E 'cuplan::' |
-             grep -vE "cuplan::$abi::" | grep -vE '^[0-9a-f]+ [A-Za-z] (typeinfo|vtable|VTT)' || true)"
-  if [[ -n "$outside" ]]; then
-    echo "FAILED: exported symbols outside cuplan::$abi:" >&2
-    echo "$outside" | head -20 >&2
-    exit 1
-  fi
-  echo "== exported symbols: all in cuplan::$abi"
   if [[ "$cuda_enabled" == OFF ]]; then
     grep -qx '#define CUPLAN_HAS_CUDA 0' "$config" || { echo "FAILED: config.hpp does not say CUPLAN_HAS_CUDA 0" >&2; exit 1; }
     if objdump -p "$library" | grep -E 'NEEDED' | grep -i -E 'cuda|cufft|cublas|nvrtc|nccl|nvToolsExt'; then
