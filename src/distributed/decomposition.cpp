@@ -46,11 +46,11 @@ Layout resolve(Request request, std::optional<std::array<int, 2>> grid, const st
   for (int d = 0; d < ndim; ++d) complex_shape[static_cast<std::size_t>(d)] = shape[static_cast<std::size_t>(d)];
   complex_shape[static_cast<std::size_t>(ndim - 1)] = last_complex;
 
-  if (grid && (*grid)[0] * (*grid)[1] != ranks)
-    throw InvalidArgument(fmt::format("process_grid: {} x {} = {} ranks, but the communicator has {}", (*grid)[0],
-                                      (*grid)[1], (*grid)[0] * (*grid)[1], ranks));
   if (grid && ((*grid)[0] < 1 || (*grid)[1] < 1))
     throw InvalidArgument(fmt::format("process_grid: extents must be positive, got {} x {}", (*grid)[0], (*grid)[1]));
+  if (grid && std::int64_t{(*grid)[0]} * (*grid)[1] != ranks)
+    throw InvalidArgument(fmt::format("process_grid: {} x {} = {} ranks, but the communicator has {}", (*grid)[0],
+                                      (*grid)[1], std::int64_t{(*grid)[0]} * (*grid)[1], ranks));
 
   const Layout slab{Kind::slab, ndim, ranks, 1};
   auto checked = [&](const Layout& layout) {

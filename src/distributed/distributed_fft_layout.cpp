@@ -6,6 +6,7 @@
 
 #include "cuplan/errors.hpp"
 #include "distributed/distributed_fft_impl.hpp"
+#include "distributed/option_range.hpp"
 
 namespace cuplan::detail {
 
@@ -42,6 +43,13 @@ TensorView chunk_view(const TensorView& whole, const dist::Box& owner, const dis
 
 Resolved resolve_transform(int rank, int size, const Shape& global_shape, DType dtype,
                            const DistributedFFTOptions& options) {
+  // Every option by number first, so that none out of range is read as another value below.
+  if (options.fft_type) dist::check_enum(*options.fft_type, FFTType::c2r, "fft_type", "FFTType");
+  dist::check_enum(options.decomposition, Decomposition::pencil, "decomposition", "Decomposition");
+  dist::check_enum(options.input_layout, InputLayout::transposed, "input_layout", "InputLayout");
+  dist::check_enum(options.result_layout, ResultLayout::optimized, "result_layout", "ResultLayout");
+  dist::check_enum(options.normalization, Normalization::ortho, "normalization", "Normalization");
+  dist::check_enum(options.exchange, ExchangeMethod::nccl, "exchange", "ExchangeMethod");
   Resolved r;
   r.type = options.fft_type.value_or(dtype.is_complex() ? FFTType::c2c : FFTType::r2c);
   const bool real_input = r.type == FFTType::r2c;
@@ -61,6 +69,9 @@ Resolved resolve_transform(int rank, int size, const Shape& global_shape, DType 
     throw InvalidArgument(
         fmt::format("global_shape: expected 2 or 3 dimensions, got {}", dist::shape_text(global_shape)));
   for (int d = 0; d < ndim; ++d) r.real_shape[static_cast<std::size_t>(d)] = global_shape[d];
+  // The complex array of an R2C or C2R is the larger one; fields multiply every rank's share alike.
+  dist::check_element_count(std::span(r.real_shape).first(static_cast<std::size_t>(ndim)),
+                            std::int64_t{2} * static_cast<std::int64_t>(dtype.real().size()), "global_shape");
   r.complex_shape = r.real_shape;
   if (r.type != FFTType::c2c) r.complex_shape[static_cast<std::size_t>(ndim - 1)] = global_shape[ndim - 1] / 2 + 1;
   const auto request = options.decomposition == Decomposition::slab     ? dist::Request::slab

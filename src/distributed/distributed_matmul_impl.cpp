@@ -102,6 +102,13 @@ MatmulResolved resolve_product(int rank, int size, std::int64_t m, std::int64_t 
   if (static_cast<int>(o.exchange) < 0 || static_cast<int>(o.exchange) > 2)
     throw InvalidArgument(fmt::format("exchange: expected automatic, copy_engine or nccl, got the value {}",
                                       static_cast<int>(o.exchange)));
+  // Out-of-range values first, by number: the name of such a value would be "?".
+  if (static_cast<int>(o.epilog) > static_cast<int>(Epilog::bgradb))
+    throw InvalidArgument(fmt::format("epilog: expected an Epilog from 0 to {}, got the value {}",
+                                      static_cast<int>(Epilog::bgradb), static_cast<int>(o.epilog)));
+  if (static_cast<int>(o.compute) > static_cast<int>(Compute::f64))
+    throw InvalidArgument(fmt::format("compute: expected a Compute from 0 to {}, got the value {}",
+                                      static_cast<int>(Compute::f64), static_cast<int>(o.compute)));
   const Epilog e = o.epilog;
   if (e != Epilog::none && e != Epilog::relu && e != Epilog::gelu && !bias_epilog(e))
     throw NotSupported(
@@ -122,6 +129,9 @@ MatmulResolved resolve_product(int rank, int size, std::int64_t m, std::int64_t 
       dist::resolve_spec(to_dist(o.layout_b.distribution), o.layout_b.process_grid, o.layout_b.block, size, "layout_b");
   p.d =
       dist::resolve_spec(to_dist(o.layout_d.distribution), o.layout_d.process_grid, o.layout_d.block, size, "layout_d");
+  dist::check_block_count(p.a, p.ta ? k : m, p.ta ? m : k, "layout_a");
+  dist::check_block_count(p.b, p.tb ? n : k, p.tb ? k : n, "layout_b");
+  dist::check_block_count(p.d, m, n, "layout_d");
   p.requested = to_algo(o.algorithm);
   r.plan = dist::choose(p);
   r.user = dist::user_arrays(p);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -91,7 +93,7 @@ MatrixSpec resolve_spec(Dist dist, std::array<int, 2> grid, std::array<std::int6
     case Dist::grid:
     case Dist::block_cyclic: {
       const std::array<int, 2> g = grid[0] == 0 && grid[1] == 0 ? square_grid(ranks) : grid;
-      if (g[0] < 1 || g[1] < 1 || g[0] * g[1] != ranks)
+      if (g[0] < 1 || g[1] < 1 || std::int64_t{g[0]} * g[1] != ranks)
         throw InvalidArgument(
             fmt::format("{}.process_grid: expected rows x cols = {} ranks (or {{0, 0}}: chosen), "
                         "got {}x{}",
@@ -118,6 +120,19 @@ MatrixSpec resolve_spec(Dist dist, std::array<int, 2> grid, std::array<std::int6
   return s;
 }
 
+void check_block_count(const MatrixSpec& spec, std::int64_t rows, std::int64_t cols, const char* what) {
+  if (spec.dist != Dist::block_cyclic || rows < 1 || cols < 1) return;
+  const std::int64_t block_rows = (rows - 1) / spec.mb + 1, block_cols = (cols - 1) / spec.nb + 1;
+  if (block_rows <= max_block_cyclic_blocks / block_cols) return;
+  const std::string count = block_rows <= std::numeric_limits<std::int64_t>::max() / block_cols
+                                ? fmt::format(" = {}", block_rows * block_cols)
+                                : std::string();
+  throw InvalidArgument(
+      fmt::format("{}.block: blocks of {}x{} cut the stored {}x{} matrix into {} x {}{} blocks; expected at most {} "
+                  "(each block is listed and moved as a copy of its own): use larger blocks",
+                  what, spec.mb, spec.nb, rows, cols, block_rows, block_cols, count, max_block_cyclic_blocks));
+}
+
 LocalArray matrix_array(const MatrixSpec& spec, std::int64_t rows, std::int64_t cols, int rank) {
   const int gi = rank / spec.cols, gj = rank % spec.cols;
   if (spec.dist != Dist::block_cyclic) {
@@ -129,12 +144,15 @@ LocalArray matrix_array(const MatrixSpec& spec, std::int64_t rows, std::int64_t 
   // ScaLAPACK's NUMROC: the rows (columns) of the blocks dealt to this grid row (column), in block order.
   LocalArray a;
   a.ndim = 2;
+  // Block counts first, so that no block offset past the matrix is formed (extreme block extents would overflow).
+  const std::int64_t block_rows = rows < 1 ? 0 : (rows - 1) / spec.mb + 1;
+  const std::int64_t block_cols = cols < 1 ? 0 : (cols - 1) / spec.nb + 1;
   std::int64_t locr = 0, locc = 0;
-  for (std::int64_t bi = gi; bi * spec.mb < rows; bi += spec.rows) locr += std::min(spec.mb, rows - bi * spec.mb);
-  for (std::int64_t bj = gj; bj * spec.nb < cols; bj += spec.cols) locc += std::min(spec.nb, cols - bj * spec.nb);
+  for (std::int64_t bi = gi; bi < block_rows; bi += spec.rows) locr += std::min(spec.mb, rows - bi * spec.mb);
+  for (std::int64_t bj = gj; bj < block_cols; bj += spec.cols) locc += std::min(spec.nb, cols - bj * spec.nb);
   a.shape = {locr, locc, 1};
-  for (std::int64_t bi = gi, li = 0; bi * spec.mb < rows; bi += spec.rows, li += spec.mb)
-    for (std::int64_t bj = gj, lj = 0; bj * spec.nb < cols; bj += spec.cols, lj += spec.nb)
+  for (std::int64_t bi = gi, li = 0; bi < block_rows; bi += spec.rows, li += spec.mb)
+    for (std::int64_t bj = gj, lj = 0; bj < block_cols; bj += spec.cols, lj += spec.nb)
       a.parts.push_back({box2(bi * spec.mb, std::min(spec.mb, rows - bi * spec.mb), bj * spec.nb,
                               std::min(spec.nb, cols - bj * spec.nb)),
                          {li, lj, 0}});

@@ -38,6 +38,14 @@ std::array<int, 2> square_grid(int ranks);
 MatrixSpec resolve_spec(Dist dist, std::array<int, 2> grid, std::array<std::int64_t, 2> block, int ranks,
                         const char* what);
 
+/// The most blocks a block_cyclic matrix may have: its local arrays list every block, and an exchange moves each
+/// as a copy of its own.
+inline constexpr std::int64_t max_block_cyclic_blocks = std::int64_t{1} << 20;
+
+/// For a block_cyclic `spec` of a stored rows x cols matrix: InvalidArgument naming `what` (its ".block") when the
+/// blocks number more than max_block_cyclic_blocks. Other distributions pass.
+void check_block_count(const MatrixSpec& spec, std::int64_t rows, std::int64_t cols, const char* what);
+
 /// Rank `rank`'s local array of a rows x cols matrix under `spec`: row-major; for block_cyclic, block (I, J) lies on
 /// grid position (I mod rows, J mod cols) at local block (I div rows, J div cols), as in ScaLAPACK (source process
 /// 0, rank = grid row * cols + grid col).

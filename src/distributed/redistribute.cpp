@@ -14,6 +14,7 @@
 #include "distributed/exchange/box_exchange.hpp"
 #include "distributed/exchange/cuda_status.hpp"
 #include "distributed/local_array.hpp"
+#include "distributed/option_range.hpp"
 #include "distributed/phase_order.hpp"
 #include "plan/handle.hpp"
 #include "plan/phase.hpp"
@@ -74,6 +75,8 @@ class RedistributeImpl {
       throw InvalidArgument(fmt::format("global_shape: expected 1 to 3 dimensions, got {}", shape_text(shape_)));
     for (int d = 0; d < ndim; ++d)
       if (shape_[d] < 0) throw InvalidArgument(fmt::format("global_shape: negative extent in {}", shape_text(shape_)));
+    dist::check_element_count(std::span(shape_.begin(), shape_.end()),
+                              static_cast<std::int64_t>(operand_.view().dtype().size()), "global_shape");
     if (static_cast<int>(options_.exchange) < 0 || static_cast<int>(options_.exchange) > 2)
       throw InvalidArgument(fmt::format("exchange: expected automatic, copy_engine or nccl, got the value {}",
                                         static_cast<int>(options_.exchange)));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -214,6 +215,12 @@ TEST(BoxPlan, TilingProblemsAreNamed) {
                       "lies outside the global array (axis 0 has 6"),
             std::string::npos);
   EXPECT_EQ(tiling_problem(slabs(shape, 2, 1, 3), shape, 2, "input_box"), "");
+  // Offsets at the top of the range lie outside too, without overflowing offset + extent (UBSan).
+  constexpr std::int64_t top = std::numeric_limits<std::int64_t>::max();
+  Arrays far{single_box(box3({0, 0, 0}, {6, 4, 1}, 2)), single_box(box3({top, 0, 0}, {1, 4, 1}, 2))};
+  EXPECT_NE(tiling_problem(far, shape, 2, "input_box").find("input_box: rank 1's box offset (" + std::to_string(top)),
+            std::string::npos)
+      << tiling_problem(far, shape, 2, "input_box");
 }
 
 TEST(BoxPlan, RandomBoxesMoveExactly) {

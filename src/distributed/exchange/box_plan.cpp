@@ -134,10 +134,11 @@ std::string tiling_problem(std::span<const LocalArray> arrays, const std::array<
     for (const Placement& p : a.parts) {
       for (int d = 0; d < ndim; ++d) {
         const auto i = static_cast<std::size_t>(d);
-        if (p.global.lo[i] < 0 || p.global.n[i] < 0 || p.global.lo[i] + p.global.n[i] > shape[i])
+        // As differences, so that no extreme offset overflows (shape and extent are not negative there).
+        if (p.global.lo[i] < 0 || p.global.n[i] < 0 || shape[i] < 0 || p.global.lo[i] > shape[i] - p.global.n[i])
           return fmt::format("{}: rank {}'s box {} lies outside the global array (axis {} has {} elements)", what, r,
                              box_text(p.global), d, shape[i]);
-        if (p.local_lo[i] < 0 || p.local_lo[i] + p.global.n[i] > a.shape[i])
+        if (p.local_lo[i] < 0 || a.shape[i] < 0 || p.local_lo[i] > a.shape[i] - p.global.n[i])
           return fmt::format("{}: rank {}'s box {} does not fit its local array at local offset {}", what, r,
                              box_text(p.global), p.local_lo[i]);
       }
