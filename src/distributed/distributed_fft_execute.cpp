@@ -13,6 +13,7 @@
 #include "distributed/distributed_fft_impl.hpp"
 #include "distributed/exchange/cuda_status.hpp"
 #include "distributed/exchange/nccl/exchange.hpp"
+#include "distributed/option_range.hpp"
 #include "distributed/pack.hpp"
 
 namespace cuplan::detail {
@@ -135,6 +136,7 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
                     opts.prolog_data ? "prolog_data" : "epilog_data", opts.prolog_data ? "prolog" : "epilog"));
   Direction direction = type_ == FFTType::c2r ? Direction::inverse : Direction::forward;
   if (opts.direction) {
+    dist::check_enum(*opts.direction, Direction::inverse, "direction", "Direction");
     if (type_ != FFTType::c2c && *opts.direction != direction)
       throw InvalidArgument(fmt::format("direction: a {} transform is always {}, got {}", to_string(type_),
                                         to_string(direction), to_string(*opts.direction)));

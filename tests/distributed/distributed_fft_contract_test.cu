@@ -314,6 +314,9 @@ TEST(DistributedFFTErrors, BadExchangeOptionsRaiseInTheConstructor) {
     in_place.plan();
     auto other = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64, comms[0].device());
     EXPECT_THROW((void)in_place.execute({.out = other.view()}), InvalidArgument);
+    // A direction out of range is refused by number before anything is enqueued; the object runs on.
+    EXPECT_THROW((void)in_place.execute({.direction = static_cast<cuplan::Direction>(5)}), InvalidArgument);
+    EXPECT_NO_THROW((void)in_place.execute({.direction = cuplan::Direction::inverse}));
     EXPECT_NE(in_place.describe().find("in place"), std::string::npos) << in_place.describe();
   }
   // Three fields need a leading axis of 3: the message names the shape expected and the field count.
