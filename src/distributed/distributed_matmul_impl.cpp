@@ -10,6 +10,7 @@
 #include "cuplan/errors.hpp"
 #include "distributed/exchange/cuda_status.hpp"
 #include "distributed/exchange/nccl/collectives.hpp"
+#include "distributed/option_range.hpp"
 #include "plan/phase.hpp"
 
 namespace cuplan::detail {
@@ -109,6 +110,11 @@ MatmulResolved resolve_product(int rank, int size, std::int64_t m, std::int64_t 
   if (static_cast<int>(o.compute) > static_cast<int>(Compute::f64))
     throw InvalidArgument(fmt::format("compute: expected a Compute from 0 to {}, got the value {}",
                                       static_cast<int>(Compute::f64), static_cast<int>(o.compute)));
+  // Elements of up to 16 bytes (c128): no matrix whose byte count overflows an int64.
+  for (const auto& [what, extents] :
+       {std::pair{"m x k (A)", std::array{m, k}}, std::pair{"k x n (B)", std::array{k, n}},
+        std::pair{"m x n (D)", std::array{m, n}}})
+    dist::check_element_count(extents, 16, what);
   const Epilog e = o.epilog;
   if (e != Epilog::none && e != Epilog::relu && e != Epilog::gelu && !bias_epilog(e))
     throw NotSupported(

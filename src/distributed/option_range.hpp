@@ -28,14 +28,16 @@ void check_enum(E value, E last, const char* option, const char* type) {
 }
 
 /// InvalidArgument naming `what` unless the product of `extents` (those below 1 are refused elsewhere), in
-/// elements of `element_bytes` bytes, fits an int64 byte count.
+/// elements of at most `element_bytes` bytes, fits an int64 byte count.
 inline void check_element_count(std::span<const std::int64_t> extents, std::int64_t element_bytes, const char* what) {
   const std::int64_t most = std::numeric_limits<std::int64_t>::max() / element_bytes;
   std::int64_t count = 1;
   for (const std::int64_t e : extents) {
     if (e > 0 && count > most / e)
-      throw InvalidArgument(fmt::format("{}: expected at most {} elements of {} bytes in all, got [{}]", what, most,
-                                        element_bytes, fmt::join(extents, ", ")));
+      throw InvalidArgument(
+          fmt::format("{}: expected at most {} elements in all (their bytes, {} each at most, "
+                      "counted in an int64), got [{}]",
+                      what, most, element_bytes, fmt::join(extents, ", ")));
     count *= e > 0 ? e : 1;
   }
 }

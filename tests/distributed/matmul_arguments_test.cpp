@@ -80,12 +80,12 @@ TEST(DistributedMatmulArguments, BlockCyclicLayoutsWithMoreBlocksThanTheLimitAre
         (void)resolve_product(0, 4, 65536, 65536, 65536, block_cyclic({1, 1}));
       },
       {"layout_a.block", "1x1", "4294967296 blocks", "at most"});
-  // Extents at the top of the range: the count itself must not overflow.
+  // Extents at the top of the range are refused for their size before their blocks are counted.
   expect_refused<cuplan::InvalidArgument>(
       [&] {
         (void)resolve_product(0, 4, big, big, big, block_cyclic({1, 1}));
       },
-      {"layout_a.block", "at most"});
+      {"m x k (A)", "at most"});
   // The limit is per matrix and counts whole and partial blocks alike: 1024 x 1024 blocks of 64 (the largest
   // count allowed) resolve.
   const std::int64_t limit = cuplan::detail::dist::max_block_cyclic_blocks;
@@ -129,14 +129,22 @@ TEST(DistributedMatmulArguments, ExtentsAndEnumsOutOfRangeAreRefused) {
   expect_refused<cuplan::InvalidArgument>([&] { (void)resolve_product(0, 2, 8, 8, 8, o); }, {"compute", "99"});
 }
 
-TEST(DistributedMatmulArguments, HugeExtentsResolveWithoutOverflow) {
-  // Extents no GPU could hold still resolve arithmetically (the operands' shapes are checked against them later):
-  // local extents add up to the global ones and the cost estimate is finite.
-  const auto r = resolve_product(1, 4, big, big / 3, big / 5, {});
+TEST(DistributedMatmulArguments, HugeExtentsResolveWithoutOverflowOrAreRefused) {
+  // Extents no GPU could hold still resolve arithmetically while every matrix's byte count fits an int64 (the
+  // operands' shapes are checked against them later): local extents add up to the global ones and the cost
+  // estimate is finite.
+  const std::int64_t m = std::int64_t{1} << 40, n = std::int64_t{1} << 10, k = std::int64_t{1} << 12;
+  const auto r = resolve_product(1, 4, m, n, k, {});
   std::int64_t rows = 0;
   for (const auto& a : r.user.a) rows += a.shape[0];
-  EXPECT_EQ(rows, big);
+  EXPECT_EQ(rows, m);
   EXPECT_TRUE(std::isfinite(r.plan.moved_elements));
+  // Past that, the matrix is named.
+  expect_refused<cuplan::InvalidArgument>([&] { (void)resolve_product(1, 4, big, big / 3, big / 5, {}); },
+                                          {"m x k (A)", "at most"});
+  expect_refused<cuplan::InvalidArgument>(
+      [&] { (void)resolve_product(1, 4, 8, std::int64_t{1} << 40, std::int64_t{1} << 40, {}); },
+      {"k x n (B)", "at most"});
 }
 
 }  // namespace
