@@ -104,12 +104,8 @@ MatmulResolved resolve_product(int rank, int size, std::int64_t m, std::int64_t 
     throw InvalidArgument(fmt::format("exchange: expected automatic, copy_engine or nccl, got the value {}",
                                       static_cast<int>(o.exchange)));
   // Out-of-range values first, by number: the name of such a value would be "?".
-  if (static_cast<int>(o.epilog) > static_cast<int>(Epilog::bgradb))
-    throw InvalidArgument(fmt::format("epilog: expected an Epilog from 0 to {}, got the value {}",
-                                      static_cast<int>(Epilog::bgradb), static_cast<int>(o.epilog)));
-  if (static_cast<int>(o.compute) > static_cast<int>(Compute::f64))
-    throw InvalidArgument(fmt::format("compute: expected a Compute from 0 to {}, got the value {}",
-                                      static_cast<int>(Compute::f64), static_cast<int>(o.compute)));
+  dist::check_enum(o.epilog, Epilog::bgradb, "epilog", "Epilog");
+  dist::check_enum(o.compute, Compute::f64, "compute", "Compute");
   // Elements of up to 16 bytes (c128): no matrix whose byte count overflows an int64.
   for (const auto& [what, extents] :
        {std::pair{"m x k (A)", std::array{m, k}}, std::pair{"k x n (B)", std::array{k, n}},

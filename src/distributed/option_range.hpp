@@ -16,7 +16,8 @@
 
 namespace cuplan::detail::dist {
 
-/// InvalidArgument "<option>: expected a <type> from 0 to <last>, got the value <value>" unless 0 <= value <= last.
+/// InvalidArgument "<option>: expected a value of <type> from 0 to <last>, got the value <value>" unless
+/// 0 <= value <= last.
 template <class E>
 requires std::is_enum_v<E>
 void check_enum(E value, E last, const char* option, const char* type) {
@@ -24,7 +25,8 @@ void check_enum(E value, E last, const char* option, const char* type) {
   const auto raw = static_cast<long long>(static_cast<U>(value));
   const auto top = static_cast<long long>(static_cast<U>(last));
   if (raw < 0 || raw > top)
-    throw InvalidArgument(fmt::format("{}: expected a {} from 0 to {}, got the value {}", option, type, top, raw));
+    throw InvalidArgument(
+        fmt::format("{}: expected a value of {} from 0 to {}, got the value {}", option, type, top, raw));
 }
 
 /// InvalidArgument naming `what` unless the product of `extents` (those below 1 are refused elsewhere), in

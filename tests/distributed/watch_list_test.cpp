@@ -66,6 +66,13 @@ TEST(DeadlineTest, SaturatesInsteadOfOverflowing) {
   const Steady::time_point t0{};
   EXPECT_EQ(deadline_after<Steady>(t0, milliseconds(3)) - t0,
             std::chrono::duration_cast<Steady::duration>(milliseconds(3)));
+  // Timeouts longer than the real clock's nanoseconds can hold (about 292 years) wait forever instead of
+  // overflowing in the conversion (UBSan): milliseconds::max(), as a caller may write for "very long".
+  EXPECT_EQ(deadline_after<Steady>(Steady::now(), milliseconds::max()), Steady::time_point::max());
+  const auto longest = std::chrono::duration_cast<milliseconds>(Steady::duration::max());
+  EXPECT_EQ(deadline_after<Steady>(t0, longest), Steady::time_point::max());
+  EXPECT_EQ(deadline_after<Steady>(t0, longest - milliseconds(1)) - t0,
+            std::chrono::duration_cast<Steady::duration>(longest - milliseconds(1)));
 }
 
 TEST(DeadlineTest, PollIntervalIsATwentiethWithinBounds) {

@@ -15,12 +15,15 @@
 
 namespace cuplan::detail::dist {
 
-/// `now + timeout`, or the clock's last instant when `timeout` is 0 or less (wait forever) or the sum would
-/// overflow.
+/// `now + timeout`, or the clock's last instant when `timeout` is 0 or less (wait forever), longer than the clock's
+/// duration holds, or the sum would overflow.
 template <class Clock>
 typename Clock::time_point deadline_after(typename Clock::time_point now, std::chrono::milliseconds timeout) {
   using TimePoint = typename Clock::time_point;
   if (timeout.count() <= 0) return TimePoint::max();
+  // A timeout the clock's finer duration cannot hold (milliseconds::max() is 10^6 times too long for nanoseconds)
+  // waits forever: converting it would overflow.
+  if (timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::duration::max())) return TimePoint::max();
   const auto span = std::chrono::duration_cast<typename Clock::duration>(timeout);
   if (now > TimePoint::max() - span) return TimePoint::max();
   return now + span;
