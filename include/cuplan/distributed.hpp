@@ -57,7 +57,7 @@ class CUPLAN_API Communicator {
   /// every rank calls it at the same time, from its own process or thread.
   static Communicator from_unique_id(const UniqueId& id, int rank, int size, Device device);
   /// One communicator per device for a single process that drives all of them (ncclCommInitAll); rank i uses
-  /// devices[i].
+  /// devices[i]. InvalidArgument for no device or a device named twice.
   static std::vector<Communicator> local_all(std::span<const int> devices);
   /// Joins a communicator over the processes of the MPI communicator `comm`, with the same rank and size, on
   /// `device` (one process per GPU, as under mpirun). Collective over `comm`. Declared for MPI's communicator type

@@ -279,7 +279,11 @@ std::int64_t checked_axis(const Shape& shape, int axis, const char* what) {
         fmt::format("{}: axis {} is not an axis of a {}-dimensional shape", what, axis, shape.size()));
   return shape[axis];
 }
-DistributedBox whole(const Shape& shape) {
+DistributedBox whole(const Shape& shape, const char* what) {
+  for (int d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0)
+      throw InvalidArgument(fmt::format("{}: global_shape: expected extents of 0 or more, got {} on axis {} of {}",
+                                        what, shape[d], d, detail::dist::shape_text(shape)));
   DistributedBox b;
   b.offset.assign(static_cast<std::size_t>(shape.size()), 0);
   b.extent.assign(shape.begin(), shape.end());
@@ -291,8 +295,8 @@ DistributedBox slab_box(const Shape& global_shape, int axis, int parts, int rank
   const std::int64_t extent = checked_axis(global_shape, axis, "slab_box");
   if (parts < 1 || rank < 0 || rank >= parts)
     throw InvalidArgument(fmt::format("slab_box: expected 0 <= rank < parts, got rank {} of {}", rank, parts));
+  DistributedBox box = whole(global_shape, "slab_box");
   const detail::dist::Block b = detail::dist::split(extent, parts, rank);
-  DistributedBox box = whole(global_shape);
   box.offset[static_cast<std::size_t>(axis)] = b.offset;
   box.extent[static_cast<std::size_t>(axis)] = b.size;
   return box;
@@ -301,9 +305,11 @@ DistributedBox slab_box(const Shape& global_shape, int axis, int parts, int rank
 DistributedBox pencil_box(const Shape& global_shape, std::array<int, 2> axes, std::array<int, 2> grid, int rank) {
   if (axes[0] == axes[1])
     throw InvalidArgument(fmt::format("pencil_box: expected two different axes, got {} twice", axes[0]));
-  if (grid[0] < 1 || grid[1] < 1 || rank < 0 || rank >= grid[0] * grid[1])
+  if (grid[0] < 1 || grid[1] < 1)
+    throw InvalidArgument(fmt::format("pencil_box: grid: expected positive extents, got {}x{}", grid[0], grid[1]));
+  if (rank < 0 || rank >= std::int64_t{grid[0]} * grid[1])
     throw InvalidArgument(fmt::format("pencil_box: expected 0 <= rank < {}x{}, got rank {}", grid[0], grid[1], rank));
-  DistributedBox box = whole(global_shape);
+  DistributedBox box = whole(global_shape, "pencil_box");
   for (int k = 0; k < 2; ++k) {
     const std::int64_t extent = checked_axis(global_shape, axes[static_cast<std::size_t>(k)], "pencil_box");
     const detail::dist::Block b =
@@ -316,7 +322,9 @@ DistributedBox pencil_box(const Shape& global_shape, std::array<int, 2> axes, st
 
 DistributedBox root_box(const Shape& global_shape, int root, int rank) {
   if (global_shape.empty()) throw InvalidArgument("root_box: expected a shape of at least one axis");
-  DistributedBox box = whole(global_shape);
+  if (root < 0 || rank < 0)
+    throw InvalidArgument(fmt::format("root_box: expected ranks of 0 or more, got root {} and rank {}", root, rank));
+  DistributedBox box = whole(global_shape, "root_box");
   if (rank != root) box.extent[0] = 0;
   return box;
 }

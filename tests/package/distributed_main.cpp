@@ -59,6 +59,14 @@ int main() {
          "a CPU device is InvalidArgument naming the device");
   expect(raises<cp::InvalidArgument>([&] { (void)cp::Communicator::local_all(std::vector<int>{}); }, "device"),
          "local_all without devices is InvalidArgument");
+  expect(raises<cp::InvalidArgument>(
+             [&] {
+               (void)cp::Communicator::local_all(std::vector<int>{0, 1, 0});
+             },
+             "device 0 at positions 0 and 2"),
+         "local_all with a device twice is InvalidArgument naming it");
+  expect(raises<cp::InvalidArgument>([&] { (void)cp::Communicator(static_cast<ncclComm*>(nullptr)); }, "nullptr"),
+         "a null ncclComm_t is InvalidArgument");
 
   const std::vector<int> device_zero{0};
   if (!cp::cuda_available()) {

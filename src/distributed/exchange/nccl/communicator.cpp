@@ -89,6 +89,14 @@ Communicator Communicator::from_unique_id(const UniqueId& id, int rank, int size
 
 std::vector<Communicator> Communicator::local_all(std::span<const int> devices) {
   if (devices.empty()) throw InvalidArgument("local_all: expected at least one device, got none");
+  // One rank per GPU: NCCL refuses a device twice only once it has started, with an error naming no device.
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (devices[i] == devices[j])
+        throw InvalidArgument(
+            fmt::format("local_all: devices: expected distinct devices (one rank per GPU), got "
+                        "device {} at positions {} and {}",
+                        devices[i], j, i));
   for (int d : devices) Device::cuda(d).check_valid("local_all: device");
   std::vector<ncclComm_t> comms(devices.size(), nullptr);
   CUPLAN_NCCL_CHECK(ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()));
