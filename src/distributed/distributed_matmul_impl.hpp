@@ -3,8 +3,9 @@
 // State of one rank's DistributedMatmul: the problem as every rank describes it, the chosen plan (algorithm and
 // redistributions, matmul_layout.hpp), the redistributions (BoxExchange each), the buffers the algorithm computes
 // in, one cuplan::Matmul per step, the side stream that carries the transfers beside the products, and the phase
-// order. Construction, plan and the queries live in distributed_matmul_impl.cpp; execute and the three algorithms
-// in distributed_matmul_execute.cpp.
+// order. The pure resolution (options, problem, plan, local arrays) lives in distributed_matmul_layout.cpp;
+// construction, plan and the queries in distributed_matmul_impl.cpp; execute and the three algorithms in
+// distributed_matmul_execute.cpp.
 
 #include <cuda_runtime_api.h>
 
@@ -45,6 +46,10 @@ struct MatmulResolved {
 MatmulResolved resolve_product(int rank, int size, std::int64_t m, std::int64_t n, std::int64_t k,
                                const DistributedMatmulOptions& options);
 DistributedMatmulBlocks blocks_of(const MatmulResolved& resolved, int rank);
+/// The public name of an algorithm.
+DistributedMatmulAlgorithm to_public(dist::Algo algo);
+/// bias, relu_bias or gelu_bias: the epilogs that take a bias.
+bool bias_epilog(Epilog epilog);
 
 class DistributedMatmulImpl {
  public:

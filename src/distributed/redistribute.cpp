@@ -77,9 +77,7 @@ class RedistributeImpl {
       if (shape_[d] < 0) throw InvalidArgument(fmt::format("global_shape: negative extent in {}", shape_text(shape_)));
     dist::check_element_count(std::span(shape_.begin(), shape_.end()),
                               static_cast<std::int64_t>(operand_.view().dtype().size()), "global_shape");
-    if (static_cast<int>(options_.exchange) < 0 || static_cast<int>(options_.exchange) > 2)
-      throw InvalidArgument(fmt::format("exchange: expected automatic, copy_engine or nccl, got the value {}",
-                                        static_cast<int>(options_.exchange)));
+    dist::check_enum(options_.exchange, ExchangeMethod::nccl, "exchange", "ExchangeMethod");
     in_ = to_box(in, ndim, "input_box");
     out_ = to_box(out, ndim, "output_box");
     in_public_ = in;
