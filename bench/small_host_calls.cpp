@@ -3,7 +3,9 @@
 // device-operand call plus cudaMemcpy in and out timed in the same process. Only the public API of the first
 // release with host operands is used, so the same file builds against an earlier install of cuplan: run the two
 // builds in alternating processes to compare them ("small operands no slower than before", docs/staging.md).
-// Prints microseconds per call: the median over 9 rounds of the median of 300 calls, after 50 warm-up calls.
+// Prints microseconds per call: the median over 9 rounds of the median of 300 calls, after 50 warm-up calls. The
+// last two lines, fft_small_class_host_us and matmul_small_class_host_us, are the host time of a planned class-form
+// execute on device operands (enqueue only: the small-call host cost), for the same comparison across builds.
 
 #include <cuda_runtime_api.h>
 
@@ -66,7 +68,7 @@ int main() try {
   device_fft.plan();
   host_mm.plan();
   device_mm.plan();
-  std::vector<double> fft_host, fft_raw, mm_host, mm_raw;
+  std::vector<double> fft_host, fft_raw, mm_host, mm_raw, fft_enqueue, mm_enqueue;
   for (int round = 0; round < 9; ++round) {
     fft_raw.push_back(median_us(
         [&] {
@@ -85,12 +87,19 @@ int main() try {
         },
         300));
     mm_host.push_back(median_us([&] { (void)host_mm.execute(); }, 300));
+    check(cudaDeviceSynchronize());
+    fft_enqueue.push_back(median_us([&] { (void)device_fft.execute(); }, 300));
+    check(cudaDeviceSynchronize());
+    mm_enqueue.push_back(median_us([&] { (void)device_mm.execute(); }, 300));
+    check(cudaDeviceSynchronize());
   }
   const double fh = median(fft_host), fr = median(fft_raw), mh = median(mm_host), mr = median(mm_raw);
   std::printf("FFT c64 64x64 host operand: %.1f us; device call + cudaMemcpy in/out: %.1f us; ratio %.2f\n", fh, fr,
               fr / fh);
   std::printf("Matmul f32 64^3 host operands: %.1f us; device call + cudaMemcpy in/out: %.1f us; ratio %.2f\n", mh, mr,
               mr / mh);
+  std::printf("fft_small_class_host_us %.3f\nmatmul_small_class_host_us %.3f\n", median(fft_enqueue),
+              median(mm_enqueue));
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "small_host_calls: %s\n", e.what());

@@ -11,6 +11,8 @@
 //   2. The fix: record an event on s1 after the producer and make s2 wait for it. The host never blocks in between
 //      (no cudaDeviceSynchronize, no s1.synchronize()); only the GPU orders the consumer after the producer. The
 //      consumer must then see every value the producer wrote, exactly.
+//   3. Where cuplan calls are the producer and the consumer of a cuplan Tensor, cuplan makes that edge itself: a
+//      Tensor written on s1 and read on s2, or on the host with no stream given, is read after the write.
 #include <cstdint>
 #include <vector>
 
@@ -112,5 +114,24 @@ int main() {
     bool exact = true;
     for (std::int64_t i = 0; i < n; ++i) exact = exact && host[i] == static_cast<float>(i);
     sample::check(exact, "with the event the consumer saw every value the producer wrote");
+
+    // 3. cuplan's own Tensors need no event: a cuplan call that reads a Tensor waits, on the GPU, for the cuplan call
+    // that wrote it, on whatever streams they run. Here a copy on s1 writes `copied` behind a slow kernel (it waits
+    // out its time limit, writing nothing); a copy on s2 and a host read given no stream still see every value.
+    auto copied = cp::Tensor::empty({n}, cp::f32, cp::Device::cuda(0), s1);
+    int zero = 0;
+    cp::copy(cp::TensorView(&zero, {1}), flag, s1);  // no consumer will set it: the slow kernel runs its full limit
+    slow_producer<<<1, 32, 0, s1>>>(data.data<float>(), 0, flag.data<int>(), 200'000'000ull);  // 0.2 s of nothing
+    sample::check(cudaGetLastError() == cudaSuccess, "slow kernel launched");
+    cp::copy(seen, copied, s1);                                   // device to device: returns at once
+    const cp::Tensor on_s2 = copied.to(cp::Device::cuda(0), s2);  // cuplan orders s2 after the copy on s1
+    const bool held = !s1.done();
+    const cp::Tensor on_host = copied.to(cp::Device::cpu());  // no stream: the current one, ordered the same way
+    cp::copy(on_s2, cp::TensorView(host.data(), {n}), s2);
+    for (std::int64_t i = 0; i < n; ++i)
+      exact = exact && host[i] == static_cast<float>(i) && on_host.data<float>()[i] == static_cast<float>(i);
+    std::printf("cuplan tensors: read on s2 and on the host after a write on s1 (s1 still busy at the reads: %s)\n",
+                held ? "yes" : "no");
+    sample::check(exact, "cuplan ordered both reads after the write on another stream");
   });
 }

@@ -14,6 +14,7 @@
 #include "cuplan/stream.hpp"
 #include "plan/execution_target.hpp"
 #include "plan/ordering/ordering_checker.hpp"
+#include "plan/ordering/tensor_accesses.hpp"
 #include "runtime/recorded_stream.hpp"
 
 namespace cuplan::detail {
@@ -147,10 +148,15 @@ class Phase {
         who_(streams.who()),
         method_(method) {}
   StreamRef stream() const noexcept { return stream_; }
-  /// The memory the phase reads and writes (OrderingError if the checker is on and finds it unordered).
-  void operands(std::initializer_list<OperandUse> uses) { uses_.begin(stream_, who_, method_, uses); }
+  /// The memory the phase reads and writes: the phase's stream first waits for the pending producers of the cuplan
+  /// Tensors among it (OperandUse::owner), then the checker, when on, checks the rest (OrderingError if unordered).
+  void operands(std::initializer_list<OperandUse> uses) {
+    accesses_.begin(stream_, uses);
+    uses_.begin(stream_, who_, method_, uses);
+  }
   void close() {
     uses_.end();
+    accesses_.end();
     phase_.close();
   }
 
@@ -160,6 +166,7 @@ class Phase {
   ScopedPhase phase_;
   const char* who_;
   const char* method_;
+  TensorAccesses accesses_;  // after phase_: an exception notes the accesses before the phase ends
   CheckedUses uses_;
 };
 

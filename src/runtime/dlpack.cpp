@@ -97,11 +97,17 @@ void export_handshake(detail::Storage& storage, const TensorView& view, const DL
   std::optional<StreamRef> consumer = exchange.stream;
   if (!consumer && !view.on_host()) consumer = current_stream(view.device());
   if (!consumer) return;  // host memory and no consumer stream: the library's writes to it have finished
+  // cuplan's own pending write (and, since the consumer may write, its reads on other streams) come first in either
+  // case; the named producer, else every recorded use, covers the work cuplan cannot see.
+  storage.order_access(*consumer, true);
   if (exchange.producer)
     consumer->wait(*exchange.producer);
   else
     storage.order_after_uses(*consumer);
   storage.record_use(*consumer);
+  // What the consumer enqueues from now on may write the memory: cuplan's later accesses on other streams wait for
+  // its stream (as far as the event that orders them can see).
+  storage.note_access(*consumer, true);
 }
 
 template <class Managed>

@@ -177,6 +177,8 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Mem
       }
       storage->data_ = data;
       note_allocate(device.index(), bytes);
+      storage->producer_order_.start(stream, device);  // the allocation is ordered on its stream
+      storage->tracked_ = true;
       break;
     }
     case MemorySpace::host_pinned: {
@@ -260,6 +262,10 @@ std::shared_ptr<Storage> Storage::adopt(void* data, std::size_t bytes, Device de
   storage->alloc_stream_owner_ = Access::retain(stream);
   if (space == MemorySpace::device || space == MemorySpace::managed) storage->note_thread_relative(stream.native());
   storage->release_ = std::move(release);
+  if ((space == MemorySpace::device || space == MemorySpace::managed) && data != nullptr && !host_streams()) {
+    storage->producer_order_.start(stream, device.is_cuda() ? device : Device::cuda(0));
+    storage->tracked_ = true;
+  }
   return storage;
 }
 

@@ -20,6 +20,7 @@
 
 #include "cuplan/device.hpp"
 #include "cuplan/stream.hpp"
+#include "runtime/producer_order.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -72,6 +73,16 @@ class Storage {
   /// Make `consumer` wait, on the GPU, for the work enqueued so far on the allocation stream and on every recorded
   /// use (the streams whose work may have written the memory); nothing for a stream already among them.
   void order_after_uses(StreamRef consumer);
+  /// Makes `stream` wait, on the GPU, for the memory's pending producer (its last cuplan write on another stream)
+  /// and, for a `write`, for its cuplan reads on other streams since then (ProducerOrder). Call before enqueuing a
+  /// cuplan access on `stream`; nothing for host memory, which cuplan's calls have finished with when they return.
+  void order_access(StreamRef stream, bool write) {
+    if (tracked_) producer_order_.order(stream, write);
+  }
+  /// Work just enqueued on `stream` reads or writes the memory (after order_access).
+  void note_access(StreamRef stream, bool write) {
+    if (tracked_) producer_order_.note(stream, write);
+  }
 
  private:
   Storage() = default;
@@ -93,6 +104,8 @@ class Storage {
   std::vector<std::shared_ptr<StreamHandle>> owners_;   // keeps cuplan-made streams among uses_ alive
   std::function<void()> release_;                       // adopted memory: gives it back to its owner
   std::vector<std::thread::id> thread_relative_users_;  // threads whose per-thread default stream used the memory
+  bool tracked_ = false;          // device or managed memory on a GPU: cuplan's accesses are ordered
+  ProducerOrder producer_order_;  // the pending producer and readers of tracked memory
 };
 
 }  // namespace cuplan::detail

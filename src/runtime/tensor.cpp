@@ -121,8 +121,9 @@ Tensor Tensor::to(Device device, std::optional<StreamRef> stream) const {
   if (!defined()) [[unlikely]]
     TensorRef::throw_undefined("Tensor::to");
   Tensor result = empty(shape(), dtype(), device, stream);
-  const TensorRef src(*this), dst(result);
-  detail::copy_primitive(src.view(), dst.view(), stream, &src, &dst);
+  // The public copy: ordered after this tensor's pending producer on the copy's stream (so a blocking read given no
+  // stream still sees a write on another one), seen by the ordering checker, and staged when large and pageable.
+  copy(TensorRef(*this), TensorRef(result), stream);
   return result;
 }
 

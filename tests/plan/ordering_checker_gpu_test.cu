@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ordering checker on the GPU: a stream held by a gate kernel keeps cuplan's work pending, so a use on another
-// stream without an edge must raise OrderingError, and the same program with the edge (`.after`, Stream::wait,
-// assume_ordered for an edge made outside cuplan) must pass and give the right values.
+// The ordering checker on the GPU: a stream held by a gate kernel keeps cuplan's work pending, so a use of borrowed
+// memory (a TensorView) on another stream without an edge must raise OrderingError, and the same program with the
+// edge (`.after`, Stream::wait, assume_ordered for an edge made outside cuplan) must pass and give the right values.
+// cuplan Tensors are ordered by cuplan itself: their uses on another stream pass and read the right values.
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <complex>
 #include <string>
 #include <vector>
@@ -59,7 +61,7 @@ TEST_F(OrderingCheckerGpuTest, ReadOnAnotherStreamWithoutAnEdgeThrowsAndTheFixed
   Tensor y = fft(x_, {.stream = s1_});  // pending behind the gate
   Tensor z = Tensor::empty(Shape{rows, cols}, c64, Device::cuda(0), s2_);
   try {
-    copy(y, z, s2_);
+    copy(y.view(), z.view(), s2_);  // borrowed views: the edge is the caller's to make
     FAIL() << "expected OrderingError";
   } catch (const OrderingError& e) {
     const std::string message = e.what();
@@ -67,7 +69,7 @@ TEST_F(OrderingCheckerGpuTest, ReadOnAnotherStreamWithoutAnEdgeThrowsAndTheFixed
     EXPECT_NE(message.find(".after = {event}"), std::string::npos) << message;
   }
   // An FFT on s2 reading y is caught the same way.
-  EXPECT_THROW((void)ifft(y, {.normalization = Normalization::ortho, .stream = s2_}), OrderingError);
+  EXPECT_THROW((void)ifft(y.view(), {.normalization = Normalization::ortho, .stream = s2_}), OrderingError);
   // The fixed programs: Stream::wait, then `.after`.
   Event done = s1_.record();
   s2_.wait(done);
@@ -90,11 +92,11 @@ TEST_F(OrderingCheckerGpuTest, WriteOverMemoryAPendingCallStillReadsThrows) {
   gate.hold(s1_);
   Tensor y = fft(x_, {.stream = s1_});  // reads x_ on s1, pending
   std::vector<C> other(static_cast<std::size_t>(rows * cols), C(1.0f, 0.0f));
-  EXPECT_THROW(copy(TensorView(other.data(), Shape{rows, cols}), x_, s2_), OrderingError);
+  EXPECT_THROW(copy(TensorView(other.data(), Shape{rows, cols}), x_.view(), s2_), OrderingError);
   gate.open();
   s1_.synchronize();
   // Completed work needs no edge.
-  EXPECT_NO_THROW(copy(TensorView(other.data(), Shape{rows, cols}), x_, s2_));
+  EXPECT_NO_THROW(copy(TensorView(other.data(), Shape{rows, cols}), x_.view(), s2_));
   s2_.synchronize();
 }
 
@@ -108,9 +110,9 @@ TEST_F(OrderingCheckerGpuTest, AnEdgeMadeOutsideCuplanIsDeclaredWithAssumeOrdere
   CUPLAN_TEST_CUDA(cudaEventRecord(raw, s1_.native()));  // unseen by the checker
   CUPLAN_TEST_CUDA(cudaStreamWaitEvent(s2_.native(), raw, 0));
   Tensor z = Tensor::empty(Shape{rows, cols}, c64, Device::cuda(0), s2_);
-  EXPECT_THROW(copy(y, z, s2_), OrderingError);
+  EXPECT_THROW(copy(y.view(), z.view(), s2_), OrderingError);
   assume_ordered(y.view(), s2_);
-  EXPECT_NO_THROW(copy(y, z, s2_));
+  EXPECT_NO_THROW(copy(y.view(), z.view(), s2_));
   gate.open();
   EXPECT_EQ(to_host(z, s2_), to_host(y, s1_));
   CUPLAN_TEST_CUDA(cudaEventDestroy(raw));
@@ -132,8 +134,10 @@ TEST_F(OrderingCheckerGpuTest, MatmulOperandsAreCheckedAndOffNothingIsThrown) {
     HostGate gate;
     gate.hold(s1_);
     Tensor d = fft(a, {.stream = s1_});
-    EXPECT_THROW((void)matmul(d, a, {.stream = s2_}), OrderingError);
-    EXPECT_THROW((void)matmul(a, a, {.c = d, .beta = 1.0, .stream = s2_}), OrderingError);
+    EXPECT_THROW((void)matmul(d.view(), a, {.stream = s2_}), OrderingError);
+    EXPECT_THROW((void)matmul(a, a, {.c = d.view(), .beta = 1.0, .stream = s2_}), OrderingError);
+    // As Tensors, cuplan orders them itself: nothing to report.
+    EXPECT_NO_THROW((void)matmul(d, a, {.stream = s2_}));
     gate.open();
   }
   // Off: the same unordered program is not the checker's business.
@@ -141,10 +145,35 @@ TEST_F(OrderingCheckerGpuTest, MatmulOperandsAreCheckedAndOffNothingIsThrown) {
   HostGate gate;
   gate.hold(s1_);
   Tensor d = fft(a, {.stream = s1_});
-  EXPECT_NO_THROW((void)matmul(d, a, {.stream = s2_}));
+  EXPECT_NO_THROW((void)matmul(d.view(), a, {.stream = s2_}));
   gate.open();
   s1_.synchronize();
   s2_.synchronize();
+}
+
+// cuplan adds the edge for its own Tensors, and the checker sees it; a borrowed view of the same memory is reported
+// on every path, Tensor::to included (it used to take the runtime's copy directly, which the checker never saw).
+TEST_F(OrderingCheckerGpuTest, TensorsAreOrderedByCuplanAndViewsAreReportedOnEveryPath) {
+  (void)ifft(x_, {.normalization = Normalization::ortho, .stream = s2_});
+  s2_.synchronize();
+  CheckingOn on;
+  HostGate gate;
+  gate.hold(s1_);
+  Tensor y = fft(x_, {.stream = s1_});  // pending behind the gate
+  const Tensor borrowed = Tensor::wrap(y.view());
+  EXPECT_THROW((void)borrowed.to(Device::cpu()), OrderingError);  // a blocking read given no stream
+  EXPECT_THROW((void)borrowed.to(Device::cuda(0), s2_), OrderingError);
+  Tensor z, back;
+  EXPECT_NO_THROW(z = y.to(Device::cuda(0), s2_));
+  EXPECT_NO_THROW(back = ifft(y, {.normalization = Normalization::ortho, .stream = s2_}));
+  EXPECT_FALSE(s2_.done()) << "cuplan's edge is made on the GPU: the host did not wait";
+  gate.open();
+  ASSERT_FALSE(gate.timed_out());
+  EXPECT_EQ(to_host(z, s2_), to_host(y, s1_));
+  const std::vector<C> round_trip = to_host(back, s2_);
+  std::vector<C> expected = host_;
+  for (C& v : expected) v *= std::sqrt(static_cast<float>(rows * cols));  // forward unnormalised, inverse ortho
+  EXPECT_LT(cuplan::testing::relative_error(round_trip, expected), 1e-5);
 }
 
 }  // namespace

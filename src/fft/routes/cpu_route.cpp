@@ -69,7 +69,7 @@ Tensor CpuFftRoute::execute(const FftCall& call) {
   if (decision.input_copy) {
     const TensorView stage(host_in_stage_.data(), decision.in_dtype, decision.in_shape, decision.compute_in_strides,
                            Device::cpu(), MemorySpace::host_pageable);
-    copy(x, stage, s);  // from device memory: blocking
+    copy(call.operand, stage, s);  // from device memory: blocking, after a cuplan Tensor's pending producer
     in = host_in_stage_.data();
   }
   if (decision.output_copy) out = host_out_stage_.data();
@@ -80,7 +80,7 @@ Tensor CpuFftRoute::execute(const FftCall& call) {
   if (decision.output_copy)
     copy(TensorView(out, decision.out_dtype, decision.out_shape, decision.compute_out_strides, Device::cpu(),
                     MemorySpace::host_pageable),
-         result.view(), s);
+         result, s);
   if (s) result.record_stream(*s);  // device operands: the result lives on their device
   return result;
 }

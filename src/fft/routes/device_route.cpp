@@ -69,7 +69,9 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
                                                 operand_device_, std::optional<StreamRef>(s));
   const bool in_place = result.data() == x.data();
   // A result this call allocated is new memory (the pool orders its reuse): recorded, not checked.
-  phase.operands({{"operand", &x, in_place}, {"out", &result.view(), true, call.out == nullptr && !in_place}});
+  // cuplan Tensors (the operand, an in-place result) are ordered after their pending producers first.
+  phase.operands({{"operand", &x, in_place, false, Access::storage(call.operand).get()},
+                  {"out", &result.view(), true, call.out == nullptr && !in_place, Access::storage(result).get()}});
 
   const void* in = x.data();
   void* out = result.data();

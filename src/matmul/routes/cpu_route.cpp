@@ -64,7 +64,8 @@ Tensor CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
     if (!operands[slot].ref) return std::nullopt;
     const TensorView& v = operands[slot].ref->view();
     if (v.on_host()) return v;
-    host_copies[slot] = Tensor::wrap(v).to(Device::cpu(), copy_stream);
+    // Sharing the operand's owner: a cuplan Tensor is read after its pending producer.
+    host_copies[slot] = operands[slot].ref->as_tensor().to(Device::cpu(), copy_stream);
     return host_copies[slot].view();
   };
   std::optional<TensorView> c_view = host_view(slot_c);

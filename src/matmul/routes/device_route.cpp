@@ -14,6 +14,7 @@
 #include "matmul/cublaslt/bias_gradient.hpp"
 #include "matmul/matmul_validate.hpp"
 #include "plan/cache/tuning_store.hpp"
+#include "runtime/access.hpp"
 #include "runtime/pinned_cache.hpp"
 
 namespace cuplan::detail {
@@ -259,13 +260,17 @@ Tensor DeviceMatmulRoute::execute(const MatmulExecuteOptions& options) {
     }
     if (!target.host_operands) {
       const auto view_of = [&](mm::Slot slot) { return operands[slot].ref ? &operands[slot].ref->view() : nullptr; };
-      // D over C (same elements) is one range written after it is read: listing C then D records the write.
-      phase.operands({{"a", view_of(slot_a), false},
-                      {"b", view_of(slot_b), false},
-                      {"c", view_of(slot_c), false},
-                      {"bias", view_of(slot_bias), false},
-                      {"aux", view_of(slot_aux), false},
-                      {"out", &d.view(), true, !options.out}});
+      const auto owner_of = [&](mm::Slot slot) {
+        return operands[slot].ref ? Access::storage(*operands[slot].ref).get() : nullptr;
+      };
+      // D over C (same elements) is one range written after it is read: listing C then D records the write. cuplan
+      // Tensors among them are ordered after their pending producers first.
+      phase.operands({{"a", view_of(slot_a), false, false, owner_of(slot_a)},
+                      {"b", view_of(slot_b), false, false, owner_of(slot_b)},
+                      {"c", view_of(slot_c), false, false, owner_of(slot_c)},
+                      {"bias", view_of(slot_bias), false, false, owner_of(slot_bias)},
+                      {"aux", view_of(slot_aux), false, false, owner_of(slot_aux)},
+                      {"out", &d.view(), true, !options.out, Access::storage(d).get()}});
     }
     const mm::LtPointers p = stage(stream, d_ptr, aux_ptr, bgrad_ptr);
     lt_->bind(p);

@@ -21,6 +21,8 @@
 
 namespace cuplan::detail {
 
+class Storage;
+
 /// Completion of the work a recorded use stands for.
 class CompletionMark {
  public:
@@ -99,7 +101,8 @@ struct OperandUse {
   const char* name;
   const TensorView* view;  // null or empty: nothing to track
   bool write;
-  bool fresh = false;  // a result the call allocated: record, do not check
+  bool fresh = false;        // a result the call allocated: record, do not check
+  Storage* owner = nullptr;  // the cuplan memory behind `view`, if any: ordered by cuplan (TensorAccesses)
 };
 
 /// The checker's part in one call: begin() checks, end() records on the call's stream. Inactive (no cost beyond

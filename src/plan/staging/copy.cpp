@@ -11,12 +11,15 @@
 #include "base/nvtx.hpp"
 #include "cuplan/tensor.hpp"
 #include "plan/ordering/ordering_checker.hpp"
+#include "plan/ordering/tensor_accesses.hpp"
 #include "plan/staging/chunk_grid.hpp"
 #include "plan/staging/chunking.hpp"
 #include "plan/staging/copy_engine.hpp"
 #include "plan/staging/pipeline.hpp"
+#include "runtime/access.hpp"
 #include "runtime/copy.hpp"
 #include "runtime/current_stream.hpp"
+#include "runtime/storage.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -113,20 +116,33 @@ const char* copy_range_name(const TensorView& src, const TensorView& dst) noexce
   return dst.on_host() ? "cuplan::copy device to host" : "cuplan::copy device to device";
 }
 
-// The copy as one call of the ordering checker (src read, dst written on the copy's stream) when it is on.
+// The copy as one call: cuplan Tensors among src and dst are ordered after their pending producers on the copy's
+// stream (TensorAccesses), and the ordering checker, when on, checks src read and dst written there.
 void copy_checked(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
                   const TensorRef* src_owner, const TensorRef* dst_owner) {
   detail::NvtxRange range(copy_range_name(src, dst));
+  detail::TensorAccesses accesses;
   detail::CheckedUses uses;
-  // Pageable to pageable is a plain host copy at the call: no stream order to check (and no stream to look up).
-  if (detail::ordering::on() && !detail::host_streams() &&
-      (src.memory_space() != MemorySpace::host_pageable || dst.memory_space() != MemorySpace::host_pageable))
+  detail::Storage* src_storage = src_owner != nullptr ? detail::Access::storage(*src_owner).get() : nullptr;
+  detail::Storage* dst_storage = dst_owner != nullptr ? detail::Access::storage(*dst_owner).get() : nullptr;
+  const bool checking = detail::ordering::on();
+  // Pageable to pageable is a plain host copy at the call: no stream order to keep (and no stream to look up).
+  // Owned device memory is ordered whatever the host side: a blocking read on another stream must see the write.
+  const bool stream_ordered =
+      src.memory_space() != MemorySpace::host_pageable || dst.memory_space() != MemorySpace::host_pageable;
+  if ((checking || src_storage != nullptr || dst_storage != nullptr) && stream_ordered && !detail::host_streams())
       [[unlikely]] {
-    detail::check_copy_operands(src, dst);  // the same errors as unchecked, before any stream is looked up
-    uses.begin(detail::copy_stream(src, dst, stream), "cuplan::copy", "", {{"src", &src, false}, {"dst", &dst, true}});
+    detail::check_copy_operands(src, dst);  // the same errors as unordered, before any stream is looked up
+    const StreamRef on = detail::copy_stream(src, dst, stream);
+    const DeviceScope scope(detail::copy_stream_device(src, dst, on));
+    const std::initializer_list<detail::OperandUse> operands = {{"src", &src, false, false, src_storage},
+                                                                {"dst", &dst, true, false, dst_storage}};
+    accesses.begin(on, operands);
+    uses.begin(on, "cuplan::copy", "", operands);
   }
   copy_engine(src, dst, stream, src_owner, dst_owner);
   uses.end();
+  accesses.end();
 }
 
 }  // namespace

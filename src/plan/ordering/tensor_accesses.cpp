@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// TensorAccesses (see tensor_accesses.hpp).
+
+#include "plan/ordering/tensor_accesses.hpp"
+
+#include <exception>
+
+#include "base/log.hpp"
+#include "runtime/current_stream.hpp"
+#include "runtime/storage.hpp"
+
+namespace cuplan::detail {
+
+void TensorAccesses::begin(StreamRef stream, std::initializer_list<OperandUse> uses) {
+  if (host_streams()) return;  // host streams run each call's work before it returns
+  stream_ = stream;
+  for (const OperandUse& use : uses) {
+    if (use.owner == nullptr || use.view == nullptr || use.view->numel() == 0 || count_ == max_entries) continue;
+    use.owner->order_access(stream, use.write);
+    entries_[static_cast<std::size_t>(count_++)] = {use.owner, use.write};
+  }
+}
+
+void TensorAccesses::end() {
+  const int count = count_;
+  count_ = 0;  // once, even if a note throws
+  for (int i = 0; i < count; ++i) {
+    const Entry& entry = entries_[static_cast<std::size_t>(i)];
+    entry.storage->note_access(stream_, entry.write);
+  }
+}
+
+TensorAccesses::~TensorAccesses() {
+  if (count_ == 0) return;
+  try {
+    end();
+  } catch (const std::exception& e) {
+    log(LogLevel::warning, "noting the accesses of a call left by an exception failed: {}", e.what());
+  }
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The pending producer and readers of one block of owned device memory (docs/streams.md, "cuplan Tensors across
+// streams"): every cuplan read or write of a Tensor is ordered, on the GPU, after the last cuplan write made on
+// another stream, and every cuplan write also after the reads made on other streams since that write. Reads on
+// several streams stay concurrent.
+//
+// Events are recorded lazily where that is safe, as PhaseOrder does: work noted on a stream that cannot disappear
+// (a cuplan-made stream, a default-stream handle, or the memory's allocation stream, which its release needs anyway)
+// gets its event only when another stream first needs the edge, which then also covers work enqueued in between (a
+// stricter order, never a weaker one). Any other stream gets its event when the work is noted. On the producer's own
+// stream an access costs a few atomic loads and no lock.
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cuplan/device.hpp"
+#include "cuplan/stream.hpp"
+
+namespace cuplan::detail {
+
+class StreamHandle;
+
+class ProducerOrder {
+ public:
+  ProducerOrder() = default;
+  ~ProducerOrder();
+  ProducerOrder(const ProducerOrder&) = delete;
+  ProducerOrder& operator=(const ProducerOrder&) = delete;
+
+  /// The memory was just allocated (or adopted) on `stream` of `device`: that stream is its first producer.
+  void start(StreamRef stream, Device device);
+  /// Makes `consumer` wait for the last write on another stream and, for a `write`, for every read on another stream
+  /// since then. Call before enqueuing the access.
+  void order(StreamRef consumer, bool write);
+  /// Work just enqueued on `stream` reads or writes the memory.
+  void note(StreamRef stream, bool write);
+
+ private:
+  // One stream's pending access.
+  struct Mark {
+    cudaStream_t stream = nullptr;
+    std::thread::id thread{};             // whose per-thread default stream, for that handle
+    std::shared_ptr<StreamHandle> owner;  // keeps a cuplan-made stream alive until its lazy record
+    cudaEvent_t event = nullptr;          // made on event_device, reused by later marks of that device
+    int event_device = -1;
+    int device = -1;        // the device of the stream
+    bool pending = false;   // noted work whose event is not recorded yet (lazy)
+    bool recorded = false;  // the event holds the noted work
+  };
+  bool same(const Mark& mark, StreamRef stream) const noexcept;
+  bool lasting(StreamRef stream) const noexcept;
+  void set(Mark& mark, StreamRef stream, int device);
+  void mark_work(Mark& mark, StreamRef stream);
+  void wait_for(Mark& mark, StreamRef consumer);
+  void record(Mark& mark);
+  void retire(Mark& mark) noexcept;
+  void publish() noexcept;
+
+  std::mutex mutex_;
+  // The fast path's view, written under mutex_: the producer's stream, whether its latest work still awaits a lazy
+  // record (so that a repeated write notes nothing), and whether the slow path is needed (reads on other streams, or
+  // a producer whose handle names a different stream on each thread).
+  std::atomic<cudaStream_t> producer_{nullptr};
+  std::atomic<bool> producer_pending_{false};
+  std::atomic<bool> slow_{false};
+  bool started_ = false;
+  cudaStream_t allocation_stream_ = nullptr;
+  int device_ = -1;
+  Mark writer_;
+  std::vector<Mark> readers_;
+  std::vector<Mark> spare_;  // retired marks keeping their events for reuse
+};
+
+}  // namespace cuplan::detail
