@@ -45,6 +45,10 @@ CopyEngine& engine() {
   return *e;
 }
 
+bool device_side(const TensorView& view) noexcept {
+  return view.memory_space() == MemorySpace::device || view.memory_space() == MemorySpace::managed;
+}
+
 bool engine_worthy(const TensorView& src, const TensorView& dst) {
   const bool h2d = src.memory_space() == MemorySpace::host_pageable && dst.memory_space() == MemorySpace::device;
   const bool d2h = src.memory_space() == MemorySpace::device && dst.memory_space() == MemorySpace::host_pageable;
@@ -125,19 +129,20 @@ void copy_checked(const TensorView& src, const TensorView& dst, std::optional<St
   detail::CheckedUses uses;
   detail::Storage* src_storage = src_owner != nullptr ? detail::Access::storage(*src_owner).get() : nullptr;
   detail::Storage* dst_storage = dst_owner != nullptr ? detail::Access::storage(*dst_owner).get() : nullptr;
-  const bool checking = detail::ordering::on();
-  // Pageable to pageable is a plain host copy at the call: no stream order to keep (and no stream to look up).
-  // Owned device memory is ordered whatever the host side: a blocking read on another stream must see the write.
-  const bool stream_ordered =
-      src.memory_space() != MemorySpace::host_pageable || dst.memory_space() != MemorySpace::host_pageable;
-  if ((checking || src_storage != nullptr || dst_storage != nullptr) && stream_ordered && !detail::host_streams())
-      [[unlikely]] {
-    detail::check_copy_operands(src, dst);  // the same errors as unordered, before any stream is looked up
+  // Owned device memory is ordered after its producer whatever the other side: a blocking read on another stream
+  // must see the write. Host memory has no pending producer (cuplan's calls have finished with it when they return).
+  const bool device_involved = device_side(src) || device_side(dst);
+  const bool order = device_involved && (src_storage != nullptr || dst_storage != nullptr);
+  // Pageable to pageable is a plain host copy at the call: nothing for the checker (and no stream to look up).
+  const bool check = detail::ordering::on() && (src.memory_space() != MemorySpace::host_pageable ||
+                                                dst.memory_space() != MemorySpace::host_pageable);
+  if ((order || check) && !detail::host_streams()) [[unlikely]] {
+    detail::check_copy_operands(src, dst);  // the same errors as otherwise, before any stream is looked up
     const StreamRef on = detail::copy_stream(src, dst, stream);
     const DeviceScope scope(detail::copy_stream_device(src, dst, on));
     const std::initializer_list<detail::OperandUse> operands = {{"src", &src, false, false, src_storage},
                                                                 {"dst", &dst, true, false, dst_storage}};
-    accesses.begin(on, operands);
+    if (order) accesses.begin(on, operands);
     uses.begin(on, "cuplan::copy", "", operands);
   }
   copy_engine(src, dst, stream, src_owner, dst_owner);
