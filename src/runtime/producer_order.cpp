@@ -59,6 +59,7 @@ void ProducerOrder::set(Mark& mark, StreamRef stream, int device) {
   mark.device = device;
   mark.pending = false;
   mark.recorded = false;
+  mark.lazy = false;
 }
 
 void ProducerOrder::record(Mark& mark) {
@@ -77,7 +78,8 @@ void ProducerOrder::record(Mark& mark) {
 
 void ProducerOrder::mark_work(Mark& mark, StreamRef stream) {
   mark.pending = true;
-  if (lasting(stream)) {
+  mark.lazy = lasting(stream);
+  if (mark.lazy) {
     if (!mark.owner) mark.owner = Access::retain(stream);
     return;
   }
@@ -102,7 +104,7 @@ void ProducerOrder::retire(Mark& mark) noexcept {
 
 void ProducerOrder::publish() noexcept {
   producer_.store(writer_.stream, std::memory_order_release);
-  producer_pending_.store(writer_.pending && lasting(StreamRef(writer_.stream)), std::memory_order_release);
+  producer_pending_.store(writer_.pending && writer_.lazy, std::memory_order_release);
   slow_.store(!readers_.empty() || thread_relative_stream(writer_.stream), std::memory_order_release);
 }
 

@@ -51,6 +51,7 @@ class ProducerOrder {
     int event_device = -1;
     int device = -1;        // the device of the stream
     bool pending = false;   // noted work whose event is not recorded yet (lazy)
+    bool lazy = false;      // a lasting stream: its event may wait until another stream needs it
     bool recorded = false;  // the event holds the noted work
   };
   bool same(const Mark& mark, StreamRef stream) const noexcept;
