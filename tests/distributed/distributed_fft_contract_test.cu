@@ -4,7 +4,9 @@
 // forked processes that share the NCCL unique id through a file.
 
 #include <chrono>
+#include <complex>
 #include <cstdlib>
+#include <vector>
 
 #include "distributed_test_util.cuh"
 
@@ -303,6 +305,9 @@ TEST(DistributedFFTErrors, BadExchangeOptionsRaiseInTheConstructor) {
   CUPLAN_REQUIRE_GPUS(1);
   auto comms = local_comms(1);
   const auto x = cuplan::Tensor::empty({8, 8, 8}, cuplan::c64, comms[0].device());
+  // Written before the in-place executes below read it (initcheck reports a read of memory nothing wrote).
+  std::vector<std::complex<float>> zeros(8 * 8 * 8);
+  cuplan::copy(cuplan::TensorView(zeros.data(), {8, 8, 8}), x);
   EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.chunks = -1}), InvalidArgument);
   EXPECT_THROW(DistributedFFT(comms[0], {8, 8, 8}, x, {.fields = 0}), InvalidArgument);
   // In place: C2C only, writable operands, and no `out` at execute.

@@ -168,6 +168,9 @@ TEST(LibraryErrorContext, CufftAndCublasLtFailuresNameTheObjectOnTheGpu) {
   Stream s;
   {
     Tensor x = Tensor::empty({8, 64}, c64, Device::cuda(0), s);
+    // Written first: the execute below reads it (initcheck reports a read of memory nothing wrote).
+    const std::vector<std::complex<float>> values(8 * 64, {1.0F, -1.0F});
+    copy(TensorView(values.data(), {8, 64}), x, s);
     FFT f(x, {.axes = {1}, .stream = s});
     fault::arm(fault::Site::library, 1);  // the first cuFFT call of plan()
     const LibraryError e = library_error_of([&] { f.plan(); });
@@ -181,6 +184,9 @@ TEST(LibraryErrorContext, CufftAndCublasLtFailuresNameTheObjectOnTheGpu) {
   {
     Tensor a = Tensor::empty({32, 16}, f32, Device::cuda(0), s);
     Tensor b = Tensor::empty({16, 8}, f32, Device::cuda(0), s);
+    const std::vector<float> ones(32 * 16, 1.0F);
+    copy(TensorView(ones.data(), {32, 16}), a, s);
+    copy(TensorView(ones.data(), {16, 8}), b, s);
     Matmul(a, b, {.stream = s}).plan();  // the process's cuBLASLt handle exists before the fault is armed
     Matmul mm(a, b, {.stream = s});
     fault::arm(fault::Site::library, 1);  // the first cuBLASLt call of plan()
