@@ -71,6 +71,9 @@ std::size_t FFT::workspace_size() const {
 std::string FFT::describe() const {
   return detail::live(impl_, who, "describe").describe();
 }
+std::string_view FFT::state() const noexcept {
+  return detail::lifecycle_state(impl_);
+}
 
 std::string_view to_string(FFTType type) {
   switch (type) {

@@ -55,6 +55,9 @@ Strides Matmul::result_strides() const {
 std::string Matmul::describe() const {
   return detail::live(impl_, who, "describe").describe();
 }
+std::string_view Matmul::state() const noexcept {
+  return detail::lifecycle_state(impl_);
+}
 Tensor Matmul::aux() const {
   return detail::live(impl_, who, "aux").aux();
 }

@@ -45,6 +45,7 @@ class MatmulImpl : public CachedPlan {
   /// The object as a LibraryError's context names it: product size, dtypes, epilog, shape of D, device, backend.
   std::string error_context() const;
   void require_alive(const char* method) const { state_.require_alive(method); }
+  bool freed() const noexcept { return state_.freed(); }
 
   const Tensor& aux() const noexcept { return route_->aux(); }
   const mm::Problem& problem() const noexcept { return problem_; }
