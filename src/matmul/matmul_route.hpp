@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The execution route of a Matmul (docs/architecture.md, "Routes"): one class per way a planned product runs,
+// The execution route of a Matmul (docs/dev/architecture.md, "Routes"): one class per way a planned product runs,
 // chosen once when the Matmul is made. A route owns its path's plan, autotune, execute, release and workspace, and
 // opens its phases by the object's stream rule (plan/phase.hpp). MatmulImpl keeps the lifecycle, the operands and
 // the phases' order, and never asks which route it holds.

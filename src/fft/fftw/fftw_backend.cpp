@@ -20,6 +20,7 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
+#include "plan/cache/tuning_file.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -331,4 +332,27 @@ const char* import_fftw_wisdom(const FftwWisdom& wisdom) {
   return nullptr;
 }
 
+namespace {
+
+// FFTW's wisdom as two sections of the tuning file (plan/cache/tuning_file.hpp), double then single precision,
+// loaded both or neither.
+const TuningSectionRegistrar fftw_wisdom_sections({
+    .names = {"fftw-double", "fftw-single"},
+    .save =
+        [] {
+          FftwWisdom wisdom = export_fftw_wisdom();
+          return std::vector<std::string>{std::move(wisdom.double_precision), std::move(wisdom.single_precision)};
+        },
+    .load =
+        [](const std::vector<std::string>& texts) {
+          const char* rejected = import_fftw_wisdom({texts.at(0), texts.at(1)});
+          if (rejected == nullptr) return std::string();
+          return fmt::format(
+              "FFTW rejected the saved {} wisdom (written by another FFTW version or build, or by a program that used "
+              "FFTW before setting up its threads)",
+              rejected);
+        },
+});
+
+}  // namespace
 }  // namespace cuplan::detail

@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "matmul/matmul_staged.hpp"
 #include "matmul/routes/device_route.hpp"
+#include "matmul/routes/matmul_staged.hpp"
 
 namespace cuplan::detail {
 

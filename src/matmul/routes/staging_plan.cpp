@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "matmul/staging_plan.hpp"
+#include "matmul/routes/staging_plan.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "matmul/matmul_staged.hpp"
+#include "matmul/routes/matmul_staged.hpp"
 
 #include <fmt/format.h>
 
