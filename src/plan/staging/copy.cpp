@@ -38,7 +38,7 @@ struct StagedCopier {
   detail::staging::StagingPipeline pipeline;
 };
 StagedCopier& copier() {
-  static CopyEngine* e = new StagedCopier;  // leaked on purpose: copies may run from static destructors
+  static StagedCopier* e = new StagedCopier;  // leaked on purpose: copies may run from static destructors
   return *e;
 }
 
