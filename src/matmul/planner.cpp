@@ -155,6 +155,11 @@ std::string shape_string(const Shape& shape) {
   return fmt::format("{}", shape);
 }
 
+std::string orientation_note(const Problem& p) {
+  return fmt::format("D is {} for epilog {}{}", p.swapped ? "row-major" : "column-major", to_string(p.epilog),
+                     p.swapped ? "" : ", cuBLASLt's native orientation");
+}
+
 std::optional<Shape> broadcast_shapes(const Shape& x, const Shape& y) {
   const int rank = std::max(x.size(), y.size());
   Shape out = Dims::filled(rank, 1);
@@ -480,7 +485,7 @@ Problem plan_problem(const ProblemSpec& spec, const char* who) {
     const bool relu = traits.relu;
     p.aux_dtype = relu ? i8 : p.result_dtype;
     p.aux_shape = p.batch_shape;
-    if (spec.cuda) {
+    if (spec.route.aux_layout == AuxLayout::cublaslt) {
       // In D's (native, column-major) orientation: N columns of aux_ld elements (bits for the relu mask), aux_ld a
       // multiple of 128 (relu) or 8 (gelu) as cuBLASLt requires.
       p.aux_ld = round_up(std::max<std::int64_t>(p.m, 1), relu ? 128 : 8);

@@ -11,6 +11,7 @@
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
+#include "matmul/routes/device_views.hpp"
 
 namespace cuplan::detail {
 
