@@ -95,55 +95,41 @@ Compute natural_compute(DType a) {
 }  // namespace
 
 EpilogTraits epilog_traits(Epilog e) noexcept {
-  EpilogTraits t;
+  // Each epilog by what it adds to the product: a bias, an activation, its aux buffer out or back in, a gradient.
   switch (e) {
     case Epilog::none:
-      break;
+      return {};
     case Epilog::relu:
-      t.relu = true;
-      break;
+      return {.relu = true};
     case Epilog::gelu:
-      t.gelu = true;
-      break;
+      return {.gelu = true};
     case Epilog::bias:
-      t.bias_input = true;
-      break;
+      return {.bias_input = true};
     case Epilog::relu_bias:
-      t.relu = t.bias_input = true;
-      break;
+      return {.bias_input = true, .relu = true};
     case Epilog::gelu_bias:
-      t.gelu = t.bias_input = true;
-      break;
+      return {.bias_input = true, .gelu = true};
     case Epilog::relu_aux:
-      t.relu = t.aux_output = true;
-      break;
+      return {.relu = true, .aux_output = true};
     case Epilog::gelu_aux:
-      t.gelu = t.aux_output = true;
-      break;
+      return {.gelu = true, .aux_output = true};
     case Epilog::relu_aux_bias:
-      t.relu = t.aux_output = t.bias_input = true;
-      break;
+      return {.bias_input = true, .relu = true, .aux_output = true};
     case Epilog::gelu_aux_bias:
-      t.gelu = t.aux_output = t.bias_input = true;
-      break;
+      return {.bias_input = true, .gelu = true, .aux_output = true};
     case Epilog::drelu:
-      t.relu = t.aux_input = true;
-      break;
+      return {.relu = true, .aux_input = true};
     case Epilog::drelu_bgrad:
-      t.relu = t.aux_input = t.bias_gradient = true;
-      break;
+      return {.relu = true, .aux_input = true, .bias_gradient = true};
     case Epilog::dgelu:
-      t.gelu = t.aux_input = true;
-      break;
+      return {.gelu = true, .aux_input = true};
     case Epilog::dgelu_bgrad:
-      t.gelu = t.aux_input = t.bias_gradient = true;
-      break;
+      return {.gelu = true, .aux_input = true, .bias_gradient = true};
     case Epilog::bgrada:
     case Epilog::bgradb:
-      t.bias_gradient = true;
-      break;
+      return {.bias_gradient = true};
   }
-  return t;
+  return {};  // a value outside the enum (refused by check_epilog before any product is planned)
 }
 
 bool epilog_allows_swap(Epilog e) noexcept {
