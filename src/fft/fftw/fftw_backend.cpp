@@ -270,25 +270,28 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale) {
   if (scale != 1.0) scale_host(out, decision_.out_dtype, output_walk(decision_.layout, decision_.type), scale);
 }
 
+namespace {
+// One transform through FFTW's new-array execute functions of one precision.
+template <class Plan, class Real, class Complex>
+void execute_fftw(FFTType type, void* plan, void* in, void* out, void (*dft)(Plan, Complex*, Complex*),
+                  void (*r2c)(Plan, Real*, Complex*), void (*c2r)(Plan, Complex*, Real*)) {
+  auto* p = static_cast<Plan>(plan);
+  if (type == FFTType::c2c)
+    dft(p, static_cast<Complex*>(in), static_cast<Complex*>(out));
+  else if (type == FFTType::r2c)
+    r2c(p, static_cast<Real*>(in), static_cast<Complex*>(out));
+  else
+    c2r(p, static_cast<Complex*>(in), static_cast<Real*>(out));
+}
+}  // namespace
+
 void FftwPlan::run(void* plan, void* in, void* out) const {
-  const FFTType type = decision_.type;
-  if (double_precision_) {
-    auto* p = static_cast<fftw_plan>(plan);
-    if (type == FFTType::c2c)
-      fftw_execute_dft(p, static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out));
-    else if (type == FFTType::r2c)
-      fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<fftw_complex*>(out));
-    else
-      fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(in), static_cast<double*>(out));
-  } else {
-    auto* p = static_cast<fftwf_plan>(plan);
-    if (type == FFTType::c2c)
-      fftwf_execute_dft(p, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
-    else if (type == FFTType::r2c)
-      fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<fftwf_complex*>(out));
-    else
-      fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
-  }
+  if (double_precision_)
+    execute_fftw<fftw_plan, double, fftw_complex>(decision_.type, plan, in, out, fftw_execute_dft, fftw_execute_dft_r2c,
+                                                  fftw_execute_dft_c2r);
+  else
+    execute_fftw<fftwf_plan, float, fftwf_complex>(decision_.type, plan, in, out, fftwf_execute_dft,
+                                                   fftwf_execute_dft_r2c, fftwf_execute_dft_c2r);
 }
 
 int FftwPlan::alignment_of(void* p) const {
