@@ -43,23 +43,17 @@ DLDataType dlpack_type(DType dtype, const char* who) {
 }
 
 DLDevice dlpack_device(const TensorView& view) {
-  DLDevice device{};
   switch (view.memory_space()) {
-    case MemorySpace::host_pageable:
-      device.device_type = kDLCPU;
-      break;
     case MemorySpace::host_pinned:
-      device.device_type = kDLCUDAHost;
-      break;
+      return {kDLCUDAHost, 0};
     case MemorySpace::device:
-      device.device_type = kDLCUDA;
-      device.device_id = view.device().index();
-      break;
+      return {kDLCUDA, view.device().index()};
     case MemorySpace::managed:
-      device.device_type = kDLCUDAManaged;  // DLPack gives managed memory device id 0
+      return {kDLCUDAManaged, 0};  // DLPack gives managed memory device id 0
+    case MemorySpace::host_pageable:
       break;
   }
-  return device;
+  return {kDLCPU, 0};
 }
 
 // The managed tensor and everything it points to, in one allocation that the deleter frees.
