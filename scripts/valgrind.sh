@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The lifetime and misuse tests under valgrind's memcheck (docs/lifetimes.md): invalid reads and writes, uses of
+# The lifetime and misuse tests under valgrind's memcheck (docs/dev/lifetimes.md): invalid reads and writes, uses of
 # uninitialised values and definite leaks inside cuplan are errors. Run it for every change to a lifetime rule.
 # Builds only the test executables it runs, in the normal build tree. Exit code: 0 when every program passed with
 # 0 errors.

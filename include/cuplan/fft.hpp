@@ -157,6 +157,9 @@ class CUPLAN_API FFT {
   std::size_t workspace_size() const;
   /// One line: type, precision, axes, lengths, batch, layout, copies, backend, workspace.
   std::string describe() const;
+  /// The object's lifecycle, for logs: "live", "freed" (free() was called) or "moved-from". Never throws; the
+  /// other members throw StateError unless it is "live".
+  std::string_view state() const noexcept;
 
  private:
   std::unique_ptr<detail::FftImpl> impl_;

@@ -82,6 +82,8 @@ struct fmt::formatter<cuplan::Tensor> {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   template <class FormatContext>
   auto format(const cuplan::Tensor& tensor, FormatContext& ctx) const {
+    // A default-constructed Tensor (an output an epilog did not produce) has no dtype, shape or memory to show.
+    if (!tensor.defined()) return fmt::format_to(ctx.out(), "Tensor(undefined)");
     return fmt::format_to(ctx.out(), "Tensor({}, shape={}, strides={}, device={}, memory={}, {}{})", tensor.dtype(),
                           tensor.shape(), tensor.strides(), tensor.device(), tensor.memory_space(),
                           tensor.owning() ? "owning" : "wrapping", tensor.read_only() ? ", read-only" : "");
@@ -261,19 +263,26 @@ struct fmt::formatter<cuplan::memory::Stats> {
 };
 
 namespace cuplan::detail {
-/// Formats an object by its describe(): its plan (FFT, Matmul).
-template <class Object>
+inline constexpr char fft_type_name[] = "FFT";
+inline constexpr char matmul_type_name[] = "Matmul";
+/// Formats an object by its describe(): its plan (FFT, Matmul). A moved-from or freed object has no plan to describe
+/// (describe() throws StateError for it): it prints as "FFT(moved-from)" or "FFT(freed)" instead, so that a log line
+/// never throws.
+template <class Object, const char* TypeName>
 struct DescribedFormatter : fmt::formatter<std::string_view> {
   template <class FormatContext>
   auto format(const Object& object, FormatContext& ctx) const {
-    return fmt::formatter<std::string_view>::format(object.describe(), ctx);
+    const std::string_view state = object.state();
+    const std::string text = state == "live" ? object.describe() : fmt::format("{}({})", TypeName, state);
+    return fmt::formatter<std::string_view>::format(text, ctx);
   }
 };
 }  // namespace cuplan::detail
 
 template <>
-struct fmt::formatter<cuplan::FFT> : cuplan::detail::DescribedFormatter<cuplan::FFT> {};
+struct fmt::formatter<cuplan::FFT> : cuplan::detail::DescribedFormatter<cuplan::FFT, cuplan::detail::fft_type_name> {};
 template <>
-struct fmt::formatter<cuplan::Matmul> : cuplan::detail::DescribedFormatter<cuplan::Matmul> {};
+struct fmt::formatter<cuplan::Matmul>
+    : cuplan::detail::DescribedFormatter<cuplan::Matmul, cuplan::detail::matmul_type_name> {};
 template <>
 struct fmt::formatter<cuplan::FFTType> : cuplan::detail::EnumFormatter<cuplan::FFTType> {};

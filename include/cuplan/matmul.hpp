@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuplan/dtype.hpp"
@@ -237,6 +238,9 @@ class CUPLAN_API Matmul {
   Strides result_strides() const;
   /// One line: product size, dtypes, epilog, layout of D, backend and algorithm.
   std::string describe() const;
+  /// The object's lifecycle, for logs: "live", "freed" (free() was called) or "moved-from". Never throws; the
+  /// other members throw StateError unless it is "live".
+  std::string_view state() const noexcept;
 
   /// Aux output of the last execute (relu mask / gelu input for the *_aux epilogs), else an empty Tensor.
   Tensor aux() const;

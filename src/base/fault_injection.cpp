@@ -5,7 +5,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string_view>
+
+#include "base/enum_names.hpp"
 
 namespace cuplan::detail::fault {
 
@@ -55,17 +58,9 @@ int index(Site site) noexcept {
 std::atomic<bool> g_armed{arm_from_environment()};
 
 const char* to_string(Site site) noexcept {
-  switch (site) {
-    case Site::device:
-      return "device";
-    case Site::pinned:
-      return "pinned";
-    case Site::host:
-      return "host";
-    case Site::library:
-      return "library";
-  }
-  return "unknown";
+  static constexpr const char* names[] = {"device", "pinned", "host", "library"};
+  static_assert(std::size(names) == site_count);
+  return enum_name(site, names, "unknown");
 }
 
 bool inject_armed(Site site) noexcept {

@@ -52,6 +52,17 @@ int sorted_axes(const Shape& shape, const Strides& strides, int (&order)[Dims::m
   return n;
 }
 
+// Whether the axes in `order` (innermost first, extents > 1) have the running products of the extents before them
+// as strides: a dense block in that order.
+bool running_product_strides(const Shape& shape, const Strides& strides, const int* order, int n) noexcept {
+  std::int64_t expected = 1;
+  for (int i = 0; i < n; ++i) {
+    if (strides[order[i]] != expected) return false;
+    expected *= shape[order[i]];
+  }
+  return true;
+}
+
 bool has_zero_extent(const Shape& shape) noexcept {
   return std::any_of(shape.begin(), shape.end(), [](std::int64_t e) { return e == 0; });
 }
@@ -82,25 +93,18 @@ void check_non_overlapping(const TensorView& view, const char* operand, const ch
 
 bool is_row_major(const Shape& shape, const Strides& strides) noexcept {
   if (has_zero_extent(shape)) return true;
-  std::int64_t expected = 1;
-  for (int axis = shape.size() - 1; axis >= 0; --axis) {
-    if (shape[axis] == 1) continue;
-    if (strides[axis] != expected) return false;
-    expected *= shape[axis];
-  }
-  return true;
+  int order[Dims::max_rank];
+  int n = 0;
+  for (int axis = shape.size() - 1; axis >= 0; --axis)
+    if (shape[axis] > 1) order[n++] = axis;
+  return running_product_strides(shape, strides, order, n);
 }
 
 bool is_dense(const Shape& shape, const Strides& strides) noexcept {
   if (has_zero_extent(shape)) return true;
   int order[Dims::max_rank];
   const int n = sorted_axes(shape, strides, order);
-  std::int64_t expected = 1;
-  for (int i = 0; i < n; ++i) {
-    if (strides[order[i]] != expected) return false;
-    expected *= shape[order[i]];
-  }
-  return true;
+  return running_product_strides(shape, strides, order, n);
 }
 
 bool same_strides(const Shape& shape, const Strides& a, const Strides& b) noexcept {

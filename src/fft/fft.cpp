@@ -4,7 +4,9 @@
 #include "cuplan/fft.hpp"
 
 #include <fmt/format.h>
+#include <iterator>
 
+#include "base/enum_names.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
 #include "plan/handle.hpp"
@@ -71,17 +73,14 @@ std::size_t FFT::workspace_size() const {
 std::string FFT::describe() const {
   return detail::live(impl_, who, "describe").describe();
 }
+std::string_view FFT::state() const noexcept {
+  return detail::lifecycle_state(impl_);
+}
 
 std::string_view to_string(FFTType type) {
-  switch (type) {
-    case FFTType::c2c:
-      return "C2C";
-    case FFTType::r2c:
-      return "R2C";
-    case FFTType::c2r:
-      return "C2R";
-  }
-  return "?";
+  static constexpr const char* names[] = {"C2C", "R2C", "C2R"};
+  static_assert(std::size(names) == static_cast<std::size_t>(FFTType::c2r) + 1);
+  return detail::enum_name(type, names);
 }
 
 std::string_view to_string(Direction direction) {
@@ -89,17 +88,9 @@ std::string_view to_string(Direction direction) {
 }
 
 std::string_view to_string(Normalization normalization) {
-  switch (normalization) {
-    case Normalization::none:
-      return "none";
-    case Normalization::inverse:
-      return "inverse (1/N)";
-    case Normalization::forward:
-      return "forward (1/N)";
-    case Normalization::ortho:
-      return "ortho (1/sqrt(N))";
-  }
-  return "?";
+  static constexpr const char* names[] = {"none", "inverse (1/N)", "forward (1/N)", "ortho (1/sqrt(N))"};
+  static_assert(std::size(names) == static_cast<std::size_t>(Normalization::ortho) + 1);
+  return detail::enum_name(normalization, names);
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

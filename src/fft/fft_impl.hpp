@@ -50,6 +50,7 @@ class FftImpl final : public CachedPlan {
   /// The object as a LibraryError's context names it: operation, dtypes, shapes, axes, device and backend.
   std::string error_context() const;
   void require_alive(const char* method) const { state_.require_alive(method); }
+  bool freed() const noexcept { return state_.freed(); }
 
  private:
   /// In-place R2C/C2R on an owning Tensor: its memory must hold the result's span (padded real rows).

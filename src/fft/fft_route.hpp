@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The execution route of an FFT (docs/architecture.md, "Routes"): one class per way a planned transform runs,
+// The execution route of an FFT (docs/dev/architecture.md, "Routes"): one class per way a planned transform runs,
 // chosen once when the FFT is made. A route owns its path's plan, execute, release and workspace, and opens its
 // phases by the object's stream rule (plan/phase.hpp). FftImpl keeps the lifecycle, the operand and the phases'
 // order, and never asks which route it holds.

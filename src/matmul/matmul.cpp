@@ -2,6 +2,9 @@
 // The class form Matmul: a thin, move-only handle over MatmulImpl.
 #include "cuplan/matmul.hpp"
 
+#include <iterator>
+
+#include "base/enum_names.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "plan/handle.hpp"
@@ -55,6 +58,9 @@ Strides Matmul::result_strides() const {
 std::string Matmul::describe() const {
   return detail::live(impl_, who, "describe").describe();
 }
+std::string_view Matmul::state() const noexcept {
+  return detail::lifecycle_state(impl_);
+}
 Tensor Matmul::aux() const {
   return detail::live(impl_, who, "aux").aux();
 }
@@ -63,57 +69,17 @@ Tensor Matmul::bias_gradient() const {
 }
 
 const char* to_string(Epilog e) noexcept {
-  switch (e) {
-    case Epilog::none:
-      return "none";
-    case Epilog::relu:
-      return "relu";
-    case Epilog::gelu:
-      return "gelu";
-    case Epilog::bias:
-      return "bias";
-    case Epilog::relu_bias:
-      return "relu_bias";
-    case Epilog::gelu_bias:
-      return "gelu_bias";
-    case Epilog::relu_aux:
-      return "relu_aux";
-    case Epilog::gelu_aux:
-      return "gelu_aux";
-    case Epilog::relu_aux_bias:
-      return "relu_aux_bias";
-    case Epilog::gelu_aux_bias:
-      return "gelu_aux_bias";
-    case Epilog::drelu:
-      return "drelu";
-    case Epilog::drelu_bgrad:
-      return "drelu_bgrad";
-    case Epilog::dgelu:
-      return "dgelu";
-    case Epilog::dgelu_bgrad:
-      return "dgelu_bgrad";
-    case Epilog::bgrada:
-      return "bgrada";
-    case Epilog::bgradb:
-      return "bgradb";
-  }
-  return "?";
+  static constexpr const char* names[] = {
+      "none",          "relu",          "gelu",  "bias",        "relu_bias", "gelu_bias",   "relu_aux", "gelu_aux",
+      "relu_aux_bias", "gelu_aux_bias", "drelu", "drelu_bgrad", "dgelu",     "dgelu_bgrad", "bgrada",   "bgradb"};
+  static_assert(std::size(names) == static_cast<std::size_t>(Epilog::bgradb) + 1);
+  return detail::enum_name(e, names);
 }
 
 const char* to_string(Compute c) noexcept {
-  switch (c) {
-    case Compute::automatic:
-      return "automatic";
-    case Compute::f16:
-      return "f16";
-    case Compute::f32:
-      return "f32";
-    case Compute::tf32:
-      return "tf32";
-    case Compute::f64:
-      return "f64";
-  }
-  return "?";
+  static constexpr const char* names[] = {"automatic", "f16", "f32", "tf32", "f64"};
+  static_assert(std::size(names) == static_cast<std::size_t>(Compute::f64) + 1);
+  return detail::enum_name(c, names);
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

@@ -75,9 +75,8 @@ void MatmulImpl::validate_and_plan_problem() {
   spec.scale_b = options_.scales.b.given();
   spec.scale_c = options_.scales.c.given();
   spec.scale_d = options_.scales.d.given();
-  spec.cuda = target_.cuda;
-  problem_ = mm::plan_problem(spec, who_);
-  route_->check_supported(problem_);
+  spec.route = route_->traits().request;
+  problem_ = route_->adapt(mm::plan_problem(spec, who_));  // NotSupported where the route cannot run it
   for (const ScaleFactor* s : {&options_.scales.a, &options_.scales.b}) {
     if (!s->tensor) continue;
     const TensorView& t = s->tensor->view();
@@ -86,18 +85,18 @@ void MatmulImpl::validate_and_plan_problem() {
                                         who_, t.dtype().name(), mm::shape_string(t.shape()),
                                         t.on_host() ? "the host" : "the device"));
   }
-  route_->adapt_problem(problem_);
   plan_output_signature();
 }
 
 void MatmulImpl::plan_output_signature() {
   const mm::Problem& p = problem_;
   // D lives where the operands live, whatever executes (the blocking rule; FFT does the same).
-  const MatmulResultPlacement placement = route_->result_placement(p.result_dtype);
+  const MatmulRouteTraits traits = route_->traits();
+  const auto alignment =
+      traits.result_alignment != 0 ? traits.result_alignment : static_cast<std::uint32_t>(p.result_dtype.alignment());
   out_signature_ = OperandSignature::result(p.result_dtype, p.result_shape, p.result_strides, target_.host_operands,
-                                            placement.device, placement.alignment);
-  out_strides_note_ = fmt::format("D is {} for epilog {}{}", p.swapped ? "row-major" : "column-major",
-                                  to_string(p.epilog), p.swapped ? "" : ", cuBLASLt's native orientation");
+                                            traits.result_device, alignment);
+  out_strides_note_ = mm::orientation_note(p);
 }
 
 void MatmulImpl::require_ready(const char* method) const {
@@ -148,7 +147,9 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) try {
                     who_));
   }
   state_.set_planned(false);
-  route_->plan(options, construct_after_pending_);
+  // The first plan also waits for MatmulOptions::after unless the plan options name their own events.
+  route_->plan(options, construct_after_pending_ && options.after.empty() ? options_.after : options.after);
+  construct_after_pending_ = false;
   state_.set_planned(true);
 } catch (const LibraryError& error) {
   rethrow_with_context(error, fmt::format("{}.plan", who_), [this] { return error_context(); });
@@ -156,17 +157,19 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) try {
 
 std::string MatmulImpl::error_context() const {
   const mm::Problem& p = problem_;
+  const MatmulRouteDescription route = route_->description();
   return fmt::format("M x N x K = {} x {} x {}, batch {}, {} x {} -> {}, epilog {}, D shape {}, on {}", p.m, p.n, p.k,
                      p.batch_count, p.a_dtype.name(), p.b_dtype.name(), p.result_dtype.name(), to_string(p.epilog),
-                     mm::shape_string(p.result_shape), route_->location());
+                     mm::shape_string(p.result_shape), route.location);
 }
 
 std::string MatmulImpl::describe() const {
   const mm::Problem& p = problem_;
+  const MatmulRouteDescription route = route_->description();
   return fmt::format("{} {} x {} x {} batch {} {} -> {}, epilog {}{}, D {} {}, {}: {}", who_, p.m, p.n, p.k,
-                     p.batch_count, p.a_dtype.name(), p.result_dtype.name(), to_string(p.epilog), route_->epilog_note(),
-                     mm::shape_string(p.result_shape), p.swapped ? "row-major" : "column-major", route_->execution(),
-                     route_->algorithm());
+                     p.batch_count, p.a_dtype.name(), p.result_dtype.name(), to_string(p.epilog), route.epilog_note,
+                     mm::shape_string(p.result_shape), p.swapped ? "row-major" : "column-major", route.execution,
+                     route.algorithm);
 }
 
 std::vector<AlgorithmInfo> MatmulImpl::algorithms() const {
@@ -195,7 +198,10 @@ Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) try {
     mm::check_output_aliasing(*options.out, inputs, who_);
     out_signature_.require_match(*options.out, who_, "execute", "out", out_strides_note_.c_str());
   }
-  return route_->execute(options);
+  MatmulResult result = route_->execute(options);
+  last_.aux = std::move(result.aux);
+  last_.bias_gradient = std::move(result.bias_gradient);
+  return std::move(result.d);
 } catch (const LibraryError& error) {
   rethrow_with_context(error, fmt::format("{}.execute", who_), [this] { return error_context(); });
 }
@@ -261,7 +267,8 @@ void MatmulImpl::release_operand() noexcept {
 void MatmulImpl::free() noexcept {
   if (state_.freed()) return;
   NvtxRange range(nvtx_name(nvtx_free, "cuplan::Matmul::free"));
-  route_->free();  // plans, workspace, buffers and the last outputs
+  route_->free();  // plans, workspace and buffers
+  last_ = MatmulResult();
   release_operand();
   state_.set_freed();
 }

@@ -45,10 +45,12 @@ class MatmulImpl : public CachedPlan {
   /// The object as a LibraryError's context names it: product size, dtypes, epilog, shape of D, device, backend.
   std::string error_context() const;
   void require_alive(const char* method) const { state_.require_alive(method); }
+  bool freed() const noexcept { return state_.freed(); }
 
-  const Tensor& aux() const noexcept { return route_->aux(); }
+  /// The epilog outputs of the last execute (undefined when the epilog has none).
+  const Tensor& aux() const noexcept { return last_.aux; }
   const mm::Problem& problem() const noexcept { return problem_; }
-  const Tensor& bias_gradient() const noexcept { return route_->bias_gradient(); }
+  const Tensor& bias_gradient() const noexcept { return last_.bias_gradient; }
 
  private:
   /// reset_operand(s): checks every given operand against its planned signature before replacing any.
@@ -74,6 +76,7 @@ class MatmulImpl : public CachedPlan {
   OperandSignature out_signature_;
   std::string out_strides_note_;         ///< why D has its planned orientation, for a strides mismatch of `out`
   bool construct_after_pending_ = true;  ///< MatmulOptions::after not yet waited for (the first plan does)
+  MatmulResult last_;                    ///< the last execute's epilog outputs (its D is the caller's)
   std::unique_ptr<MatmulRoute> route_;   ///< device, staged or CPU: how this product runs
 };
 

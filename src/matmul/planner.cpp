@@ -95,55 +95,41 @@ Compute natural_compute(DType a) {
 }  // namespace
 
 EpilogTraits epilog_traits(Epilog e) noexcept {
-  EpilogTraits t;
+  // Each epilog by what it adds to the product: a bias, an activation, its aux buffer out or back in, a gradient.
   switch (e) {
     case Epilog::none:
-      break;
+      return {};
     case Epilog::relu:
-      t.relu = true;
-      break;
+      return {.relu = true};
     case Epilog::gelu:
-      t.gelu = true;
-      break;
+      return {.gelu = true};
     case Epilog::bias:
-      t.bias_input = true;
-      break;
+      return {.bias_input = true};
     case Epilog::relu_bias:
-      t.relu = t.bias_input = true;
-      break;
+      return {.bias_input = true, .relu = true};
     case Epilog::gelu_bias:
-      t.gelu = t.bias_input = true;
-      break;
+      return {.bias_input = true, .gelu = true};
     case Epilog::relu_aux:
-      t.relu = t.aux_output = true;
-      break;
+      return {.relu = true, .aux_output = true};
     case Epilog::gelu_aux:
-      t.gelu = t.aux_output = true;
-      break;
+      return {.gelu = true, .aux_output = true};
     case Epilog::relu_aux_bias:
-      t.relu = t.aux_output = t.bias_input = true;
-      break;
+      return {.bias_input = true, .relu = true, .aux_output = true};
     case Epilog::gelu_aux_bias:
-      t.gelu = t.aux_output = t.bias_input = true;
-      break;
+      return {.bias_input = true, .gelu = true, .aux_output = true};
     case Epilog::drelu:
-      t.relu = t.aux_input = true;
-      break;
+      return {.relu = true, .aux_input = true};
     case Epilog::drelu_bgrad:
-      t.relu = t.aux_input = t.bias_gradient = true;
-      break;
+      return {.relu = true, .aux_input = true, .bias_gradient = true};
     case Epilog::dgelu:
-      t.gelu = t.aux_input = true;
-      break;
+      return {.gelu = true, .aux_input = true};
     case Epilog::dgelu_bgrad:
-      t.gelu = t.aux_input = t.bias_gradient = true;
-      break;
+      return {.gelu = true, .aux_input = true, .bias_gradient = true};
     case Epilog::bgrada:
     case Epilog::bgradb:
-      t.bias_gradient = true;
-      break;
+      return {.bias_gradient = true};
   }
-  return t;
+  return {};  // a value outside the enum (refused by check_epilog before any product is planned)
 }
 
 bool epilog_allows_swap(Epilog e) noexcept {
@@ -153,6 +139,11 @@ bool epilog_allows_swap(Epilog e) noexcept {
 // The one shape notation of every cuplan message, "[4, 5]" (the Dims formatter).
 std::string shape_string(const Shape& shape) {
   return fmt::format("{}", shape);
+}
+
+std::string orientation_note(const Problem& p) {
+  return fmt::format("D is {} for epilog {}{}", p.swapped ? "row-major" : "column-major", to_string(p.epilog),
+                     p.swapped ? "" : ", cuBLASLt's native orientation");
 }
 
 std::optional<Shape> broadcast_shapes(const Shape& x, const Shape& y) {
@@ -480,7 +471,7 @@ Problem plan_problem(const ProblemSpec& spec, const char* who) {
     const bool relu = traits.relu;
     p.aux_dtype = relu ? i8 : p.result_dtype;
     p.aux_shape = p.batch_shape;
-    if (spec.cuda) {
+    if (spec.route.aux_layout == AuxLayout::cublaslt) {
       // In D's (native, column-major) orientation: N columns of aux_ld elements (bits for the relu mask), aux_ld a
       // multiple of 128 (relu) or 8 (gelu) as cuBLASLt requires.
       p.aux_ld = round_up(std::max<std::int64_t>(p.m, 1), relu ? 128 : 8);

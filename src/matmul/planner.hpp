@@ -40,6 +40,15 @@ struct MatrixLayout {
   std::int64_t batch_stride = 0;  ///< elements between batch entries; 0 when broadcast over the batch
 };
 
+/// Where the aux output (relu mask, gelu pre-activation) lives: cuBLASLt's layout (D's native column-major
+/// orientation, leading dimension padded as cuBLASLt requires) or a row-major batch x M x N array (the CPU's).
+enum class AuxLayout { row_major, cublaslt };
+
+/// What the route that runs the product asks of the planning (its traits; FFT's routes fill a LayoutRequest).
+struct RouteRequest {
+  AuxLayout aux_layout = AuxLayout::row_major;
+};
+
 /// Everything the planning layer reads, as metadata.
 struct ProblemSpec {
   TensorView a, b;
@@ -50,7 +59,7 @@ struct ProblemSpec {
   std::optional<DType> result_dtype;
   bool conjugate_a = false, conjugate_b = false;
   bool scale_a = false, scale_b = false, scale_c = false, scale_d = false;  ///< fp8 scale factors given
-  bool cuda = false;  ///< planning for cuBLASLt (aux layouts differ between backends)
+  RouteRequest route;  ///< what the backend that runs the product needs (aux layouts differ between backends)
 };
 
 /// The planned problem: D (batch..., M, N) = epilog(alpha op(A) op(B) + beta C).
@@ -118,5 +127,10 @@ void describe_dense_copy(MatrixLayout& layout, bool full_batch, std::int64_t bat
 
 /// "(2, 3, 4)" for messages.
 std::string shape_string(const Shape& shape);
+
+/// Why D has its planned orientation, for a strides mismatch of an execute's `out`: "D is column-major for epilog
+/// none, cuBLASLt's native orientation" (the planning follows cuBLASLt's native form on every backend, so that
+/// every backend returns the same layout).
+std::string orientation_note(const Problem& problem);
 
 }  // namespace cuplan::detail::mm

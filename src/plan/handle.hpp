@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <string_view>
 
 #include "cuplan/errors.hpp"
 
@@ -26,6 +27,13 @@ Impl& live(const std::unique_ptr<Impl>& impl, const char* who, const char* metho
   Impl& object = held(impl, who, method);
   object.require_alive(method);
   return object;
+}
+
+/// The lifecycle state a handle's state() reports: "moved-from", "freed" or "live".
+template <class Impl>
+std::string_view lifecycle_state(const std::unique_ptr<Impl>& impl) noexcept {
+  if (!impl) return "moved-from";
+  return impl->freed() ? "freed" : "live";
 }
 
 }  // namespace cuplan::detail

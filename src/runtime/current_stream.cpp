@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/cuda_check.hpp"
+#include "base/non_copyable.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
 #include "runtime/access.hpp"
@@ -61,11 +62,8 @@ Slot& slot_for(int device, const char* who) {
 
 // Synchronizes, at thread exit, the per-thread default streams of the devices this thread marked. C++ thread_local
 // destructors run before the pthread key destructors, among which is the driver's per-thread cleanup.
-class PerThreadStreamDrain {
+class PerThreadStreamDrain : detail::NonCopyable {
  public:
-  PerThreadStreamDrain() = default;
-  PerThreadStreamDrain(const PerThreadStreamDrain&) = delete;
-  PerThreadStreamDrain& operator=(const PerThreadStreamDrain&) = delete;
   ~PerThreadStreamDrain() {
     if (devices_ == 0) return;
     int previous = -1;

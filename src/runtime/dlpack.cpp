@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "runtime/access.hpp"
+#include "runtime/dlpack_dtypes.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan {
@@ -29,56 +31,29 @@ using namespace dlpack;  // DLPack's names (cuplan/dlpack.hpp)
 namespace {
 
 DLDataType dlpack_type(DType dtype, const char* who) {
+  const std::optional<detail::DlpackDtype> row = detail::dlpack_of(dtype);
+  if (!row)
+    throw NotSupported(
+        fmt::format("{}: dtype: expected a dtype with a DLPack type code, got {} (not supported)", who, dtype));
   DLDataType type{};
   type.lanes = 1;
-  type.bits = static_cast<std::uint8_t>(dtype.size() * 8);
-  switch (dtype.code()) {
-    case DTypeCode::f16:
-    case DTypeCode::f32:
-    case DTypeCode::f64:
-      type.code = static_cast<std::uint8_t>(kDLFloat);
-      return type;
-    case DTypeCode::bf16:
-      type.code = static_cast<std::uint8_t>(kDLBfloat);
-      return type;
-    case DTypeCode::c32:
-    case DTypeCode::c64:
-    case DTypeCode::c128:
-      type.code = static_cast<std::uint8_t>(kDLComplex);
-      return type;
-    case DTypeCode::i8:
-    case DTypeCode::i32:
-    case DTypeCode::i64:
-      type.code = static_cast<std::uint8_t>(kDLInt);
-      return type;
-    case DTypeCode::f8_e4m3:
-    case DTypeCode::f8_e5m2:
-      // CUDA's __nv_fp8_e4m3 has no infinities: DLPack's e4m3fn.
-      type.code = static_cast<std::uint8_t>(dtype.code() == DTypeCode::f8_e4m3 ? kDLFloat8_e4m3fn : kDLFloat8_e5m2);
-      return type;
-  }
-  throw NotSupported(
-      fmt::format("{}: dtype: expected a dtype with a DLPack type code, got {} (not supported)", who, dtype));
+  type.bits = row->bits;
+  type.code = row->code;
+  return type;
 }
 
 DLDevice dlpack_device(const TensorView& view) {
-  DLDevice device{};
   switch (view.memory_space()) {
-    case MemorySpace::host_pageable:
-      device.device_type = kDLCPU;
-      break;
     case MemorySpace::host_pinned:
-      device.device_type = kDLCUDAHost;
-      break;
+      return {kDLCUDAHost, 0};
     case MemorySpace::device:
-      device.device_type = kDLCUDA;
-      device.device_id = view.device().index();
-      break;
+      return {kDLCUDA, view.device().index()};
     case MemorySpace::managed:
-      device.device_type = kDLCUDAManaged;  // DLPack gives managed memory device id 0
+      return {kDLCUDAManaged, 0};  // DLPack gives managed memory device id 0
+    case MemorySpace::host_pageable:
       break;
   }
-  return device;
+  return {kDLCPU, 0};
 }
 
 // The managed tensor and everything it points to, in one allocation that the deleter frees.

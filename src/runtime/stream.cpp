@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/cuda_check.hpp"
+#include "base/non_copyable.hpp"
 #include "base/ordering_hooks.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
@@ -36,11 +37,8 @@ Device checked_cuda_device(Device device, const char* what) {
 
 // One event per thread and device for wait(StreamRef). Reusing it is safe: cudaStreamWaitEvent captures the event's
 // state at the time of the call, so recording it again later does not change earlier waits.
-class WaitEvents {
+class WaitEvents : detail::NonCopyable {
  public:
-  WaitEvents() = default;
-  WaitEvents(const WaitEvents&) = delete;
-  WaitEvents& operator=(const WaitEvents&) = delete;
   ~WaitEvents() {
     // Runs at thread exit, possibly after the CUDA runtime has shut down at process exit: a failure here is
     // harmless and nothing can be done about it.

@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "base/geometry.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/tensor.hpp"
+#include "runtime/dlpack_dtypes.hpp"
 #include "runtime/memory_space.hpp"
 
 namespace cuplan {
@@ -161,36 +163,8 @@ std::size_t TensorView::span_bytes() const noexcept {
 namespace {
 
 DType dlpack_dtype(DLDataType type) {
-  if (type.lanes == 1) {
-    switch (type.code) {
-      case kDLFloat:
-        if (type.bits == 16) return f16;
-        if (type.bits == 32) return f32;
-        if (type.bits == 64) return f64;
-        break;
-      case kDLBfloat:
-        if (type.bits == 16) return bf16;
-        break;
-      case kDLComplex:
-        if (type.bits == 32) return c32;
-        if (type.bits == 64) return c64;
-        if (type.bits == 128) return c128;
-        break;
-      case kDLFloat8_e4m3fn:
-        if (type.bits == 8) return f8_e4m3;
-        break;
-      case kDLFloat8_e5m2:
-        if (type.bits == 8) return f8_e5m2;
-        break;
-      case kDLInt:
-        if (type.bits == 8) return i8;
-        if (type.bits == 32) return i32;
-        if (type.bits == 64) return i64;
-        break;
-      default:
-        break;
-    }
-  }
+  if (type.lanes == 1)
+    if (const std::optional<DType> dtype = detail::dtype_of_dlpack(type.code, type.bits)) return *dtype;
   throw NotSupported(
       fmt::format("TensorView(DLTensor): dtype: expected float 16/32/64, bfloat 16, complex 32/64/128, int 8/32/64 or "
                   "float8 e4m3fn/e5m2 with 1 lane, got (code {}, bits {}, lanes {}) (not supported)",

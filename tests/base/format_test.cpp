@@ -95,6 +95,40 @@ TEST(Format, TensorViewAndTensor) {
             "Tensor(c64, shape=[64, 4], strides=[1, 64], device=cpu, memory=host_pageable, wrapping)");
 }
 
+// A log line of an object in any state prints that state; it never throws (a moved-from Stream's other members,
+// a moved-from or freed FFT's and Matmul's describe() throw StateError).
+TEST(Format, MovedFromFreedAndUndefinedObjectsPrintTheirState) {
+  Stream s;
+  const Stream taken = std::move(s);
+  EXPECT_EQ(fmt::format("{}", s), "Stream(moved-from)");  // NOLINT(bugprone-use-after-move)
+  EXPECT_THROW((void)StreamRef(s), StateError);           // the documented contract: no ref to no stream
+  EXPECT_NE(fmt::format("{}", taken), "Stream(moved-from)");
+  EXPECT_EQ(fmt::format("{}", Tensor()), "Tensor(undefined)");
+
+  Tensor x = Tensor::empty({8}, c64);
+  FFT fft(x, FFTOptions{.execution = Execution::cpu()});
+  EXPECT_EQ(fft.state(), "live");
+  EXPECT_EQ(fmt::format("{}", fft), fft.describe());
+  FFT fft_taken = std::move(fft);
+  EXPECT_EQ(fft.state(), "moved-from");  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(fmt::format("{}", fft), "FFT(moved-from)");
+  EXPECT_THROW((void)fft.describe(), StateError);
+  fft_taken.free();
+  EXPECT_EQ(fft_taken.state(), "freed");
+  EXPECT_EQ(fmt::format("{}", fft_taken), "FFT(freed)");
+  EXPECT_THROW((void)fft_taken.describe(), StateError);
+
+  Tensor a = Tensor::empty({4, 3}, f32), b = Tensor::empty({3, 2}, f32);
+  Matmul mm(a, b, MatmulOptions{.execution = Execution::cpu()});
+  EXPECT_EQ(mm.state(), "live");
+  EXPECT_EQ(fmt::format("{}", mm), mm.describe());
+  Matmul mm_taken = std::move(mm);
+  EXPECT_EQ(fmt::format("{}", mm), "Matmul(moved-from)");  // NOLINT(bugprone-use-after-move)
+  mm_taken.free();
+  EXPECT_EQ(fmt::format("{}", mm_taken), "Matmul(freed)");
+  EXPECT_THROW((void)mm_taken.describe(), StateError);
+}
+
 TEST(Format, ErrorsNameTheirKind) {
   EXPECT_EQ(fmt::format("{}", InvalidArgument("x: bad")), "InvalidArgument: x: bad");
   EXPECT_EQ(fmt::format("{}", NotSupported("no")), "NotSupported: no");

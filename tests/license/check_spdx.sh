@@ -13,12 +13,17 @@ set -euo pipefail
 
 expected='SPDX-License-Identifier: Apache-2.0'
 
+# The files of the tree at $1: git's list where $1 is the top of a git checkout; otherwise (a tree exported with
+# `git archive`, a release tarball, possibly unpacked inside another checkout) every file, leaving out version
+# control folders and build trees (a folder named build* or holding a CMakeCache.txt), which hold generated files.
 source_files() {
-  local root="$1"
-  if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  local root="$1" top
+  top="$(git -C "$root" rev-parse --show-toplevel 2>/dev/null)" || top=""
+  if [[ -n "$top" && "$(cd "$top" && pwd -P)" == "$(cd "$root" && pwd -P)" ]]; then
     git -C "$root" ls-files --cached --others --exclude-standard
   else
-    (cd "$root" && find . -path ./.git -prune -o -path './build*' -prune -o -type f -print | sed 's|^\./||')
+    (cd "$root" && find . \( -name .git -o -path './build*' -o \( -type d -exec test -e '{}/CMakeCache.txt' \; \) \) \
+      -prune -o -type f -print | sed 's|^\./||')
   fi | grep -E '(\.(cpp|hpp|h|cu|cuh|py|sh|cmake|in|dox)|(^|/)CMakeLists\.txt|^\.ci/run)$' | LC_ALL=C sort
 }
 
@@ -96,6 +101,21 @@ self_test() {
   check "$scratch" >/dev/null || { echo "self-test: a file under a pending folder was refused"; return 1; }
   printf '// SPDX-License-Identifier: Apache-2.0\n' >"$scratch/src/part/deeper/d.cpp"
   if check "$scratch" >/dev/null; then echo "self-test: a pending folder with nothing pending passed"; return 1; fi
+  # A tree without git of its own (an exported tarball), unpacked inside another checkout that ignores it, with a
+  # build tree in it: the tree's own files are checked, the build tree's generated files are not.
+  printf '// SPDX-License-Identifier: Apache-2.0\n' >"$scratch/src/part/deeper/d.cpp"
+  : >"$scratch/tests/license/spdx_pending.txt"
+  local outer="$scratch/outer"
+  mkdir -p "$outer"
+  git -C "$outer" init -q && printf '/exported/\n' >"$outer/.gitignore"
+  mkdir -p "$outer/exported" && cp -r "$scratch/src" "$scratch/tests" "$outer/exported/"
+  mkdir -p "$outer/exported/b/CMakeFiles" && touch "$outer/exported/b/CMakeCache.txt"
+  printf 'generated\n' >"$outer/exported/b/cmake_install.cmake"
+  local out
+  out="$(check "$outer/exported")" || { echo "self-test: an exported tree inside a checkout was refused: $out"; return 1; }
+  [[ "$out" == *" of 4 source files"* ]] || { echo "self-test: expected the exported tree's 4 files, got: $out"; return 1; }
+  printf 'int e;\n' >"$outer/exported/src/e.cpp"
+  if check "$outer/exported" >/dev/null; then echo "self-test: an exported tree's unlicensed file passed"; return 1; fi
   echo "self-test: ok"
 }
 

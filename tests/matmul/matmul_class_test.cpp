@@ -213,7 +213,7 @@ TEST(MatmulLayout, ResultShapeAndDtype) {
   EXPECT_TRUE(p.swapped);
   spec.result_dtype = f32;
   spec.epilog = Epilog::relu_aux;
-  spec.cuda = true;
+  spec.route.aux_layout = detail::mm::AuxLayout::cublaslt;
   p = detail::mm::plan_problem(spec, "test");
   EXPECT_EQ(p.result_dtype, f32);
   EXPECT_FALSE(p.swapped);

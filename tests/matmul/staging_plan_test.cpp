@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cuplan/errors.hpp"
-#include "matmul/staging_plan.hpp"
+#include "matmul/routes/staging_plan.hpp"
 
 namespace cuplan::detail::mm {
 namespace {

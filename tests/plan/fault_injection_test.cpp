@@ -21,7 +21,7 @@
 
 #include "base/fault_injection.hpp"
 #include "cuplan/cuplan.hpp"
-#include "plan/staging/copy_engine.hpp"
+#include "plan/staging/staged_copy.hpp"
 #include "runtime/storage.hpp"
 #include "support/test_support.hpp"
 
@@ -148,7 +148,7 @@ std::vector<Path> paths() {
       {"copy, GPU, 16 MiB pageable to device and back: copy engine's pinned slots", fault::Site::pinned, true, [] {
          auto host = std::make_shared<Tensor>(random_tensor(Shape{4 << 20}, f32, Device::cpu()));
          return std::function<Tensor()>([host] {
-           detail::release_copy_engine();  // kept for the process otherwise: allocate them anew
+           detail::release_staged_copier();  // kept for the process otherwise: allocate them anew
            Tensor device = Tensor::empty(host->shape(), f32, gpu());
            copy(*host, device);  // the engine's upload slots; reading it back makes its download slots
            return device;

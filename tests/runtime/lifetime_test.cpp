@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The lifetime table of docs/lifetimes.md, one test per row: every reference from one cuplan object to another is
+// The lifetime table of docs/dev/lifetimes.md, one test per row: every reference from one cuplan object to another is
 // held (a share) or checked (a typed error), so destroying the referee first is safe. Each test destroys the referee
 // first and then uses the referrer as a program would. Parameterised on where the memory lives: "cpu" runs on every
 // machine (host streams without a GPU, CUDA streams with one), "cuda" uses device memory and skips without a GPU.

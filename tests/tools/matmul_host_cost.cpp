@@ -146,7 +146,7 @@ int main() {
   mm::ProblemSpec spec;  // fields set one by one: a partial designated initializer trips -Wmissing-field-initializers
   spec.a = a.view();
   spec.b = b.view();
-  spec.cuda = true;
+  spec.route.aux_layout = mm::AuxLayout::cublaslt;
   const mm::Problem problem = mm::plan_problem(spec, "bench");
   mm::LtPlan plan(problem, 0, 1.0, 0.0, false, "bench");
   mm::LtPointers pointers{.a = a.data(), .b = b.data(), .d = d.data()};

@@ -28,10 +28,6 @@ cudaDataType data_type(DType dtype) {
   return *type;
 }
 
-bool power_of_two(std::int64_t n) {
-  return n > 0 && (n & (n - 1)) == 0;
-}
-
 }  // namespace
 
 CufftPlan::CufftPlan(const LayoutDecision& d, int device, const CallbackSet* callbacks, std::optional<StreamRef> stream)
@@ -42,12 +38,7 @@ CufftPlan::CufftPlan(const LayoutDecision& d, int device, const CallbackSet* cal
       in_offsets_(d.layout.loop_in_offsets),
       out_offsets_(d.layout.loop_out_offsets) {
   const AdvancedLayout& l = d.layout;
-  if (precision_ == f16)
-    for (int k = 0; k < l.rank; ++k)
-      if (!power_of_two(l.n[k]))
-        throw NotSupported(
-            fmt::format("FFT: half precision ({}) needs power-of-two lengths in cuFFT, got length {} (lengths [{}])",
-                        d.in_dtype.name(), l.n[k], fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", ")));
+  check_cufft_supports(d);
   DeviceScope scope(Device::cuda(device));
   CUPLAN_CUFFT_CHECK(cufftCreate(&handle_));
   created_ = true;

@@ -6,13 +6,17 @@
 // build compiles the callers against cufft_no_device.cpp instead.
 
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
+#include "cuplan/errors.hpp"
 #include "cuplan/fft.hpp"
 #include "fft/callbacks/callback_set.hpp"
 #include "fft/cufft/callback_compile.hpp"
@@ -21,10 +25,23 @@
 
 namespace cuplan::detail {
 
+/// cuFFT's own limits on a decided transform, stated once: NotSupported for half precision with a length that is
+/// not a power of two. The cuFFT routes check it when the FFT is made; CufftPlan checks it again before planning.
+/// (Pure, in the header: the CPU-only build's routes check it too.)
+inline void check_cufft_supports(const LayoutDecision& d) {
+  if (d.in_dtype.real() != f16) return;
+  const AdvancedLayout& l = d.layout;
+  for (int k = 0; k < l.rank; ++k)
+    if (l.n[k] <= 0 || (l.n[k] & (l.n[k] - 1)) != 0)
+      throw NotSupported(
+          fmt::format("FFT: half precision ({}) needs power-of-two lengths in cuFFT, got length {} (lengths [{}])",
+                      d.in_dtype.name(), l.n[k], fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", ")));
+}
+
 class CufftPlan {
  public:
-  /// Plans on `device` (made current for the call). NotSupported for half precision with a length that is not a
-  /// power of two. `callbacks`: the prolog and epilog, compiled (or found compiled) for the device's architecture
+  /// Plans on `device` (made current for the call). NotSupported where check_cufft_supports refuses the decision.
+  /// `callbacks`: the prolog and epilog, compiled (or found compiled) for the device's architecture
   /// and linked into the plan (set between cufftCreate and the planning call, as cuFFT requires), their caller_info
   /// blocks allocated and written on `stream`; CallbackError when they cannot be compiled or linked.
   CufftPlan(const LayoutDecision& decision, int device, const CallbackSet* callbacks = nullptr,

@@ -1,106 +1,59 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fft/cufft/cufft_check.hpp"
 
-#include <string>
-#include <utility>
-
-#include "cuplan/errors.hpp"
+#include "base/library_status.hpp"
 
 namespace cuplan::detail {
 namespace {
 
+// Every cuFFT status: its name and what it means.
+struct CufftStatus {
+  cufftResult status;
+  const char* name;
+  const char* text;  ///< null for CUFFT_SUCCESS
+};
+constexpr CufftStatus cufft_statuses[] = {
+    {CUFFT_SUCCESS, "CUFFT_SUCCESS", nullptr},
+    {CUFFT_INVALID_PLAN, "CUFFT_INVALID_PLAN", "invalid plan handle"},
+    {CUFFT_ALLOC_FAILED, "CUFFT_ALLOC_FAILED", "failed to allocate GPU or CPU memory"},
+    {CUFFT_INVALID_VALUE, "CUFFT_INVALID_VALUE", "a bad pointer or parameter was given"},
+    {CUFFT_INTERNAL_ERROR, "CUFFT_INTERNAL_ERROR", "driver or internal cuFFT library error"},
+    {CUFFT_EXEC_FAILED, "CUFFT_EXEC_FAILED", "failed to execute an FFT on the GPU"},
+    {CUFFT_SETUP_FAILED, "CUFFT_SETUP_FAILED", "the cuFFT library failed to initialise"},
+    {CUFFT_INVALID_SIZE, "CUFFT_INVALID_SIZE", "user specified an invalid transform size"},
+    {CUFFT_INVALID_DEVICE, "CUFFT_INVALID_DEVICE", "execution of a plan was on a different GPU than plan creation"},
+    {CUFFT_NO_WORKSPACE, "CUFFT_NO_WORKSPACE", "no workspace has been provided prior to plan execution"},
+    {CUFFT_NOT_IMPLEMENTED, "CUFFT_NOT_IMPLEMENTED", "function does not implement functionality for parameters given"},
+    {CUFFT_NOT_SUPPORTED, "CUFFT_NOT_SUPPORTED", "operation is not supported for parameters given"},
+    {CUFFT_INVALID_TYPE, "CUFFT_INVALID_TYPE", "invalid transform type"},
+    {CUFFT_UNALIGNED_DATA, "CUFFT_UNALIGNED_DATA", "data is not aligned as required"},
+    {CUFFT_MISSING_DEPENDENCY, "CUFFT_MISSING_DEPENDENCY", "a library dependency (e.g. for callbacks) is missing"},
+    {CUFFT_NVRTC_FAILURE, "CUFFT_NVRTC_FAILURE", "run-time compilation (NVRTC) failed"},
+    {CUFFT_NVJITLINK_FAILURE, "CUFFT_NVJITLINK_FAILURE", "JIT linking (nvJitLink) failed"},
+    {CUFFT_NVSHMEM_FAILURE, "CUFFT_NVSHMEM_FAILURE", "NVSHMEM failure"},
+};
+
+const CufftStatus* find_status(cufftResult status) noexcept {
+  for (const CufftStatus& s : cufft_statuses)
+    if (s.status == status) return &s;
+  return nullptr;
+}
+
 const char* cufft_status_text(cufftResult status) noexcept {
-  switch (status) {
-    case CUFFT_INVALID_PLAN:
-      return "invalid plan handle";
-    case CUFFT_ALLOC_FAILED:
-      return "failed to allocate GPU or CPU memory";
-    case CUFFT_INVALID_VALUE:
-      return "a bad pointer or parameter was given";
-    case CUFFT_INTERNAL_ERROR:
-      return "driver or internal cuFFT library error";
-    case CUFFT_EXEC_FAILED:
-      return "failed to execute an FFT on the GPU";
-    case CUFFT_SETUP_FAILED:
-      return "the cuFFT library failed to initialise";
-    case CUFFT_INVALID_SIZE:
-      return "user specified an invalid transform size";
-    case CUFFT_INVALID_DEVICE:
-      return "execution of a plan was on a different GPU than plan creation";
-    case CUFFT_NO_WORKSPACE:
-      return "no workspace has been provided prior to plan execution";
-    case CUFFT_NOT_IMPLEMENTED:
-      return "function does not implement functionality for parameters given";
-    case CUFFT_NOT_SUPPORTED:
-      return "operation is not supported for parameters given";
-    case CUFFT_INVALID_TYPE:
-      return "invalid transform type";
-    case CUFFT_UNALIGNED_DATA:
-      return "data is not aligned as required";
-    case CUFFT_MISSING_DEPENDENCY:
-      return "a library dependency (e.g. for callbacks) is missing";
-    case CUFFT_NVRTC_FAILURE:
-      return "run-time compilation (NVRTC) failed";
-    case CUFFT_NVJITLINK_FAILURE:
-      return "JIT linking (nvJitLink) failed";
-    case CUFFT_NVSHMEM_FAILURE:
-      return "NVSHMEM failure";
-    default:
-      return "unknown status";
-  }
+  const CufftStatus* s = find_status(status);
+  return s != nullptr && s->text != nullptr ? s->text : "unknown status";
 }
 
 }  // namespace
 
 const char* cufft_status_name(cufftResult status) noexcept {
-  switch (status) {
-    case CUFFT_SUCCESS:
-      return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN:
-      return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED:
-      return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_VALUE:
-      return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR:
-      return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED:
-      return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED:
-      return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE:
-      return "CUFFT_INVALID_SIZE";
-    case CUFFT_INVALID_DEVICE:
-      return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE:
-      return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED:
-      return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED:
-      return "CUFFT_NOT_SUPPORTED";
-    case CUFFT_INVALID_TYPE:
-      return "CUFFT_INVALID_TYPE";
-    case CUFFT_UNALIGNED_DATA:
-      return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_MISSING_DEPENDENCY:
-      return "CUFFT_MISSING_DEPENDENCY";
-    case CUFFT_NVRTC_FAILURE:
-      return "CUFFT_NVRTC_FAILURE";
-    case CUFFT_NVJITLINK_FAILURE:
-      return "CUFFT_NVJITLINK_FAILURE";
-    case CUFFT_NVSHMEM_FAILURE:
-      return "CUFFT_NVSHMEM_FAILURE";
-    default:
-      return "CUFFT_UNKNOWN_STATUS";
-  }
+  const CufftStatus* s = find_status(status);
+  return s != nullptr ? s->name : "CUFFT_UNKNOWN_STATUS";
 }
 
 void throw_cufft_error(cufftResult status, const char* call, SourceLocation where) {
-  const char* name = cufft_status_name(status);
-  std::string message =
-      describe_failure("cuFFT", call, static_cast<int>(status), name, cufft_status_text(status), where);
-  if (status == CUFFT_ALLOC_FAILED) throw OutOfMemory(message);
-  throw LibraryError("cuFFT", call, static_cast<int>(status), name, std::move(message));
+  throw_library_status("cuFFT", call, static_cast<int>(status), cufft_status_name(status), cufft_status_text(status),
+                       status == CUFFT_ALLOC_FAILED, where);
 }
 
 }  // namespace cuplan::detail

@@ -6,6 +6,7 @@
 
 #include "base/cuda_check.hpp"
 #include "base/fault_injection.hpp"
+#include "base/library_status.hpp"
 
 namespace cuplan::detail {
 
@@ -13,8 +14,7 @@ namespace cuplan::detail {
 const char* cufft_status_name(cufftResult status) noexcept;
 
 inline void check_cufft(cufftResult status, const char* call, SourceLocation where) {
-  if (status != CUFFT_SUCCESS) [[unlikely]]
-    throw_cufft_error(status, call, where);
+  check_library_status<CUFFT_SUCCESS, throw_cufft_error>(status, call, where);
 }
 
 }  // namespace cuplan::detail

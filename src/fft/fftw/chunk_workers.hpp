@@ -11,13 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/non_copyable.hpp"
+
 namespace cuplan::detail {
 
-class ChunkWorkers {
+class ChunkWorkers : NonCopyable {
  public:
-  ChunkWorkers() = default;
-  ChunkWorkers(const ChunkWorkers&) = delete;
-  ChunkWorkers& operator=(const ChunkWorkers&) = delete;
   /// Stops and joins the threads.
   ~ChunkWorkers();
 

@@ -20,6 +20,7 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
+#include "plan/cache/tuning_file.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -269,25 +270,28 @@ void FftwPlan::execute(Direction direction, void* in, void* out, double scale) {
   if (scale != 1.0) scale_host(out, decision_.out_dtype, output_walk(decision_.layout, decision_.type), scale);
 }
 
+namespace {
+// One transform through FFTW's new-array execute functions of one precision.
+template <class Plan, class Real, class Complex>
+void execute_fftw(FFTType type, void* plan, void* in, void* out, void (*dft)(Plan, Complex*, Complex*),
+                  void (*r2c)(Plan, Real*, Complex*), void (*c2r)(Plan, Complex*, Real*)) {
+  auto* p = static_cast<Plan>(plan);
+  if (type == FFTType::c2c)
+    dft(p, static_cast<Complex*>(in), static_cast<Complex*>(out));
+  else if (type == FFTType::r2c)
+    r2c(p, static_cast<Real*>(in), static_cast<Complex*>(out));
+  else
+    c2r(p, static_cast<Complex*>(in), static_cast<Real*>(out));
+}
+}  // namespace
+
 void FftwPlan::run(void* plan, void* in, void* out) const {
-  const FFTType type = decision_.type;
-  if (double_precision_) {
-    auto* p = static_cast<fftw_plan>(plan);
-    if (type == FFTType::c2c)
-      fftw_execute_dft(p, static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out));
-    else if (type == FFTType::r2c)
-      fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<fftw_complex*>(out));
-    else
-      fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(in), static_cast<double*>(out));
-  } else {
-    auto* p = static_cast<fftwf_plan>(plan);
-    if (type == FFTType::c2c)
-      fftwf_execute_dft(p, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
-    else if (type == FFTType::r2c)
-      fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<fftwf_complex*>(out));
-    else
-      fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
-  }
+  if (double_precision_)
+    execute_fftw<fftw_plan, double, fftw_complex>(decision_.type, plan, in, out, fftw_execute_dft, fftw_execute_dft_r2c,
+                                                  fftw_execute_dft_c2r);
+  else
+    execute_fftw<fftwf_plan, float, fftwf_complex>(decision_.type, plan, in, out, fftwf_execute_dft,
+                                                   fftwf_execute_dft_r2c, fftwf_execute_dft_c2r);
 }
 
 int FftwPlan::alignment_of(void* p) const {
@@ -331,4 +335,27 @@ const char* import_fftw_wisdom(const FftwWisdom& wisdom) {
   return nullptr;
 }
 
+namespace {
+
+// FFTW's wisdom as two sections of the tuning file (plan/cache/tuning_file.hpp), double then single precision,
+// loaded both or neither.
+const TuningSectionRegistrar fftw_wisdom_sections({
+    .names = {"fftw-double", "fftw-single"},
+    .save =
+        [] {
+          FftwWisdom wisdom = export_fftw_wisdom();
+          return std::vector<std::string>{std::move(wisdom.double_precision), std::move(wisdom.single_precision)};
+        },
+    .load =
+        [](const std::vector<std::string>& texts) {
+          const char* rejected = import_fftw_wisdom({texts.at(0), texts.at(1)});
+          if (rejected == nullptr) return std::string();
+          return fmt::format(
+              "FFTW rejected the saved {} wisdom (written by another FFTW version or build, or by a program that used "
+              "FFTW before setting up its threads)",
+              rejected);
+        },
+});
+
+}  // namespace
 }  // namespace cuplan::detail

@@ -79,7 +79,8 @@ struct FftwPlanCounts {
 };
 FftwPlanCounts fftw_plan_counts() noexcept;
 
-/// FFTW's accumulated wisdom (double and single precision), for tuning::save / load; under the planner lock.
+/// FFTW's accumulated wisdom (double and single precision), under the planner lock: the tuning file's sections
+/// "fftw-double" and "fftw-single", which this backend registers (fftw_backend.cpp).
 struct FftwWisdom {
   std::string double_precision, single_precision;
 };

@@ -7,10 +7,15 @@
 
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
+#include "fft/cufft/cufft_backend.hpp"
 #include "fft/cufft/scale_kernel.hpp"
 #include "runtime/copy_kernels.hpp"
 
 namespace cuplan::detail {
+
+void CufftRoute::check_supported(const LayoutDecision& decision) const {
+  check_cufft_supports(decision);
+}
 
 CufftRoute::CufftRoute(const FftRouteContext& context, const FFTOptions& options, bool operand_memory)
     : FftRoute(context),

@@ -10,6 +10,8 @@ namespace cuplan::detail {
 class CufftRoute : public FftRoute {
  public:
   void shape_request(LayoutRequest& request) const override;
+  /// cuFFT's limits (check_cufft_supports).
+  void check_supported(const LayoutDecision& decision) const override;
   std::size_t required_alignment(DType dtype) const noexcept override;
   std::size_t calls_per_execute() const noexcept override;
   std::string execution() const override;

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <memory>
 
-#include "fft/fft_staged.hpp"
 #include "fft/routes/cufft_route.hpp"
+#include "fft/routes/fft_staged.hpp"
 
 namespace cuplan::detail {
 

@@ -10,15 +10,15 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "base/non_copyable.hpp"
+
 namespace cuplan::detail::mm {
 
-class BlasThreads {
+class BlasThreads : NonCopyable {
  public:
   /// Runs under `threads` BLAS threads (0: the process's own count) until destroyed.
   explicit BlasThreads(int threads);
   ~BlasThreads();
-  BlasThreads(const BlasThreads&) = delete;
-  BlasThreads& operator=(const BlasThreads&) = delete;
 };
 
 }  // namespace cuplan::detail::mm

@@ -18,34 +18,38 @@
 
 namespace cuplan::detail::mm {
 
+// The integer of dimensions and leading dimensions in cblas calls, and the vendor's name.
 #if defined(CUPLAN_BLAS_VENDOR_MKL)
-using blas_int = MKL_INT;  // the integer of dimensions and leading dimensions in cblas calls
+using blas_int = MKL_INT;
 inline constexpr const char* blas_vendor = "MKL";
-inline int blas_thread_count() noexcept {
-  return mkl_get_max_threads();
-}
-inline void set_blas_thread_count(int threads) noexcept {
-  mkl_set_num_threads(threads);
-}
 #elif defined(CUPLAN_BLAS_VENDOR_BLIS)
-using blas_int = f77_int;  // the integer of dimensions and leading dimensions in cblas calls
+using blas_int = f77_int;
 inline constexpr const char* blas_vendor = "BLIS";
-// BLIS answers -1 while no count was set (it then follows BLIS_NUM_THREADS, else runs on one thread).
-inline int blas_thread_count() noexcept {
-  return static_cast<int>(bli_thread_get_num_threads());
-}
-inline void set_blas_thread_count(int threads) noexcept {
-  bli_thread_set_num_threads(threads);
-}
 #else
-using blas_int = blasint;  // the integer of dimensions and leading dimensions in cblas calls
+using blas_int = blasint;
 inline constexpr const char* blas_vendor = "OpenBLAS";
-inline int blas_thread_count() noexcept {
-  return openblas_get_num_threads();
-}
-inline void set_blas_thread_count(int threads) noexcept {
-  openblas_set_num_threads(threads);
-}
 #endif
+
+/// The vendor's process-wide thread count. BLIS answers -1 while no count was set (it then follows
+/// BLIS_NUM_THREADS, else runs on one thread).
+inline int blas_thread_count() noexcept {
+#if defined(CUPLAN_BLAS_VENDOR_MKL)
+  return mkl_get_max_threads();
+#elif defined(CUPLAN_BLAS_VENDOR_BLIS)
+  return static_cast<int>(bli_thread_get_num_threads());
+#else
+  return openblas_get_num_threads();
+#endif
+}
+
+inline void set_blas_thread_count(int threads) noexcept {
+#if defined(CUPLAN_BLAS_VENDOR_MKL)
+  mkl_set_num_threads(threads);
+#elif defined(CUPLAN_BLAS_VENDOR_BLIS)
+  bli_thread_set_num_threads(threads);
+#else
+  openblas_set_num_threads(threads);
+#endif
+}
 
 }  // namespace cuplan::detail::mm

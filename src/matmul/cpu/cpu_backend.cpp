@@ -238,6 +238,10 @@ void run(const Problem& p, const CpuOperands& in, std::complex<double> alpha, st
 
 }  // namespace
 
+const char* blas_name() noexcept {
+  return blas_vendor;
+}
+
 void check_cpu_support(const Problem& p, const char* who) {
   if (p.a_dtype.is_fp8() || p.b_dtype.is_fp8())
     throw NotSupported(
@@ -257,7 +261,7 @@ void check_cpu_support(const Problem& p, const char* who) {
 
 void cpu_matmul(const Problem& p, const CpuOperands& in, std::complex<double> alpha, std::complex<double> beta,
                 const CpuOutputs& out, int threads) {
-  // OpenBLAS's thread count is process-wide: this call's count, serialised against calls that need another one,
+  // The BLAS thread count is process-wide: this call's count, serialised against calls that need another one,
   // and the process's own count put back afterwards (blas_threads.hpp).
   const BlasThreads thread_count(threads);
   switch (p.a_dtype.code()) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// CPU execution of a planned product: OpenBLAS gemm per batch entry, then beta C and the epilog in C++.
+// CPU execution of a planned product: BLAS gemm per batch entry (the vendor chosen when configuring, blas_name()),
+// then beta C and the epilog in C++.
 
 #include <complex>
 #include <optional>
@@ -21,6 +22,9 @@ struct CpuOutputs {
   void* aux = nullptr;
   void* bias_gradient = nullptr;
 };
+
+/// The BLAS library this build links: "OpenBLAS", "MKL" or "BLIS" (blas_vendor.hpp).
+const char* blas_name() noexcept;
 
 /// Throws NotSupported for what the CPU cannot compute (fp8, f16 accumulation).
 void check_cpu_support(const Problem& problem, const char* who);

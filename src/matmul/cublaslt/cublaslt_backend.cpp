@@ -125,23 +125,18 @@ void LtPlan::build(const Problem& p, std::complex<double> alpha, std::complex<do
   }
   handle_ = lt_handle(device);
 
-  // Compute and scale types.
+  // Compute and scale types: the requested accumulation, alpha and beta in the matching real or complex type.
+  const bool complex = p.a_dtype.is_complex();
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  cudaDataType_t scale = p.a_dtype.is_complex() ? CUDA_C_32F : CUDA_R_32F;
-  switch (p.compute) {
-    case Compute::f16:
-      compute = CUBLAS_COMPUTE_16F;
-      scale = CUDA_R_16F;
-      break;
-    case Compute::tf32:
-      compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-      break;
-    case Compute::f64:
-      compute = CUBLAS_COMPUTE_64F;
-      scale = p.a_dtype.is_complex() ? CUDA_C_64F : CUDA_R_64F;
-      break;
-    default:
-      break;
+  cudaDataType_t scale = complex ? CUDA_C_32F : CUDA_R_32F;
+  if (p.compute == Compute::f16) {
+    compute = CUBLAS_COMPUTE_16F;
+    scale = CUDA_R_16F;
+  } else if (p.compute == Compute::tf32) {
+    compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  } else if (p.compute == Compute::f64) {
+    compute = CUBLAS_COMPUTE_64F;
+    scale = complex ? CUDA_C_64F : CUDA_R_64F;
   }
   scale_type_ = scale;
   set_scalars(alpha, beta);

@@ -6,14 +6,14 @@
 
 #include "base/cuda_check.hpp"
 #include "base/fault_injection.hpp"
+#include "base/library_status.hpp"
 
 namespace cuplan::detail {
 
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, SourceLocation where);
 
 inline void check_cublas(cublasStatus_t status, const char* call, SourceLocation where) {
-  if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]]
-    throw_cublas_error(status, call, where);
+  check_library_status<CUBLAS_STATUS_SUCCESS, throw_cublas_error>(status, call, where);
 }
 
 }  // namespace cuplan::detail

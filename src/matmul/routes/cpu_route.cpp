@@ -14,21 +14,23 @@ namespace cuplan::detail {
 
 using enum mm::Slot;
 
-void CpuMatmulRoute::check_supported(const mm::Problem& problem) const {
+MatmulRouteTraits CpuMatmulRoute::traits() const noexcept {
+  // D lives where the operands live: the host, or the operands' device (copied back from the host), aligned as its
+  // element; aux is a row-major batch x M x N array.
+  return {.request = {.aux_layout = mm::AuxLayout::row_major},
+          .result_device = context_.target.operand_device,
+          .result_alignment = 0};
+}
+
+mm::Problem CpuMatmulRoute::adapt(mm::Problem problem) {
   mm::check_cpu_support(problem, context_.who);
+  return problem;
 }
 
-MatmulResultPlacement CpuMatmulRoute::result_placement(DType dtype) const noexcept {
-  // D lives where the operands live: the host, or the operands' device (copied back from the host).
-  return {context_.target.operand_device, static_cast<std::uint32_t>(dtype.alignment())};
-}
-
-void CpuMatmulRoute::plan(const MatmulPlanOptions& options, bool& construct_after_pending) {
-  // The plan's `after` (on the first plan, MatmulOptions::after unless the plan names its own, as on the device
-  // route) orders the operands' producers before this phase: the host waits for them (a CPU execute reads the
+void CpuMatmulRoute::plan(const MatmulPlanOptions& /*options*/, const EventList& after) {
+  // `after` orders the operands' producers before this phase: the host waits for them (a CPU execute reads the
   // operands on the host, after this phase); each execute then waits for its own `after`.
-  wait_on_host(construct_after_pending && options.after.empty() ? context_.options.after : options.after);
-  construct_after_pending = false;
+  wait_on_host(after);
   const mm::Problem& p = context_.problem;
   log(LogLevel::info, "{}: CPU product {} x {} x {} batch {} {} epilog {}", context_.who, p.m, p.n, p.k, p.batch_count,
       p.a_dtype.name(), to_string(p.epilog));
@@ -36,7 +38,7 @@ void CpuMatmulRoute::plan(const MatmulPlanOptions& options, bool& construct_afte
 
 std::vector<AlgorithmInfo> CpuMatmulRoute::algorithms() const {
   AlgorithmInfo cpu;
-  cpu.description = "OpenBLAS gemm per batch entry, epilog in C++";
+  cpu.description = fmt::format("{} gemm per batch entry, epilog in C++", mm::blas_name());
   return {cpu};
 }
 
@@ -44,7 +46,7 @@ void CpuMatmulRoute::autotune(const AutotuneOptions& /*options*/) {
   log(LogLevel::info, "{}: autotune on the CPU: one algorithm, nothing to choose", context_.who);
 }
 
-Tensor CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
+MatmulResult CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
   const mm::OperandSlots& operands = context_.operands;
   const mm::Problem& problem = context_.problem;
   const std::optional<TensorView>& out = options.out;
@@ -82,37 +84,29 @@ Tensor CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
                                    : Tensor::empty_strided(problem.result_shape, problem.result_strides,
                                                            problem.result_dtype, Device::cpu());
   const mm::EpilogTraits traits = mm::epilog_traits(problem.epilog);
-  aux_out_ = traits.aux_output ? Tensor::empty(problem.aux_shape, problem.aux_dtype, Device::cpu()) : Tensor();
-  bias_gradient_out_ =
+  Tensor aux = traits.aux_output ? Tensor::empty(problem.aux_shape, problem.aux_dtype, Device::cpu()) : Tensor();
+  Tensor bias_gradient =
       traits.bias_gradient ? Tensor::empty(problem.bias_gradient_shape, problem.result_dtype, Device::cpu()) : Tensor();
   mm::cpu_matmul(problem, in, context_.options.alpha, context_.options.beta,
-                 {d.data(), aux_out_.data(), bias_gradient_out_.data()}, context_.target.cpu_threads);
-  if (!device_result) return d;
+                 {d.data(), aux.data(), bias_gradient.data()}, context_.target.cpu_threads);
+  if (!device_result) return {.d = std::move(d), .aux = std::move(aux), .bias_gradient = std::move(bias_gradient)};
   const Device device = Device::cuda(context_.target.operand_device);
   Tensor device_d = out ? Tensor::wrap(*out)
                         : Tensor::empty_strided(problem.result_shape, problem.result_strides, problem.result_dtype,
                                                 device, copy_stream);
   copy(d, device_d, copy_stream);  // from host memory: blocking
-  if (aux_out_.numel() > 0) aux_out_ = aux_out_.to(device, copy_stream);
-  if (bias_gradient_out_.numel() > 0) bias_gradient_out_ = bias_gradient_out_.to(device, copy_stream);
-  return device_d;
+  if (aux.numel() > 0) aux = aux.to(device, copy_stream);
+  if (bias_gradient.numel() > 0) bias_gradient = bias_gradient.to(device, copy_stream);
+  return {.d = std::move(device_d), .aux = std::move(aux), .bias_gradient = std::move(bias_gradient)};
 }
 
-void CpuMatmulRoute::free() noexcept {
-  aux_out_ = Tensor();
-  bias_gradient_out_ = Tensor();
-}
+void CpuMatmulRoute::free() noexcept {}  // nothing of its own: the last outputs are MatmulImpl's
 
-std::string CpuMatmulRoute::execution() const {
-  return "CPU execution";
-}
-
-std::string CpuMatmulRoute::algorithm() const {
-  return "OpenBLAS gemm per batch entry";
-}
-
-std::string CpuMatmulRoute::location() const {
-  return "cpu (BLAS)";
+MatmulRouteDescription CpuMatmulRoute::description() const {
+  return {.epilog_note = "",
+          .execution = "CPU execution",
+          .algorithm = fmt::format("{} gemm per batch entry", mm::blas_name()),
+          .location = fmt::format("cpu ({})", mm::blas_name())};
 }
 
 }  // namespace cuplan::detail

@@ -12,16 +12,14 @@ class CpuMatmulRoute final : public MatmulRoute {
  public:
   explicit CpuMatmulRoute(const MatmulRouteContext& context) : MatmulRoute(context) {}
 
-  void check_supported(const mm::Problem& problem) const override;
-  MatmulResultPlacement result_placement(DType dtype) const noexcept override;
-  void plan(const MatmulPlanOptions& options, bool& construct_after_pending) override;
+  MatmulRouteTraits traits() const noexcept override;
+  mm::Problem adapt(mm::Problem problem) override;
+  void plan(const MatmulPlanOptions& options, const EventList& after) override;
   std::vector<AlgorithmInfo> algorithms() const override;
   void autotune(const AutotuneOptions& options) override;
-  Tensor execute(const MatmulExecuteOptions& options) override;
+  MatmulResult execute(const MatmulExecuteOptions& options) override;
   void free() noexcept override;
-  std::string execution() const override;
-  std::string algorithm() const override;
-  std::string location() const override;
+  MatmulRouteDescription description() const override;
 };
 
 }  // namespace cuplan::detail

@@ -12,21 +12,24 @@ namespace cuplan::detail {
 
 using enum mm::Slot;
 
-StagedMatmulRoute::StagedMatmulRoute(const MatmulRouteContext& context) : DeviceMatmulRoute(context) {}
+StagedMatmulRoute::StagedMatmulRoute(const MatmulRouteContext& context) : CublasLtRoute(context, true) {}
 
 StagedMatmulRoute::~StagedMatmulRoute() = default;
 
-void StagedMatmulRoute::adapt_problem(mm::Problem& problem) {
-  // Host operands are staged into dense device copies in their own orientation, so that the planned form (and D's
-  // layout) stays the same; C goes to the device inside D.
-  c_in_d_ = problem.has_c;
-  for (mm::MatrixLayout* m : {&problem.a, &problem.b})
-    if (!m->needs_copy) mm::describe_dense_copy(*m, false, problem.batch_count);
+MatmulRouteTraits StagedMatmulRoute::traits() const noexcept {
+  // D lives on the host, where the operands live, and is copied into: the element's alignment is enough. Aux is
+  // cuBLASLt's, as the unsplit product and the tiles' inner products write it.
+  return {.request = {.aux_layout = mm::AuxLayout::cublaslt},
+          .result_device = context_.target.device,
+          .result_alignment = 0};
 }
 
-MatmulResultPlacement StagedMatmulRoute::result_placement(DType dtype) const noexcept {
-  // D lives on the host, where the operands live, and is copied into: the element's alignment is enough.
-  return {context_.target.device, static_cast<std::uint32_t>(dtype.alignment())};
+mm::Problem StagedMatmulRoute::adapt(mm::Problem problem) {
+  // Host operands are staged into dense device copies in their own orientation, so that the planned form (and D's
+  // layout) stays the same; C goes to the device inside D.
+  for (mm::MatrixLayout* m : {&problem.a, &problem.b})
+    if (!m->needs_copy) mm::describe_dense_copy(*m, false, problem.batch_count);
+  return problem;
 }
 
 StagedOperands StagedMatmulRoute::staged_operands() const {
@@ -40,7 +43,7 @@ StagedOperands StagedMatmulRoute::staged_operands() const {
 void StagedMatmulRoute::require_unsplit_fits(const char* reason) const {
   const std::size_t limit = context_.options.device_memory_limit;
   if (limit == 0) return;  // the default limit: the unsplit staging runs as it always has
-  const std::size_t need = unsplit_bytes();
+  const std::size_t need = product_.host_operands_bytes();
   if (need <= limit) return;
   throw NotSupported(fmt::format(
       "{}: device_memory_limit: {} bytes cannot hold this product unsplit ({} bytes of operands, result and "
@@ -49,7 +52,7 @@ void StagedMatmulRoute::require_unsplit_fits(const char* reason) const {
       context_.who, limit, need, reason, to_string(context_.problem.epilog), need));
 }
 
-Tensor StagedMatmulRoute::execute_staged(const MatmulExecuteOptions& options, const StagedOperands& operands) {
+MatmulResult StagedMatmulRoute::execute_staged(const MatmulExecuteOptions& options, const StagedOperands& operands) {
   const ExecutionTarget& target = context_.target;
   const mm::Problem& problem = context_.problem;
   Phase phase(context_.order, context_.streams, target, options.stream, options.after, "execute");
@@ -60,31 +63,27 @@ Tensor StagedMatmulRoute::execute_staged(const MatmulExecuteOptions& options, co
   Tensor d = options.out ? Tensor::wrap(*options.out)
                          : empty_host_result(problem.result_shape, problem.result_strides, problem.result_dtype);
   staged_->execute(operands, d.view(), context_.options.alpha, context_.options.beta, stream);
-  aux_out_ = Tensor();
-  bias_gradient_out_ = Tensor();
   if (options.release_workspace) staged_->release();
   phase.close();
   if (target.blocking) finish_call(target, stream);
-  return d;
+  return {.d = std::move(d), .aux = {}, .bias_gradient = {}};  // the tiles' epilogs have no extra outputs
 }
 
-Tensor StagedMatmulRoute::execute(const MatmulExecuteOptions& options) {
-  // Chunk by chunk within device_memory_limit, unless the product cannot be split; then the device route's unsplit
-  // staging, when it fits an explicit limit.
+MatmulResult StagedMatmulRoute::execute(const MatmulExecuteOptions& options) {
+  // Chunk by chunk within device_memory_limit, unless the product cannot be split; then the unsplit product, when
+  // it fits an explicit limit.
   const StagedOperands operands = staged_operands();
   const char* reason = StagedMatmul::unsplittable(context_.problem, operands);
   if (reason == nullptr) return execute_staged(options, operands);
   require_unsplit_fits(reason);
-  return DeviceMatmulRoute::execute(options);
+  return product_.execute(options);
 }
 
-void StagedMatmulRoute::order_new_operands(const std::optional<StreamRef>& /*stream*/, const char* /*method*/) {
-  // Nothing to order: every execute returns when D is on the host.
-}
+// order_new_operands: the default, nothing to order; every execute returns when D is on the host.
 
 void StagedMatmulRoute::free() noexcept {
   staged_.reset();
-  DeviceMatmulRoute::free();
+  CublasLtRoute::free();
 }
 
 }  // namespace cuplan::detail

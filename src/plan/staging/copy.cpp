@@ -14,8 +14,8 @@
 #include "plan/ordering/tensor_accesses.hpp"
 #include "plan/staging/chunk_grid.hpp"
 #include "plan/staging/chunking.hpp"
-#include "plan/staging/copy_engine.hpp"
 #include "plan/staging/pipeline.hpp"
+#include "plan/staging/staged_copy.hpp"
 #include "runtime/access.hpp"
 #include "runtime/copy.hpp"
 #include "runtime/current_stream.hpp"
@@ -29,19 +29,19 @@ namespace {
 using detail::staging::ChunkParts;
 using detail::staging::HostPart;
 
-// Below this the driver's pageable copy costs about as much as the engine's first host copy.
-constexpr std::size_t engine_bytes = std::size_t{4} << 20;
+// Below this the driver's pageable copy costs about as much as the staged copier's first host copy.
+constexpr std::size_t staged_bytes = std::size_t{4} << 20;
 // One chunk: a DMA of this size runs near PCIe peak, and three of them in pinned memory are a modest footprint.
 constexpr std::int64_t chunk_bytes = std::int64_t{16} << 20;
 
-// The engine of the copy function: its pinned slots are kept for the life of the process (pinning costs
+// The staged copier of the copy function: its pinned slots are kept for the life of the process (pinning costs
 // milliseconds per call otherwise). One copy at a time; a concurrent copy takes the primitive.
-struct CopyEngine {
+struct StagedCopier {
   std::mutex mutex;
   detail::staging::StagingPipeline pipeline;
 };
-CopyEngine& engine() {
-  static CopyEngine* e = new CopyEngine;  // leaked on purpose: copies may run from static destructors
+StagedCopier& copier() {
+  static StagedCopier* e = new StagedCopier;  // leaked on purpose: copies may run from static destructors
   return *e;
 }
 
@@ -49,28 +49,28 @@ bool device_side(const TensorView& view) noexcept {
   return view.memory_space() == MemorySpace::device || view.memory_space() == MemorySpace::managed;
 }
 
-bool engine_worthy(const TensorView& src, const TensorView& dst) {
+bool worth_staging(const TensorView& src, const TensorView& dst) {
   const bool h2d = src.memory_space() == MemorySpace::host_pageable && dst.memory_space() == MemorySpace::device;
   const bool d2h = src.memory_space() == MemorySpace::device && dst.memory_space() == MemorySpace::host_pageable;
   if (!h2d && !d2h) return false;
-  if (static_cast<std::size_t>(src.numel()) * src.dtype().size() < engine_bytes) return false;
+  if (static_cast<std::size_t>(src.numel()) * src.dtype().size() < staged_bytes) return false;
   return detail::is_single_block(detail::reduce_copy(src.shape(), src.strides(), dst.strides()));
 }
 
-// The contiguous block of `view` (one block by engine_worthy) as bytes.
+// The contiguous block of `view` (one block by worth_staging) as bytes.
 std::byte* first_byte(const TensorView& view) {
   return static_cast<std::byte*>(view.data());
 }
 
-void copy_engine(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
+void staged_copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef> stream,
                  const TensorRef* src_owner, const TensorRef* dst_owner) {
   detail::check_copy_operands(src, dst);
-  if (src.numel() == 0 || !engine_worthy(src, dst)) {
+  if (src.numel() == 0 || !worth_staging(src, dst)) {
     detail::copy_primitive(src, dst, stream, src_owner, dst_owner);
     return;
   }
   const StreamRef on = detail::copy_stream(src, dst, stream);
-  CopyEngine& e = engine();
+  StagedCopier& e = copier();
   std::unique_lock lock(e.mutex, std::try_to_lock);
   if (!lock.owns_lock()) {
     detail::copy_primitive(src, dst, stream, src_owner, dst_owner);
@@ -93,7 +93,7 @@ void copy_engine(const TensorView& src, const TensorView& dst, std::optional<Str
   run.device = device.index();
   run.caller = on;
   run.chunks = grid.count();
-  // All three slots even for fewer chunks: the engine keeps its slots for the next copies.
+  // All three slots even for fewer chunks: the copier keeps its slots for the next copies.
   run.slots = detail::staging::max_slots;
   (h2d ? run.in_host_bytes : run.out_host_bytes) = static_cast<std::size_t>(grid.split().chunk);
   run.parts = [&](std::int64_t i) {
@@ -145,7 +145,7 @@ void copy_checked(const TensorView& src, const TensorView& dst, std::optional<St
     if (order) accesses.begin(on, operands);
     uses.begin(on, "cuplan::copy", "", operands);
   }
-  copy_engine(src, dst, stream, src_owner, dst_owner);
+  staged_copy(src, dst, stream, src_owner, dst_owner);
   uses.end();
   accesses.end();
 }
@@ -176,8 +176,8 @@ void copy(const TensorView& src, const Tensor& dst, std::optional<StreamRef> str
 
 namespace detail {
 
-void release_copy_engine() noexcept {
-  CopyEngine& e = engine();
+void release_staged_copier() noexcept {
+  StagedCopier& e = copier();
   const std::lock_guard lock(e.mutex);
   e.pipeline.release();
 }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/non_copyable.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 #include "plan/staging/chunking.hpp"
@@ -60,12 +61,10 @@ struct PipelineRun {
 
 /// The engine state one object keeps between calls: internal streams and events, pinned slots, device slots.
 /// Not thread-safe (one call at a time, like the objects that own it).
-class StagingPipeline {
+class StagingPipeline : NonCopyable {
  public:
   StagingPipeline() = default;
   ~StagingPipeline();
-  StagingPipeline(const StagingPipeline&) = delete;
-  StagingPipeline& operator=(const StagingPipeline&) = delete;
 
   /// Runs every chunk and returns when the last result is in host memory. On an exception (the compute step's or
   /// a CUDA error) the internal streams are drained first, so no buffer is in use when it propagates; the object

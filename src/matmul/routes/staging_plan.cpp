@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "matmul/staging_plan.hpp"
+#include "matmul/routes/staging_plan.hpp"
 
 #include <fmt/format.h>
+#include <iterator>
 
 #include <algorithm>
 
+#include "base/enum_names.hpp"
 #include "cuplan/errors.hpp"
 
 namespace cuplan::detail::mm {
@@ -239,17 +241,9 @@ StagingPlan plan_a_rows(const StagingRequest& r, const Sizes& s, std::size_t roo
 }  // namespace
 
 const char* to_string(StagingSchedule schedule) noexcept {
-  switch (schedule) {
-    case StagingSchedule::batches:
-      return "batches";
-    case StagingSchedule::rows:
-      return "rows";
-    case StagingSchedule::b_columns:
-      return "b_columns";
-    case StagingSchedule::a_rows:
-      return "a_rows";
-  }
-  return "?";
+  static constexpr const char* names[] = {"batches", "rows", "b_columns", "a_rows"};
+  static_assert(std::size(names) == static_cast<std::size_t>(StagingSchedule::a_rows) + 1);
+  return detail::enum_name(schedule, names);
 }
 
 std::size_t staging_minimum_limit(const StagingRequest& r) noexcept {

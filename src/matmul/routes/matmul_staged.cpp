@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "matmul/matmul_staged.hpp"
+#include "matmul/routes/matmul_staged.hpp"
 
 #include <fmt/format.h>
 
@@ -11,6 +11,7 @@
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
+#include "matmul/routes/device_views.hpp"
 
 namespace cuplan::detail {
 

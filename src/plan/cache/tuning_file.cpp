@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// tuning::save / load, one file for every operation: the choices each operation records in the plan layer's tuning
-// store (Matmul's autotune) and FFTW's wisdom. It sits above the operations (src/, outside any operation's folder):
-// no operation owns the others' tuning, and it may reach every operation's backend.
+// tuning::save / load, one file for every operation: the choices each operation records in the tuning store
+// (Matmul's autotune) and the named sections that backends register (FFTW's wisdom, fft/fftw/fftw_backend.cpp).
+// The file knows no backend: a backend hands its sections in and takes them back (tuning_file.hpp).
 //
 // File format (text):
 //   cuplan-tuning 1
 //   entry<TAB>kind<TAB>problem<TAB>context<TAB>choice      (zero or more)
-//   fftw-double <bytes>                                    (then exactly <bytes> bytes of FFTW wisdom and a newline)
-//   fftw-single <bytes>                                    (the same for single precision)
+//   <section> <bytes>                                      (then exactly <bytes> bytes of the section and a newline;
+//                                                           FFTW's: fftw-double, fftw-single)
 
 #include "cuplan/tuning.hpp"
 
@@ -22,15 +22,17 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
-#include "fft/fftw/fftw_backend.hpp"
+#include "plan/cache/tuning_file.hpp"
 #include "plan/cache/tuning_store.hpp"
 
 namespace cuplan {
@@ -39,7 +41,31 @@ namespace tuning {
 namespace {
 
 constexpr std::string_view kHeader = "cuplan-tuning 1";
-constexpr std::string_view kDoubleSection = "fftw-double", kSingleSection = "fftw-single";
+
+// The registered section providers, in registration order (static initialisation of the backends' files).
+std::vector<detail::TuningSectionProvider>& providers() {
+  static std::vector<detail::TuningSectionProvider> registered;
+  return registered;
+}
+
+// The provider and index of section `name`; nullopt for a name no backend registered.
+std::optional<std::pair<std::size_t, std::size_t>> find_section(std::string_view name) {
+  const std::vector<detail::TuningSectionProvider>& all = providers();
+  for (std::size_t p = 0; p < all.size(); ++p)
+    for (std::size_t s = 0; s < all[p].names.size(); ++s)
+      if (all[p].names[s] == name) return std::pair{p, s};
+  return std::nullopt;
+}
+
+// "an 'fftw-double <bytes>' / 'fftw-single <bytes>' section" (what a line that is no entry may be).
+std::string expected_sections() {
+  std::string names;
+  for (const detail::TuningSectionProvider& provider : providers())
+    for (const std::string& name : provider.names)
+      names += fmt::format("{}'{} <bytes>'", names.empty() ? "" : " / ", name);
+  return names.empty() ? std::string("no section (no backend registers one in this build)")
+                       : fmt::format("an {} section", names);
+}
 
 struct FileCloser {
   void operator()(std::FILE* file) const noexcept { std::fclose(file); }
@@ -67,11 +93,13 @@ std::string read_file(const std::string& path) {
 // What a tuning file holds, parsed in full before anything is applied.
 struct Contents {
   std::vector<detail::TuningEntry> entries;
-  detail::FftwWisdom wisdom;
+  std::vector<std::vector<std::string>> sections;  ///< per provider, per section name (empty: not in the file)
 };
 
 Contents parse(const char* op, const std::string& path, const std::string& text) {
   Contents contents;
+  for (const detail::TuningSectionProvider& provider : providers())
+    contents.sections.emplace_back(provider.names.size());
   std::size_t at = 0;
   int line_number = 0;
   const auto next_line = [&]() {
@@ -101,10 +129,10 @@ Contents parse(const char* op, const std::string& path, const std::string& text)
     // A section: "<name> <bytes>", then the bytes and a newline.
     const std::size_t space = line.find(' ');
     const std::string name = line.substr(0, space);
-    if (space == std::string::npos || (name != kDoubleSection && name != kSingleSection))
+    const auto section = space == std::string::npos ? std::nullopt : find_section(name);
+    if (!section)
       fail(op, path,
-           fmt::format("line {}: expected an entry or an '{} <bytes>' / '{} <bytes>' section, got '{}'", line_number,
-                       kDoubleSection, kSingleSection, shown(line)));
+           fmt::format("line {}: expected an entry or {}, got '{}'", line_number, expected_sections(), shown(line)));
     std::size_t bytes = 0;
     const char* first = line.data() + space + 1;
     const char* last = line.data() + line.size();
@@ -117,8 +145,7 @@ Contents parse(const char* op, const std::string& path, const std::string& text)
       fail(op, path,
            fmt::format("line {}: {} announces {} bytes but only {} remain (truncated file?)", line_number, name, bytes,
                        text.size() - at));
-    (name == kDoubleSection ? contents.wisdom.double_precision : contents.wisdom.single_precision) =
-        text.substr(at, bytes);
+    contents.sections[section->first][section->second] = text.substr(at, bytes);
     at += bytes;
     line_number += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(at - bytes),
                                                text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
@@ -136,9 +163,11 @@ std::string save_to_string() {
   std::ostringstream out;
   out << kHeader << '\n';
   detail::write_tuning_entries(out);
-  const detail::FftwWisdom wisdom = detail::export_fftw_wisdom();
-  write_section(out, kDoubleSection, wisdom.double_precision);
-  write_section(out, kSingleSection, wisdom.single_precision);
+  for (const detail::TuningSectionProvider& provider : providers()) {
+    const std::vector<std::string> texts = provider.save();
+    for (std::size_t s = 0; s < provider.names.size(); ++s)
+      write_section(out, provider.names[s], s < texts.size() ? texts[s] : std::string());
+  }
   return out.str();
 }
 
@@ -175,31 +204,46 @@ void save(const std::string& path) {
 }
 
 namespace {
-// Adds parsed tuning to the process's: FFTW first, the part that can still refuse, so that a refusal changes nothing.
+// Adds parsed tuning to the process's: the backends' sections first, the part that can still refuse, so that a
+// refusal changes nothing. (With more than one provider, one that refuses after another took its sections leaves
+// those taken; FFTW is the only provider.)
 void apply(const char* op, const std::string& path, const Contents& contents) {
-  if (const char* rejected = detail::import_fftw_wisdom(contents.wisdom))
-    fail(op, path,
-         fmt::format("FFTW rejected the saved {} wisdom (written by another FFTW version or build, or by a program "
-                     "that used FFTW before setting up its threads)",
-                     rejected));
+  const std::vector<detail::TuningSectionProvider>& all = providers();
+  for (std::size_t p = 0; p < all.size(); ++p)
+    if (const std::string refused = all[p].load(contents.sections[p]); !refused.empty()) fail(op, path, refused);
   detail::tuning_record_all(contents.entries);
+}
+
+std::size_t section_count(const Contents& contents) {
+  std::size_t n = 0;
+  for (const std::vector<std::string>& texts : contents.sections)
+    n += static_cast<std::size_t>(std::count_if(texts.begin(), texts.end(), [](const auto& t) { return !t.empty(); }));
+  return n;
 }
 }  // namespace
 
 void load(const std::string& path) {
   const Contents contents = parse("load", path, read_file(path));
   apply("load", path, contents);
-  detail::log(LogLevel::info, "tuning::load: {} tuning entries and FFTW wisdom from '{}'", contents.entries.size(),
-              path);
+  detail::log(LogLevel::info, "tuning::load: {} tuning entries and {} backend sections from '{}'",
+              contents.entries.size(), section_count(contents), path);
 }
 
 void load_from_string(const std::string& text) {
   const Contents contents = parse("load_from_string", "", text);
   apply("load_from_string", "", contents);
-  detail::log(LogLevel::info, "tuning::load_from_string: {} tuning entries and FFTW wisdom ({} bytes)",
-              contents.entries.size(), text.size());
+  detail::log(LogLevel::info, "tuning::load_from_string: {} tuning entries and {} backend sections ({} bytes)",
+              contents.entries.size(), section_count(contents), text.size());
 }
 
 }  // namespace tuning
 }  // namespace CUPLAN_ABI_NAMESPACE
+
+namespace detail {
+
+void register_tuning_sections(TuningSectionProvider provider) {
+  tuning::providers().push_back(std::move(provider));
+}
+
+}  // namespace detail
 }  // namespace cuplan

@@ -16,7 +16,7 @@
 
 #include "cuplan/matmul.hpp"
 #include "matmul/planner.hpp"
-#include "matmul/staging_plan.hpp"
+#include "matmul/routes/staging_plan.hpp"
 #include "plan/staging/pipeline.hpp"
 #include "plan/stateful.hpp"
 

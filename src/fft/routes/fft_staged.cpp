@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fft/fft_staged.hpp"
+#include "fft/routes/fft_staged.hpp"
 
 #include <fmt/format.h>
 
