@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/non_copyable.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/stream.hpp"
 
@@ -26,12 +27,10 @@ namespace cuplan::detail {
 
 class StreamHandle;
 
-class ProducerOrder {
+class ProducerOrder : NonCopyable {
  public:
   ProducerOrder() = default;
   ~ProducerOrder();
-  ProducerOrder(const ProducerOrder&) = delete;
-  ProducerOrder& operator=(const ProducerOrder&) = delete;
 
   /// The memory was just allocated (or adopted) on `stream` of `device`: that stream is its first producer.
   void start(StreamRef stream, Device device);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/non_copyable.hpp"
 #include "base/ordering_hooks.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
@@ -107,12 +108,10 @@ struct OperandUse {
 
 /// The checker's part in one call: begin() checks, end() records on the call's stream. Inactive (no cost beyond
 /// one relaxed load) while checking is off, for host streams, and inside another checked call on this thread.
-class CheckedUses {
+class CheckedUses : NonCopyable {
  public:
   CheckedUses() = default;
   ~CheckedUses();
-  CheckedUses(const CheckedUses&) = delete;
-  CheckedUses& operator=(const CheckedUses&) = delete;
 
   void begin(StreamRef stream, const char* who, const char* method, std::initializer_list<OperandUse> uses) {
     if (!ordering::on()) [[likely]]

@@ -8,6 +8,7 @@
 #include <array>
 #include <initializer_list>
 
+#include "base/non_copyable.hpp"
 #include "cuplan/stream.hpp"
 #include "plan/ordering/ordering_checker.hpp"
 
@@ -15,13 +16,11 @@ namespace cuplan::detail {
 
 class Storage;
 
-class TensorAccesses {
+class TensorAccesses : NonCopyable {
  public:
   TensorAccesses() = default;
   /// Notes the accesses if end() was not reached: an exception may leave work of the call already enqueued.
   ~TensorAccesses();
-  TensorAccesses(const TensorAccesses&) = delete;
-  TensorAccesses& operator=(const TensorAccesses&) = delete;
 
   /// Orders `stream` after the pending producers of the uses that name an owner (OperandUse::owner).
   void begin(StreamRef stream, std::initializer_list<OperandUse> uses);
