@@ -45,7 +45,7 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
       },
       [&](detail::ConvolutionImpl& impl) {
         impl.adopt_operand(std::move(x));
-        impl.reset_kernel(std::move(kernel), options.stream);  // this call's kernel: its spectrum again
+        impl.reset_kernel(std::move(kernel), options.stream, options.after);  // this call's kernel: its spectrum
       },
       [&](detail::ConvolutionImpl& impl) {
         // `out` is not in the key: checked on a hit and a miss alike.

@@ -129,10 +129,10 @@ void ConvolutionImpl::reset_operand(TensorRef operand, std::optional<StreamRef> 
   rethrow_with_context(error, "Convolution.reset_operand", [this] { return error_context(); });
 }
 
-void ConvolutionImpl::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream) try {
+void ConvolutionImpl::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream, const EventList& after) try {
   state_.require_planned("reset_kernel");
   kernel_signature_.require_match(kernel.view(), "Convolution", "reset_kernel", "kernel");
-  runner_->set_kernel(stream, EventList{}, kernel);
+  runner_->set_kernel(stream, after, kernel);
   // The spectrum holds the kernel now; an owning kernel Tensor was recorded on the phase's stream.
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "Convolution.reset_kernel", [this] { return error_context(); });

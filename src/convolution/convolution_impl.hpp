@@ -33,7 +33,8 @@ class ConvolutionImpl final : public CachedPlan {
   Tensor execute_validated(const std::optional<StreamRef>& stream, const EventList& after, const TensorView* out,
                            bool release_workspace);
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
-  void reset_kernel(TensorRef kernel, std::optional<StreamRef> stream);
+  /// `after`: events the phase waits for (the function form's; the class form has none of its own).
+  void reset_kernel(TensorRef kernel, std::optional<StreamRef> stream, const EventList& after = {});
   /// reset_operand without its own phase and checks, for an operand of the planned signature (a plan-cache hit).
   void adopt_operand(TensorRef&& operand);
   void release_operand();

@@ -202,8 +202,8 @@ TEST_P(ConvolutionGpuStreams, FunctionFormOnAStreamWithAfterEvents) {
 
 INSTANTIATE_TEST_SUITE_P(Routes, ConvolutionGpuStreams,
                          ::testing::Values(ConvolutionRoute::separate, ConvolutionRoute::fused),
-                         [](const ::testing::TestParamInfo<ConvolutionRoute>& info) {
-                           return std::string(to_string(info.param));
+                         [](const ::testing::TestParamInfo<ConvolutionRoute>& route) {
+                           return std::string(to_string(route.param));
                          });
 
 }  // namespace

@@ -91,7 +91,8 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const StreamRef s = phase.stream();
     const TensorView& given = call.operand.view();
     const bool host = given.on_host();
-    Tensor result = make_result(call, host ? Device::cpu() : operand_device_, std::optional<StreamRef>(s));
+    Tensor result = host ? make_result(call, Device::cpu(), std::nullopt)
+                         : make_result(call, operand_device_, std::optional<StreamRef>(s));
     // Host operands: the whole operand goes to the device and the result back (the call blocks).
     const Tensor device_in = host ? Tensor::wrap(given).to(Device::cuda(target.device), s) : Tensor::wrap(given);
     const Tensor device_out =
