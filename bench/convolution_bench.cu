@@ -104,7 +104,8 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
   cp::Tensor real_out = cp::Tensor::empty({rows, n}, cp::f32, cp::Device::cuda(0), s);
   const auto plain_forward = [&] {
     if (real)
-      BENCH_CUFFT_CHECK(cufftExecR2C(forward, static_cast<float*>(x.data()), static_cast<cufftComplex*>(spectra.data())));
+      BENCH_CUFFT_CHECK(
+          cufftExecR2C(forward, static_cast<float*>(x.data()), static_cast<cufftComplex*>(spectra.data())));
     else
       BENCH_CUFFT_CHECK(cufftExecC2C(forward, static_cast<cufftComplex*>(x.data()),
                                      static_cast<cufftComplex*>(spectra.data()), CUFFT_FORWARD));
@@ -119,8 +120,8 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
                                               1.0f / static_cast<float>(n));
     BENCH_CUDA_CHECK(cudaGetLastError());
     if (real)
-      BENCH_CUFFT_CHECK(cufftExecC2R(inverse, static_cast<cufftComplex*>(spectra.data()),
-                                     static_cast<float*>(real_out.data())));
+      BENCH_CUFFT_CHECK(
+          cufftExecC2R(inverse, static_cast<cufftComplex*>(spectra.data()), static_cast<float*>(real_out.data())));
     else
       BENCH_CUFFT_CHECK(cufftExecC2C(inverse, static_cast<cufftComplex*>(spectra.data()),
                                      static_cast<cufftComplex*>(spectra.data()), CUFFT_INVERSE));
@@ -183,9 +184,9 @@ void cpu_row(bool quick) {
   int len = static_cast<int>(length);
   fftwf_plan forward = fftwf_plan_many_dft_r2c(1, &len, static_cast<int>(rows), padded.data(), nullptr, 1, len, spec,
                                                nullptr, 1, static_cast<int>(spectrum), FFTW_ESTIMATE);
-  fftwf_plan inverse = fftwf_plan_many_dft_c2r(1, &len, static_cast<int>(rows), spec, nullptr, 1,
-                                               static_cast<int>(spectrum), padded.data(), nullptr, 1, len,
-                                               FFTW_ESTIMATE);
+  fftwf_plan inverse =
+      fftwf_plan_many_dft_c2r(1, &len, static_cast<int>(rows), spec, nullptr, 1, static_cast<int>(spectrum),
+                              padded.data(), nullptr, 1, len, FFTW_ESTIMATE);
   std::vector<float> by_hand(static_cast<std::size_t>(rows * (n + taps - 1)));
   const double hand_ms = bench::host_median<std::milli>(1, quick ? 3 : 7, [&] {
     std::fill(padded.begin(), padded.end(), 0.f);
@@ -210,7 +211,8 @@ void cpu_row(bool quick) {
 int main(int argc, char** argv) {
   bool quick = false;
   for (int i = 1; i < argc; ++i) quick = quick || std::string(argv[i]) == "--quick";
-  std::printf("cuplan %s, MathDx fused kernels: %s\n", CUPLAN_VERSION_STRING, CUPLAN_HAS_FUSED_FFT ? "built" : "absent");
+  std::printf("cuplan %s, MathDx fused kernels: %s\n", CUPLAN_VERSION_STRING,
+              CUPLAN_HAS_FUSED_FFT ? "built" : "absent");
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("no GPU: the GPU rows are skipped\n");

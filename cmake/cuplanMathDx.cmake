@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# MathDx (cuFFTDx headers), optional: the fused convolution kernels (src/convolution/cufftdx) are built on it.
+# MathDx (cuFFTDx headers), optional: the fused convolution kernels (src/convolution/cuda) are built on it.
 # MathDx is NVIDIA software under the Math Libraries SDK license, never part of this repository: scripts/setup.sh
 # fetches the pinned nvidia-mathdx wheel into the ignored prefix .deps/, or the user points CUPLAN_MATHDX_ROOT at an
 # installed copy (the folder that holds include/cufftdx.hpp, e.g. <site-packages>/nvidia/mathdx). Without it the
@@ -62,7 +62,7 @@ function(cuplan_add_fused_kernels target)
         message(FATAL_ERROR "cuplan: CUPLAN_FUSED_FFT_LENGTHS: ${length} is not a power of two from 256 to 16384")
       endif()
       set(CUPLAN_FUSED_LENGTH ${length})
-      configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cufftdx/fused_length.cu.in ${dir}/fused_${length}.cu @ONLY)
+      configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cuda/fused_length.cu.in ${dir}/fused_${length}.cu @ONLY)
       target_sources(${target} PRIVATE ${dir}/fused_${length}.cu)
       foreach(kind c2c_f32 c2c_f64 r2c_f32)
         string(APPEND declarations "extern const FusedLauncher fused_${kind}_${length};\n")
@@ -76,6 +76,6 @@ function(cuplan_add_fused_kernels target)
   endif()
   set(CUPLAN_FUSED_DECLARATIONS "${declarations}")
   set(CUPLAN_FUSED_ENTRIES "${entries}")
-  configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cufftdx/fused_table.cpp.in ${dir}/fused_table.cpp @ONLY)
+  configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cuda/fused_table.cpp.in ${dir}/fused_table.cpp @ONLY)
   target_sources(${target} PRIVATE ${dir}/fused_table.cpp)
 endfunction()

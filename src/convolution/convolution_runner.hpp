@@ -70,7 +70,7 @@ std::unique_ptr<ConvolutionRunner> make_cpu_convolution_runner(const Convolution
                                                                const ConvolutionOptions& options,
                                                                const TensorView& operand);
 
-/// The device routes' choice (convolution/cufft): the geometry with the FFT lengths the route runs, whether the
+/// The device routes' choice (convolution/cuda): the geometry with the FFT lengths the route runs, whether the
 /// fused kernel runs it, and why not when it does not.
 struct DeviceConvolutionChoice {
   ConvolutionGeometry geometry;
@@ -80,7 +80,7 @@ struct DeviceConvolutionChoice {
 /// NotSupported naming the reason when `route` is fused and the fused kernel cannot run the convolution.
 DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& request, const TensorView& operand,
                                                   cuplan::ConvolutionRoute route, int device);
-/// The device route for `choice` (convolution/cufft).
+/// The device route for `choice` (convolution/cuda).
 std::unique_ptr<ConvolutionRunner> make_device_convolution_runner(const ConvolutionRunnerContext& context,
                                                                   const DeviceConvolutionChoice& choice,
                                                                   const TensorView& operand);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA runners of a convolution. Separate passes: pad into the canonical work buffer, cuFFT forward (the FFT's
 // CufftPlan), product with the kernel's spectrum, cuFFT inverse, crop into the result. Fused: one cuFFTDx kernel
-// per row (convolution/cufftdx), reading the operand and writing the result once. Both keep the kernel's spectrum,
+// per row (convolution/cuda), reading the operand and writing the result once. Both keep the kernel's spectrum,
 // scaled by 1/N, computed by cuFFT at plan and reset_kernel.
 
 #include <fmt/format.h>
@@ -13,8 +13,8 @@
 #include "base/log.hpp"
 #include "convolution/canonical_walk.hpp"
 #include "convolution/convolution_runner.hpp"
-#include "convolution/cufft/convolution_kernels.hpp"
-#include "convolution/cufftdx/fused_launch.hpp"
+#include "convolution/cuda/convolution_kernels.hpp"
+#include "convolution/cuda/fused_launch.hpp"
 #include "cuplan/config.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/cufft/cufft_backend.hpp"

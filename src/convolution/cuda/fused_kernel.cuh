@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cufftdx.hpp>
 
-#include "convolution/cufftdx/fused_launch.hpp"
+#include "convolution/cuda/fused_launch.hpp"
 
 namespace cuplan::detail::fused {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "convolution/cufft/convolution_kernels.hpp"
+#include "convolution/cuda/convolution_kernels.hpp"
 
 namespace cuplan::detail {
 namespace {
