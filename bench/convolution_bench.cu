@@ -175,6 +175,9 @@ void cpu_row(bool quick) {
   cp::Tensor out = cp::Tensor::empty({rows, n + taps - 1}, cp::f32);
   const double cuplan_ms =
       bench::host_median<std::milli>(1, quick ? 3 : 7, [&] { cp::fftconvolve(xv, kv, out.view(), options); });
+  const cp::ConvolutionOptions one_thread{.execution = cp::Execution::cpu(1)};
+  const double cuplan_one_ms =
+      bench::host_median<std::milli>(1, quick ? 3 : 7, [&] { cp::fftconvolve(xv, kv, out.view(), one_thread); });
 
   // By hand: FFTW plans over the whole batch, pad, forward, product, inverse, crop.
   const long long spectrum = length / 2 + 1;
@@ -202,8 +205,10 @@ void cpu_row(bool quick) {
   fftwf_destroy_plan(forward);
   fftwf_destroy_plan(inverse);
   fftwf_free(spec);
-  std::printf("CPU fftconvolve full f32 [%lld, %lld] * %lld taps: %.2f ms; FFTW by hand %.2f ms; ratio %.2fx\n", rows,
-              n, taps, cuplan_ms, hand_ms, cuplan_ms / hand_ms);
+  std::printf(
+      "CPU fftconvolve full f32 [%lld, %lld] * %lld taps: %.2f ms (1 thread: %.2f ms); FFTW by hand on 1 thread %.2f "
+      "ms; ratios %.2fx, %.2fx\n",
+      rows, n, taps, cuplan_ms, cuplan_one_ms, hand_ms, cuplan_ms / hand_ms, cuplan_one_ms / hand_ms);
 }
 
 }  // namespace

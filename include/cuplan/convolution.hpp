@@ -130,7 +130,8 @@ class CUPLAN_API Convolution {
   DType result_dtype() const;
   /// Strides of the result (dense row-major); an `out` given to execute must have them.
   Strides result_strides() const;
-  /// The FFT lengths along the convolved axes, in the order of axes().
+  /// The FFT lengths along the convolved axes, in the order of axes(); 1 for an axis where the kernel has length 1,
+  /// which needs no transform (there the kernel's value multiplies, as along a batch axis).
   std::vector<std::int64_t> fft_lengths() const;
   /// True when the convolution runs on CUDA, false on the CPU (FFTW).
   bool uses_cuda() const;

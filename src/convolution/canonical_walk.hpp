@@ -49,6 +49,31 @@ inline CanonicalWalk canonical_walk(const ConvolutionGeometry& g, const Shape& s
   return w;
 }
 
+/// The walk over the kernel's own entries (its batch extents, each the operand's or 1) in canonical order, for
+/// padding the kernel into its work buffer.
+inline CanonicalWalk kernel_walk(const ConvolutionGeometry& g, const Strides& strides) {
+  CanonicalWalk w = canonical_walk(g, g.kernel_shape, strides);
+  for (int i = 0; i < w.batch_rank; ++i) {
+    const int a = g.batch_axes[static_cast<std::size_t>(i)];
+    w.batch_extent[i] = g.kernel_shape[a];
+    w.batch_stride[i] = strides[a];
+  }
+  return w;
+}
+
+/// Operand entry -> kernel entry: the kernel's dense batch strides over the operand's batch extents, 0 where the
+/// kernel broadcasts; batch_offset(b) is then the kernel entry that operand entry b uses.
+inline CanonicalWalk kernel_entries(const ConvolutionGeometry& g) {
+  CanonicalWalk w = canonical_walk(g, g.in_shape, g.out_strides);
+  std::int64_t dense = 1;
+  for (int i = w.batch_rank - 1; i >= 0; --i) {
+    const int a = g.batch_axes[static_cast<std::size_t>(i)];
+    w.batch_stride[i] = g.kernel_shape[a] == 1 ? 0 : dense;
+    dense *= g.kernel_shape[a];
+  }
+  return w;
+}
+
 /// Dense strides of a canonical work buffer of FFT lengths (padded to three, leading ones), and its entry size.
 struct WorkDims {
   std::int64_t length[3] = {1, 1, 1};  ///< the buffer's extents along the convolved axes

@@ -113,9 +113,12 @@ Strides Convolution::result_strides() const {
 std::vector<std::int64_t> Convolution::fft_lengths() const {
   const detail::ConvolutionGeometry& g = detail::live(impl_, who, "fft_lengths").geometry();
   std::vector<std::int64_t> lengths;
-  for (int axis : g.axes)
+  for (int axis : g.axes) {
+    std::int64_t length = 1;  // an axis where the kernel has length 1 is not transformed
     for (int i = 0; i < g.rank; ++i)
-      if (g.conv_axes[static_cast<std::size_t>(i)] == axis) lengths.push_back(g.fft_length[i]);
+      if (g.conv_axes[static_cast<std::size_t>(i)] == axis) length = g.fft_length[i];
+    lengths.push_back(length);
+  }
   return lengths;
 }
 bool Convolution::uses_cuda() const {

@@ -24,31 +24,6 @@ bool supported_dtype(DType dtype) {
   return dtype == f32 || dtype == f64 || dtype == c64 || dtype == c128;
 }
 
-std::vector<int> convolution_axes(const std::vector<int>& axes, int ndim) {
-  if (ndim == 0)
-    throw InvalidArgument(fmt::format("{}: operand: expected at least one axis to convolve, got a 0-d operand", kWho));
-  std::vector<int> out;
-  if (axes.empty()) {
-    for (int a = std::max(0, ndim - 3); a < ndim; ++a) out.push_back(a);
-    return out;
-  }
-  if (axes.size() > 3)
-    throw InvalidArgument(
-        fmt::format("{}: axes: expected 1 to 3 axes, got {} ([{}])", kWho, axes.size(), fmt::join(axes, ", ")));
-  for (int a : axes) {
-    if (a < -ndim || a >= ndim)
-      throw InvalidArgument(
-          fmt::format("{}: axes: axis {} is out of range for an operand of rank {} (expected {} to {})", kWho, a, ndim,
-                      -ndim, ndim - 1));
-    const int normal = a < 0 ? a + ndim : a;
-    if (std::find(out.begin(), out.end(), normal) != out.end())
-      throw InvalidArgument(fmt::format("{}: axes: expected distinct axes, got axis {} twice in [{}]", kWho, normal,
-                                        fmt::join(axes, ", ")));
-    out.push_back(normal);
-  }
-  return out;
-}
-
 std::int64_t checked_product(std::int64_t a, std::int64_t b, const char* what) {
   if (b != 0 && a > std::numeric_limits<std::int64_t>::max() / b)
     throw InvalidArgument(fmt::format("{}: {}: the element count overflows a 64-bit integer", kWho, what));
@@ -94,7 +69,7 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
   if (request.kernel_shape.size() != ndim)
     throw InvalidArgument(fmt::format("{}: kernel rank: expected the operand's rank {}, got {} (kernel shape {})", kWho,
                                       ndim, request.kernel_shape.size(), str(request.kernel_shape)));
-  g.axes = convolution_axes(request.axes, ndim);
+  g.axes = normalize_axes(request.axes, ndim, kWho);
   for (int a = 0; a < ndim; ++a) {
     if (request.in_shape[a] <= 0)
       throw InvalidArgument(fmt::format("{}: operand shape: expected every extent >= 1, got {} (axis {} is {})", kWho,
@@ -109,7 +84,11 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
   g.out_dtype = g.real ? request.in_dtype : request.in_dtype.real().complex();
   g.in_shape = request.in_shape;
   g.kernel_shape = request.kernel_shape;
-  g.conv_axes = g.axes;
+  // An axis along which the kernel has length 1 needs no transform: there the convolution multiplies by the kernel's
+  // one value, as a batch axis with the kernel broadcast does (same result in every mode, without the FFTs).
+  for (int a : g.axes)
+    if (request.kernel_shape[a] != 1) g.conv_axes.push_back(a);
+  if (g.conv_axes.empty()) g.conv_axes.push_back(g.axes.back());
   std::sort(g.conv_axes.begin(), g.conv_axes.end());
   g.rank = static_cast<int>(g.conv_axes.size());
   for (int a = 0; a < ndim; ++a)

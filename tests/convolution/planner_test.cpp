@@ -70,6 +70,18 @@ TEST(ConvolutionPlanner, CanonicalOrderAndBatches) {
   EXPECT_EQ(r.spectrum_size, r.fft_length[0] / 2 + 1);
 }
 
+TEST(ConvolutionPlanner, AnAxisWhereTheKernelHasLengthOneIsNotTransformed) {
+  const auto g = plan({256, 8192}, {1, 1025}, {}, ConvolutionMode::full);  // default axes: both
+  EXPECT_EQ(g.axes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(g.conv_axes, (std::vector<int>{1}));
+  EXPECT_EQ(g.batch_axes, (std::vector<int>{0}));
+  EXPECT_EQ(g.out_shape, (Shape{256, 9216}));
+  EXPECT_EQ(g.fft_length[0], 9216);
+  const auto all_one = plan({4, 6}, {1, 1}, {0, 1}, ConvolutionMode::valid);
+  EXPECT_EQ(all_one.conv_axes, (std::vector<int>{1}));  // at least one axis stays
+  EXPECT_EQ(all_one.out_shape, (Shape{4, 6}));
+}
+
 TEST(ConvolutionPlanner, RefusesWhatCannotBeConvolved) {
   EXPECT_THROW(plan({4, 10}, {2, 3}, {1}, ConvolutionMode::full), InvalidArgument);  // batch extent 2 vs 4
   EXPECT_THROW(plan({4, 10}, {1, 3}, {1}, ConvolutionMode::full, f32, c128), InvalidArgument);

@@ -153,13 +153,22 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     return g.real ? g.out_dtype : g.out_dtype.real().complex();
   }
   DType complex_dtype() const { return context_.geometry.out_dtype.real().complex(); }
+  /// A work buffer of `entries` batch entries as one batch axis and the FFT lengths (the spectrum's, R2C halved).
+  Shape flat(std::int64_t entries, bool spectrum) const {
+    const ConvolutionGeometry& g = context_.geometry;
+    Shape shape{entries};
+    for (int i = 0; i < g.rank; ++i)
+      shape.push_back(spectrum && g.real && i == g.rank - 1 ? g.fft_length[i] / 2 + 1 : g.fft_length[i]);
+    return shape;
+  }
 
   void make_plans(StreamRef s) {
     const ConvolutionGeometry& g = context_.geometry;
     const int device = context_.target.device;
     const DType precision = g.out_dtype.real();
     const FFTType forward_type = g.real ? FFTType::r2c : FFTType::c2c;
-    kernel_decision_ = plan_layout(transform_request(g.kernel_work_shape, g.rank, work_dtype(), forward_type));
+    // One batch axis per buffer (the batch axes are dense): each transform is one cuFFT call.
+    kernel_decision_ = plan_layout(transform_request(flat(g.kernel_batch, false), g.rank, work_dtype(), forward_type));
     kernel_forward_ = std::make_unique<CufftPlan>(kernel_decision_, device, nullptr, s);
     kernel_forward_->order_setup_before(s.native());
     std::size_t workspace = kernel_forward_->workspace_size();
@@ -170,12 +179,12 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       CUPLAN_CUDA_CHECK(launcher_->prepare());
     } else {
       forward_ = std::make_unique<CufftPlan>(
-          plan_layout(transform_request(g.work_shape, g.rank, work_dtype(), forward_type)), device, nullptr, s);
+          plan_layout(transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type)), device, nullptr, s);
       forward_->order_setup_before(s.native());
       workspace = std::max(workspace, forward_->workspace_size());
       if (g.real) {
         inverse_ =
-            std::make_unique<CufftPlan>(plan_layout(transform_request(g.spectrum_shape, g.rank, precision.complex(),
+            std::make_unique<CufftPlan>(plan_layout(transform_request(flat(g.batch, true), g.rank, precision.complex(),
                                                                       FFTType::c2r, g.fft_length[g.rank - 1])),
                                         device, nullptr, s);
         inverse_->order_setup_before(s.native());
@@ -184,14 +193,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     }
     workspace_bytes_ = workspace;
     spectrum_.ensure(bytes_of(g.kernel_batch * g.spectrum_size, complex_dtype().size()), device, s);
-    // Operand entry -> kernel entry: the kernel's dense batch strides, 0 where it broadcasts.
-    kernel_entries_ = canonical_walk(g, g.in_shape, g.out_strides);
-    std::int64_t dense = 1;
-    for (int i = kernel_entries_.batch_rank - 1; i >= 0; --i) {
-      const int a = g.batch_axes[static_cast<std::size_t>(i)];
-      kernel_entries_.batch_stride[i] = g.kernel_shape[a] == 1 ? 0 : dense;
-      dense *= g.kernel_shape[a];
-    }
+    kernel_entries_ = kernel_entries(g);
     planned_ = true;
   }
 
@@ -216,13 +218,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const int device = context_.target.device;
     const TensorView& k = kernel.view();
     const Tensor device_kernel = k.on_host() ? Tensor::wrap(k).to(Device::cuda(device), s) : Tensor::wrap(k);
-    // The kernel's entries in canonical order over its own batch extents.
-    CanonicalWalk walk = canonical_walk(g, device_kernel.shape(), device_kernel.strides());
-    for (int i = 0; i < walk.batch_rank; ++i) {
-      const int a = g.batch_axes[static_cast<std::size_t>(i)];
-      walk.batch_extent[i] = g.kernel_shape[a];
-      walk.batch_stride[i] = device_kernel.strides()[a];
-    }
+    const CanonicalWalk walk = kernel_walk(g, device_kernel.strides());
     DeviceBuffer padded;
     void* padded_ptr = padded.ensure(bytes_of(g.kernel_batch * g.fft_size, work_dtype().size()), device, s);
     void* workspace = workspace_.ensure(workspace_bytes_, device, s);

@@ -41,6 +41,7 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2
       thread_data[i] = complex_type{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
     }
   }
+  __syncthreads();  // every thread is done with the forward FFT's shared memory before the inverse writes it
   FFTI().execute(thread_data, shared);
   if (!active) return;
   auto* out = static_cast<complex_type*>(rows.out) + row * rows.out_row_stride;
@@ -82,6 +83,7 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2
       thread_data[i] = complex_type{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
     }
   }
+  __syncthreads();  // every thread is done with the forward FFT's shared memory before the inverse writes it
   FFTI().execute(thread_data, shared);
   if (!active) return;
   auto* out = static_cast<real_type*>(rows.out) + row * rows.out_row_stride;

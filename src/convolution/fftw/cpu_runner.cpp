@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <complex>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -43,18 +42,26 @@ struct IsComplex : std::false_type {};
 template <class T>
 struct IsComplex<std::complex<T>> : std::true_type {};
 
-/// Pads entries [b0, b0 + count) of `src` (its walk) into the dense work buffer `dst` (zeros beyond the extents).
+/// Pads entries [b0, b0 + count) of `src` (its walk) into the dense work buffer `dst` (zeros beyond the extents),
+/// in one pass over `dst`.
 template <class Src, class Dst>
 void pad(const Src* src, const CanonicalWalk& w, std::int64_t b0, std::int64_t count, const WorkDims& d, Dst* dst) {
-  std::memset(static_cast<void*>(dst), 0, static_cast<std::size_t>(count * d.entry) * sizeof(Dst));
   for (std::int64_t b = 0; b < count; ++b) {
     const Src* s = src + w.batch_offset(b0 + b);
     Dst* t = dst + b * d.entry;
-    for (std::int64_t i0 = 0; i0 < w.extent[0]; ++i0)
-      for (std::int64_t i1 = 0; i1 < w.extent[1]; ++i1) {
-        const Src* row = s + i0 * w.stride[0] + i1 * w.stride[1];
+    for (std::int64_t i0 = 0; i0 < d.length[0]; ++i0)
+      for (std::int64_t i1 = 0; i1 < d.length[1]; ++i1) {
         Dst* out = t + (i0 * d.length[1] + i1) * d.length[2];
-        for (std::int64_t i2 = 0; i2 < w.extent[2]; ++i2) out[i2] = Dst(row[i2 * w.stride[2]]);
+        std::int64_t filled = 0;
+        if (i0 < w.extent[0] && i1 < w.extent[1]) {
+          const Src* row = s + i0 * w.stride[0] + i1 * w.stride[1];
+          filled = w.extent[2];
+          if (w.stride[2] == 1)
+            for (std::int64_t i2 = 0; i2 < filled; ++i2) out[i2] = Dst(row[i2]);
+          else
+            for (std::int64_t i2 = 0; i2 < filled; ++i2) out[i2] = Dst(row[i2 * w.stride[2]]);
+        }
+        std::fill(out + filled, out + d.length[2], Dst{});
       }
   }
 }
@@ -69,7 +76,10 @@ void crop(const T* src, const WorkDims& d, std::int64_t b0, std::int64_t count, 
       for (std::int64_t i1 = 0; i1 < w.extent[1]; ++i1) {
         const T* row = s + ((i0 + d.offset[0]) * d.length[1] + i1 + d.offset[1]) * d.length[2] + d.offset[2];
         T* out = t + i0 * w.stride[0] + i1 * w.stride[1];
-        for (std::int64_t i2 = 0; i2 < w.extent[2]; ++i2) out[i2 * w.stride[2]] = row[i2];
+        if (w.stride[2] == 1)
+          std::copy_n(row, w.extent[2], out);
+        else
+          for (std::int64_t i2 = 0; i2 < w.extent[2]; ++i2) out[i2 * w.stride[2]] = row[i2];
       }
   }
 }
@@ -96,6 +106,7 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
       const int threads = context_.target.cpu_threads > 0 ? context_.target.cpu_threads
                                                           : static_cast<int>(std::thread::hardware_concurrency());
       workers_count_ = static_cast<int>(std::clamp<std::int64_t>(threads, 1, chunks_));
+      kernel_entries_ = kernel_entries(g);
       make_plans(chunk_, forward_, inverse_);
       if (g.batch % chunk_ != 0) make_plans(g.batch % chunk_, tail_forward_, tail_inverse_);
       ensure_scratch();
@@ -225,13 +236,7 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
       spectrum_bytes_ = static_cast<std::size_t>(g.kernel_batch * spec.entry) * sizeof(C);
       spectrum_.resize(spectrum_bytes_);
     }
-    // The kernel's own batch walk: its entries in canonical order, dense.
-    CanonicalWalk walk = canonical_walk(g, host.shape(), host.strides());
-    for (int i = 0; i < walk.batch_rank; ++i) {
-      const int a = g.batch_axes[static_cast<std::size_t>(i)];
-      walk.batch_extent[i] = g.kernel_shape[a];
-      walk.batch_stride[i] = host.strides()[a];
-    }
+    const CanonicalWalk walk = kernel_walk(g, host.strides());
     Buffer padded;
     padded.resize(static_cast<std::size_t>(g.kernel_batch * work.entry) * (g.real ? sizeof(R) : sizeof(C)));
     if (g.real)
@@ -268,26 +273,12 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
 
   /// Spectrum entries [b0, b0 + count) times the kernel entry each uses.
   void multiply(C* spectrum, std::int64_t b0, std::int64_t count, std::int64_t entry) const {
-    const ConvolutionGeometry& g = context_.geometry;
     const C* kernel = static_cast<const C*>(spectrum_.data);
     for (std::int64_t b = 0; b < count; ++b) {
-      const C* h = kernel + kernel_entry(g, b0 + b) * entry;
+      const C* h = kernel + kernel_entries_.batch_offset(b0 + b) * entry;
       C* x = spectrum + b * entry;
       for (std::int64_t i = 0; i < entry; ++i) x[i] *= h[i];
     }
-  }
-
-  /// The kernel entry (dense in canonical order over its batch extents) that operand entry `b` uses.
-  static std::int64_t kernel_entry(const ConvolutionGeometry& g, std::int64_t b) {
-    std::int64_t index = 0, dense = 1;
-    for (std::size_t i = g.batch_axes.size(); i-- > 0;) {
-      const int a = g.batch_axes[i];
-      const std::int64_t e = g.in_shape[a];
-      if (g.kernel_shape[a] != 1) index += (b % e) * dense;
-      dense *= g.kernel_shape[a];
-      b /= e;
-    }
-    return index;
   }
 
   /// The workers' chunk buffers (64-byte aligned like the ones the plans were warmed on).
@@ -310,6 +301,7 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
   int workers_count_ = 1;
   std::unique_ptr<FftwPlan> forward_, inverse_, tail_forward_, tail_inverse_, kernel_forward_;
   std::vector<Scratch> scratch_;
+  CanonicalWalk kernel_entries_;  // operand entry -> kernel entry
   AlignedBuffer spectrum_;
   std::size_t spectrum_bytes_ = 0;
   ChunkWorkers workers_;
