@@ -184,26 +184,34 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& g, const Strides& in_strides,
                                           std::int64_t min_length, std::int64_t max_length) {
   const int ndim = g.in_shape.size();
-  if (g.rank != 1) return fmt::format("the fused kernel convolves one axis, not {}", g.rank);
-  const int axis = g.conv_axes[0];
-  if (axis != ndim - 1)
-    return fmt::format("the fused kernel convolves the last axis ({}), not axis {}", ndim - 1, axis);
-  if (g.in_shape[axis] > 1 && in_strides[axis] != 1)
-    return fmt::format("the operand's last axis has stride {}, not 1", in_strides[axis]);
-  if (!uniform_row_stride(g.in_shape, in_strides))
-    return std::string("the operand's rows are not one stride apart (its batch axes do not nest)");
   const DType in = g.in_dtype, kernel = g.kernel_dtype;
-  const bool c2c = in == kernel && (in == c64 || in == c128);
-  const bool r2c = g.real && in == f32;
-  if (!c2c && !r2c)
-    return fmt::format("the fused kernels take c64, c128 or real f32 operand and kernel alike, not {} with {}",
-                       in.name(), kernel.name());
+  if (g.rank == 1) {
+    // The kernel reads the operand's rows and writes the result's directly.
+    const int axis = g.conv_axes[0];
+    if (axis != ndim - 1)
+      return fmt::format("the fused kernel convolves the last axis ({}) in 1D, not axis {}", ndim - 1, axis);
+    if (g.in_shape[axis] > 1 && in_strides[axis] != 1)
+      return fmt::format("the operand's last axis has stride {}, not 1", in_strides[axis]);
+    if (!uniform_row_stride(g.in_shape, in_strides))
+      return std::string("the operand's rows are not one stride apart (its batch axes do not nest)");
+    const bool c2c = in == kernel && (in == c64 || in == c128);
+    const bool r2c = g.real && in == f32;
+    if (!c2c && !r2c)
+      return fmt::format("the fused kernels take c64, c128 or real f32 operand and kernel alike, not {} with {}",
+                         in.name(), kernel.name());
+  } else if (g.real) {
+    // 2D and 3D: cuFFT transforms the outer axes of the padded work buffer, the kernel the innermost one, in place.
+    return fmt::format(
+        "the fused kernel runs the innermost axis of complex {}D convolutions only; real ones ({} with "
+        "{}) run separate passes",
+        g.rank, in.name(), kernel.name());
+  }
   if (g.kernel_batch != 1 && g.kernel_batch != g.batch)
     return fmt::format(
-        "the fused kernel takes one kernel for every row or one per row, not a kernel broadcast over "
-        "some batch axes (kernel {}, operand {})",
+        "the fused kernel takes one kernel for every batch entry or one per entry, not a kernel "
+        "broadcast over some batch axes (kernel {}, operand {})",
         str(g.kernel_shape), str(g.in_shape));
-  const std::int64_t length = g.fft_length[0];
+  const std::int64_t length = g.fft_length[g.rank - 1];
   if (length != next_power_of_two(length) || length < min_length || length > max_length)
     return fmt::format("the FFT length {} is not a power of two from {} to {}", length, min_length, max_length);
   return std::nullopt;

@@ -89,6 +89,44 @@ TEST(ConvolutionGpu, FusedKernelPerRowPaddedRowsAndAPartialLastBlock) {
   check_fused<float>(33, 1000, 25, ConvolutionMode::full);
 }
 
+/// 2D and 3D complex convolutions on the innermost-fused route (forced) against the reference, poisoned `out`.
+template <class T, class K = T>
+void check_fused_inner(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
+                       ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}) {
+  SCOPED_TRACE(::testing::Message() << dtype_of<T>.name() << " x " << ::testing::PrintToString(xs) << " k "
+                                    << ::testing::PrintToString(ks) << " " << to_string(mode));
+  auto hx = HostArray<T>::random(xs, x_strides);
+  auto hk = HostArray<K>::random(ks);
+  Operand x = to_space(hx, Space::cuda);
+  Operand k = to_space(hk, Space::cuda);
+  Convolution conv(x.view, k.view, {.axes = axes, .mode = mode, .route = ConvolutionRoute::fused});
+  conv.plan();
+  EXPECT_EQ(conv.route(), ConvolutionRoute::fused);
+  EXPECT_NE(conv.describe().find("outer axes"), std::string::npos) << conv.describe();
+  std::vector<int> ref_axes;
+  for (int a : axes) ref_axes.push_back(a < 0 ? a + static_cast<int>(xs.size()) : a);
+  const auto shape = convolution_shape(xs, ks, ref_axes, mode);
+  Tensor out = poisoned(conv.result_dtype(), shape, Space::cuda);
+  conv.execute({.out = out.view()});
+  const auto expected = reference_convolution(hx.dense(), xs, hk.dense(), ks, ref_axes, mode);
+  std::int64_t fft_size = 1;
+  for (std::int64_t n : conv.fft_lengths()) fft_size *= n;
+  EXPECT_LT(relative_error(to_dense(out.view()), expected), convolution_tolerance(conv.result_dtype(), fft_size))
+      << conv.describe();
+}
+
+TEST(ConvolutionGpu, FusedInnermostAxisOf2DAnd3DComplexConvolutions) {
+  CUPLAN_REQUIRE_FUSED();
+  for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
+    check_fused_inner<std::complex<float>>({2, 40, 300}, {1, 7, 9}, {1, 2}, mode);             // one kernel, 2D
+    check_fused_inner<std::complex<double>>({3, 33, 250}, {3, 4, 7}, {1, 2}, mode);            // one per entry
+    check_fused_inner<float, std::complex<float>>({12, 9, 400}, {5, 3, 11}, {0, 1, 2}, mode);  // 3D, mixed
+  }
+  check_fused_inner<std::complex<float>>({4, 30, 512}, {1, 5, 512}, {1, 2}, ConvolutionMode::circular);
+  // A strided operand (padded rows, batch axis last) reaches the work buffer through the pad kernel.
+  check_fused_inner<std::complex<float>>({20, 300, 3}, {4, 17, 1}, {0, 1}, ConvolutionMode::full, {1, 100, 32});
+}
+
 TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   CUPLAN_REQUIRE_FUSED();
   Tensor x = Tensor::empty({64, 4000}, c64, Device::cuda(0));
@@ -107,10 +145,13 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
 
 TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {
   CUPLAN_REQUIRE_GPU();
-  Tensor x2 = Tensor::empty({64, 64}, c64, Device::cuda(0));
-  Tensor k2 = Tensor::empty({3, 3}, c64, Device::cuda(0));
+  Tensor x2 = Tensor::empty({64, 300}, f32, Device::cuda(0));
+  Tensor k2 = Tensor::empty({3, 3}, f32, Device::cuda(0));
   const ConvolutionOptions fused{.route = ConvolutionRoute::fused};
-  expect_throw_naming<NotSupported>([&] { Convolution(x2, k2, fused); }, {"fused", "one axis"});
+  expect_throw_naming<NotSupported>([&] { Convolution(x2, k2, fused); }, {"fused", "complex 2D", "real"});
+  Tensor xa = Tensor::empty({300, 8}, c64, Device::cuda(0));
+  Tensor ka = Tensor::empty({5, 1}, c64, Device::cuda(0));
+  expect_throw_naming<NotSupported>([&] { Convolution(xa, ka, fused); }, {"fused", "last axis", "axis 0"});
   Tensor xr = Tensor::empty({4, 1000}, f64, Device::cuda(0));
   Tensor kr = Tensor::empty({1, 9}, f64, Device::cuda(0));
   expect_throw_naming<NotSupported>([&] { Convolution(xr, kr, fused); }, {"fused", "f64"});

@@ -104,8 +104,17 @@ TEST(ConvolutionPlanner, FusedConditions) {
   EXPECT_TRUE(fused_obstacle(plan({8, 1000}, {1, 25}, {1}, ConvolutionMode::full, f32, c64, true), Strides{1000, 1},
                              256, 16384));                     // mixed
   EXPECT_TRUE(fused_obstacle(ok, Strides{1, 8}, 256, 16384));  // last axis not dense
+  // 2D and 3D: complex through the work buffer (any operand layout, mixed real and complex), the innermost length
+  EXPECT_FALSE(fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true),
+                              Strides{1, 8, 512}, 256, 16384));
+  EXPECT_FALSE(fused_obstacle(plan({64, 64, 300}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true),
+                              Strides{4096, 64, 1}, 256, 16384));
+  const auto real2d = fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, f32, f32, true),
+                                     Strides{19200, 300, 1}, 256, 16384);
+  ASSERT_TRUE(real2d);
+  EXPECT_NE(real2d->find("complex"), std::string::npos) << *real2d;
   EXPECT_TRUE(fused_obstacle(plan({8, 64, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true),
-                             Strides{4096, 64, 1}, 256, 16384));  // two axes
+                             Strides{4096, 64, 1}, 256, 16384));  // innermost length 128 < 256
   EXPECT_TRUE(fused_obstacle(plan({1024, 8}, {3, 1}, {0}, ConvolutionMode::full, c64, c64, true), Strides{8, 1}, 256,
                              16384));  // not the last axis
   EXPECT_TRUE(fused_obstacle(plan({8, 20000}, {1, 33}, {1}, ConvolutionMode::full, c64, c64, true), Strides{20000, 1},

@@ -37,7 +37,7 @@ const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int dev
     why_not = "this build has no fused kernels (MathDx was not found when configuring; CUPLAN_HAS_FUSED_FFT is 0)";
     return nullptr;
   }
-  const std::int64_t length = g.fft_length[0];
+  const std::int64_t length = g.fft_length[g.rank - 1];  // the innermost axis
   const fused::FusedLauncher* launcher = fused::find_launcher(fused_kind(g), static_cast<int>(length));
   if (launcher == nullptr) {
     why_not = fmt::format("no fused kernel of length {} for {} was compiled (CUPLAN_FUSED_FFT_LENGTHS)", length,
@@ -99,7 +99,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
         host ? Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype, Device::cuda(target.device), s) : result;
     if (!host) phase.operands({{"operand", &given, false}, {"out", &result.view(), true, call.out == nullptr}});
     ensure_work(s);
-    if (fused_)
+    if (fused_ && context_.geometry.rank > 1)
+      run_fused_inner(device_in.view(), device_out.view(), s);
+    else if (fused_)
       run_fused(device_in.view(), device_out.view(), s);
     else
       run_separate(device_in.view(), device_out.view(), s);
@@ -138,6 +140,11 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     return fused_ ? cuplan::ConvolutionRoute::fused : cuplan::ConvolutionRoute::separate;
   }
   std::string execution() const override {
+    if (fused_ && context_.geometry.rank > 1)
+      return fmt::format(
+          "pad, cuFFT forward on the outer axes, one fused cuFFTDx kernel on the innermost (MathDx {}), "
+          "cuFFT inverse, crop on cuda:{}",
+          fused::mathdx_version(), context_.target.device);
     if (fused_)
       return fmt::format("one fused cuFFTDx kernel (MathDx {}) on cuda:{}", fused::mathdx_version(),
                          context_.target.device);
@@ -177,6 +184,15 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       launcher_ = fused_launcher(g, device, why_not);
       if (launcher_ == nullptr) throw NotSupported(fmt::format("Convolution: route: fused: {}", why_not));
       CUPLAN_CUDA_CHECK(launcher_->prepare());
+      if (g.rank > 1) {
+        // 2D and 3D: cuFFT on the outer axes of the work buffer, in place, both directions with one plan.
+        LayoutRequest outer = transform_request(flat(g.batch, false), g.rank, work_dtype(), FFTType::c2c);
+        outer.axes.pop_back();
+        outer.inplace = true;
+        forward_ = std::make_unique<CufftPlan>(plan_layout(outer), device, nullptr, s);
+        forward_->order_setup_before(s.native());
+        workspace = std::max(workspace, forward_->workspace_size());
+      }
     } else {
       forward_ = std::make_unique<CufftPlan>(
           plan_layout(transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type)), device, nullptr, s);
@@ -201,8 +217,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const ConvolutionGeometry& g = context_.geometry;
     const int device = context_.target.device;
     workspace_ptr_ = workspace_.ensure(workspace_bytes_, device, s);
-    if (fused_) return;
+    if (fused_ && g.rank == 1) return;  // reads the operand and writes the result directly
     work_.ensure(bytes_of(g.batch * g.fft_size, work_dtype().size()), device, s);
+    if (fused_) return;  // 2D, 3D: transformed in place
     work_spectrum_.ensure(bytes_of(g.batch * g.spectrum_size, complex_dtype().size()), device, s);
   }
 
@@ -260,12 +277,46 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     rows.rows = g.batch;
     rows.in_row_stride = uniform_row_stride(in.shape(), in.strides()).value_or(g.in_shape[axis]);
     rows.out_row_stride = g.out_shape[axis];  // dense result
-    rows.spectrum_rows = g.kernel_batch == 1 ? 1 : g.batch;
+    rows.spectrum_per_row = g.kernel_batch != 1;
     rows.spectrum_length = g.spectrum_size;
     rows.in_length = static_cast<int>(g.in_shape[axis]);
     rows.out_length = static_cast<int>(g.out_shape[axis]);
     rows.out_offset = static_cast<int>(g.out_offset[0]);
     CUPLAN_CUDA_CHECK(launcher_->launch(rows, s.native()));
+  }
+
+  /// 2D and 3D: pad, cuFFT forward on the outer axes, the fused kernel on every innermost row of the work buffer in
+  /// place (forward, product with the kernel's spectrum row, inverse), cuFFT inverse on the outer axes, crop. The
+  /// outer transforms commute with the innermost ones, so this is the full transform's product.
+  void run_fused_inner(const TensorView& in, const TensorView& out, StreamRef s) {
+    const ConvolutionGeometry& g = context_.geometry;
+    const cudaStream_t stream = s.native();
+    const CanonicalWalk in_walk = canonical_walk(g, in.shape(), in.strides());
+    const CanonicalWalk out_walk = canonical_walk(g, out.shape(), out.strides());
+    const std::int64_t length = g.fft_length[g.rank - 1];
+    const std::int64_t period = g.fft_size / length;  // innermost rows per batch entry
+    CUPLAN_CUDA_CHECK(
+        pad_device(in.data(), in.dtype(), in_walk, g.batch, work_dims(g, false), work_.data(), work_dtype(), stream));
+    forward_->bind(stream, workspace_ptr_);
+    forward_->execute(Direction::forward, work_.data(), work_.data());
+    fused::FusedRows rows;
+    rows.in = work_.data();
+    rows.out = work_.data();
+    rows.spectrum = spectrum_.data();
+    rows.rows = g.batch * period;
+    rows.in_row_stride = length;
+    rows.out_row_stride = length;
+    rows.spectrum_per_row = g.kernel_batch != 1;  // then the spectrum has the work buffer's rows
+    rows.spectrum_period = period;
+    rows.spectrum_length = length;
+    // Beyond the operand's extent the padded rows are zero, and stay zero through the outer transforms.
+    rows.in_length = static_cast<int>(g.in_shape[g.conv_axes.back()]);
+    rows.out_length = static_cast<int>(length);
+    rows.out_offset = 0;
+    CUPLAN_CUDA_CHECK(launcher_->launch(rows, stream));
+    forward_->execute(Direction::inverse, work_.data(), work_.data());
+    CUPLAN_CUDA_CHECK(
+        crop_device(work_.data(), g.out_dtype, work_dims(g, false), g.batch, out_walk, out.data(), stream));
   }
 
   bool fused_;

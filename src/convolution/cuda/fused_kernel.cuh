@@ -30,7 +30,7 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2
   }
   auto* shared = reinterpret_cast<complex_type*>(fused_shared);
   FFTF().execute(thread_data, shared);
-  const std::int64_t spectrum_row = rows.spectrum_rows == 1 ? 0 : (active ? row : 0);
+  const std::int64_t spectrum_row = !active ? 0 : rows.spectrum_per_row ? row : row % rows.spectrum_period;
   const auto* spectrum = static_cast<const complex_type*>(rows.spectrum) + spectrum_row * rows.spectrum_length;
 #pragma unroll
   for (unsigned i = 0; i < FFTF::elements_per_thread; ++i) {
@@ -72,7 +72,7 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2
   }
   auto* shared = reinterpret_cast<complex_type*>(fused_shared);
   FFTF().execute(thread_data, shared);
-  const std::int64_t spectrum_row = rows.spectrum_rows == 1 ? 0 : (active ? row : 0);
+  const std::int64_t spectrum_row = !active ? 0 : rows.spectrum_per_row ? row : row % rows.spectrum_period;
   const auto* spectrum = static_cast<const complex_type*>(rows.spectrum) + spectrum_row * rows.spectrum_length;
 #pragma unroll
   for (unsigned i = 0; i < FFTF::output_ept; ++i) {

@@ -19,7 +19,10 @@ struct FusedRows {
   std::int64_t rows = 0;
   std::int64_t in_row_stride = 0;
   std::int64_t out_row_stride = 0;
-  std::int64_t spectrum_rows = 1;  ///< 1: one spectrum for every row; else one per row of the signal
+  /// Row r multiplies by spectrum row r (`spectrum_per_row`), else by row r % spectrum_period: one kernel for every
+  /// batch entry, each entry `spectrum_period` rows (1 in 1D; the outer FFT lengths' product in 2D and 3D).
+  bool spectrum_per_row = false;
+  std::int64_t spectrum_period = 1;
   std::int64_t spectrum_length = 0;
   int in_length = 0;   ///< signal values per row (<= the FFT length; the rest is zero padding)
   int out_length = 0;  ///< result values per row
