@@ -9,6 +9,7 @@
 //     separate  Convolution, route separate (pad, forward, product, inverse, crop)
 //     fused     Convolution, route fused (one cuFFTDx kernel); absent without MathDx
 //   and the ratios raw sep./fused and fused/plain. The fused and separate results are compared (relative difference).
+//   c64 2D [8192, 8192] with a full-size filter: separate against fused (cuFFT on axis 0, the fused kernel on 1).
 //   CPU: fftconvolve (full mode, 4096 real signals of 8192 samples, a 1025-tap kernel) against FFTW forward +
 //   product + inverse by hand on the same padded length (host time).
 // Usage: convolution_bench [--quick]. GPU rows are skipped (and said so) without a GPU.
@@ -165,6 +166,40 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
   std::fflush(stdout);
 }
 
+/// 2D c64 with a full-size filter (circular, the spectrum computed once): cuplan's separate route against its fused
+/// one (cuFFT on axis 0, the fused kernel on axis 1).
+void gpu_2d_row(long long n, int reps, cp::StreamRef s) {
+  const cudaStream_t stream = s.native();
+  cp::Tensor x = cp::Tensor::empty({n, n}, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor k = cp::Tensor::empty({n, n}, cp::c64, cp::Device::cuda(0), s);
+  const auto hx = random_values<std::complex<float>>(static_cast<std::size_t>(n * n), 5);
+  cp::copy(cp::TensorView(hx.data(), {n, n}), x.view(), s);
+  cp::copy(cp::TensorView(hx.data(), {n, n}), k.view(), s);
+  cp::Tensor out_separate = cp::Tensor::empty({n, n}, cp::c64, cp::Device::cuda(0), s);
+  cp::Convolution separate(
+      x, k, {.mode = cp::ConvolutionMode::circular, .route = cp::ConvolutionRoute::separate, .stream = s});
+  separate.plan();
+  const double separate_ms =
+      bench::gpu_median_ms(stream, kWarmup, reps, [&] { separate.execute({.out = out_separate.view()}); });
+  separate.free();
+  try {
+    cp::Convolution fused(x, k,
+                          {.mode = cp::ConvolutionMode::circular, .route = cp::ConvolutionRoute::fused, .stream = s});
+    fused.plan();
+    cp::Tensor out_fused = cp::Tensor::empty({n, n}, cp::c64, cp::Device::cuda(0), s);
+    const double fused_ms =
+        bench::gpu_median_ms(stream, kWarmup, reps, [&] { fused.execute({.out = out_fused.view()}); });
+    s.synchronize();
+    std::printf(
+        "c64 2D [%lld, %lld] full-size filter: separate %8.3f  fused %8.3f ms  separate/fused %5.2fx  "
+        "|fused - separate| %.1e\n",
+        n, n, separate_ms, fused_ms, separate_ms / fused_ms, relative_difference(out_fused, out_separate));
+  } catch (const cp::NotSupported& e) {
+    std::printf("c64 2D [%lld, %lld]: separate %8.3f ms; fused: %s\n", n, n, separate_ms, e.what());
+  }
+  std::fflush(stdout);
+}
+
 void cpu_row(bool quick) {
   const long long rows = quick ? 256 : 4096, n = 8192, taps = 1025;
   const long long length = 9216;  // the 2-3-5-7-smooth length >= n + taps - 1 = 9216 (fftconvolve picks the same)
@@ -227,6 +262,7 @@ int main(int argc, char** argv) {
     const long long shapes[][2] = {{4096, 16384}, {16384, 4096}, {65536, 1024}, {262144, 256}};
     for (bool real : {false, true})
       for (const auto& shape : shapes) gpu_rows(real, quick ? shape[0] / 16 : shape[0], shape[1], reps, stream);
+    gpu_2d_row(quick ? 2048 : 8192, reps, stream);
   }
   cpu_row(quick);
   return 0;

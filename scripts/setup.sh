@@ -28,7 +28,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-samples) run_samples=0 ;;
     --with-tests) with_tests=ON ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (expected --no-samples or --with-tests)" >&2; exit 2 ;;
   esac
 done
