@@ -19,6 +19,7 @@
 #   CUPLAN_MATHDX              OFF: do not fetch MathDx (cuFFTDx headers for the fused convolution kernels); the
 #                              default fetches nvidia-mathdx (pinned version) into .deps/ when missing
 #   CUPLAN_MATHDX_ROOT         an installed MathDx (the folder holding include/cufftdx.hpp): used, nothing fetched
+#   CUPLAN_MATHDX_WHEEL        a downloaded nvidia_mathdx-25.6.0-py3-none-any.whl to unpack instead of fetching it
 #   CUPLAN_FUSED_FFT_LENGTHS   the lengths whose fused kernels are compiled ahead of time (CMake list; default all)
 set -euo pipefail
 
@@ -28,7 +29,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-samples) run_samples=0 ;;
     --with-tests) with_tests=ON ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (expected --no-samples or --with-tests)" >&2; exit 2 ;;
   esac
 done
@@ -111,11 +112,19 @@ fetch_mathdx() {
     mathdx_root="$mathdx_prefix/nvidia/mathdx"
     return 0
   fi
-  local tmp
+  local tmp wheel
   tmp="$(mktemp -d)"
-  log "fetching nvidia-mathdx==$mathdx_version (cuFFTDx headers, NVIDIA license) into $mathdx_prefix"
-  if python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp" "nvidia-mathdx==$mathdx_version" \
-       </dev/null && python3 -m zipfile -e "$tmp"/nvidia_mathdx-"$mathdx_version"-*.whl "$mathdx_prefix.partial"; then
+  if [[ -n "${CUPLAN_MATHDX_WHEEL:-}" ]]; then  # a wheel downloaded elsewhere (a machine without network)
+    log "unpacking $CUPLAN_MATHDX_WHEEL (cuFFTDx headers, NVIDIA license) into $mathdx_prefix"
+    wheel="$CUPLAN_MATHDX_WHEEL"
+  else
+    log "fetching nvidia-mathdx==$mathdx_version (cuFFTDx headers, NVIDIA license) into $mathdx_prefix"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp" "nvidia-mathdx==$mathdx_version" \
+      </dev/null || true
+    wheel="$(ls "$tmp"/nvidia_mathdx-"$mathdx_version"-*.whl 2>/dev/null | head -n 1 || true)"
+  fi
+  if [[ -f "$wheel" ]] && python3 -m zipfile -e "$wheel" "$mathdx_prefix.partial" &&
+     [[ -f "$mathdx_prefix.partial/nvidia/mathdx/include/cufftdx.hpp" ]]; then
     rm -rf "$mathdx_prefix" && mv "$mathdx_prefix.partial" "$mathdx_prefix"
     mathdx_root="$mathdx_prefix/nvidia/mathdx"
   else
