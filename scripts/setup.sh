@@ -16,6 +16,11 @@
 #                              for the build; the default, ON, needs nvcc)
 #   CUPLAN_STRICT_WARNINGS     ON: tests, samples and benchmarks build with -Wall -Wextra -Wpedantic -Wshadow
 #                              -Werror (default: OFF here; scripts/test.sh turns it on)
+#   CUPLAN_MATHDX              OFF: do not fetch MathDx (cuFFTDx headers for the fused convolution kernels); the
+#                              default fetches nvidia-mathdx (pinned version) into .deps/ when missing
+#   CUPLAN_MATHDX_ROOT         an installed MathDx (the folder holding include/cufftdx.hpp): used, nothing fetched
+#   CUPLAN_MATHDX_WHEEL        a downloaded nvidia_mathdx-25.6.0-py3-none-any.whl to unpack instead of fetching it
+#   CUPLAN_FUSED_FFT_LENGTHS   the lengths whose fused kernels are compiled ahead of time (CMake list; default all)
 set -euo pipefail
 
 run_samples=1
@@ -24,7 +29,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-samples) run_samples=0 ;;
     --with-tests) with_tests=ON ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (expected --no-samples or --with-tests)" >&2; exit 2 ;;
   esac
 done
@@ -89,7 +94,47 @@ install_missing_packages() {
   done
 }
 
-# ---- 2. Configure and build ----------------------------------------------------------------------------------
+# ---- 2. MathDx (cuFFTDx), optional -------------------------------------------------------------------------
+# The fused convolution kernels are built on cuFFTDx, whose headers come in the nvidia-mathdx wheel under NVIDIA's
+# Math Libraries SDK license: they are never part of this repository. The wheel (pinned) is unpacked into the
+# ignored prefix .deps/mathdx-<version>; without it (no network, no pip) the library builds without the fused route.
+mathdx_version=25.6.0
+mathdx_prefix="$repo_root/.deps/mathdx-$mathdx_version"
+mathdx_root=""
+fetch_mathdx() {
+  if [[ -n "${CUPLAN_MATHDX_ROOT:-}" ]]; then
+    mathdx_root="$CUPLAN_MATHDX_ROOT"
+    return 0
+  fi
+  case "${CUPLAN_MATHDX:-ON}" in OFF | off | 0 | FALSE | false | NO | no) return 0 ;; esac
+  ((cpu_only)) && return 0  # the kernels need nvcc
+  if [[ -f "$mathdx_prefix/nvidia/mathdx/include/cufftdx.hpp" ]]; then
+    mathdx_root="$mathdx_prefix/nvidia/mathdx"
+    return 0
+  fi
+  local tmp wheel
+  tmp="$(mktemp -d)"
+  if [[ -n "${CUPLAN_MATHDX_WHEEL:-}" ]]; then  # a wheel downloaded elsewhere (a machine without network)
+    log "unpacking $CUPLAN_MATHDX_WHEEL (cuFFTDx headers, NVIDIA license) into $mathdx_prefix"
+    wheel="$CUPLAN_MATHDX_WHEEL"
+  else
+    log "fetching nvidia-mathdx==$mathdx_version (cuFFTDx headers, NVIDIA license) into $mathdx_prefix"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp" "nvidia-mathdx==$mathdx_version" \
+      </dev/null || true
+    wheel="$(ls "$tmp"/nvidia_mathdx-"$mathdx_version"-*.whl 2>/dev/null | head -n 1 || true)"
+  fi
+  if [[ -f "$wheel" ]] && python3 -m zipfile -e "$wheel" "$mathdx_prefix.partial" &&
+     [[ -f "$mathdx_prefix.partial/nvidia/mathdx/include/cufftdx.hpp" ]]; then
+    rm -rf "$mathdx_prefix" && mv "$mathdx_prefix.partial" "$mathdx_prefix"
+    mathdx_root="$mathdx_prefix/nvidia/mathdx"
+  else
+    rm -rf "$mathdx_prefix.partial"
+    warn "nvidia-mathdx==$mathdx_version could not be fetched: building without the fused convolution route"
+  fi
+  rm -rf "$tmp"
+}
+
+# ---- 3. Configure and build ----------------------------------------------------------------------------------
 configure_and_build() {
   local args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CUPLAN_BUILD_TYPE:-Release}"
               -DCUPLAN_BUILD_TESTS="$with_tests" -DCUPLAN_BUILD_BENCHMARKS="$with_tests" -DCUPLAN_BUILD_SAMPLES=ON)
@@ -101,6 +146,8 @@ configure_and_build() {
     args+=(-DCUPLAN_ENABLE_CUDA=ON)
     [[ -x "$cuda_home/bin/nvcc" ]] && args+=(-DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc")
     [[ -n "${CUPLAN_CUDA_ARCHITECTURES:-}" ]] && args+=(-DCMAKE_CUDA_ARCHITECTURES="$CUPLAN_CUDA_ARCHITECTURES")
+    [[ -n "$mathdx_root" ]] && args+=(-DCUPLAN_MATHDX_ROOT="$mathdx_root")
+    [[ -n "${CUPLAN_FUSED_FFT_LENGTHS:-}" ]] && args+=(-DCUPLAN_FUSED_FFT_LENGTHS="$CUPLAN_FUSED_FFT_LENGTHS")
   fi
   [[ -n "${CUPLAN_STRICT_WARNINGS:-}" ]] && args+=(-DCUPLAN_STRICT_WARNINGS="$CUPLAN_STRICT_WARNINGS")
   # A build directory made by another generator cannot be reused with Ninja.
@@ -125,7 +172,7 @@ configure_and_build() {
   cmake --build "$build_dir" --parallel "$jobs"
 }
 
-# ---- 3. Samples ----------------------------------------------------------------------------------------------
+# ---- 4. Samples ----------------------------------------------------------------------------------------------
 # Asks the CUDA runtime itself (the one cuplan links) whether a usable device exists. Needs no driver: without one
 # the runtime answers with an error and the probe reports no device. nvidia-smi answers only if the probe cannot be
 # built.
@@ -164,6 +211,7 @@ run_all_samples() {
 }
 
 install_missing_packages
+fetch_mathdx
 configure_and_build
 if ((run_samples)); then
   run_all_samples

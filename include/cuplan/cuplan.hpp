@@ -4,6 +4,7 @@
 // Formatting cuplan types with fmt (fmt::format("{}", tensor)) is opt-in: include cuplan/format.hpp as well.
 
 #include "cuplan/checking.hpp"
+#include "cuplan/convolution.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/dtype.hpp"
 #include "cuplan/errors.hpp"

@@ -206,9 +206,10 @@ std::vector<int> memory_order(const Shape& shape, const Strides& strides) {
   return perm;
 }
 
-std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim) {
+std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* who) {
   if (ndim == 0)
-    throw InvalidArgument("FFT: operand: expected at least one axis to transform, got a 0-d operand (empty axes)");
+    throw InvalidArgument(
+        fmt::format("{}: operand: expected at least one axis to transform, got a 0-d operand (empty axes)", who));
   std::vector<int> out;
   if (axes.empty()) {
     for (int a = std::max(0, ndim - 3); a < ndim; ++a) out.push_back(a);
@@ -216,16 +217,16 @@ std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim) {
   }
   if (axes.size() > 3)
     throw InvalidArgument(
-        fmt::format("FFT: axes: expected 1 to 3 axes, got {} ({})", axes.size(), fmt::join(axes, ", ")));
+        fmt::format("{}: axes: expected 1 to 3 axes, got {} ({})", who, axes.size(), fmt::join(axes, ", ")));
   for (int a : axes) {
     if (a < -ndim || a >= ndim)
       throw InvalidArgument(
-          fmt::format("FFT: axes: axis {} is out of range for an operand of rank {} (expected {} to {})", a, ndim,
+          fmt::format("{}: axes: axis {} is out of range for an operand of rank {} (expected {} to {})", who, a, ndim,
                       -ndim, ndim - 1));
     const int normal = a < 0 ? a + ndim : a;
     if (contains(out, normal))
-      throw InvalidArgument(
-          fmt::format("FFT: axes: expected distinct axes, got axis {} twice in [{}]", normal, fmt::join(axes, ", ")));
+      throw InvalidArgument(fmt::format("{}: axes: expected distinct axes, got axis {} twice in [{}]", who, normal,
+                                        fmt::join(axes, ", ")));
     out.push_back(normal);
   }
   return out;

@@ -93,8 +93,8 @@ struct LayoutDecision {
 };
 
 /// Normalises `axes` for a tensor of rank `ndim` (empty: the last min(ndim, 3)); InvalidArgument for rank 0,
-/// more than 3 axes, an axis out of range or a repeated axis.
-std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim);
+/// more than 3 axes, an axis out of range or a repeated axis, its message starting with `who`.
+std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* who = "FFT");
 
 /// The FFT type of an operand dtype with an optional request; InvalidArgument for integer, fp8, bf16 or a dtype
 /// that does not fit the requested type.

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # The layering rule of src/ (docs/dev/architecture.md), checked from the include lines of every source file:
 #
-#   base  <  runtime  <  plan  <  operations (fft, matmul)
+#   base  <  runtime  <  plan  <  operations (fft, matmul)  <  operations built on them (convolution)
 #
 #  - a file includes public headers (cuplan/...) and headers of its own layer or of a lower one, never a higher one;
 #    every file sits in a layer's folder: a file at the root of src/ is in no layer, and any library header it
 #    includes is a violation (no exemption: what joins the operations is registered from below, as the FFTW
 #    backend registers its wisdom with the plan layer's tuning file);
-#  - operations do not include each other;
+#  - operations of one rank do not include each other; convolution builds on the FFT's planner and backends
+#    (fft/planner.hpp, FftwPlan, CufftPlan), never the reverse;
 #  - a backend folder (fft/cufft, fft/fftw, matmul/cublaslt, matmul/cpu) does not include another backend, nor a
 #    route, and only a backend includes its math library's headers (cufft, cuBLASLt, FFTW, CBLAS); fft/callbacks is
 #    no backend but what the FFT backends share about prolog and epilog callbacks: every FFT backend may include it,
@@ -27,7 +28,8 @@ set -uo pipefail
 
 rank() {
   case "$1" in
-    base) echo 1 ;; runtime) echo 2 ;; plan) echo 3 ;; fft | matmul | distributed) echo 4 ;; *) echo 0 ;;
+    base) echo 1 ;; runtime) echo 2 ;; plan) echo 3 ;; fft | matmul | distributed) echo 4 ;; convolution) echo 5 ;;
+    *) echo 0 ;;
   esac
 }
 
@@ -58,7 +60,7 @@ check_tree() {
         violations=$((violations + 1))
       elif ((hl > $(rank "$layer"))); then
         echo "$rel: includes $header, a higher layer ($target above $layer)"; violations=$((violations + 1))
-      elif ((hl == 4)) && [[ "$target" != "$layer" ]]; then
+      elif ((hl == 4 && $(rank "$layer") == 4)) && [[ "$target" != "$layer" ]]; then
         echo "$rel: includes $header from another operation ($target)"; violations=$((violations + 1))
       elif [[ "$layer/$sub" == distributed/exchange && "$header" == distributed/* &&
         "$header" != distributed/exchange/* ]]; then

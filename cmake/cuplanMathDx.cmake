@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: Apache-2.0
+# MathDx (cuFFTDx headers), optional: the fused convolution kernels (src/convolution/cuda) are built on it.
+# MathDx is NVIDIA software under the Math Libraries SDK license, never part of this repository: scripts/setup.sh
+# fetches the pinned nvidia-mathdx wheel into the ignored prefix .deps/, or the user points CUPLAN_MATHDX_ROOT at an
+# installed copy (the folder that holds include/cufftdx.hpp, e.g. <site-packages>/nvidia/mathdx). Without it the
+# build is complete and the fused route is absent (CUPLAN_HAS_FUSED_FFT 0 in cuplan/config.hpp).
+#
+# Sets CUPLAN_FUSED_FFT (ON when found and wanted) and, then, adds the kernels compiled ahead of time to
+# cuplan_objects: cuplan_add_fused_kernels() is called from src/CMakeLists.txt.
+include_guard(GLOBAL)
+
+set(CUPLAN_MATHDX_VERSION 25.6.0)  # the version scripts/setup.sh fetches, and the one these kernels are tested with
+set(CUPLAN_MATHDX_ROOT "" CACHE PATH "Installed MathDx (the folder holding include/cufftdx.hpp); empty: .deps/")
+option(CUPLAN_ENABLE_FUSED_FFT "Build the fused cuFFTDx convolution kernels when MathDx is found" ON)
+# Every length the fused route serves, compiled ahead of time; a shorter list (CI) compiles faster and leaves the
+# other lengths to the separate-pass route.
+set(CUPLAN_FUSED_FFT_LENGTHS "256;512;1024;2048;4096;8192;16384" CACHE STRING
+    "Power-of-two lengths of the fused convolution kernels compiled ahead of time (256 to 16384)")
+
+set(CUPLAN_FUSED_FFT OFF)
+set(CUPLAN_MATHDX_INCLUDE_DIRS)
+if(CUPLAN_ENABLE_CUDA AND CUPLAN_ENABLE_FUSED_FFT)
+  set(cuplan_mathdx_hints)
+  if(CUPLAN_MATHDX_ROOT)
+    list(APPEND cuplan_mathdx_hints ${CUPLAN_MATHDX_ROOT} ${CUPLAN_MATHDX_ROOT}/nvidia/mathdx)
+  elseif(DEFINED ENV{CUPLAN_MATHDX_ROOT})
+    list(APPEND cuplan_mathdx_hints $ENV{CUPLAN_MATHDX_ROOT} $ENV{CUPLAN_MATHDX_ROOT}/nvidia/mathdx)
+  endif()
+  list(APPEND cuplan_mathdx_hints ${PROJECT_SOURCE_DIR}/.deps/mathdx-${CUPLAN_MATHDX_VERSION}/nvidia/mathdx)
+  find_path(CUPLAN_CUFFTDX_INCLUDE_DIR cufftdx.hpp HINTS ${cuplan_mathdx_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+  # cuFFTDx includes CUTLASS's platform headers, which the wheel ships under external/cutlass.
+  find_path(CUPLAN_MATHDX_CUTLASS_INCLUDE_DIR cutlass/cutlass.h
+    HINTS ${cuplan_mathdx_hints} PATH_SUFFIXES external/cutlass/include NO_DEFAULT_PATH)
+  if(CUPLAN_CUFFTDX_INCLUDE_DIR AND CUPLAN_MATHDX_CUTLASS_INCLUDE_DIR)
+    file(STRINGS ${CUPLAN_CUFFTDX_INCLUDE_DIR}/cufftdx/cufftdx_version.hpp cuplan_cufftdx_version_line
+      REGEX "^#define CUFFTDX_VERSION [0-9]+")
+    string(REGEX MATCH "[0-9]+$" CUPLAN_CUFFTDX_VERSION "${cuplan_cufftdx_version_line}")
+    if(CUPLAN_CUFFTDX_VERSION LESS 10500)
+      message(STATUS "cuplan: cuFFTDx ${CUPLAN_CUFFTDX_VERSION} at ${CUPLAN_CUFFTDX_INCLUDE_DIR} is older than 1.5.0 "
+                     "(MathDx 25.06): the fused convolution route is not built")
+    else()
+      set(CUPLAN_FUSED_FFT ON)
+      set(CUPLAN_MATHDX_INCLUDE_DIRS ${CUPLAN_CUFFTDX_INCLUDE_DIR} ${CUPLAN_MATHDX_CUTLASS_INCLUDE_DIR})
+      message(STATUS "cuplan: cuFFTDx ${CUPLAN_CUFFTDX_VERSION} found at ${CUPLAN_CUFFTDX_INCLUDE_DIR}: fused "
+                     "convolution kernels for lengths ${CUPLAN_FUSED_FFT_LENGTHS}")
+    endif()
+  else()
+    message(STATUS "cuplan: MathDx (cuFFTDx) not found (scripts/setup.sh fetches nvidia-mathdx==${CUPLAN_MATHDX_VERSION}"
+                   " into .deps/, or set CUPLAN_MATHDX_ROOT): the fused convolution route is absent")
+  endif()
+endif()
+
+# Adds the fused kernels to `target`: one generated translation unit per length (c2c f32, c2c f64, r2c/c2r f32),
+# and the table of those compiled. Without MathDx only the table, empty, is added.
+function(cuplan_add_fused_kernels target)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/generated/fused)
+  set(declarations "")
+  set(entries "")
+  if(CUPLAN_FUSED_FFT)
+    foreach(length IN LISTS CUPLAN_FUSED_FFT_LENGTHS)
+      if(NOT length MATCHES "^(256|512|1024|2048|4096|8192|16384)$")
+        message(FATAL_ERROR "cuplan: CUPLAN_FUSED_FFT_LENGTHS: ${length} is not a power of two from 256 to 16384")
+      endif()
+      set(CUPLAN_FUSED_LENGTH ${length})
+      configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cuda/fused_length.cu.in ${dir}/fused_${length}.cu @ONLY)
+      target_sources(${target} PRIVATE ${dir}/fused_${length}.cu)
+      foreach(kind c2c_f32 c2c_f64 r2c_f32)
+        string(APPEND declarations "extern const FusedLauncher fused_${kind}_${length};\n")
+        string(APPEND entries "    &fused_${kind}_${length},\n")
+      endforeach()
+    endforeach()
+    target_include_directories(${target} SYSTEM PRIVATE ${CUPLAN_MATHDX_INCLUDE_DIRS})
+    set(CUPLAN_FUSED_MATHDX_VERSION "${CUPLAN_MATHDX_VERSION} (cuFFTDx ${CUPLAN_CUFFTDX_VERSION})")
+  else()
+    set(CUPLAN_FUSED_MATHDX_VERSION "")
+  endif()
+  set(CUPLAN_FUSED_DECLARATIONS "${declarations}")
+  set(CUPLAN_FUSED_ENTRIES "${entries}")
+  configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cuda/fused_table.cpp.in ${dir}/fused_table.cpp @ONLY)
+  target_sources(${target} PRIVATE ${dir}/fused_table.cpp)
+endfunction()

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// FFT convolution (docs/convolution.md): the class form Convolution (plan once with a kernel, whose spectrum is
+// computed once, then execute over many operands, with the stream contract of docs/streams.md) and the function
+// form fftconvolve with the modes of scipy.signal.fftconvolve plus circular. CUDA execution: cuFFT forward, a
+// product kernel and cuFFT inverse, or one fused kernel of cuplan's own (cuFFTDx) where it applies; CPU execution:
+// FFTW with the product inside its chunked loop.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cuplan/dtype.hpp"
+#include "cuplan/execution.hpp"
+#include "cuplan/export.hpp"
+#include "cuplan/fft.hpp"
+#include "cuplan/stream.hpp"
+#include "cuplan/tensor.hpp"
+
+namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
+
+/// Which part of the linear convolution is returned, per convolved axis of length n with a kernel of length k (the
+/// modes of scipy.signal.fftconvolve, plus circular):
+/// - `full`: all n + k - 1 values;
+/// - `same`: n values, centred on the full result (from index (k - 1) / 2);
+/// - `valid`: the |n - k| + 1 values computed without zero padding (from index min(n, k) - 1); on every convolved
+///   axis the operand must be at least as long as the kernel, or on every one at most as long;
+/// - `circular`: the circular convolution of period n (the kernel, k <= n, padded with zeros to n).
+enum class ConvolutionMode : std::uint8_t { full, same, valid, circular };
+
+/// How a convolution runs on CUDA. `automatic`: the fused kernel where it applies (see docs/convolution.md), else
+/// separate passes. `fused`: forward FFT, product and inverse FFT in one kernel of cuplan's own (cuFFTDx);
+/// NotSupported naming the reason where it cannot apply (always in a build without MathDx, CUPLAN_HAS_FUSED_FFT 0).
+/// `separate`: cuFFT forward, a product kernel and cuFFT inverse. CPU execution has one route (FFTW); there `fused`
+/// is NotSupported and `separate` is accepted.
+enum class ConvolutionRoute : std::uint8_t { automatic, fused, separate };
+
+/// Options of a Convolution (class form) and of fftconvolve. An aggregate: name the fields you set,
+/// `{.axes = {-1}, .mode = ConvolutionMode::same}`; new fields are appended at the end.
+struct ConvolutionOptions {
+  /// Axes to convolve (1 to 3, negative counts from the end). Empty: the last min(ndim, 3) axes. The other axes are
+  /// batch axes, along which the kernel has the operand's extent or 1 (then one kernel serves every entry).
+  std::vector<int> axes{};
+  /// Which part of the convolution is returned (see ConvolutionMode).
+  ConvolutionMode mode = ConvolutionMode::full;
+  /// CUDA route (see ConvolutionRoute).
+  ConvolutionRoute route = ConvolutionRoute::automatic;
+  /// Where the convolution runs (see Execution).
+  Execution execution{};
+  /// When calls return (see Blocking).
+  Blocking blocking = Blocking::automatic;
+  /// Default stream of every phase of the class form (plan, execute, reset_operand, reset_kernel) and the stream of
+  /// the function form; empty: the current stream at each call (docs/streams.md, "One rule for every phase").
+  std::optional<StreamRef> stream{};
+  /// Events the first phase waits for.
+  EventList after{};
+  /// FFTW planning effort for CPU execution; ignored on CUDA.
+  Planning planning = Planning::estimate;
+};
+
+/// Options of one Convolution::execute call.
+struct ConvolutionExecuteOptions {
+  /// Stream of this call; empty: the stream of ConvolutionOptions::stream, else the current stream.
+  std::optional<StreamRef> stream{};
+  /// Events this call's work waits for.
+  EventList after{};
+  /// Release the work buffers at the end of this call (stream-ordered); they are allocated again by the next one.
+  bool release_workspace = false;
+  /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
+  /// result_strides(), in the memory space of the operand; no overlap with the operand). The returned Tensor then
+  /// aliases it.
+  std::optional<TensorView> out{};
+};
+
+}  // namespace CUPLAN_ABI_NAMESPACE
+namespace detail {
+class ConvolutionImpl;
+}  // namespace detail
+inline namespace CUPLAN_ABI_NAMESPACE {
+
+/// A planned convolution of operands of one layout with one kernel. Move-only. Phases (plan, execute,
+/// reset_operand, reset_kernel) may run on different streams: each waits for the object's previous phase with an
+/// event, so the object's own state never races.
+class CUPLAN_API Convolution {
+ public:
+  /// Validates operand, kernel and options and decides the geometry and the route; no GPU work. The kernel has the
+  /// operand's rank and dtype precision (real or complex: a complex operand or kernel makes a complex result).
+  Convolution(TensorRef operand, TensorRef kernel, ConvolutionOptions options = {});
+  /// Takes over the plan; the moved-from object behaves like a freed one (its calls throw StateError).
+  Convolution(Convolution&&) noexcept;
+  /// Frees this object's plan and takes over the other's; the moved-from object behaves like a freed one.
+  Convolution& operator=(Convolution&&) noexcept;
+  Convolution(const Convolution&) = delete;
+  Convolution& operator=(const Convolution&) = delete;
+  /// Same as free(); never throws.
+  ~Convolution();
+
+  /// Makes the FFT plans and computes the kernel's spectrum (on `stream`, else the construction stream). The kernel
+  /// is read by this phase only: the object keeps its spectrum, not the kernel.
+  void plan(std::optional<StreamRef> stream = {});
+  /// Convolves the operand with the kernel. Device operands with CUDA execution: returns once enqueued (unless
+  /// Blocking::always); host operands: blocks and returns a host Tensor.
+  Tensor execute(ConvolutionExecuteOptions options = {});
+  /// Replaces the operand by one of the same shape, dtype, memory space class and strides; ordered after the
+  /// object's last phase. InvalidArgument naming what differs otherwise.
+  void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});
+  /// Replaces the kernel by one of the same shape, dtype and memory space class and computes its spectrum (after
+  /// plan(); ordered after the object's last phase, and every later execute uses the new spectrum).
+  void reset_kernel(TensorRef kernel, std::optional<StreamRef> stream = {});
+  /// Drops the object's reference to the operand (an owning Tensor is then freed after its recorded stream uses).
+  void release_operand();
+  /// Releases plans, spectrum and buffers; every later call throws StateError. Waits on the host for the object's
+  /// last phase first.
+  void free() noexcept;
+
+  /// The convolved axes, normalised (non-negative), in the order given.
+  const std::vector<int>& axes() const;
+  /// The mode (see ConvolutionMode).
+  ConvolutionMode mode() const;
+  /// The route taken: `fused` or `separate` on CUDA, `separate` on the CPU.
+  ConvolutionRoute route() const;
+  /// Shape of the result.
+  Shape result_shape() const;
+  /// Element type of the result (complex when the operand or the kernel is).
+  DType result_dtype() const;
+  /// Strides of the result (dense row-major); an `out` given to execute must have them.
+  Strides result_strides() const;
+  /// The FFT lengths along the convolved axes, in the order of axes(); 1 for an axis where the kernel has length 1,
+  /// which needs no transform (there the kernel's value multiplies, as along a batch axis).
+  std::vector<std::int64_t> fft_lengths() const;
+  /// True when the convolution runs on CUDA, false on the CPU (FFTW).
+  bool uses_cuda() const;
+  /// Bytes of work buffers and kernel spectrum the object holds (0 before plan()).
+  std::size_t workspace_size() const;
+  /// One line: dtypes, shapes, axes, mode, FFT lengths, route (and why not fused), backend, workspace.
+  std::string describe() const;
+
+ private:
+  std::unique_ptr<detail::ConvolutionImpl> impl_;
+};
+
+/// Convolves `x` with `kernel` (scipy.signal.fftconvolve; options.mode, default full), backed by the shared plan
+/// cache. Each call computes the kernel's spectrum again: for one kernel over many operands use Convolution.
+CUPLAN_API Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options = {});
+/// The same, writing into `out` (shape, dtype and dense strides of the result, memory space of `x`).
+CUPLAN_API void fftconvolve(TensorRef x, TensorRef kernel, const TensorView& out, ConvolutionOptions options = {});
+
+/// \name Names of the convolution enums
+/// @{
+
+/// The enumerator's name, e.g. "same", "fused".
+CUPLAN_API std::string_view to_string(ConvolutionMode mode);
+CUPLAN_API std::string_view to_string(ConvolutionRoute route);
+/// @}
+
+}  // namespace CUPLAN_ABI_NAMESPACE
+}  // namespace cuplan

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// The class form Convolution (a thin, move-only handle over ConvolutionImpl), the function form fftconvolve (a
+// cached ConvolutionImpl per plan key) and the enum names.
+
+#include "cuplan/convolution.hpp"
+
+#include <fmt/format.h>
+
+#include "base/overlap.hpp"
+#include "convolution/convolution_impl.hpp"
+#include "cuplan/errors.hpp"
+#include "plan/cache/cached_call.hpp"
+#include "plan/handle.hpp"
+
+namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
+namespace {
+
+constexpr const char* who = "Convolution.";
+
+// Everything that defines a ConvolutionImpl: operand and kernel views, the options that shape the plan, the
+// execution target and, for host operands run on CUDA, the current device.
+detail::PlanKey make_key(const TensorView& x, const TensorView& kernel, const ConvolutionOptions& o) {
+  detail::PlanKey key(detail::PlanKind::convolution);
+  key.add(detail::OperandSignature::of(x));
+  key.add(detail::OperandSignature::of(kernel));
+  key.add(static_cast<std::int64_t>(o.axes.size()));
+  for (int a : o.axes) key.add(a);
+  key.add(o.mode).add(o.route).add(o.blocking).add(o.execution.kind()).add(o.planning);
+  key.add(o.execution.device()).add(o.execution.threads());
+  key.add_host_execution_device(x, o.execution);
+  return key;
+}
+
+Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options, const TensorView* out) {
+  // Every call, before the plan key: a hit must reject what a miss rejects.
+  detail::validate_convolution_options(options, "fftconvolve");
+  if (out != nullptr) detail::check_writable(*out, "out", "fftconvolve");
+  return detail::run_cached<detail::ConvolutionImpl>(
+      make_key(x.view(), kernel.view(), options),
+      [&] {
+        auto impl = std::make_unique<detail::ConvolutionImpl>(x, kernel, options);
+        impl->plan(options.stream);
+        return impl;
+      },
+      [&](detail::ConvolutionImpl& impl) {
+        impl.adopt_operand(std::move(x));
+        impl.reset_kernel(std::move(kernel), options.stream, options.after);  // this call's kernel: its spectrum
+      },
+      [&](detail::ConvolutionImpl& impl) {
+        // `out` is not in the key: checked on a hit and a miss alike.
+        if (out != nullptr && !impl.out_signature().matches(*out)) {
+          detail::check_no_self_overlap(*out, "out", "fftconvolve");
+          impl.out_signature().require_match(*out, "fftconvolve", nullptr, "out");
+        }
+        return impl.execute_validated(options.stream, options.after, out, false);
+      });
+}
+
+}  // namespace
+
+Convolution::Convolution(TensorRef operand, TensorRef kernel, ConvolutionOptions options)
+    : impl_(std::make_unique<detail::ConvolutionImpl>(std::move(operand), std::move(kernel), options)) {}
+Convolution::Convolution(Convolution&&) noexcept = default;
+Convolution& Convolution::operator=(Convolution&& other) noexcept {
+  if (this != &other) {
+    free();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+Convolution::~Convolution() {
+  free();
+}
+
+void Convolution::plan(std::optional<StreamRef> stream) {
+  detail::live(impl_, who, "plan").plan(stream);
+}
+Tensor Convolution::execute(ConvolutionExecuteOptions options) {
+  return detail::held(impl_, who, "execute").execute(options);
+}
+void Convolution::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
+  detail::live(impl_, who, "reset_operand").reset_operand(std::move(operand), stream);
+}
+void Convolution::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream) {
+  detail::held(impl_, who, "reset_kernel").reset_kernel(std::move(kernel), stream);
+}
+void Convolution::release_operand() {
+  detail::live(impl_, who, "release_operand").release_operand();
+}
+void Convolution::free() noexcept {
+  if (impl_) impl_->free();
+}
+
+const std::vector<int>& Convolution::axes() const {
+  return detail::live(impl_, who, "axes").geometry().axes;
+}
+ConvolutionMode Convolution::mode() const {
+  return detail::live(impl_, who, "mode").geometry().mode;
+}
+ConvolutionRoute Convolution::route() const {
+  return detail::live(impl_, who, "route").route();
+}
+Shape Convolution::result_shape() const {
+  return detail::live(impl_, who, "result_shape").geometry().out_shape;
+}
+DType Convolution::result_dtype() const {
+  return detail::live(impl_, who, "result_dtype").geometry().out_dtype;
+}
+Strides Convolution::result_strides() const {
+  return detail::live(impl_, who, "result_strides").geometry().out_strides;
+}
+std::vector<std::int64_t> Convolution::fft_lengths() const {
+  const detail::ConvolutionGeometry& g = detail::live(impl_, who, "fft_lengths").geometry();
+  std::vector<std::int64_t> lengths;
+  for (int axis : g.axes) {
+    std::int64_t length = 1;  // an axis where the kernel has length 1 is not transformed
+    for (int i = 0; i < g.rank; ++i)
+      if (g.conv_axes[static_cast<std::size_t>(i)] == axis) length = g.fft_length[i];
+    lengths.push_back(length);
+  }
+  return lengths;
+}
+bool Convolution::uses_cuda() const {
+  return detail::live(impl_, who, "uses_cuda").target().cuda;
+}
+std::size_t Convolution::workspace_size() const {
+  return detail::live(impl_, who, "workspace_size").workspace_size();
+}
+std::string Convolution::describe() const {
+  return detail::live(impl_, who, "describe").describe();
+}
+
+Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options) {
+  return run(std::move(x), std::move(kernel), options, nullptr);
+}
+void fftconvolve(TensorRef x, TensorRef kernel, const TensorView& out, ConvolutionOptions options) {
+  run(std::move(x), std::move(kernel), options, &out);
+}
+
+std::string_view to_string(ConvolutionMode mode) {
+  switch (mode) {
+    case ConvolutionMode::full:
+      return "full";
+    case ConvolutionMode::same:
+      return "same";
+    case ConvolutionMode::valid:
+      return "valid";
+    case ConvolutionMode::circular:
+      return "circular";
+  }
+  return "?";
+}
+
+std::string_view to_string(ConvolutionRoute route) {
+  switch (route) {
+    case ConvolutionRoute::automatic:
+      return "automatic";
+    case ConvolutionRoute::fused:
+      return "fused";
+    case ConvolutionRoute::separate:
+      return "separate";
+  }
+  return "?";
+}
+
+}  // namespace CUPLAN_ABI_NAMESPACE
+}  // namespace cuplan
+
+namespace cuplan::detail {
+
+Tensor ConvolutionRunner::make_result(const ConvolutionCall& call, Device device,
+                                      const std::optional<StreamRef>& stream) const {
+  const ConvolutionGeometry& g = context_.geometry;
+  if (call.out != nullptr) return Tensor::wrap(*call.out);
+  return Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype, device, stream);
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// ConvolutionImpl: construction (geometry and runner), the lifecycle, and execute's checks.
+
+#include "convolution/convolution_impl.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/error_context.hpp"
+#include "base/log.hpp"
+#include "base/overlap.hpp"
+#include "cuplan/errors.hpp"
+#include "plan/option_checks.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+std::string str(const Dims& dims) {
+  return fmt::format("[{}]", fmt::join(dims.span(), ", "));
+}
+
+}  // namespace
+
+void validate_convolution_options(const ConvolutionOptions& o, const char* op) {
+  check_enum_range(o.mode, ConvolutionMode::circular, op, "mode", "ConvolutionMode");
+  check_enum_range(o.route, cuplan::ConvolutionRoute::separate, op, "route", "ConvolutionRoute");
+  check_enum_range(o.planning, Planning::patient, op, "planning", "Planning");
+  check_blocking(o.blocking, op);
+  check_execution(o.execution, op);
+  if (o.axes.size() > 3) [[unlikely]]
+    throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to convolve, got {} axes", op, o.axes.size()));
+}
+
+ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const ConvolutionOptions& options)
+    : streams_(options.stream, "Convolution"),
+      operand_(std::move(operand)),
+      kernel_(std::move(kernel)),
+      pending_after_(options.after) {
+  validate_convolution_options(options, "Convolution");
+  const TensorView& x = operand_.view();
+  const TensorView& k = kernel_.view();
+  if (x.data() == nullptr)
+    throw InvalidArgument("Convolution: operand: expected a tensor with data, got an empty operand (null pointer)");
+  if (k.data() == nullptr)
+    throw InvalidArgument("Convolution: kernel: expected a tensor with data, got an empty kernel (null pointer)");
+  const TensorView views[] = {x, k};
+  static constexpr const char* kNames[] = {"operand", "kernel"};
+  target_ = resolve_execution(options.execution, options.blocking, views, kNames, "Convolution");
+
+  ConvolutionRequest request;
+  request.in_dtype = x.dtype();
+  request.kernel_dtype = k.dtype();
+  request.in_shape = x.shape();
+  request.kernel_shape = k.shape();
+  request.axes = options.axes;
+  request.mode = options.mode;
+  const ConvolutionRunnerContext context{geometry_, target_, order_, streams_};
+  if (target_.cuda) {
+    DeviceConvolutionChoice choice = choose_device_convolution(request, x, options.route, target_.device);
+    geometry_ = std::move(choice.geometry);
+    not_fused_ = choice.not_fused;
+    runner_ = make_device_convolution_runner(context, choice, x);
+  } else {
+    geometry_ = plan_convolution(request);
+    if (options.route == cuplan::ConvolutionRoute::fused)
+      throw NotSupported(
+          "Convolution: route: the fused route needs CUDA execution; CPU execution (FFTW) runs separate passes");
+    not_fused_ = "CPU execution";
+    runner_ = make_cpu_convolution_runner(context, options, x);
+  }
+  check_alignment(x.data(), x.dtype().alignment(), "operand", "Convolution");
+  check_alignment(k.data(), k.dtype().alignment(), "kernel", "Convolution");
+  operand_signature_ = OperandSignature::of(x);
+  operand_signature_.alignment = static_cast<std::uint32_t>(x.dtype().alignment());
+  kernel_signature_ = OperandSignature::of(k);
+  kernel_signature_.alignment = static_cast<std::uint32_t>(k.dtype().alignment());
+  out_signature_ =
+      OperandSignature::result(geometry_.out_dtype, geometry_.out_shape, geometry_.out_strides, x.on_host(),
+                               x.device().index(), static_cast<std::uint32_t>(geometry_.out_dtype.alignment()));
+  state_.set_operand(true);
+}
+
+ConvolutionImpl::~ConvolutionImpl() {
+  free();
+}
+
+void ConvolutionImpl::plan(std::optional<StreamRef> stream) try {
+  state_.require_alive("plan");
+  // The first plan computes the kernel's spectrum and drops the kernel; a later plan keeps the spectrum.
+  runner_->plan(stream, pending_after_, kernel_held_ ? &kernel_ : nullptr);
+  kernel_ = TensorRef{};
+  kernel_held_ = false;
+  state_.set_planned(true);
+  log(LogLevel::info, "Convolution: planned {}", describe());
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "Convolution.plan", [this] { return error_context(); });
+}
+
+Tensor ConvolutionImpl::execute(const ConvolutionExecuteOptions& options) {
+  state_.require_planned("execute");
+  state_.require_operand("execute");
+  const TensorView* out = options.out ? &*options.out : nullptr;
+  if (out != nullptr) {
+    check_writable(*out, "out", "Convolution.execute");
+    if (!out_signature_.matches(*out)) [[unlikely]] {
+      check_no_self_overlap(*out, "out", "Convolution");
+      out_signature_.require_match(*out, "Convolution", "execute", "out");
+    }
+  }
+  return execute_validated(options.stream, options.after, out, options.release_workspace);
+}
+
+Tensor ConvolutionImpl::execute_validated(const std::optional<StreamRef>& stream, const EventList& after,
+                                          const TensorView* out, bool release_workspace) try {
+  if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "Convolution");
+  return runner_->execute(
+      {.stream = stream, .after = after, .out = out, .release_workspace = release_workspace, .operand = operand_});
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "Convolution.execute", [this] { return error_context(); });
+}
+
+void ConvolutionImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) try {
+  state_.require_alive("reset_operand");
+  operand_signature_.require_match(operand.view(), "Convolution", "reset_operand", "operand");
+  runner_->order_new_operand(stream);
+  operand_ = std::move(operand);
+  state_.set_operand(true);
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "Convolution.reset_operand", [this] { return error_context(); });
+}
+
+void ConvolutionImpl::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream, const EventList& after) try {
+  state_.require_planned("reset_kernel");
+  kernel_signature_.require_match(kernel.view(), "Convolution", "reset_kernel", "kernel");
+  runner_->set_kernel(stream, after, kernel);
+  // The spectrum holds the kernel now; an owning kernel Tensor was recorded on the phase's stream.
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "Convolution.reset_kernel", [this] { return error_context(); });
+}
+
+void ConvolutionImpl::adopt_operand(TensorRef&& operand) {
+  operand_ = std::move(operand);
+  state_.set_operand(true);
+}
+
+void ConvolutionImpl::release_operand() {
+  state_.require_alive("release_operand");
+  operand_ = TensorRef{};
+  state_.set_operand(false);
+}
+
+void ConvolutionImpl::free() noexcept {
+  if (state_.freed()) return;
+  if (runner_) runner_->free();
+  operand_ = TensorRef{};
+  kernel_ = TensorRef{};
+  state_.set_freed();
+}
+
+std::string ConvolutionImpl::describe() const {
+  const ConvolutionGeometry& g = geometry_;
+  std::string route(to_string(runner_->kind()));
+  if (runner_->kind() == cuplan::ConvolutionRoute::separate && target_.cuda && !not_fused_.empty())
+    route += fmt::format(" (not fused: {})", not_fused_);
+  return fmt::format(
+      "Convolution {} {} * {} -> {} axes [{}] shape {} * {} -> {}, FFT lengths [{}], route {}, {}, "
+      "workspace {} bytes",
+      to_string(g.mode), g.in_dtype.name(), g.kernel_dtype.name(), g.out_dtype.name(), fmt::join(g.axes, ", "),
+      str(g.in_shape), str(g.kernel_shape), str(g.out_shape),
+      fmt::join(std::span(g.fft_length, static_cast<std::size_t>(g.rank)), ", "), route, runner_->execution(),
+      workspace_size());
+}
+
+std::string ConvolutionImpl::error_context() const {
+  const ConvolutionGeometry& g = geometry_;
+  return fmt::format("convolution {} {} * {}, shape {} * {} -> {}, axes [{}], on {}", to_string(g.mode),
+                     g.in_dtype.name(), g.kernel_dtype.name(), str(g.in_shape), str(g.kernel_shape), str(g.out_shape),
+                     fmt::join(g.axes, ", "), runner_->location());
+}
+
+}  // namespace cuplan::detail

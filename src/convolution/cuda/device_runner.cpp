@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA runners of a convolution. Separate passes: pad into the canonical work buffer, cuFFT forward (the FFT's
+// CufftPlan), product with the kernel's spectrum, cuFFT inverse, crop into the result. Fused: one cuFFTDx kernel
+// per row (convolution/cuda), reading the operand and writing the result once. Both keep the kernel's spectrum,
+// scaled by 1/N, computed by cuFFT at plan and reset_kernel.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "base/cuda_check.hpp"
+#include "base/log.hpp"
+#include "convolution/canonical_walk.hpp"
+#include "convolution/convolution_runner.hpp"
+#include "convolution/cuda/convolution_kernels.hpp"
+#include "convolution/cuda/fused_launch.hpp"
+#include "cuplan/config.hpp"
+#include "cuplan/errors.hpp"
+#include "fft/cufft/cufft_backend.hpp"
+#include "fft/cufft/scale.hpp"
+#include "plan/ordering/tensor_accesses.hpp"
+#include "runtime/access.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+constexpr std::int64_t kFusedMin = 256;
+constexpr std::int64_t kFusedMax = 16384;
+
+fused::FusedKind fused_kind(const ConvolutionGeometry& g) {
+  if (g.real) return fused::FusedKind::r2c_f32;
+  return g.out_dtype == c128 ? fused::FusedKind::c2c_f64 : fused::FusedKind::c2c_f32;
+}
+
+/// The launcher for `g`, or the reason there is none in this build or on this device.
+const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int device, std::string& why_not) {
+  if (fused::launchers().empty()) {
+    why_not = "this build has no fused kernels (MathDx was not found when configuring; CUPLAN_HAS_FUSED_FFT is 0)";
+    return nullptr;
+  }
+  const std::int64_t length = g.fft_length[g.rank - 1];  // the innermost axis
+  const fused::FusedLauncher* launcher = fused::find_launcher(fused_kind(g), static_cast<int>(length));
+  if (launcher == nullptr) {
+    why_not = fmt::format("no fused kernel of length {} for {} was compiled (CUPLAN_FUSED_FFT_LENGTHS)", length,
+                          g.out_dtype.name());
+    return nullptr;
+  }
+  int major = 0, shared = 0;
+  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (major < 9) {
+    why_not = fmt::format("the fused kernels are compiled for sm_90 and newer; cuda:{} is sm_{}x", device, major);
+    return nullptr;
+  }
+  if (launcher->shared_bytes > static_cast<unsigned>(shared)) {
+    why_not = fmt::format("the fused kernel of length {} needs {} bytes of shared memory, cuda:{} allows {}", length,
+                          launcher->shared_bytes, device, shared);
+    return nullptr;
+  }
+  return launcher;
+}
+
+std::size_t bytes_of(std::int64_t count, std::size_t element) {
+  return static_cast<std::size_t>(count) * element;
+}
+
+class DeviceConvolutionRunner final : public ConvolutionRunner {
+ public:
+  DeviceConvolutionRunner(const ConvolutionRunnerContext& context, const DeviceConvolutionChoice& choice,
+                          const TensorView& operand)
+      : ConvolutionRunner(context), fused_(choice.fused), operand_device_(operand.device()) {}
+
+  void plan(const std::optional<StreamRef>& stream, EventList& pending_after, const TensorRef* kernel) override {
+    Phase phase(context_.order, context_.streams, context_.target, stream, pending_after, "plan");
+    pending_after = EventList{};
+    const StreamRef s = phase.stream();
+    if (!planned_) make_plans(s);
+    if (kernel != nullptr) compute_spectrum(*kernel, s);
+    phase.close();
+  }
+
+  void set_kernel(const std::optional<StreamRef>& stream, const EventList& after, const TensorRef& kernel) override {
+    Phase phase(context_.order, context_.streams, context_.target, stream, after, "reset_kernel");
+    compute_spectrum(kernel, phase.stream());
+    phase.close();
+  }
+
+  Tensor execute(const ConvolutionCall& call) override {
+    const ConvolutionGeometry& g = context_.geometry;
+    const ExecutionTarget& target = context_.target;
+    Phase phase(context_.order, context_.streams, target, call.stream, call.after, "execute");
+    const StreamRef s = phase.stream();
+    const TensorView& given = call.operand.view();
+    const bool host = given.on_host();
+    Tensor result = host ? make_result(call, Device::cpu(), std::nullopt)
+                         : make_result(call, operand_device_, std::optional<StreamRef>(s));
+    // Host operands: the whole operand goes to the device and the result back (the call blocks).
+    const Tensor device_in = host ? Tensor::wrap(given).to(Device::cuda(target.device), s) : Tensor::wrap(given);
+    const Tensor device_out =
+        host ? Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype, Device::cuda(target.device), s) : result;
+    // cuplan Tensors are ordered after their pending producers first.
+    if (!host)
+      phase.operands({{"operand", &given, false, false, Access::storage(call.operand).get()},
+                      {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()}});
+    ensure_work(s);
+    if (fused_ && context_.geometry.rank > 1)
+      run_fused_inner(device_in.view(), device_out.view(), s);
+    else if (fused_)
+      run_fused(device_in.view(), device_out.view(), s);
+    else
+      run_separate(device_in.view(), device_out.view(), s);
+    if (host) cuplan::copy(device_out.view(), result.view(), s);
+    if (call.operand.owning()) call.operand.record_stream(s);
+    phase.close();
+    if (call.release_workspace) release_work();
+    if (target.blocking) finish_call(target, s);
+    return result;
+  }
+
+  void order_new_operand(const std::optional<StreamRef>& stream) override {
+    Phase phase(context_.order, context_.streams, context_.target, stream, EventList{}, "reset_operand");
+    phase.close();
+  }
+
+  void free() noexcept override {
+    // cuFFT's plans and the spectrum are read by the work already enqueued: the last phase first.
+    try {
+      context_.order.synchronize();
+    } catch (const std::exception& e) {
+      log(LogLevel::warning, "Convolution::free: waiting for the last phase failed: {}", e.what());
+    }
+    forward_.reset();
+    inverse_.reset();
+    kernel_forward_.reset();
+    release_work();
+    spectrum_.release();
+    planned_ = false;
+  }
+
+  std::size_t workspace_size() const noexcept override {
+    return spectrum_.size() + workspace_.size() + work_.size() + work_spectrum_.size();
+  }
+  cuplan::ConvolutionRoute kind() const noexcept override {
+    return fused_ ? cuplan::ConvolutionRoute::fused : cuplan::ConvolutionRoute::separate;
+  }
+  std::string execution() const override {
+    if (fused_ && context_.geometry.rank > 1)
+      return fmt::format(
+          "pad, cuFFT forward on the outer axes, one fused cuFFTDx kernel on the innermost (MathDx {}), "
+          "cuFFT inverse, crop on cuda:{}",
+          fused::mathdx_version(), context_.target.device);
+    if (fused_)
+      return fmt::format("one fused cuFFTDx kernel (MathDx {}) on cuda:{}", fused::mathdx_version(),
+                         context_.target.device);
+    return fmt::format("cuFFT forward + product kernel + cuFFT inverse on cuda:{}", context_.target.device);
+  }
+  std::string location() const override {
+    return fmt::format("cuda:{} ({})", context_.target.device, fused_ ? "cuFFTDx" : "cuFFT");
+  }
+
+ private:
+  DType work_dtype() const {
+    const ConvolutionGeometry& g = context_.geometry;
+    return g.real ? g.out_dtype : g.out_dtype.real().complex();
+  }
+  DType complex_dtype() const { return context_.geometry.out_dtype.real().complex(); }
+  /// A work buffer of `entries` batch entries as one batch axis and the FFT lengths (the spectrum's, R2C halved).
+  Shape flat(std::int64_t entries, bool spectrum) const {
+    const ConvolutionGeometry& g = context_.geometry;
+    Shape shape{entries};
+    for (int i = 0; i < g.rank; ++i)
+      shape.push_back(spectrum && g.real && i == g.rank - 1 ? g.fft_length[i] / 2 + 1 : g.fft_length[i]);
+    return shape;
+  }
+
+  void make_plans(StreamRef s) {
+    const ConvolutionGeometry& g = context_.geometry;
+    const int device = context_.target.device;
+    const DType precision = g.out_dtype.real();
+    const FFTType forward_type = g.real ? FFTType::r2c : FFTType::c2c;
+    // One batch axis per buffer (the batch axes are dense): each transform is one cuFFT call.
+    kernel_decision_ = plan_layout(transform_request(flat(g.kernel_batch, false), g.rank, work_dtype(), forward_type));
+    kernel_forward_ = std::make_unique<CufftPlan>(kernel_decision_, device, nullptr, s);
+    kernel_forward_->order_setup_before(s.native());
+    std::size_t workspace = kernel_forward_->workspace_size();
+    if (fused_) {
+      std::string why_not;
+      launcher_ = fused_launcher(g, device, why_not);
+      if (launcher_ == nullptr) throw NotSupported(fmt::format("Convolution: route: fused: {}", why_not));
+      CUPLAN_CUDA_CHECK(launcher_->prepare());
+      if (g.rank > 1) {
+        // 2D and 3D: cuFFT on the outer axes of the work buffer, in place, both directions with one plan.
+        LayoutRequest outer = transform_request(flat(g.batch, false), g.rank, work_dtype(), FFTType::c2c);
+        outer.axes.pop_back();
+        outer.inplace = true;
+        forward_ = std::make_unique<CufftPlan>(plan_layout(outer), device, nullptr, s);
+        forward_->order_setup_before(s.native());
+        workspace = std::max(workspace, forward_->workspace_size());
+      }
+    } else {
+      forward_ = std::make_unique<CufftPlan>(
+          plan_layout(transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type)), device, nullptr, s);
+      forward_->order_setup_before(s.native());
+      workspace = std::max(workspace, forward_->workspace_size());
+      if (g.real) {
+        inverse_ =
+            std::make_unique<CufftPlan>(plan_layout(transform_request(flat(g.batch, true), g.rank, precision.complex(),
+                                                                      FFTType::c2r, g.fft_length[g.rank - 1])),
+                                        device, nullptr, s);
+        inverse_->order_setup_before(s.native());
+        workspace = std::max(workspace, inverse_->workspace_size());
+      }
+    }
+    workspace_bytes_ = workspace;
+    spectrum_.ensure(bytes_of(g.kernel_batch * g.spectrum_size, complex_dtype().size()), device, s);
+    kernel_entries_ = kernel_entries(g);
+    planned_ = true;
+  }
+
+  void ensure_work(StreamRef s) {
+    const ConvolutionGeometry& g = context_.geometry;
+    const int device = context_.target.device;
+    workspace_ptr_ = workspace_.ensure(workspace_bytes_, device, s);
+    if (fused_ && g.rank == 1) return;  // reads the operand and writes the result directly
+    work_.ensure(bytes_of(g.batch * g.fft_size, work_dtype().size()), device, s);
+    if (fused_) return;  // 2D, 3D: transformed in place
+    work_spectrum_.ensure(bytes_of(g.batch * g.spectrum_size, complex_dtype().size()), device, s);
+  }
+
+  void release_work() noexcept {
+    workspace_.release();
+    work_.release();
+    work_spectrum_.release();
+    workspace_ptr_ = nullptr;
+  }
+
+  void compute_spectrum(const TensorRef& kernel, StreamRef s) {
+    const ConvolutionGeometry& g = context_.geometry;
+    const int device = context_.target.device;
+    const TensorView& k = kernel.view();
+    const Tensor device_kernel = k.on_host() ? Tensor::wrap(k).to(Device::cuda(device), s) : Tensor::wrap(k);
+    // A device kernel that is a cuplan Tensor is read after its pending producer.
+    TensorAccesses kernel_access;
+    if (!k.on_host()) kernel_access.begin(s, {{"kernel", &k, false, false, Access::storage(kernel).get()}});
+    const CanonicalWalk walk = kernel_walk(g, device_kernel.strides());
+    DeviceBuffer padded;
+    void* padded_ptr = padded.ensure(bytes_of(g.kernel_batch * g.fft_size, work_dtype().size()), device, s);
+    void* workspace = workspace_.ensure(workspace_bytes_, device, s);
+    CUPLAN_CUDA_CHECK(pad_device(device_kernel.data(), k.dtype(), walk, g.kernel_batch, work_dims(g, false), padded_ptr,
+                                 work_dtype(), s.native()));
+    kernel_forward_->bind(s.native(), workspace);
+    kernel_forward_->execute(Direction::forward, padded_ptr, spectrum_.data());
+    scale_device(spectrum_.data(), complex_dtype(), output_walk(kernel_decision_.layout, kernel_decision_.type),
+                 1.0 / static_cast<double>(g.fft_size), s.native());
+    padded.release();  // stream-ordered after the transform
+    kernel_access.end();
+    if (kernel.owning()) kernel.record_stream(s);
+  }
+
+  void run_separate(const TensorView& in, const TensorView& out, StreamRef s) {
+    const ConvolutionGeometry& g = context_.geometry;
+    const cudaStream_t stream = s.native();
+    const CanonicalWalk in_walk = canonical_walk(g, in.shape(), in.strides());
+    const CanonicalWalk out_walk = canonical_walk(g, out.shape(), out.strides());
+    CUPLAN_CUDA_CHECK(
+        pad_device(in.data(), in.dtype(), in_walk, g.batch, work_dims(g, false), work_.data(), work_dtype(), stream));
+    forward_->bind(stream, workspace_ptr_);
+    forward_->execute(Direction::forward, work_.data(), work_spectrum_.data());
+    CUPLAN_CUDA_CHECK(multiply_device(work_spectrum_.data(), spectrum_.data(), complex_dtype(), g.batch,
+                                      g.spectrum_size, kernel_entries_, stream));
+    CufftPlan& inverse = g.real ? *inverse_ : *forward_;
+    inverse.bind(stream, workspace_ptr_);
+    inverse.execute(Direction::inverse, work_spectrum_.data(), work_.data());
+    CUPLAN_CUDA_CHECK(
+        crop_device(work_.data(), g.out_dtype, work_dims(g, false), g.batch, out_walk, out.data(), stream));
+  }
+
+  void run_fused(const TensorView& in, const TensorView& out, StreamRef s) {
+    const ConvolutionGeometry& g = context_.geometry;
+    const int axis = g.conv_axes[0];
+    fused::FusedRows rows;
+    rows.in = in.data();
+    rows.out = out.data();
+    rows.spectrum = spectrum_.data();
+    rows.rows = g.batch;
+    rows.in_row_stride = uniform_row_stride(in.shape(), in.strides()).value_or(g.in_shape[axis]);
+    rows.out_row_stride = g.out_shape[axis];  // dense result
+    rows.spectrum_per_row = g.kernel_batch != 1;
+    rows.spectrum_length = g.spectrum_size;
+    rows.in_length = static_cast<int>(g.in_shape[axis]);
+    rows.out_length = static_cast<int>(g.out_shape[axis]);
+    rows.out_offset = static_cast<int>(g.out_offset[0]);
+    CUPLAN_CUDA_CHECK(launcher_->launch(rows, s.native()));
+  }
+
+  /// 2D and 3D: pad, cuFFT forward on the outer axes, the fused kernel on every innermost row of the work buffer in
+  /// place (forward, product with the kernel's spectrum row, inverse), cuFFT inverse on the outer axes, crop. The
+  /// outer transforms commute with the innermost ones, so this is the full transform's product.
+  void run_fused_inner(const TensorView& in, const TensorView& out, StreamRef s) {
+    const ConvolutionGeometry& g = context_.geometry;
+    const cudaStream_t stream = s.native();
+    const CanonicalWalk in_walk = canonical_walk(g, in.shape(), in.strides());
+    const CanonicalWalk out_walk = canonical_walk(g, out.shape(), out.strides());
+    const std::int64_t length = g.fft_length[g.rank - 1];
+    const std::int64_t period = g.fft_size / length;  // innermost rows per batch entry
+    CUPLAN_CUDA_CHECK(
+        pad_device(in.data(), in.dtype(), in_walk, g.batch, work_dims(g, false), work_.data(), work_dtype(), stream));
+    forward_->bind(stream, workspace_ptr_);
+    forward_->execute(Direction::forward, work_.data(), work_.data());
+    fused::FusedRows rows;
+    rows.in = work_.data();
+    rows.out = work_.data();
+    rows.spectrum = spectrum_.data();
+    rows.rows = g.batch * period;
+    rows.in_row_stride = length;
+    rows.out_row_stride = length;
+    rows.spectrum_per_row = g.kernel_batch != 1;  // then the spectrum has the work buffer's rows
+    rows.spectrum_period = period;
+    rows.spectrum_length = length;
+    // Beyond the operand's extent the padded rows are zero, and stay zero through the outer transforms.
+    rows.in_length = static_cast<int>(g.in_shape[g.conv_axes.back()]);
+    rows.out_length = static_cast<int>(length);
+    rows.out_offset = 0;
+    CUPLAN_CUDA_CHECK(launcher_->launch(rows, stream));
+    forward_->execute(Direction::inverse, work_.data(), work_.data());
+    CUPLAN_CUDA_CHECK(
+        crop_device(work_.data(), g.out_dtype, work_dims(g, false), g.batch, out_walk, out.data(), stream));
+  }
+
+  bool fused_;
+  bool planned_ = false;
+  Device operand_device_;
+  const fused::FusedLauncher* launcher_ = nullptr;
+  LayoutDecision kernel_decision_;
+  std::unique_ptr<CufftPlan> forward_, inverse_, kernel_forward_;
+  CanonicalWalk kernel_entries_;
+  std::size_t workspace_bytes_ = 0;
+  DeviceBuffer spectrum_, workspace_, work_, work_spectrum_;
+  void* workspace_ptr_ = nullptr;
+};
+
+}  // namespace
+
+DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& request, const TensorView& operand,
+                                                  cuplan::ConvolutionRoute route, int device) {
+  DeviceConvolutionChoice choice;
+  choice.geometry = plan_convolution(request);  // validates, whatever the route
+  if (route == cuplan::ConvolutionRoute::separate) {
+    choice.not_fused = "route separate was asked for";
+    return choice;
+  }
+  ConvolutionRequest pow2 = request;
+  pow2.power_of_two_innermost = true;
+  ConvolutionGeometry candidate = plan_convolution(pow2);
+  std::optional<std::string> obstacle = fused_obstacle(candidate, operand.strides(), kFusedMin, kFusedMax);
+  if (!obstacle) {
+    std::string why_not;
+    if (fused_launcher(candidate, device, why_not) == nullptr) obstacle = why_not;
+  }
+  if (obstacle) {
+    if (route == cuplan::ConvolutionRoute::fused)
+      throw NotSupported(fmt::format("Convolution: route: the fused route cannot run this convolution: {}", *obstacle));
+    choice.not_fused = *obstacle;
+    return choice;
+  }
+  choice.geometry = std::move(candidate);
+  choice.fused = true;
+  return choice;
+}
+
+std::unique_ptr<ConvolutionRunner> make_device_convolution_runner(const ConvolutionRunnerContext& context,
+                                                                  const DeviceConvolutionChoice& choice,
+                                                                  const TensorView& operand) {
+  return std::make_unique<DeviceConvolutionRunner>(context, choice, operand);
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// The convolution planner (see planner.hpp).
+
+#include "convolution/planner.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "cuplan/errors.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+constexpr const char* kWho = "Convolution";
+
+std::string str(const Dims& dims) {
+  return fmt::format("[{}]", fmt::join(dims.span(), ", "));
+}
+
+bool supported_dtype(DType dtype) {
+  return dtype == f32 || dtype == f64 || dtype == c64 || dtype == c128;
+}
+
+std::int64_t checked_product(std::int64_t a, std::int64_t b, const char* what) {
+  if (b != 0 && a > std::numeric_limits<std::int64_t>::max() / b)
+    throw InvalidArgument(fmt::format("{}: {}: the element count overflows a 64-bit integer", kWho, what));
+  return a * b;
+}
+
+}  // namespace
+
+std::int64_t next_power_of_two(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+std::int64_t next_fast_length(std::int64_t n) {
+  if (n <= 1) return 1;
+  for (std::int64_t m = n;; ++m) {
+    std::int64_t r = m;
+    for (std::int64_t f : {2, 3, 5, 7})
+      while (r % f == 0) r /= f;
+    if (r == 1) return m;
+  }
+}
+
+std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k) {
+  return mode == ConvolutionMode::circular ? n : n + k - 1;
+}
+
+ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
+  ConvolutionGeometry g;
+  g.mode = request.mode;
+  if (!supported_dtype(request.in_dtype))
+    throw InvalidArgument(
+        fmt::format("{}: operand dtype: expected f32, f64, c64 or c128, got {}", kWho, request.in_dtype.name()));
+  if (!supported_dtype(request.kernel_dtype))
+    throw InvalidArgument(
+        fmt::format("{}: kernel dtype: expected f32, f64, c64 or c128, got {}", kWho, request.kernel_dtype.name()));
+  if (request.kernel_dtype.real() != request.in_dtype.real())
+    throw InvalidArgument(fmt::format("{}: kernel dtype: expected the operand's precision ({} or {}), got {}", kWho,
+                                      request.in_dtype.real().name(), request.in_dtype.real().complex().name(),
+                                      request.kernel_dtype.name()));
+  const int ndim = request.in_shape.size();
+  if (request.kernel_shape.size() != ndim)
+    throw InvalidArgument(fmt::format("{}: kernel rank: expected the operand's rank {}, got {} (kernel shape {})", kWho,
+                                      ndim, request.kernel_shape.size(), str(request.kernel_shape)));
+  g.axes = normalize_axes(request.axes, ndim, kWho);
+  for (int a = 0; a < ndim; ++a) {
+    if (request.in_shape[a] <= 0)
+      throw InvalidArgument(fmt::format("{}: operand shape: expected every extent >= 1, got {} (axis {} is {})", kWho,
+                                        str(request.in_shape), a, request.in_shape[a]));
+    if (request.kernel_shape[a] <= 0)
+      throw InvalidArgument(fmt::format("{}: kernel shape: expected every extent >= 1, got {} (axis {} is {})", kWho,
+                                        str(request.kernel_shape), a, request.kernel_shape[a]));
+  }
+  g.in_dtype = request.in_dtype;
+  g.kernel_dtype = request.kernel_dtype;
+  g.real = !request.in_dtype.is_complex() && !request.kernel_dtype.is_complex();
+  g.out_dtype = g.real ? request.in_dtype : request.in_dtype.real().complex();
+  g.in_shape = request.in_shape;
+  g.kernel_shape = request.kernel_shape;
+  // An axis along which the kernel has length 1 needs no transform: there the convolution multiplies by the kernel's
+  // one value, as a batch axis with the kernel broadcast does (same result in every mode, without the FFTs).
+  for (int a : g.axes)
+    if (request.kernel_shape[a] != 1) g.conv_axes.push_back(a);
+  if (g.conv_axes.empty()) g.conv_axes.push_back(g.axes.back());
+  std::sort(g.conv_axes.begin(), g.conv_axes.end());
+  g.rank = static_cast<int>(g.conv_axes.size());
+  for (int a = 0; a < ndim; ++a)
+    if (std::find(g.conv_axes.begin(), g.conv_axes.end(), a) == g.conv_axes.end()) g.batch_axes.push_back(a);
+
+  // Batch axes: the kernel broadcasts (extent 1) or matches.
+  for (int a : g.batch_axes) {
+    const std::int64_t k = request.kernel_shape[a];
+    if (k != 1 && k != request.in_shape[a])
+      throw InvalidArgument(fmt::format(
+          "{}: kernel shape: batch axis {} must have the operand's extent {} or 1 (broadcast), got {} (kernel {}, "
+          "operand {})",
+          kWho, a, request.in_shape[a], k, str(request.kernel_shape), str(request.in_shape)));
+  }
+  // Valid mode: one operand covers the other on every convolved axis (scipy's rule).
+  if (g.mode == ConvolutionMode::valid) {
+    bool kernel_shorter = true, kernel_longer = true;
+    for (int a : g.conv_axes) {
+      kernel_shorter = kernel_shorter && request.kernel_shape[a] <= request.in_shape[a];
+      kernel_longer = kernel_longer && request.kernel_shape[a] >= request.in_shape[a];
+    }
+    if (!kernel_shorter && !kernel_longer)
+      throw InvalidArgument(fmt::format(
+          "{}: kernel shape: valid mode needs the operand at least as long as the kernel on every convolved axis, or "
+          "at most as long on every one; got operand {} and kernel {} on axes [{}]",
+          kWho, str(request.in_shape), str(request.kernel_shape), fmt::join(g.axes, ", ")));
+  }
+
+  g.out_shape = request.in_shape;
+  for (int i = 0; i < g.rank; ++i) {
+    const int a = g.conv_axes[static_cast<std::size_t>(i)];
+    const std::int64_t n = request.in_shape[a], k = request.kernel_shape[a];
+    if (g.mode == ConvolutionMode::circular && k > n)
+      throw InvalidArgument(fmt::format(
+          "{}: kernel shape: circular mode needs a kernel no longer than the operand on each convolved axis; axis {} "
+          "expected at most {}, got {}",
+          kWho, a, n, k));
+    const std::int64_t needed = needed_length(g.mode, n, k);
+    const bool innermost = i == g.rank - 1;
+    if (g.mode == ConvolutionMode::circular)
+      g.fft_length[i] = n;
+    else if (innermost && request.power_of_two_innermost)
+      g.fft_length[i] = next_power_of_two(needed);
+    else
+      g.fft_length[i] = next_fast_length(needed);
+    switch (g.mode) {
+      case ConvolutionMode::full:
+        g.out_shape[a] = n + k - 1;
+        break;
+      case ConvolutionMode::same:
+        g.out_shape[a] = n;
+        g.out_offset[i] = (k - 1) / 2;
+        break;
+      case ConvolutionMode::valid:
+        g.out_shape[a] = std::max(n, k) - std::min(n, k) + 1;
+        g.out_offset[i] = std::min(n, k) - 1;
+        break;
+      case ConvolutionMode::circular:
+        g.out_shape[a] = n;
+        break;
+    }
+  }
+  g.out_strides = dense_strides(g.out_shape, [&] {
+    std::vector<int> perm(static_cast<std::size_t>(ndim));
+    for (int a = 0; a < ndim; ++a) perm[static_cast<std::size_t>(a)] = a;
+    return perm;
+  }());
+
+  for (int a : g.batch_axes) {
+    g.work_shape.push_back(request.in_shape[a]);
+    g.kernel_work_shape.push_back(request.kernel_shape[a]);
+    g.batch = checked_product(g.batch, request.in_shape[a], "operand");
+    g.kernel_batch = checked_product(g.kernel_batch, request.kernel_shape[a], "kernel");
+  }
+  g.spectrum_shape = g.work_shape;
+  g.kernel_spectrum_shape = g.kernel_work_shape;
+  for (int i = 0; i < g.rank; ++i) {
+    const std::int64_t length = g.fft_length[i];
+    const std::int64_t spectrum = g.real && i == g.rank - 1 ? length / 2 + 1 : length;
+    g.work_shape.push_back(length);
+    g.kernel_work_shape.push_back(length);
+    g.spectrum_shape.push_back(spectrum);
+    g.kernel_spectrum_shape.push_back(spectrum);
+    g.fft_size = checked_product(g.fft_size, length, "FFT length");
+    g.spectrum_size = checked_product(g.spectrum_size, spectrum, "FFT length");
+  }
+  // Every buffer's byte count fits an int64 (16 bytes an element at most).
+  checked_product(checked_product(g.batch, g.fft_size, "operand"), 16, "operand");
+  checked_product(checked_product(g.kernel_batch, g.fft_size, "kernel"), 16, "kernel");
+  return g;
+}
+
+std::optional<std::string> fused_obstacle(const ConvolutionGeometry& g, const Strides& in_strides,
+                                          std::int64_t min_length, std::int64_t max_length) {
+  const int ndim = g.in_shape.size();
+  const DType in = g.in_dtype, kernel = g.kernel_dtype;
+  if (g.rank == 1) {
+    // The kernel reads the operand's rows and writes the result's directly.
+    const int axis = g.conv_axes[0];
+    if (axis != ndim - 1)
+      return fmt::format("the fused kernel convolves the last axis ({}) in 1D, not axis {}", ndim - 1, axis);
+    if (g.in_shape[axis] > 1 && in_strides[axis] != 1)
+      return fmt::format("the operand's last axis has stride {}, not 1", in_strides[axis]);
+    if (!uniform_row_stride(g.in_shape, in_strides))
+      return std::string("the operand's rows are not one stride apart (its batch axes do not nest)");
+    const bool c2c = in == kernel && (in == c64 || in == c128);
+    const bool r2c = g.real && in == f32;
+    if (!c2c && !r2c)
+      return fmt::format("the fused kernels take c64, c128 or real f32 operand and kernel alike, not {} with {}",
+                         in.name(), kernel.name());
+  } else if (g.real) {
+    // 2D and 3D: cuFFT transforms the outer axes of the padded work buffer, the kernel the innermost one, in place.
+    return fmt::format(
+        "the fused kernel runs the innermost axis of complex {}D convolutions only; real ones ({} with "
+        "{}) run separate passes",
+        g.rank, in.name(), kernel.name());
+  }
+  if (g.kernel_batch != 1 && g.kernel_batch != g.batch)
+    return fmt::format(
+        "the fused kernel takes one kernel for every batch entry or one per entry, not a kernel "
+        "broadcast over some batch axes (kernel {}, operand {})",
+        str(g.kernel_shape), str(g.in_shape));
+  const std::int64_t length = g.fft_length[g.rank - 1];
+  if (length != next_power_of_two(length) || length < min_length || length > max_length)
+    return fmt::format("the FFT length {} is not a power of two from {} to {}", length, min_length, max_length);
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> uniform_row_stride(const Shape& shape, const Strides& strides) {
+  const int ndim = shape.size();
+  std::optional<std::int64_t> row_stride;
+  std::int64_t expected = 0;  // what the next outer axis of extent > 1 must have
+  for (int a = ndim - 2; a >= 0; --a) {
+    if (shape[a] == 1) continue;
+    if (!row_stride) {
+      row_stride = strides[a];
+    } else if (strides[a] != expected) {
+      return std::nullopt;
+    }
+    expected = strides[a] * shape[a];
+  }
+  return row_stride.value_or(shape[ndim - 1]);
+}
+
+std::vector<int> canonical_order(const ConvolutionGeometry& g) {
+  std::vector<int> order = g.batch_axes;
+  order.insert(order.end(), g.conv_axes.begin(), g.conv_axes.end());
+  return order;
+}
+
+LayoutRequest transform_request(const Shape& shape, int rank, DType dtype, FFTType type, std::int64_t real_last) {
+  LayoutRequest request;
+  request.dtype = dtype;
+  request.shape = shape;
+  const int ndim = shape.size();
+  std::vector<int> perm(static_cast<std::size_t>(ndim));
+  for (int a = 0; a < ndim; ++a) perm[static_cast<std::size_t>(a)] = a;
+  request.strides = dense_strides(shape, perm);
+  for (int a = ndim - rank; a < ndim; ++a) request.axes.push_back(a);
+  request.type = type;
+  request.parity = real_last % 2 == 0 ? Parity::even : Parity::odd;
+  return request;
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The convolution planner: pure functions from the operand, the kernel and the options to the geometry both
+// backends run (no CUDA, no FFTW, no memory). The work buffers are in canonical order: the batch axes (ascending),
+// then the convolved axes (ascending), dense, each convolved axis padded to its FFT length. The kernel's buffer has
+// the kernel's batch extents (each the operand's or 1) in the same order.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuplan/convolution.hpp"
+#include "fft/planner.hpp"
+
+namespace cuplan::detail {
+
+/// What the planner needs to know.
+struct ConvolutionRequest {
+  DType in_dtype = f32;
+  DType kernel_dtype = f32;
+  Shape in_shape;
+  Shape kernel_shape;
+  std::vector<int> axes;
+  ConvolutionMode mode = ConvolutionMode::full;
+  /// The FFT length of the last convolved axis is the next power of two (the fused kernels' lengths) instead of the
+  /// next 2-3-5-7-smooth length. Linear modes only; circular convolution keeps length n.
+  bool power_of_two_innermost = false;
+};
+
+/// The planner's answer.
+struct ConvolutionGeometry {
+  ConvolutionMode mode = ConvolutionMode::full;
+  DType in_dtype, kernel_dtype;
+  DType out_dtype;    ///< complex when either operand is
+  bool real = false;  ///< both real: R2C forward, C2R inverse
+  Shape in_shape, kernel_shape, out_shape;
+  Strides out_strides;                     ///< dense row-major
+  std::vector<int> axes;                   ///< normalised, in the order given
+  std::vector<int> conv_axes;              ///< the same, ascending (canonical order)
+  std::vector<int> batch_axes;             ///< the other axes, ascending
+  int rank = 0;                            ///< convolved axes (1 to 3)
+  std::int64_t fft_length[3] = {1, 1, 1};  ///< per convolved axis, canonical order
+  std::int64_t out_offset[3] = {0, 0, 0};  ///< first result index in the circular result, per convolved axis
+  Shape work_shape;                        ///< the operand's buffer: batch extents, then FFT lengths
+  Shape kernel_work_shape;                 ///< the kernel's buffer: its batch extents, then FFT lengths
+  Shape spectrum_shape;                    ///< the operand's spectrum (R2C: last length n/2+1)
+  Shape kernel_spectrum_shape;             ///< the kernel's spectrum
+  std::int64_t batch = 1;                  ///< product of the operand's batch extents
+  std::int64_t kernel_batch = 1;           ///< product of the kernel's batch extents
+  std::int64_t fft_size = 1;               ///< product of the FFT lengths (N of the 1/N scaling)
+  std::int64_t spectrum_size = 1;          ///< spectrum values per batch entry
+};
+
+/// Decides the geometry; InvalidArgument naming the operand, the expected and the actual value for an unsupported
+/// dtype, a precision mismatch, a rank mismatch, a zero extent, a kernel extent that does not broadcast, valid mode
+/// with mixed length orders, or circular mode with a kernel longer than the operand.
+ConvolutionGeometry plan_convolution(const ConvolutionRequest& request);
+
+/// The smallest 2-3-5-7-smooth length >= n (n >= 1).
+std::int64_t next_fast_length(std::int64_t n);
+/// The smallest power of two >= n (n >= 1).
+std::int64_t next_power_of_two(std::int64_t n);
+/// The length one convolved axis needs: n + k - 1 for the linear modes, n for circular.
+std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k);
+
+/// Why the fused kernel cannot serve `geometry` for an operand of `in_strides` (nullopt: it can, as far as the
+/// geometry goes; the build and the device decide the rest). In 1D it reads and writes the operand and result
+/// directly: the convolved axis is the operand's last and dense, rows one stride apart, c64, c128 or real f32 (both
+/// operands). In 2D and 3D (complex results only) it transforms the innermost axis of the padded work buffer while
+/// cuFFT transforms the outer ones. Always: one kernel for every batch entry or one per entry, and a power-of-two
+/// innermost FFT length from `min_length` to `max_length`.
+std::optional<std::string> fused_obstacle(const ConvolutionGeometry& geometry, const Strides& in_strides,
+                                          std::int64_t min_length, std::int64_t max_length);
+
+/// The distance between consecutive rows (along the last axis) of an operand whose other axes nest densely over
+/// one another, counting every row once; nullopt when they do not. A single row gives its length.
+std::optional<std::int64_t> uniform_row_stride(const Shape& shape, const Strides& strides);
+
+/// The canonical order of an operand's axes: batch axes then convolved axes, both ascending.
+std::vector<int> canonical_order(const ConvolutionGeometry& geometry);
+
+/// The FFT planner's request for one side of the transforms over a dense canonical buffer of `shape` (the last
+/// `rank` axes transformed): `type` c2c on a complex buffer, r2c on a real one, c2r on a spectrum whose real
+/// length is `real_last`.
+LayoutRequest transform_request(const Shape& shape, int rank, DType dtype, FFTType type, std::int64_t real_last = 0);
+
+}  // namespace cuplan::detail

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+// Convolution on the GPU: the fused cuFFTDx route at every compiled length and kind against the float64 reference
+// (outputs poisoned), the route choice and its refusals, the fused and separate routes against each other, and the
+// stream contract (two streams, reset_operand and reset_kernel across streams, each after a ~50 ms spin so that a
+// missing ordering edge shows as a wrong result). Skips without a GPU; the fused cases skip without MathDx.
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <vector>
+
+#include "convolution/convolution_test_util.hpp"
+#include "runtime/spin_kernel.cuh"
+
+namespace cuplan::testing {
+namespace {
+
+constexpr std::int64_t kLengths[] = {256, 512, 1024, 2048, 4096, 8192, 16384};
+
+void spin(StreamRef stream) {
+  spin_kernel<<<1, 1, 0, stream.native()>>>(cycles_for_ms(50.0));
+  CUPLAN_TEST_CUDA(cudaGetLastError());
+}
+
+#define CUPLAN_REQUIRE_FUSED()                                                  \
+  do {                                                                          \
+    CUPLAN_REQUIRE_GPU();                                                       \
+    if (!CUPLAN_HAS_FUSED_FFT)                                                  \
+      GTEST_SKIP() << "this build has no fused kernels (MathDx not found: see " \
+                      "docs/convolution.md, CUPLAN_HAS_FUSED_FFT 0)";           \
+  } while (0)
+
+/// Forced fused route, `rows` rows of n with a kernel of k (per row when `per_row`), against the reference. Returns
+/// false when this build has no kernel of that length.
+template <class T>
+bool check_fused(std::int64_t rows, std::int64_t n, std::int64_t k, ConvolutionMode mode, bool per_row = false,
+                 std::int64_t row_stride = 0) {
+  SCOPED_TRACE(::testing::Message() << dtype_of<T>.name() << " rows " << rows << " n " << n << " k " << k << " "
+                                    << to_string(mode) << (per_row ? " per row" : ""));
+  auto hx = HostArray<T>::random({rows, n},
+                                 row_stride ? std::vector<std::int64_t>{row_stride, 1} : std::vector<std::int64_t>{});
+  auto hk = HostArray<T>::random({per_row ? rows : 1, k});
+  Operand x = to_space(hx, Space::cuda);
+  Operand kernel = to_space(hk, Space::cuda);
+  std::optional<Convolution> conv;
+  try {
+    conv.emplace(x.view, kernel.view,
+                 ConvolutionOptions{.mode = mode, .route = ConvolutionRoute::fused, .execution = Execution::cuda()});
+  } catch (const NotSupported& e) {
+    if (std::string(e.what()).find("was compiled") != std::string::npos) return false;
+    throw;
+  }
+  conv->plan();
+  EXPECT_EQ(conv->route(), ConvolutionRoute::fused);
+  EXPECT_NE(conv->describe().find("fused"), std::string::npos) << conv->describe();
+  const auto shape = convolution_shape({rows, n}, {1, k}, {1}, mode);
+  Tensor out = poisoned(conv->result_dtype(), shape, Space::cuda);
+  conv->execute({.out = out.view()});
+  const auto expected = reference_convolution(hx.dense(), {rows, n}, hk.dense(), hk.shape, {1}, mode);
+  EXPECT_LT(relative_error(to_dense(out.view()), expected),
+            convolution_tolerance(conv->result_dtype(), conv->fft_lengths()[0]))
+      << conv->describe();
+  return true;
+}
+
+TEST(ConvolutionGpu, FusedEveryCompiledLengthKindAndMode) {
+  CUPLAN_REQUIRE_FUSED();
+  int ran = 0;
+  for (std::int64_t length : kLengths) {
+    // n + k - 1 == length: the power-of-two FFT length is `length` itself.
+    const std::int64_t k = length / 8 + 1, n = length - k + 1;
+    for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
+      ran += check_fused<std::complex<float>>(3, n, k, mode);
+      ran += check_fused<std::complex<double>>(2, n, k, mode);
+      ran += check_fused<float>(3, n, k, mode);
+    }
+    ran += check_fused<std::complex<float>>(2, length, k, ConvolutionMode::circular);
+    ran += check_fused<float>(2, length, 3, ConvolutionMode::circular);
+  }
+  EXPECT_GT(ran, 0) << "no fused kernel was compiled into this build";
+}
+
+TEST(ConvolutionGpu, FusedKernelPerRowPaddedRowsAndAPartialLastBlock) {
+  CUPLAN_REQUIRE_FUSED();
+  // Odd row counts leave a block with missing rows when cuFFTDx puts several rows in a block.
+  check_fused<std::complex<float>>(7, 200, 57, ConvolutionMode::full, true);
+  check_fused<float>(5, 900, 100, ConvolutionMode::same, true);
+  check_fused<std::complex<double>>(3, 300, 40, ConvolutionMode::valid, false, 320);
+  check_fused<float>(33, 1000, 25, ConvolutionMode::full);
+}
+
+/// 2D and 3D complex convolutions on the innermost-fused route (forced) against the reference, poisoned `out`.
+template <class T, class K = T>
+void check_fused_inner(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
+                       ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}) {
+  SCOPED_TRACE(::testing::Message() << dtype_of<T>.name() << " x " << ::testing::PrintToString(xs) << " k "
+                                    << ::testing::PrintToString(ks) << " " << to_string(mode));
+  auto hx = HostArray<T>::random(xs, x_strides);
+  auto hk = HostArray<K>::random(ks);
+  Operand x = to_space(hx, Space::cuda);
+  Operand k = to_space(hk, Space::cuda);
+  Convolution conv(x.view, k.view, {.axes = axes, .mode = mode, .route = ConvolutionRoute::fused});
+  conv.plan();
+  EXPECT_EQ(conv.route(), ConvolutionRoute::fused);
+  EXPECT_NE(conv.describe().find("outer axes"), std::string::npos) << conv.describe();
+  std::vector<int> ref_axes;
+  for (int a : axes) ref_axes.push_back(a < 0 ? a + static_cast<int>(xs.size()) : a);
+  const auto shape = convolution_shape(xs, ks, ref_axes, mode);
+  Tensor out = poisoned(conv.result_dtype(), shape, Space::cuda);
+  conv.execute({.out = out.view()});
+  const auto expected = reference_convolution(hx.dense(), xs, hk.dense(), ks, ref_axes, mode);
+  std::int64_t fft_size = 1;
+  for (std::int64_t n : conv.fft_lengths()) fft_size *= n;
+  EXPECT_LT(relative_error(to_dense(out.view()), expected), convolution_tolerance(conv.result_dtype(), fft_size))
+      << conv.describe();
+}
+
+TEST(ConvolutionGpu, FusedInnermostAxisOf2DAnd3DComplexConvolutions) {
+  CUPLAN_REQUIRE_FUSED();
+  for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
+    check_fused_inner<std::complex<float>>({2, 40, 300}, {1, 7, 9}, {1, 2}, mode);             // one kernel, 2D
+    check_fused_inner<std::complex<double>>({3, 33, 250}, {3, 4, 7}, {1, 2}, mode);            // one per entry
+    check_fused_inner<float, std::complex<float>>({12, 9, 400}, {5, 3, 11}, {0, 1, 2}, mode);  // 3D, mixed
+  }
+  check_fused_inner<std::complex<float>>({4, 30, 512}, {1, 5, 512}, {1, 2}, ConvolutionMode::circular);
+  // A strided operand (padded rows, batch axis last) reaches the work buffer through the pad kernel.
+  check_fused_inner<std::complex<float>>({20, 300, 3}, {4, 17, 1}, {0, 1}, ConvolutionMode::full, {1, 100, 32});
+}
+
+TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
+  CUPLAN_REQUIRE_FUSED();
+  Tensor x = Tensor::empty({64, 4000}, c64, Device::cuda(0));
+  Tensor k = Tensor::empty({1, 97}, c64, Device::cuda(0));
+  Convolution conv(x, k, {.mode = ConvolutionMode::same});
+  if (conv.route() == ConvolutionRoute::fused) {
+    EXPECT_EQ(conv.fft_lengths()[0], 4096);
+    EXPECT_NE(conv.describe().find("cuFFTDx"), std::string::npos) << conv.describe();
+  } else {
+    EXPECT_NE(conv.describe().find("not fused"), std::string::npos) << conv.describe();
+  }
+  Convolution separate(x, k, {.mode = ConvolutionMode::same, .route = ConvolutionRoute::separate});
+  EXPECT_EQ(separate.route(), ConvolutionRoute::separate);
+  EXPECT_NE(separate.describe().find("cuFFT forward"), std::string::npos) << separate.describe();
+}
+
+TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {
+  CUPLAN_REQUIRE_GPU();
+  Tensor x2 = Tensor::empty({64, 300}, f32, Device::cuda(0));
+  Tensor k2 = Tensor::empty({3, 3}, f32, Device::cuda(0));
+  const ConvolutionOptions fused{.route = ConvolutionRoute::fused};
+  expect_throw_naming<NotSupported>([&] { Convolution(x2, k2, fused); }, {"fused", "complex 2D", "real"});
+  Tensor xa = Tensor::empty({300, 8}, c64, Device::cuda(0));
+  Tensor ka = Tensor::empty({5, 1}, c64, Device::cuda(0));
+  expect_throw_naming<NotSupported>([&] { Convolution(xa, ka, fused); }, {"fused", "last axis", "axis 0"});
+  Tensor xr = Tensor::empty({4, 1000}, f64, Device::cuda(0));
+  Tensor kr = Tensor::empty({1, 9}, f64, Device::cuda(0));
+  expect_throw_naming<NotSupported>([&] { Convolution(xr, kr, fused); }, {"fused", "f64"});
+  Tensor xl = Tensor::empty({2, 40000}, c64, Device::cuda(0));
+  Tensor kl = Tensor::empty({1, 9}, c64, Device::cuda(0));
+  expect_throw_naming<NotSupported>([&] { Convolution(xl, kl, fused); }, {"fused", "65536", "16384"});
+  Tensor xc = Tensor::empty({2, 1024}, c64, Device::cuda(0));
+  Tensor kc = Tensor::empty({1, 9}, c64, Device::cuda(0));
+  if (!CUPLAN_HAS_FUSED_FFT)
+    expect_throw_naming<NotSupported>([&] { Convolution(xc, kc, fused); }, {"fused", "MathDx"});
+}
+
+TEST(ConvolutionGpu, FusedAndSeparateRoutesAgreeOnALargeCase) {
+  CUPLAN_REQUIRE_FUSED();
+  auto hx = HostArray<std::complex<float>>::random({256, 4000});
+  auto hk = HostArray<std::complex<float>>::random({1, 97});
+  Operand x = to_space(hx, Space::cuda);
+  Operand k = to_space(hk, Space::cuda);
+  Convolution fused(x.view, k.view, {.mode = ConvolutionMode::same, .route = ConvolutionRoute::fused});
+  Convolution separate(x.view, k.view, {.mode = ConvolutionMode::same, .route = ConvolutionRoute::separate});
+  fused.plan();
+  separate.plan();
+  const Tensor a = fused.execute();
+  const Tensor b = separate.execute();
+  EXPECT_LT(relative_error(to_dense(a.view()), to_dense(b.view())), 1e-5);
+}
+
+/// Both routes under the stream contract (the separate one everywhere; the fused one where the build has it).
+class ConvolutionGpuStreams : public ::testing::TestWithParam<ConvolutionRoute> {
+ protected:
+  void SetUp() override {
+    CUPLAN_REQUIRE_GPU();
+    if (GetParam() == ConvolutionRoute::fused && !CUPLAN_HAS_FUSED_FFT)
+      GTEST_SKIP() << "this build has no fused kernels (MathDx not found)";
+  }
+};
+
+TEST_P(ConvolutionGpuStreams, PlanExecuteAndResetOperandAcrossTwoStreams) {
+  Stream s1, s2;
+  auto hx = HostArray<std::complex<float>>::random({32, 1000});
+  auto hk = HostArray<std::complex<float>>::random({1, 25});
+  Operand x = to_space(hx, Space::cuda, s1);
+  Operand k = to_space(hk, Space::cuda, s1);
+  Convolution conv(x.view, k.view, {.mode = ConvolutionMode::same, .route = GetParam(), .stream = s1});
+  spin(s1);  // the kernel's upload is late: plan (on s1) must read it after the spin
+  conv.plan(s1);
+  Tensor y = conv.execute({.stream = s1});
+  // y becomes the next operand, on s2, with no user ordering: the object orders s2 after its phase on s1.
+  conv.reset_operand(y, s2);
+  Tensor z = conv.execute({.stream = s2});
+  s2.synchronize();
+  const auto once = reference_convolution(hx.dense(), hx.shape, hk.dense(), hk.shape, {1}, ConvolutionMode::same);
+  const auto twice = reference_convolution(once, hx.shape, hk.dense(), hk.shape, {1}, ConvolutionMode::same);
+  EXPECT_LT(relative_error(to_dense(z.view()), twice), 1e-4) << conv.describe();
+}
+
+TEST_P(ConvolutionGpuStreams, ResetKernelOnAnotherStreamOrdersTheNextExecute) {
+  Stream s1, s2;
+  auto hx = HostArray<float>::random({16, 2000});
+  auto hk = HostArray<float>::random({1, 49});
+  auto hk2 = HostArray<float>::random({1, 49});
+  Operand x = to_space(hx, Space::cuda, s1);
+  Operand k = to_space(hk, Space::cuda, s1);
+  Operand k2 = to_space(hk2, Space::cuda, s2);
+  Convolution conv(x.view, k.view, {.route = GetParam(), .stream = s1});
+  conv.plan();
+  spin(s2);
+  conv.reset_kernel(k2.view, s2);  // after the spin on s2
+  Tensor y = conv.execute({.stream = s1});
+  s1.synchronize();
+  const auto expected = reference_convolution(hx.dense(), hx.shape, hk2.dense(), hk2.shape, {1}, ConvolutionMode::full);
+  EXPECT_LT(relative_error(to_dense(y.view()), expected), 1e-5) << conv.describe();
+}
+
+TEST_P(ConvolutionGpuStreams, FunctionFormOnAStreamWithAfterEvents) {
+  Stream s1, s2;
+  auto hx = HostArray<std::complex<double>>::random({8, 700});
+  auto hk = HostArray<std::complex<double>>::random({1, 60});
+  Operand x = to_space(hx, Space::cuda, s1);
+  Operand k = to_space(hk, Space::cuda, s1);
+  spin(s1);
+  const Event ready = s1.record();
+  Tensor y = fftconvolve(x.view, k.view,
+                         {.mode = ConvolutionMode::valid, .route = GetParam(), .stream = s2, .after = {ready}});
+  s2.synchronize();
+  const auto expected = reference_convolution(hx.dense(), hx.shape, hk.dense(), hk.shape, {1}, ConvolutionMode::valid);
+  EXPECT_LT(relative_error(to_dense(y.view()), expected), 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(Routes, ConvolutionGpuStreams,
+                         ::testing::Values(ConvolutionRoute::separate, ConvolutionRoute::fused),
+                         [](const ::testing::TestParamInfo<ConvolutionRoute>& route) {
+                           return std::string(to_string(route.param));
+                         });
+
+}  // namespace
+}  // namespace cuplan::testing

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// The convolution planner alone (no GPU, no FFTW): result shapes and offsets of every mode, FFT lengths, canonical
+// work shapes, kernel broadcast, and the fused kernel's conditions.
+
+#include "convolution/planner.hpp"
+
+#include <gtest/gtest.h>
+
+#include "cuplan/errors.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+ConvolutionGeometry plan(Shape x, Shape k, std::vector<int> axes, ConvolutionMode mode, DType dtype = f32,
+                         DType kernel_dtype = f32, bool pow2 = false) {
+  return plan_convolution({.in_dtype = dtype,
+                           .kernel_dtype = kernel_dtype,
+                           .in_shape = x,
+                           .kernel_shape = k,
+                           .axes = std::move(axes),
+                           .mode = mode,
+                           .power_of_two_innermost = pow2});
+}
+
+TEST(ConvolutionPlanner, FastAndPowerOfTwoLengths) {
+  EXPECT_EQ(next_fast_length(1), 1);
+  EXPECT_EQ(next_fast_length(11), 12);
+  EXPECT_EQ(next_fast_length(97), 98);
+  EXPECT_EQ(next_fast_length(1031), 1050);
+  EXPECT_EQ(next_power_of_two(1), 1);
+  EXPECT_EQ(next_power_of_two(257), 512);
+  EXPECT_EQ(next_power_of_two(4096), 4096);
+}
+
+TEST(ConvolutionPlanner, ModesShapesAndOffsets) {
+  const auto full = plan({4, 100}, {1, 9}, {1}, ConvolutionMode::full);
+  EXPECT_EQ(full.out_shape, (Shape{4, 108}));
+  EXPECT_EQ(full.out_offset[0], 0);
+  EXPECT_GE(full.fft_length[0], 108);
+  const auto same = plan({4, 100}, {1, 10}, {1}, ConvolutionMode::same);
+  EXPECT_EQ(same.out_shape, (Shape{4, 100}));
+  EXPECT_EQ(same.out_offset[0], 4);  // (k - 1) / 2
+  const auto valid = plan({4, 100}, {1, 10}, {1}, ConvolutionMode::valid);
+  EXPECT_EQ(valid.out_shape, (Shape{4, 91}));
+  EXPECT_EQ(valid.out_offset[0], 9);
+  const auto swapped = plan({4, 10}, {1, 100}, {1}, ConvolutionMode::valid);
+  EXPECT_EQ(swapped.out_shape, (Shape{4, 91}));
+  EXPECT_EQ(swapped.out_offset[0], 9);
+  const auto circular = plan({4, 100}, {1, 10}, {1}, ConvolutionMode::circular);
+  EXPECT_EQ(circular.out_shape, (Shape{4, 100}));
+  EXPECT_EQ(circular.fft_length[0], 100);
+  const auto pow2 = plan({4, 100}, {1, 10}, {1}, ConvolutionMode::full, f32, f32, true);
+  EXPECT_EQ(pow2.fft_length[0], 128);
+}
+
+TEST(ConvolutionPlanner, CanonicalOrderAndBatches) {
+  const auto g = plan({6, 9, 7, 5}, {6, 3, 1, 2}, {3, 1}, ConvolutionMode::full, c64, f32);
+  EXPECT_EQ(g.axes, (std::vector<int>{3, 1}));
+  EXPECT_EQ(g.conv_axes, (std::vector<int>{1, 3}));
+  EXPECT_EQ(g.batch_axes, (std::vector<int>{0, 2}));
+  EXPECT_EQ(canonical_order(g), (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_FALSE(g.real);
+  EXPECT_EQ(g.out_dtype, c64);
+  EXPECT_EQ(g.batch, 42);
+  EXPECT_EQ(g.kernel_batch, 6);
+  EXPECT_EQ(g.work_shape, (Shape{6, 7, g.fft_length[0], g.fft_length[1]}));
+  EXPECT_EQ(g.kernel_work_shape, (Shape{6, 1, g.fft_length[0], g.fft_length[1]}));
+  const auto r = plan({3, 20}, {1, 5}, {1}, ConvolutionMode::full);
+  EXPECT_TRUE(r.real);
+  EXPECT_EQ(r.spectrum_size, r.fft_length[0] / 2 + 1);
+}
+
+TEST(ConvolutionPlanner, AnAxisWhereTheKernelHasLengthOneIsNotTransformed) {
+  const auto g = plan({256, 8192}, {1, 1025}, {}, ConvolutionMode::full);  // default axes: both
+  EXPECT_EQ(g.axes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(g.conv_axes, (std::vector<int>{1}));
+  EXPECT_EQ(g.batch_axes, (std::vector<int>{0}));
+  EXPECT_EQ(g.out_shape, (Shape{256, 9216}));
+  EXPECT_EQ(g.fft_length[0], 9216);
+  const auto all_one = plan({4, 6}, {1, 1}, {0, 1}, ConvolutionMode::valid);
+  EXPECT_EQ(all_one.conv_axes, (std::vector<int>{1}));  // at least one axis stays
+  EXPECT_EQ(all_one.out_shape, (Shape{4, 6}));
+}
+
+TEST(ConvolutionPlanner, RefusesWhatCannotBeConvolved) {
+  EXPECT_THROW(plan({4, 10}, {2, 3}, {1}, ConvolutionMode::full), InvalidArgument);  // batch extent 2 vs 4
+  EXPECT_THROW(plan({4, 10}, {1, 3}, {1}, ConvolutionMode::full, f32, c128), InvalidArgument);
+  EXPECT_THROW(plan({4, 10}, {1, 3}, {1}, ConvolutionMode::full, i32, i32), InvalidArgument);
+  EXPECT_THROW(plan({4, 10}, {1, 11}, {1}, ConvolutionMode::circular), InvalidArgument);
+  EXPECT_THROW(plan({4, 10}, {5, 3}, {0, 1}, ConvolutionMode::valid), InvalidArgument);
+  EXPECT_THROW(plan({4, 0}, {1, 3}, {1}, ConvolutionMode::full), InvalidArgument);
+  EXPECT_THROW(plan({}, {}, {}, ConvolutionMode::full), InvalidArgument);
+}
+
+TEST(ConvolutionPlanner, FusedConditions) {
+  const Strides dense{1024, 1};
+  auto ok = plan({8, 1024}, {1, 33}, {1}, ConvolutionMode::same, c64, c64, true);
+  EXPECT_EQ(ok.fft_length[0], 2048);
+  EXPECT_FALSE(fused_obstacle(ok, Strides{1024, 1}, 256, 16384));
+  auto real = plan({8, 1000}, {8, 25}, {1}, ConvolutionMode::full, f32, f32, true);
+  EXPECT_FALSE(fused_obstacle(real, Strides{1000, 1}, 256, 16384));
+  EXPECT_TRUE(fused_obstacle(plan({8, 1000}, {1, 25}, {1}, ConvolutionMode::full, f64, f64, true), Strides{1000, 1},
+                             256, 16384));  // real f64
+  EXPECT_TRUE(fused_obstacle(plan({8, 1000}, {1, 25}, {1}, ConvolutionMode::full, f32, c64, true), Strides{1000, 1},
+                             256, 16384));                     // mixed
+  EXPECT_TRUE(fused_obstacle(ok, Strides{1, 8}, 256, 16384));  // last axis not dense
+  // 2D and 3D: complex through the work buffer (any operand layout, mixed real and complex), the innermost length
+  EXPECT_FALSE(fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true),
+                              Strides{1, 8, 512}, 256, 16384));
+  EXPECT_FALSE(fused_obstacle(plan({64, 64, 300}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true),
+                              Strides{4096, 64, 1}, 256, 16384));
+  const auto real2d = fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, f32, f32, true),
+                                     Strides{19200, 300, 1}, 256, 16384);
+  ASSERT_TRUE(real2d);
+  EXPECT_NE(real2d->find("complex"), std::string::npos) << *real2d;
+  EXPECT_TRUE(fused_obstacle(plan({8, 64, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true),
+                             Strides{4096, 64, 1}, 256, 16384));  // innermost length 128 < 256
+  EXPECT_TRUE(fused_obstacle(plan({1024, 8}, {3, 1}, {0}, ConvolutionMode::full, c64, c64, true), Strides{8, 1}, 256,
+                             16384));  // not the last axis
+  EXPECT_TRUE(fused_obstacle(plan({8, 20000}, {1, 33}, {1}, ConvolutionMode::full, c64, c64, true), Strides{20000, 1},
+                             256, 16384));  // too long
+  EXPECT_TRUE(fused_obstacle(plan({8, 1000}, {1, 25}, {1}, ConvolutionMode::circular, c64, c64, true), Strides{1000, 1},
+                             256, 16384));  // circular at a length that is no power of two
+  const auto message = fused_obstacle(plan({4, 8, 1000}, {4, 1, 25}, {2}, ConvolutionMode::full, c64, c64, true),
+                                      Strides{8000, 1000, 1}, 256, 16384);
+  ASSERT_TRUE(message);
+  EXPECT_NE(message->find("broadcast"), std::string::npos) << *message;
+}
+
+TEST(ConvolutionPlanner, UniformRowStride) {
+  EXPECT_EQ(uniform_row_stride(Shape{4, 3, 10}, Strides{30, 10, 1}), 10);
+  EXPECT_EQ(uniform_row_stride(Shape{4, 3, 10}, Strides{48, 16, 1}), 16);
+  EXPECT_FALSE(uniform_row_stride(Shape{4, 3, 10}, Strides{64, 16, 1}));
+  EXPECT_EQ(uniform_row_stride(Shape{1, 1, 10}, Strides{0, 0, 1}), 10);
+}
+
+}  // namespace
+}  // namespace cuplan::detail
