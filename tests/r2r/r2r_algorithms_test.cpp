@@ -60,6 +60,6 @@ TEST_P(Algorithms, EveryLengthMatchesTheDirectSum) {
 INSTANTIATE_TEST_SUITE_P(Kinds, Algorithms,
                          ::testing::Values(R2RKind::dct1, R2RKind::dct2, R2RKind::dct3, R2RKind::dct4, R2RKind::dst1,
                                            R2RKind::dst2, R2RKind::dst3, R2RKind::dst4),
-                         [](const auto& info) { return std::string(cuplan::to_string(info.param)); });
+                         [](const auto& param_info) { return std::string(cuplan::to_string(param_info.param)); });
 
 }  // namespace

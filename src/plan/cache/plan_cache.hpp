@@ -23,7 +23,7 @@ class CachedPlan {
   virtual ~CachedPlan() = default;
 };
 
-enum class PlanKind : std::uint32_t { fft = 1, matmul = 2 };
+enum class PlanKind : std::uint32_t { fft = 1, matmul = 2, r2r = 3 };
 
 class PlanKey {
  public:
