@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "base/cuda_check.hpp"
+#include "base/cufft/cufft_check.hpp"
 #include "base/error_context.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
@@ -16,45 +17,6 @@
 
 namespace cuplan::detail {
 namespace {
-
-const char* cufft_name(cufftResult status) noexcept {
-  switch (status) {
-    case CUFFT_SUCCESS:
-      return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN:
-      return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED:
-      return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_VALUE:
-      return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR:
-      return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED:
-      return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED:
-      return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE:
-      return "CUFFT_INVALID_SIZE";
-    case CUFFT_INVALID_DEVICE:
-      return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NOT_SUPPORTED:
-      return "CUFFT_NOT_SUPPORTED";
-    default:
-      return "CUFFT_STATUS_UNKNOWN";
-  }
-}
-
-// cuFFT's status to a LibraryError (OutOfMemory for an allocation failure) naming the call.
-void check(cufftResult status, const char* call, SourceLocation where) {
-  if (status == CUFFT_SUCCESS) [[likely]]
-    return;
-  std::string message = describe_failure("cuFFT", call, static_cast<int>(status), cufft_name(status),
-                                         "a cuFFT call of a real-to-real transform failed", where);
-  if (status == CUFFT_ALLOC_FAILED) throw OutOfMemory(message);
-  throw LibraryError("cuFFT", call, static_cast<int>(status), cufft_name(status), std::move(message));
-}
-
-#define CUPLAN_R2R_CUFFT_CHECK(expr) check((expr), #expr, {__FILE__, __LINE__})
 
 std::size_t round_up(std::size_t bytes) {
   return (bytes + 255) / 256 * 256;
@@ -113,7 +75,7 @@ CufftR2R::~CufftR2R() {
         const cufftResult status = cufftDestroy(static_cast<cufftHandle>(p.handle));
         if (status != CUFFT_SUCCESS)
           log(LogLevel::warning, "RealTransform: cufftDestroy failed with {} (ignored in a destructor)",
-              cufft_name(status));
+              cufft_status_name(status));
       }
 }
 
@@ -125,17 +87,17 @@ void CufftR2R::plan() {
       if (p.rows == 0) continue;
       cufftHandle handle = 0;
       CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftCreate");
-      CUPLAN_R2R_CUFFT_CHECK(cufftCreate(&handle));
+      CUPLAN_CUFFT_CHECK(cufftCreate(&handle));
       p.handle = static_cast<int>(handle);
-      CUPLAN_R2R_CUFFT_CHECK(cufftSetAutoAllocation(handle, 0));
+      CUPLAN_CUFFT_CHECK(cufftSetAutoAllocation(handle, 0));
       const AxisAlgorithm& al = p.algorithm;
       long long n = al.fft_length;
       // Rows are dense: distances in elements of each side's type (complex sides count complex values).
       long long idist = al.fft == R2RFftType::r2c ? al.a_scalars : al.a_scalars / 2;
       long long odist = al.fft == R2RFftType::c2r ? al.b_scalars : al.b_scalars / 2;
       std::size_t work = 0;
-      CUPLAN_R2R_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, nullptr, 1, idist, nullptr, 1, odist,
-                                                 cufft_type(al.fft, dp), p.rows, &work));
+      CUPLAN_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, nullptr, 1, idist, nullptr, 1, odist,
+                                             cufft_type(al.fft, dp), p.rows, &work));
       p.work_bytes = work;
       work_bytes_ = std::max(work_bytes_, round_up(work));
     }
@@ -183,29 +145,29 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     CUPLAN_CUDA_CHECK(launch_r2r_pre_pass(args, s));
     const auto handle = static_cast<cufftHandle>(p.handle);
     CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftExec");
-    CUPLAN_R2R_CUFFT_CHECK(cufftSetStream(handle, s));
-    CUPLAN_R2R_CUFFT_CHECK(cufftSetWorkArea(handle, work));
+    CUPLAN_CUFFT_CHECK(cufftSetStream(handle, s));
+    CUPLAN_CUFFT_CHECK(cufftSetWorkArea(handle, work));
     switch (p.algorithm.fft) {
       case R2RFftType::r2c:
         if (dp)
-          CUPLAN_R2R_CUFFT_CHECK(
+          CUPLAN_CUFFT_CHECK(
               cufftExecD2Z(handle, static_cast<cufftDoubleReal*>(a), static_cast<cufftDoubleComplex*>(b)));
         else
-          CUPLAN_R2R_CUFFT_CHECK(cufftExecR2C(handle, static_cast<cufftReal*>(a), static_cast<cufftComplex*>(b)));
+          CUPLAN_CUFFT_CHECK(cufftExecR2C(handle, static_cast<cufftReal*>(a), static_cast<cufftComplex*>(b)));
         break;
       case R2RFftType::c2r:
         if (dp)
-          CUPLAN_R2R_CUFFT_CHECK(
+          CUPLAN_CUFFT_CHECK(
               cufftExecZ2D(handle, static_cast<cufftDoubleComplex*>(a), static_cast<cufftDoubleReal*>(b)));
         else
-          CUPLAN_R2R_CUFFT_CHECK(cufftExecC2R(handle, static_cast<cufftComplex*>(a), static_cast<cufftReal*>(b)));
+          CUPLAN_CUFFT_CHECK(cufftExecC2R(handle, static_cast<cufftComplex*>(a), static_cast<cufftReal*>(b)));
         break;
       case R2RFftType::c2c:
         if (dp)
-          CUPLAN_R2R_CUFFT_CHECK(cufftExecZ2Z(handle, static_cast<cufftDoubleComplex*>(a),
-                                              static_cast<cufftDoubleComplex*>(b), CUFFT_FORWARD));
+          CUPLAN_CUFFT_CHECK(cufftExecZ2Z(handle, static_cast<cufftDoubleComplex*>(a),
+                                          static_cast<cufftDoubleComplex*>(b), CUFFT_FORWARD));
         else
-          CUPLAN_R2R_CUFFT_CHECK(
+          CUPLAN_CUFFT_CHECK(
               cufftExecC2C(handle, static_cast<cufftComplex*>(a), static_cast<cufftComplex*>(b), CUFFT_FORWARD));
         break;
     }
