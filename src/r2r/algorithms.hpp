@@ -110,10 +110,25 @@ __device__ inline R2RTwiddle r2r_twiddle(double x) {
 R2RTwiddle r2r_twiddle(double x);  // algorithms.cpp
 #endif
 
+/// One row of the FFT's input or output seen as scalars (complex values as re, im pairs), in either layout the
+/// kernels use: rows one after another (`stride` 1 per real value or 2 per complex value) or rows interleaved, the
+/// row index fastest (`stride` the row count per real value, or twice it per complex value), which keeps both the
+/// passes' loads and stores coalesced along an axis that is not the innermost.
+template <class T>
+struct R2RRowView {
+  T* base;
+  std::int64_t stride;
+  bool complex;
+  CUPLAN_R2R_HD T& operator[](std::int64_t s) const {
+    return complex ? base[(s >> 1) * stride + (s & 1)] : base[s * stride];
+  }
+};
+
 /// The pre-pass item `j` of one row: reads the axis through `load(i)` (the operand's element i of the row, already
-/// scaled by orthogonalize's input factor) and writes the FFT's input row `a` (T scalars; complex as re, im pairs).
-template <class T, class Load>
-CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& load, T* a) {
+/// scaled by orthogonalize's input factor) and writes the FFT's input row `a` (T scalars; complex as re, im pairs;
+/// a T* or an R2RRowView).
+template <class T, class Load, class Row>
+CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& load, Row&& a) {
   const std::int64_t n = al.n;
   // DST-III and DST-IV run the cosine route on the reversed sequence.
   const auto rev = [&](std::int64_t i) { return al.sine ? load(n - 1 - i) : load(i); };
@@ -171,8 +186,8 @@ CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& 
 
 /// The post-pass item `k` of one row: reads the FFT's output row `b` and stores the axis through `store(i, value)`
 /// (which applies the output factors), one or two elements per item.
-template <class T, class Store>
-CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const T* b, Store&& store) {
+template <class T, class Store, class Row>
+CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const Row& b, Store&& store) {
   const std::int64_t n = al.n;
   switch (al.algorithm) {
     case R2RAlgorithm::dct1_even_extension:

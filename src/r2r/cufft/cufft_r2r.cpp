@@ -61,6 +61,7 @@ CufftR2R::CufftR2R(const R2RDecision& decision, int device) : decision_(decision
       AxisPlan p;
       p.algorithm = choose_algorithm(decision.kind_for(i, direction), decision.transformed[i].n);
       p.rows = numel / decision.transformed[i].n;
+      p.interleaved = decision.out_strides[decision.transformed[i].axis] != 1 && p.rows > 1;
       a_bytes_ = std::max(a_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.a_scalars) * scalar));
       b_bytes_ = std::max(b_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.b_scalars) * scalar));
       plans.push_back(p);
@@ -92,11 +93,18 @@ void CufftR2R::plan() {
       CUPLAN_CUFFT_CHECK(cufftSetAutoAllocation(handle, 0));
       const AxisAlgorithm& al = p.algorithm;
       long long n = al.fft_length;
-      // Rows are dense: distances in elements of each side's type (complex sides count complex values).
+      // Distances in elements of each side's type (complex sides count complex values): rows one after another,
+      // or interleaved (element j of row r at j * rows + r).
       long long idist = al.fft == R2RFftType::r2c ? al.a_scalars : al.a_scalars / 2;
       long long odist = al.fft == R2RFftType::c2r ? al.b_scalars : al.b_scalars / 2;
+      long long istride = 1, ostride = 1;
+      if (p.interleaved) {
+        istride = ostride = p.rows;
+        idist = odist = 1;
+      }
+      long long inembed = idist, onembed = odist;  // rank 1: only the strides and distances matter
       std::size_t work = 0;
-      CUPLAN_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, nullptr, 1, idist, nullptr, 1, odist,
+      CUPLAN_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, &inembed, istride, idist, &onembed, ostride, odist,
                                              cufft_type(al.fft, dp), p.rows, &work));
       p.work_bytes = work;
       work_bytes_ = std::max(work_bytes_, round_up(work));
@@ -140,6 +148,7 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     args.dst_axis_stride = d.out_strides[axis];
     args.fft_in = a;
     args.fft_out = b;
+    args.interleaved = p.interleaved;
     args.first = edges.pre_first;
     args.last = edges.pre_last;
     CUPLAN_CUDA_CHECK(launch_r2r_pre_pass(args, s));

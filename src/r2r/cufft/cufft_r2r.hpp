@@ -40,7 +40,8 @@ class CufftR2R {
   struct AxisPlan {
     AxisAlgorithm algorithm;
     std::int64_t rows = 0;
-    int handle = 0;  // cufftHandle; 0 before plan()
+    bool interleaved = false;  // the axis is not the result's innermost: FFT rows interleaved (r2r_kernels.hpp)
+    int handle = 0;            // cufftHandle; 0 before plan()
     std::size_t work_bytes = 0;
   };
   R2RDecision decision_;

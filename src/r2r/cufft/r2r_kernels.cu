@@ -19,6 +19,26 @@ __device__ inline void row_offsets(const R2RRows& r, std::int64_t row, std::int6
   }
 }
 
+// Item `idx` of a pass as (row, item): items fastest for rows one after another, rows fastest when interleaved.
+__device__ inline void split(const R2RPassArgs& args, std::int64_t idx, std::int64_t items, std::int64_t& row,
+                             std::int64_t& item) {
+  if (args.interleaved) {
+    item = idx / args.rows.rows;
+    row = idx - item * args.rows.rows;
+  } else {
+    row = idx / items;
+    item = idx - row * items;
+  }
+}
+
+// The FFT's row `row` of `scalars` scalars per row, complex or real, in the pass's layout.
+template <class T>
+__device__ inline R2RRowView<T> row_view(const R2RPassArgs& args, T* base, std::int64_t row, std::int64_t scalars,
+                                         bool complex) {
+  if (!args.interleaved) return {base + row * scalars, complex ? 2 : 1, complex};
+  return {base + (complex ? 2 : 1) * row, (complex ? 2 : 1) * args.rows.rows, complex};
+}
+
 template <class T>
 __global__ void pre_pass(R2RPassArgs args) {
   const std::int64_t items = args.algorithm.pre_items;
@@ -26,8 +46,8 @@ __global__ void pre_pass(R2RPassArgs args) {
   const std::int64_t n = args.algorithm.n;
   for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t row = idx / items;
-    const std::int64_t j = idx - row * items;
+    std::int64_t row, j;
+    split(args, idx, items, row, j);
     std::int64_t src_offset, dst_offset;
     row_offsets(args.rows, row, src_offset, dst_offset);
     const T* src = static_cast<const T*>(args.src) + src_offset;
@@ -39,7 +59,9 @@ __global__ void pre_pass(R2RPassArgs args) {
       if (i == n - 1) v *= last;
       return v;
     };
-    r2r_pre_item<T>(args.algorithm, j, load, static_cast<T*>(args.fft_in) + row * args.algorithm.a_scalars);
+    const bool complex = args.algorithm.fft != R2RFftType::r2c;
+    r2r_pre_item<T>(args.algorithm, j, load,
+                    row_view(args, static_cast<T*>(args.fft_in), row, args.algorithm.a_scalars, complex));
   }
 }
 
@@ -50,8 +72,8 @@ __global__ void post_pass(R2RPassArgs args) {
   const std::int64_t n = args.algorithm.n;
   for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t row = idx / items;
-    const std::int64_t k = idx - row * items;
+    std::int64_t row, k;
+    split(args, idx, items, row, k);
     std::int64_t src_offset, dst_offset;
     row_offsets(args.rows, row, src_offset, dst_offset);
     T* dst = static_cast<T*>(args.dst) + dst_offset;
@@ -63,7 +85,11 @@ __global__ void post_pass(R2RPassArgs args) {
       if (i == n - 1) f *= last;
       dst[i * stride] = f == 1.0 ? v : static_cast<T>(v * static_cast<T>(f));
     };
-    r2r_post_item<T>(args.algorithm, k, static_cast<const T*>(args.fft_out) + row * args.algorithm.b_scalars, store);
+    const bool complex = args.algorithm.fft != R2RFftType::c2r;
+    r2r_post_item<T>(
+        args.algorithm, k,
+        row_view(args, const_cast<T*>(static_cast<const T*>(args.fft_out)), row, args.algorithm.b_scalars, complex),
+        store);
   }
 }
 

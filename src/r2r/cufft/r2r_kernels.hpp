@@ -33,6 +33,9 @@ struct R2RPassArgs {
   const void* fft_out = nullptr;   ///< the FFT's output rows (b_scalars each), read by the post-pass
   double first = 1.0, last = 1.0;  ///< orthogonalize's factors on element 0 and n-1 (input or output side)
   double scale = 1.0;              ///< post-pass: the norm's factor (on the last axis), else 1
+  /// The FFT's rows interleaved (row index fastest) instead of one after another: for an axis that is not the
+  /// innermost, so that threads next to each other touch neighbouring rows (R2RRowView).
+  bool interleaved = false;
 };
 
 cudaError_t launch_r2r_pre_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept;
