@@ -30,6 +30,7 @@
 #include "cuplan/matmul.hpp"
 #include "cuplan/memory.hpp"
 #include "cuplan/names.hpp"
+#include "cuplan/r2r.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -277,3 +278,9 @@ template <>
 struct fmt::formatter<cuplan::Matmul> : cuplan::detail::DescribedFormatter<cuplan::Matmul> {};
 template <>
 struct fmt::formatter<cuplan::FFTType> : cuplan::detail::EnumFormatter<cuplan::FFTType> {};
+template <>
+struct fmt::formatter<cuplan::RealTransform> : cuplan::detail::DescribedFormatter<cuplan::RealTransform> {};
+template <>
+struct fmt::formatter<cuplan::R2RKind> : cuplan::detail::EnumFormatter<cuplan::R2RKind> {};
+template <>
+struct fmt::formatter<cuplan::R2RNorm> : cuplan::detail::EnumFormatter<cuplan::R2RNorm> {};

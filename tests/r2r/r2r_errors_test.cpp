@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
+#include "cuplan/format.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -178,6 +179,8 @@ TEST(R2RErrors, QueriesAndDescribe) {
   EXPECT_NE(text.find("dst1, dct4"), std::string::npos) << text;
   EXPECT_NE(text.find("ortho"), std::string::npos) << text;
   EXPECT_NE(text.find("FFTW"), std::string::npos) << text;
+  EXPECT_EQ(fmt::format("{}", rt), text);  // the opt-in formatters of cuplan/format.hpp
+  EXPECT_EQ(fmt::format("{} {}", R2RKind::dct4, R2RNorm::ortho), "dct4 ortho");
   EXPECT_EQ(to_string(R2RKind::dst3), "dst3");
   EXPECT_EQ(to_string(R2RNorm::forward), "forward");
 }
