@@ -117,6 +117,10 @@ std::size_t CufftR2R::workspace_size() const noexcept {
   return planned_ ? a_bytes_ + b_bytes_ + work_bytes_ : 0;
 }
 
+void CufftR2R::reserve_workspace(StreamRef stream) {
+  (void)buffer_.ensure(workspace_size(), device_, stream);
+}
+
 void CufftR2R::release_workspace() noexcept {
   buffer_.release();
 }

@@ -30,6 +30,8 @@ class CufftR2R {
   /// Transforms `in` (laid out by `in_strides`, device memory) into `out` (the decision's out_strides) on `stream`;
   /// `in` may be `out`. Allocates the workspace on `stream` when it has none.
   void execute(Direction direction, const void* in, const Strides& in_strides, void* out, StreamRef stream);
+  /// Allocates the workspace on `stream` (stream-ordered) if it has none.
+  void reserve_workspace(StreamRef stream);
   void release_workspace() noexcept;
   /// Bytes the planned transform needs on the device (row buffers and cuFFT workspace).
   std::size_t workspace_size() const noexcept;

@@ -150,6 +150,15 @@ void* FftwR2RPlan::plan_for(Direction direction, bool in_place, void* in, void* 
   return plan;
 }
 
+void FftwR2RPlan::prepare(Direction direction, bool in_place) {
+  // FFTW_ESTIMATE never touches the arrays and a measuring planner plans on scratch arrays (make_plan): the probe
+  // only lends its alignment, that of every cuplan allocation.
+  alignas(64) static unsigned char probe[128];
+  void* in = probe;
+  void* out = in_place ? in : static_cast<void*>(probe + 64);
+  if (plan_for(direction, in_place, in, out) == nullptr && !in_place) (void)plan_for(direction, true, in, in);
+}
+
 void FftwR2RPlan::execute_in_place(Direction direction, void* data) {
   void* plan = plan_for(direction, true, data, data);
   if (double_precision_)

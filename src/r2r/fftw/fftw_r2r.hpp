@@ -20,6 +20,9 @@ class FftwR2RPlan {
   FftwR2RPlan(const FftwR2RPlan&) = delete;
   FftwR2RPlan& operator=(const FftwR2RPlan&) = delete;
 
+  /// Makes the plan of `direction` (in place or out of place) for arrays aligned as cuplan's allocations are, so
+  /// that planning (measuring, with Planning::measure or patient) happens here and not in the first execute.
+  void prepare(Direction direction, bool in_place);
   /// In place over `data`, laid out by the decision's out_strides, in `direction` (unnormalized).
   void execute_in_place(Direction direction, void* data);
   /// From `in` (the decision's in_strides; left unchanged) into `out` (out_strides). False, with nothing done,

@@ -24,7 +24,15 @@ void CpuR2RRoute::plan(const std::optional<StreamRef>& /*stream*/, EventList& pe
   // The operand's producers (RealTransformOptions::after) come before the first phase: the host waits for them.
   wait_on_host(pending_after);
   pending_after = EventList{};
-  if (!fftw_) fftw_ = std::make_unique<FftwR2RPlan>(context_.decision, context_.target.cpu_threads, planning_);
+  const R2RDecision& d = context_.decision;
+  if (!fftw_) {
+    fftw_ = std::make_unique<FftwR2RPlan>(d, context_.target.cpu_threads, planning_);
+    // The forward plan an execute will use: out of place from a host operand when no input factor applies.
+    bool input_factors = false;
+    for (std::size_t i = 0; i < d.transformed.size(); ++i)
+      input_factors = input_factors || d.edges(i, Direction::forward).scales_input();
+    fftw_->prepare(Direction::forward, !host_operand_ || d.inplace || input_factors);
+  }
   if (!host_operand_ && host_stage_.data() == nullptr)
     host_stage_ = Tensor::empty_strided(context_.decision.shape, context_.decision.out_strides, context_.decision.dtype,
                                         Device::cpu());

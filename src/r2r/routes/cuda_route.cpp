@@ -21,6 +21,7 @@ void CudaR2RRoute::plan(const std::optional<StreamRef>& stream, EventList& pendi
   pending_after = EventList{};
   if (!cufft_) cufft_ = std::make_unique<CufftR2R>(context_.decision, context_.target.device);
   cufft_->plan();
+  cufft_->reserve_workspace(phase.stream());
   phase.close();
 }
 
