@@ -59,6 +59,10 @@ struct RealTransformOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
+  /// CUDA execution of device operands: an execute whose pointers and direction came among the last few calls is
+  /// captured once as a CUDA graph and then replayed (one launch instead of the passes and cuFFT calls of every
+  /// axis). Same work, same stream order; false enqueues every call directly. The function forms always replay.
+  bool graph_replay = true;
 };
 
 /// Options of one RealTransform::execute call.

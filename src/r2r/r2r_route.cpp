@@ -15,7 +15,7 @@ std::optional<Tensor> R2RRoute::given_result(const R2RCall& call) const {
 std::unique_ptr<R2RRoute> make_r2r_route(const R2RRouteContext& context, const RealTransformOptions& options,
                                          const TensorView& operand) {
   if (!context.target.cuda) return std::make_unique<CpuR2RRoute>(context, options, operand);
-  return std::make_unique<CudaR2RRoute>(context, operand);
+  return std::make_unique<CudaR2RRoute>(context, options, operand);
 }
 
 }  // namespace cuplan::detail

@@ -86,7 +86,12 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
   key.add(o.kinds.size());
   for (R2RKind k : o.kinds) key.add(k);
   key.add(o.norm).add(o.orthogonalize ? (*o.orthogonalize ? 2 : 1) : 0).add(o.inplace).add(all_axes);
-  key.add(o.blocking).add(o.execution.kind()).add(o.execution.device()).add(o.execution.threads()).add(o.planning);
+  key.add(o.blocking)
+      .add(o.graph_replay)
+      .add(o.execution.kind())
+      .add(o.execution.device())
+      .add(o.execution.threads())
+      .add(o.planning);
   key.add_host_execution_device(x, o.execution);
   if (out != nullptr) key.add(detail::OperandSignature::of(*out));
   return key;

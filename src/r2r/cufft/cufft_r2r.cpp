@@ -117,23 +117,23 @@ std::size_t CufftR2R::workspace_size() const noexcept {
   return planned_ ? a_bytes_ + b_bytes_ + work_bytes_ : 0;
 }
 
-void CufftR2R::reserve_workspace(StreamRef stream) {
-  (void)buffer_.ensure(workspace_size(), device_, stream);
+void* CufftR2R::reserve_workspace(StreamRef stream) {
+  return buffer_.ensure(workspace_size(), device_, stream);
 }
 
 void CufftR2R::release_workspace() noexcept {
   buffer_.release();
 }
 
-void CufftR2R::execute(Direction direction, const void* in, const Strides& in_strides, void* out, StreamRef stream) {
+void CufftR2R::execute(Direction direction, const void* in, const Strides& in_strides, void* out, void* workspace,
+                       cudaStream_t s) {
   const R2RDecision& d = decision_;
   const bool dp = d.dtype == f64;
-  auto* base = static_cast<unsigned char*>(buffer_.ensure(workspace_size(), device_, stream));
+  auto* base = static_cast<unsigned char*>(workspace);
   void* a = base;
   void* b = base + a_bytes_;
   void* work = base + a_bytes_ + b_bytes_;
   const std::vector<AxisPlan>& plans = direction == Direction::forward ? forward_ : inverse_;
-  const cudaStream_t s = stream.native();
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const AxisPlan& p = plans[i];
     if (p.rows == 0) return;

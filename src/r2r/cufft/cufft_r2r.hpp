@@ -27,11 +27,13 @@ class CufftR2R {
 
   /// Makes the cuFFT plans of both directions (no workspace is allocated yet).
   void plan();
-  /// Transforms `in` (laid out by `in_strides`, device memory) into `out` (the decision's out_strides) on `stream`;
-  /// `in` may be `out`. Allocates the workspace on `stream` when it has none.
-  void execute(Direction direction, const void* in, const Strides& in_strides, void* out, StreamRef stream);
-  /// Allocates the workspace on `stream` (stream-ordered) if it has none.
-  void reserve_workspace(StreamRef stream);
+  /// Enqueues the transform of `in` (laid out by `in_strides`, device memory) into `out` (the decision's
+  /// out_strides) on `stream`, with `workspace` from reserve_workspace; `in` may be `out`. Allocates nothing, so a
+  /// graph may capture it.
+  void execute(Direction direction, const void* in, const Strides& in_strides, void* out, void* workspace,
+               cudaStream_t stream);
+  /// The workspace, allocated on `stream` (stream-ordered) if there is none.
+  void* reserve_workspace(StreamRef stream);
   void release_workspace() noexcept;
   /// Bytes the planned transform needs on the device (row buffers and cuFFT workspace).
   std::size_t workspace_size() const noexcept;

@@ -16,10 +16,10 @@ void CufftR2R::plan() {
   throw_built_without_cuda("a cuFFT real-to-real transform");
 }
 void CufftR2R::execute(Direction /*direction*/, const void* /*in*/, const Strides& /*in_strides*/, void* /*out*/,
-                       StreamRef /*stream*/) {
+                       void* /*workspace*/, cudaStream_t /*stream*/) {
   throw_built_without_cuda("a cuFFT real-to-real transform");
 }
-void CufftR2R::reserve_workspace(StreamRef /*stream*/) {
+void* CufftR2R::reserve_workspace(StreamRef /*stream*/) {
   throw_built_without_cuda("a cuFFT real-to-real transform");
 }
 void CufftR2R::release_workspace() noexcept {}

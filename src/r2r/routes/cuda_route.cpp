@@ -9,8 +9,11 @@
 
 namespace cuplan::detail {
 
-CudaR2RRoute::CudaR2RRoute(const R2RRouteContext& context, const TensorView& operand)
-    : R2RRoute(context), host_operand_(operand.on_host()) {}
+CudaR2RRoute::CudaR2RRoute(const R2RRouteContext& context, const RealTransformOptions& options,
+                           const TensorView& operand)
+    : R2RRoute(context), host_operand_(operand.on_host()) {
+  replay_.set_enabled(options.graph_replay);
+}
 
 CudaR2RRoute::~CudaR2RRoute() {
   free();
@@ -21,7 +24,7 @@ void CudaR2RRoute::plan(const std::optional<StreamRef>& stream, EventList& pendi
   pending_after = EventList{};
   if (!cufft_) cufft_ = std::make_unique<CufftR2R>(context_.decision, context_.target.device);
   cufft_->plan();
-  cufft_->reserve_workspace(phase.stream());
+  (void)cufft_->reserve_workspace(phase.stream());
   phase.close();
 }
 
@@ -37,7 +40,17 @@ Tensor CudaR2RRoute::execute(const R2RCall& call) {
         given ? std::move(*given)
               : Tensor::empty_strided(d.shape, d.out_strides, d.dtype, Device::cuda(context_.target.operand_device), s);
     phase.operands({{"operand", &x, d.inplace}, {"result", &result.view(), true, fresh}});
-    if (x.numel() > 0) cufft_->execute(call.direction, x.data(), d.in_strides, result.data(), s);
+    if (x.numel() > 0) {
+      void* workspace = cufft_->reserve_workspace(s);
+      const void* in = x.data();
+      void* out = result.data();
+      // The passes and cuFFT calls of every axis, replayed as one graph launch when these pointers came recently.
+      ReplayKey key;
+      key.add(in).add(out).add(workspace).add(call.direction);
+      replay_.run(key, context_.target.device, s.native(), [&](cudaStream_t captured) {
+        cufft_->execute(call.direction, in, d.in_strides, out, workspace, captured);
+      });
+    }
     if (call.release_workspace) cufft_->release_workspace();
     result.record_stream(s);
     phase.close();
@@ -50,7 +63,8 @@ Tensor CudaR2RRoute::execute(const R2RCall& call) {
     if (device_stage_.data() == nullptr)
       device_stage_ = Tensor::empty_strided(d.shape, d.out_strides, d.dtype, Device::cuda(context_.target.device), s);
     copy(x, device_stage_.view(), s);
-    cufft_->execute(call.direction, device_stage_.data(), d.out_strides, device_stage_.data(), s);
+    cufft_->execute(call.direction, device_stage_.data(), d.out_strides, device_stage_.data(),
+                    cufft_->reserve_workspace(s), s.native());
     copy(device_stage_.view(), result.view(), s);
     if (call.release_workspace) {
       cufft_->release_workspace();
@@ -75,6 +89,7 @@ void CudaR2RRoute::free() noexcept {
     } catch (...) {  // a failed synchronize is reported by the next CUDA call; free never throws
     }
   }
+  replay_.reset();  // the graphs hold the cuFFT plans' kernels and the workspace
   cufft_.reset();
   device_stage_ = Tensor{};
 }
