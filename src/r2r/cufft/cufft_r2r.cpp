@@ -97,12 +97,14 @@ void CufftR2R::plan() {
       // or interleaved (element j of row r at j * rows + r).
       long long idist = al.fft == R2RFftType::r2c ? al.a_scalars : al.a_scalars / 2;
       long long odist = al.fft == R2RFftType::c2r ? al.b_scalars : al.b_scalars / 2;
+      // The storage length of a row on each side (rank 1: cuFFT indexes by strides and distances alone, but asks
+      // for at least the transform's length here).
+      long long inembed = idist, onembed = odist;
       long long istride = 1, ostride = 1;
       if (p.interleaved) {
         istride = ostride = p.rows;
         idist = odist = 1;
       }
-      long long inembed = idist, onembed = odist;  // rank 1: only the strides and distances matter
       std::size_t work = 0;
       CUPLAN_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, &inembed, istride, idist, &onembed, ostride, odist,
                                              cufft_type(al.fft, dp), p.rows, &work));
