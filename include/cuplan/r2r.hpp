@@ -94,7 +94,9 @@ class CUPLAN_API RealTransform {
  public:
   /// Validates the operand and options (dtype f32 or f64, axes, kinds, lengths valid for each kind); no GPU work.
   explicit RealTransform(TensorRef operand, RealTransformOptions options = {});
+  /// Takes over the plan; the moved-from object behaves like a freed one (its calls throw StateError).
   RealTransform(RealTransform&&) noexcept;
+  /// Frees this object's plan and takes over the other's; the moved-from object behaves like a freed one.
   RealTransform& operator=(RealTransform&&) noexcept;
   RealTransform(const RealTransform&) = delete;
   RealTransform& operator=(const RealTransform&) = delete;
@@ -143,15 +145,21 @@ struct R2ROptions {
   int type = 2;
   /// The axis to transform (negative counts from the end).
   int axis = -1;
+  /// scipy's `norm` (see R2RNorm).
   R2RNorm norm = R2RNorm::backward;
-  /// Empty: true exactly when norm is ortho.
+  /// scipy's `orthogonalize`; empty: true exactly when norm is ortho.
   std::optional<bool> orthogonalize{};
   /// Write the result over the operand (scipy's overwrite_x, but guaranteed).
   bool inplace = false;
+  /// Where the transform runs (see Execution; Execution::cpu(threads) plays scipy's `workers`).
   Execution execution{};
+  /// When the call returns (see Blocking).
   Blocking blocking = Blocking::automatic;
+  /// The call's stream; empty: the current stream.
   std::optional<StreamRef> stream{};
+  /// Events the call's work waits for.
   EventList after{};
+  /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
 };
 
@@ -162,13 +170,21 @@ struct R2RNOptions {
   int type = 2;
   /// Axes to transform (1 to 3). Empty: every axis, as in scipy (at most 3).
   std::vector<int> axes{};
+  /// scipy's `norm` (see R2RNorm).
   R2RNorm norm = R2RNorm::backward;
+  /// scipy's `orthogonalize`; empty: true exactly when norm is ortho.
   std::optional<bool> orthogonalize{};
+  /// Write the result over the operand (scipy's overwrite_x, but guaranteed).
   bool inplace = false;
+  /// Where the transform runs (see Execution; Execution::cpu(threads) plays scipy's `workers`).
   Execution execution{};
+  /// When the call returns (see Blocking).
   Blocking blocking = Blocking::automatic;
+  /// The call's stream; empty: the current stream.
   std::optional<StreamRef> stream{};
+  /// Events the call's work waits for.
   EventList after{};
+  /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
 };
 
