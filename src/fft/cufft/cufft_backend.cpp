@@ -14,7 +14,7 @@
 #include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/cufft/callback_info_kernel.hpp"
-#include "base/cufft/cufft_check.hpp"
+#include "fft/cufft/cufft_check.hpp"
 
 namespace cuplan::detail {
 static_assert(std::is_same_v<cufftHandle, int>, "CufftPlan keeps its cufftHandle as an int");

@@ -9,10 +9,10 @@
 #include <algorithm>
 
 #include "base/cuda_check.hpp"
-#include "base/cufft/cufft_check.hpp"
 #include "base/error_context.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
+#include "r2r/cufft/cufft_status.hpp"
 #include "r2r/cufft/r2r_kernels.hpp"
 
 namespace cuplan::detail {
@@ -76,7 +76,7 @@ CufftR2R::~CufftR2R() {
         const cufftResult status = cufftDestroy(static_cast<cufftHandle>(p.handle));
         if (status != CUFFT_SUCCESS)
           log(LogLevel::warning, "RealTransform: cufftDestroy failed with {} (ignored in a destructor)",
-              cufft_status_name(status));
+              r2r_cufft_status_name(status));
       }
 }
 
@@ -88,9 +88,9 @@ void CufftR2R::plan() {
       if (p.rows == 0) continue;
       cufftHandle handle = 0;
       CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftCreate");
-      CUPLAN_CUFFT_CHECK(cufftCreate(&handle));
+      CUPLAN_R2R_CUFFT_CHECK(cufftCreate(&handle));
       p.handle = static_cast<int>(handle);
-      CUPLAN_CUFFT_CHECK(cufftSetAutoAllocation(handle, 0));
+      CUPLAN_R2R_CUFFT_CHECK(cufftSetAutoAllocation(handle, 0));
       const AxisAlgorithm& al = p.algorithm;
       long long n = al.fft_length;
       // Distances in elements of each side's type (complex sides count complex values): rows one after another,
@@ -106,8 +106,8 @@ void CufftR2R::plan() {
         idist = odist = 1;
       }
       std::size_t work = 0;
-      CUPLAN_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, &inembed, istride, idist, &onembed, ostride, odist,
-                                             cufft_type(al.fft, dp), p.rows, &work));
+      CUPLAN_R2R_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, &inembed, istride, idist, &onembed, ostride, odist,
+                                                 cufft_type(al.fft, dp), p.rows, &work));
       p.work_bytes = work;
       work_bytes_ = std::max(work_bytes_, round_up(work));
     }
@@ -160,29 +160,29 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     CUPLAN_CUDA_CHECK(launch_r2r_pre_pass(args, s));
     const auto handle = static_cast<cufftHandle>(p.handle);
     CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftExec");
-    CUPLAN_CUFFT_CHECK(cufftSetStream(handle, s));
-    CUPLAN_CUFFT_CHECK(cufftSetWorkArea(handle, work));
+    CUPLAN_R2R_CUFFT_CHECK(cufftSetStream(handle, s));
+    CUPLAN_R2R_CUFFT_CHECK(cufftSetWorkArea(handle, work));
     switch (p.algorithm.fft) {
       case R2RFftType::r2c:
         if (dp)
-          CUPLAN_CUFFT_CHECK(
+          CUPLAN_R2R_CUFFT_CHECK(
               cufftExecD2Z(handle, static_cast<cufftDoubleReal*>(a), static_cast<cufftDoubleComplex*>(b)));
         else
-          CUPLAN_CUFFT_CHECK(cufftExecR2C(handle, static_cast<cufftReal*>(a), static_cast<cufftComplex*>(b)));
+          CUPLAN_R2R_CUFFT_CHECK(cufftExecR2C(handle, static_cast<cufftReal*>(a), static_cast<cufftComplex*>(b)));
         break;
       case R2RFftType::c2r:
         if (dp)
-          CUPLAN_CUFFT_CHECK(
+          CUPLAN_R2R_CUFFT_CHECK(
               cufftExecZ2D(handle, static_cast<cufftDoubleComplex*>(a), static_cast<cufftDoubleReal*>(b)));
         else
-          CUPLAN_CUFFT_CHECK(cufftExecC2R(handle, static_cast<cufftComplex*>(a), static_cast<cufftReal*>(b)));
+          CUPLAN_R2R_CUFFT_CHECK(cufftExecC2R(handle, static_cast<cufftComplex*>(a), static_cast<cufftReal*>(b)));
         break;
       case R2RFftType::c2c:
         if (dp)
-          CUPLAN_CUFFT_CHECK(cufftExecZ2Z(handle, static_cast<cufftDoubleComplex*>(a),
-                                          static_cast<cufftDoubleComplex*>(b), CUFFT_FORWARD));
+          CUPLAN_R2R_CUFFT_CHECK(cufftExecZ2Z(handle, static_cast<cufftDoubleComplex*>(a),
+                                              static_cast<cufftDoubleComplex*>(b), CUFFT_FORWARD));
         else
-          CUPLAN_CUFFT_CHECK(
+          CUPLAN_R2R_CUFFT_CHECK(
               cufftExecC2C(handle, static_cast<cufftComplex*>(a), static_cast<cufftComplex*>(b), CUFFT_FORWARD));
         break;
     }

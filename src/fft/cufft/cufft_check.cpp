@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "base/cufft/cufft_check.hpp"
+#include "fft/cufft/cufft_check.hpp"
 
 #include <string>
 #include <utility>
