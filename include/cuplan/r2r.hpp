@@ -133,6 +133,9 @@ class CUPLAN_API RealTransform {
   std::size_t workspace_size() const;
   /// One line: kinds, precision, axes, shape, norm, backend and the algorithm of each axis.
   std::string describe() const;
+  /// The object's lifecycle, for logs: "live", "freed" (free() was called) or "moved-from". Never throws; the
+  /// other members throw StateError unless it is "live".
+  std::string_view state() const noexcept;
 
  private:
   std::unique_ptr<detail::RealTransformImpl> impl_;

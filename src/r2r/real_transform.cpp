@@ -75,6 +75,11 @@ std::string RealTransform::describe() const {
   return detail::live(impl_, who, "describe").describe();
 }
 
+std::string_view RealTransform::state() const noexcept {
+  if (!impl_) return "moved-from";
+  return impl_->freed() ? "freed" : "live";
+}
+
 namespace {
 
 // Everything that defines a RealTransformImpl of a function form (as for fft's key).

@@ -42,6 +42,7 @@ class RealTransformImpl final : public CachedPlan {
   std::string describe() const;
   std::string error_context() const;
   void require_alive(const char* method) const { state_.require_alive(method); }
+  bool freed() const noexcept { return state_.freed(); }
 
  private:
   R2RDecision decision_;

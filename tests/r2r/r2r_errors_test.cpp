@@ -148,10 +148,13 @@ TEST(R2RErrors, ClassLifecycle) {
   expect_throw_naming<StateError>([&] { (void)rt.execute(); }, {"RealTransform.execute", "operand"});
   rt.reset_operand(x);
   EXPECT_NO_THROW((void)rt.execute());
+  EXPECT_EQ(rt.state(), "live");
   RealTransform moved = std::move(rt);
+  EXPECT_EQ(rt.state(), "moved-from");
   expect_throw_naming<StateError>([&] { (void)rt.execute(); }, {"RealTransform.execute", "moved from"});
   moved.free();
   moved.free();  // idempotent
+  EXPECT_EQ(moved.state(), "freed");
   expect_throw_naming<StateError>([&] { (void)moved.execute(); }, {"RealTransform.execute", "free()"});
   expect_throw_naming<StateError>([&] { moved.plan(); }, {"RealTransform.plan", "free()"});
   expect_throw_naming<StateError>([&] { moved.reset_operand(x); }, {"RealTransform.reset_operand", "free()"});
