@@ -13,6 +13,7 @@
 #include "cuplan/matmul.hpp"
 #include "cuplan/memory.hpp"
 #include "cuplan/names.hpp"
+#include "cuplan/r2r.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 #include "cuplan/tuning.hpp"

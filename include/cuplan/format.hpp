@@ -30,6 +30,7 @@
 #include "cuplan/matmul.hpp"
 #include "cuplan/memory.hpp"
 #include "cuplan/names.hpp"
+#include "cuplan/r2r.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -265,6 +266,7 @@ struct fmt::formatter<cuplan::memory::Stats> {
 namespace cuplan::detail {
 inline constexpr char fft_type_name[] = "FFT";
 inline constexpr char matmul_type_name[] = "Matmul";
+inline constexpr char real_transform_type_name[] = "RealTransform";
 /// Formats an object by its describe(): its plan (FFT, Matmul). A moved-from or freed object has no plan to describe
 /// (describe() throws StateError for it): it prints as "FFT(moved-from)" or "FFT(freed)" instead, so that a log line
 /// never throws.
@@ -286,3 +288,10 @@ struct fmt::formatter<cuplan::Matmul>
     : cuplan::detail::DescribedFormatter<cuplan::Matmul, cuplan::detail::matmul_type_name> {};
 template <>
 struct fmt::formatter<cuplan::FFTType> : cuplan::detail::EnumFormatter<cuplan::FFTType> {};
+template <>
+struct fmt::formatter<cuplan::RealTransform>
+    : cuplan::detail::DescribedFormatter<cuplan::RealTransform, cuplan::detail::real_transform_type_name> {};
+template <>
+struct fmt::formatter<cuplan::R2RKind> : cuplan::detail::EnumFormatter<cuplan::R2RKind> {};
+template <>
+struct fmt::formatter<cuplan::R2RNorm> : cuplan::detail::EnumFormatter<cuplan::R2RNorm> {};

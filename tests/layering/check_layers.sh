@@ -28,7 +28,7 @@ set -uo pipefail
 
 rank() {
   case "$1" in
-    base) echo 1 ;; runtime) echo 2 ;; plan) echo 3 ;; fft | matmul | distributed) echo 4 ;; convolution) echo 5 ;;
+    base) echo 1 ;; runtime) echo 2 ;; plan) echo 3 ;; fft | matmul | r2r | distributed) echo 4 ;; convolution) echo 5 ;;
     *) echo 0 ;;
   esac
 }

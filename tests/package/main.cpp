@@ -59,5 +59,16 @@ int main() {
     std::printf("  (message: %s)\n", error.what());
     expect(true, "copy between different shapes throws InvalidArgument");
   }
+  // The real-to-real API through the library's exported symbols: scipy.fft.dct([1, 2, 3, 4]) is [20, ...], and a
+  // type out of range is a typed error.
+  std::vector<double> ramp{1, 2, 3, 4};
+  const cp::Tensor dct = cp::dct(cp::TensorView(ramp.data(), {4}), {.execution = cp::Execution::cpu()});
+  expect(dct.data<double>()[0] == 20.0, "dct of [1, 2, 3, 4] starts with 20");
+  try {
+    (void)cp::idst(cp::TensorView(ramp.data(), {4}), {.type = 5, .execution = cp::Execution::cpu()});
+    expect(false, "idst of type 5 throws InvalidArgument");
+  } catch (const cp::InvalidArgument&) {
+    expect(true, "idst of type 5 throws InvalidArgument");
+  }
   return failures == 0 ? 0 : 1;
 }

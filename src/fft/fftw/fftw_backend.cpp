@@ -21,14 +21,15 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "plan/cache/tuning_file.hpp"
+#include "plan/fftw_planner_lock.hpp"
 
 namespace cuplan::detail {
 namespace {
 
-// FFTW's planner (plan creation and destruction, fftw_plan_with_nthreads, wisdom) is not thread-safe.
+// FFTW's planner (plan creation and destruction, fftw_plan_with_nthreads, wisdom) is not thread-safe: one lock for
+// every operation that plans with FFTW (plan/fftw_planner_lock.hpp).
 std::mutex& planner_mutex() {
-  static std::mutex mutex;
-  return mutex;
+  return fftw_planner_mutex();
 }
 
 // Every call into FFTW's planner holds this lock, and the first one initializes FFTW's threads before anything
@@ -38,7 +39,7 @@ std::mutex& planner_mutex() {
 class PlannerLock {
  public:
   PlannerLock() : lock_(planner_mutex()) {
-    static bool threads_initialized = false;
+    bool& threads_initialized = fftw_threads_initialized();
     if (threads_initialized) return;
     fftw_init_threads();
     fftwf_init_threads();

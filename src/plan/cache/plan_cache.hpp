@@ -23,7 +23,7 @@ class CachedPlan {
   virtual ~CachedPlan() = default;
 };
 
-enum class PlanKind : std::uint32_t { fft = 1, matmul = 2, convolution = 3 };
+enum class PlanKind : std::uint32_t { fft = 1, matmul = 2, convolution = 3, r2r = 4 };
 
 class PlanKey {
  public:

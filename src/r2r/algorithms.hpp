@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// How the GPU computes one axis of each kind from one FFT of related length (docs/r2r.md, "Algorithms"): a pass
+// that loads the axis and writes the FFT's input (reordering, extension or pre-twiddle), the FFT, and a pass that
+// reads the FFT's output and stores the axis (twiddle, unpermute). The per-element functions are written once here
+// for host and device: the CUDA kernels call them, and a CPU test runs them around FFTW's DFTs to check the algebra
+// without a GPU.
+
+#include <cstdint>
+
+#include "cuplan/r2r.hpp"
+
+#if defined(__CUDACC__)
+#define CUPLAN_R2R_HD __host__ __device__ inline
+#else
+#define CUPLAN_R2R_HD inline
+#endif
+
+namespace cuplan::detail {
+
+/// The route of one axis.
+enum class R2RAlgorithm : std::uint8_t {
+  dct1_even_extension,  ///< DCT-I: real FFT of the even extension, length 2(n-1); y = Re Y
+  dst1_odd_extension,   ///< DST-I: real FFT of the odd extension, length 2(n+1); y = -Im Y
+  type2_reorder,        ///< DCT-II/DST-II: even/odd reordering, real FFT of length n, quarter-wave twiddle
+  type3_reorder,        ///< DCT-III/DST-III: twiddle to a Hermitian half spectrum, C2R of length n, unreorder
+  type4_half_complex,   ///< DCT-IV/DST-IV, even n: pre-twiddled complex FFT of length n/2, post-twiddle
+  type4_padded_complex  ///< DCT-IV/DST-IV, odd n: pre-twiddled complex FFT of length 2n (zero padded), post-twiddle
+};
+
+/// The FFT a route runs over one row.
+enum class R2RFftType : std::uint8_t { r2c, c2r, c2c };
+
+/// One axis's route and sizes (per row; scalar counts in the transform's precision).
+struct AxisAlgorithm {
+  R2RAlgorithm algorithm = R2RAlgorithm::type2_reorder;
+  bool sine = false;   ///< DST: the DCT route on the reversed or sign-flipped sequence
+  std::int64_t n = 0;  ///< axis length
+  R2RFftType fft = R2RFftType::r2c;
+  std::int64_t fft_length = 0;  ///< logical length of the FFT
+  std::int64_t pre_items = 0;   ///< pre-pass work items per row
+  std::int64_t post_items = 0;  ///< post-pass work items per row
+  std::int64_t a_scalars = 0;   ///< scalars of the FFT's input row (real count, or twice the complex count)
+  std::int64_t b_scalars = 0;   ///< scalars of the FFT's output row
+};
+
+CUPLAN_R2R_HD AxisAlgorithm choose_algorithm(R2RKind kind, std::int64_t n) {
+  AxisAlgorithm a;
+  a.n = n;
+  const int k = static_cast<int>(kind);
+  a.sine = k >= 4;
+  switch (k % 4) {
+    case 0:
+      a.algorithm = a.sine ? R2RAlgorithm::dst1_odd_extension : R2RAlgorithm::dct1_even_extension;
+      a.fft = R2RFftType::r2c;
+      a.fft_length = a.sine ? 2 * (n + 1) : 2 * (n - 1);
+      a.pre_items = a.fft_length;
+      a.post_items = n;
+      a.a_scalars = a.fft_length;
+      a.b_scalars = 2 * (a.fft_length / 2 + 1);
+      break;
+    case 1:
+      a.algorithm = R2RAlgorithm::type2_reorder;
+      a.fft = R2RFftType::r2c;
+      a.fft_length = n;
+      a.pre_items = n;
+      a.post_items = n;
+      a.a_scalars = n;
+      a.b_scalars = 2 * (n / 2 + 1);
+      break;
+    case 2:
+      a.algorithm = R2RAlgorithm::type3_reorder;
+      a.fft = R2RFftType::c2r;
+      a.fft_length = n;
+      a.pre_items = n / 2 + 1;
+      a.post_items = n;
+      a.a_scalars = 2 * (n / 2 + 1);
+      a.b_scalars = n;
+      break;
+    default:
+      a.fft = R2RFftType::c2c;
+      if (n % 2 == 0) {
+        a.algorithm = R2RAlgorithm::type4_half_complex;
+        a.fft_length = n / 2;
+        a.pre_items = n / 2;
+        a.post_items = n / 2;
+      } else {
+        a.algorithm = R2RAlgorithm::type4_padded_complex;
+        a.fft_length = 2 * n;
+        a.pre_items = 2 * n;
+        a.post_items = n;
+      }
+      a.a_scalars = a.b_scalars = 2 * a.fft_length;
+      break;
+  }
+  return a;
+}
+
+/// cos(pi x) and sin(pi x), in double on both sides (the twiddles' angles need more than f32 for long axes).
+struct R2RTwiddle {
+  double c, s;
+};
+#if defined(__CUDA_ARCH__)
+__device__ inline R2RTwiddle r2r_twiddle(double x) {
+  R2RTwiddle t;
+  sincospi(x, &t.s, &t.c);
+  return t;
+}
+#else
+R2RTwiddle r2r_twiddle(double x);  // algorithms.cpp
+#endif
+
+/// One row of the FFT's input or output seen as scalars (complex values as re, im pairs), in either layout the
+/// kernels use: rows one after another (`stride` 1 per real value or 2 per complex value) or rows interleaved, the
+/// row index fastest (`stride` the row count per real value, or twice it per complex value), which keeps both the
+/// passes' loads and stores coalesced along an axis that is not the innermost.
+template <class T>
+struct R2RRowView {
+  T* base;
+  std::int64_t stride;
+  bool complex;
+  CUPLAN_R2R_HD T& operator[](std::int64_t s) const {
+    return complex ? base[(s >> 1) * stride + (s & 1)] : base[s * stride];
+  }
+};
+
+/// The pre-pass item `j` of one row: reads the axis through `load(i)` (the operand's element i of the row, already
+/// scaled by orthogonalize's input factor) and writes the FFT's input row `a` (T scalars; complex as re, im pairs;
+/// a T* or an R2RRowView).
+template <class T, class Load, class Row>
+CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& load, Row&& a) {
+  const std::int64_t n = al.n;
+  // DST-III and DST-IV run the cosine route on the reversed sequence.
+  const auto rev = [&](std::int64_t i) { return al.sine ? load(n - 1 - i) : load(i); };
+  switch (al.algorithm) {
+    case R2RAlgorithm::dct1_even_extension: {
+      const std::int64_t l = al.fft_length;
+      a[j] = load(j <= n - 1 ? j : l - j);
+      break;
+    }
+    case R2RAlgorithm::dst1_odd_extension: {
+      const std::int64_t l = al.fft_length;
+      a[j] = (j == 0 || j == n + 1) ? T(0) : (j <= n ? load(j - 1) : -load(l - 1 - j));
+      break;
+    }
+    case R2RAlgorithm::type2_reorder: {
+      const std::int64_t i = j < (n + 1) / 2 ? 2 * j : 2 * (n - 1 - j) + 1;
+      const T v = load(i);
+      a[j] = (al.sine && (i & 1)) ? -v : v;  // DST-II: the DCT-II of (-1)^i x[i], reversed on store
+      break;
+    }
+    case R2RAlgorithm::type3_reorder: {
+      // H[k] = e^{i pi k / 2n} (X[k] - i X[n-k]), X[n] = 0: the Hermitian half spectrum whose C2R is the reordered
+      // DCT-III.
+      const double xa = static_cast<double>(rev(j));
+      const double xb = j == 0 ? 0.0 : static_cast<double>(rev(n - j));
+      const R2RTwiddle w = r2r_twiddle(static_cast<double>(j) / static_cast<double>(2 * n));
+      a[2 * j] = static_cast<T>(xa * w.c + xb * w.s);
+      a[2 * j + 1] = static_cast<T>(xa * w.s - xb * w.c);
+      break;
+    }
+    case R2RAlgorithm::type4_half_complex: {
+      // t[j] = (x[2j] + i x[n-1-2j]) e^{-i pi j / n}
+      const double xa = static_cast<double>(rev(2 * j));
+      const double xb = static_cast<double>(rev(n - 1 - 2 * j));
+      const R2RTwiddle w = r2r_twiddle(static_cast<double>(j) / static_cast<double>(n));
+      a[2 * j] = static_cast<T>(xa * w.c + xb * w.s);
+      a[2 * j + 1] = static_cast<T>(xb * w.c - xa * w.s);
+      break;
+    }
+    case R2RAlgorithm::type4_padded_complex: {
+      // w[j] = x[j] e^{-i pi j / 2n} for j < n, 0 up to 2n
+      if (j < n) {
+        const double x = static_cast<double>(rev(j));
+        const R2RTwiddle w = r2r_twiddle(static_cast<double>(j) / static_cast<double>(2 * n));
+        a[2 * j] = static_cast<T>(x * w.c);
+        a[2 * j + 1] = static_cast<T>(-x * w.s);
+      } else {
+        a[2 * j] = T(0);
+        a[2 * j + 1] = T(0);
+      }
+      break;
+    }
+  }
+}
+
+/// The post-pass item `k` of one row: reads the FFT's output row `b` and stores the axis through `store(i, value)`
+/// (which applies the output factors), one or two elements per item.
+template <class T, class Store, class Row>
+CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const Row& b, Store&& store) {
+  const std::int64_t n = al.n;
+  switch (al.algorithm) {
+    case R2RAlgorithm::dct1_even_extension:
+      store(k, b[2 * k]);
+      break;
+    case R2RAlgorithm::dst1_odd_extension:
+      store(k, -b[2 * (k + 1) + 1]);
+      break;
+    case R2RAlgorithm::type2_reorder: {
+      // y[k] = 2 Re(e^{-i pi k / 2n} V[k]), V[k] = conj V[n-k] above n/2; DST-II reads it reversed.
+      const std::int64_t q = al.sine ? n - 1 - k : k;
+      double vr, vi;
+      if (q <= n / 2) {
+        vr = static_cast<double>(b[2 * q]);
+        vi = static_cast<double>(b[2 * q + 1]);
+      } else {
+        vr = static_cast<double>(b[2 * (n - q)]);
+        vi = -static_cast<double>(b[2 * (n - q) + 1]);
+      }
+      const R2RTwiddle w = r2r_twiddle(static_cast<double>(q) / static_cast<double>(2 * n));
+      store(k, static_cast<T>(2.0 * (w.c * vr + w.s * vi)));
+      break;
+    }
+    case R2RAlgorithm::type3_reorder: {
+      const std::int64_t m = (k & 1) ? n - 1 - (k - 1) / 2 : k / 2;
+      const T v = b[m];
+      store(k, (al.sine && (k & 1)) ? -v : v);  // DST-III: (-1)^k times the DCT-III of the reversed input
+      break;
+    }
+    case R2RAlgorithm::type4_half_complex: {
+      // z = e^{-i pi (4k+1) / 4n} T[k]; y[2k] = 2 Re z, y[n-1-2k] = -2 Im z (n even: n-1-2k is odd)
+      const double tr = static_cast<double>(b[2 * k]);
+      const double ti = static_cast<double>(b[2 * k + 1]);
+      const R2RTwiddle w = r2r_twiddle(static_cast<double>(4 * k + 1) / static_cast<double>(4 * n));
+      const double zr = tr * w.c + ti * w.s;
+      const double zi = ti * w.c - tr * w.s;
+      store(2 * k, static_cast<T>(2.0 * zr));
+      store(n - 1 - 2 * k, static_cast<T>(al.sine ? 2.0 * zi : -2.0 * zi));  // DST-IV: (-1)^i
+      break;
+    }
+    case R2RAlgorithm::type4_padded_complex: {
+      const double wr = static_cast<double>(b[2 * k]);
+      const double wi = static_cast<double>(b[2 * k + 1]);
+      const R2RTwiddle w = r2r_twiddle(static_cast<double>(2 * k + 1) / static_cast<double>(4 * n));
+      const double y = 2.0 * (w.c * wr + w.s * wi);
+      store(k, static_cast<T>((al.sine && (k & 1)) ? -y : y));
+      break;
+    }
+  }
+}
+
+/// "even/odd reorder + R2C(n) + twiddle", for describe() and docs.
+const char* algorithm_summary(R2RAlgorithm algorithm) noexcept;
+
+}  // namespace cuplan::detail

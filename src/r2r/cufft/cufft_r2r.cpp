@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// CUDA backend of RealTransform (cufft_r2r.hpp).
+
+#include "r2r/cufft/cufft_r2r.hpp"
+
+#include <cufft.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/cuda_check.hpp"
+#include "base/error_context.hpp"
+#include "base/log.hpp"
+#include "cuplan/errors.hpp"
+#include "r2r/cufft/cufft_status.hpp"
+#include "r2r/cufft/r2r_kernels.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+std::size_t round_up(std::size_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
+
+cufftType cufft_type(R2RFftType type, bool dp) {
+  switch (type) {
+    case R2RFftType::r2c:
+      return dp ? CUFFT_D2Z : CUFFT_R2C;
+    case R2RFftType::c2r:
+      return dp ? CUFFT_Z2D : CUFFT_C2R;
+    case R2RFftType::c2c:
+      break;
+  }
+  return dp ? CUFFT_Z2Z : CUFFT_C2C;
+}
+
+// The rows of axis `axis`'s pass: the other axes of extent > 1, outermost first.
+R2RRows rows_of(const R2RDecision& d, int axis, const Strides& src, const Strides& dst) {
+  R2RRows r;
+  r.rows = 1;
+  for (int a = 0; a < d.shape.size(); ++a) {
+    if (a == axis || d.shape[a] == 1) continue;
+    r.extent[r.dims] = d.shape[a];
+    r.src_stride[r.dims] = src[a];
+    r.dst_stride[r.dims] = dst[a];
+    ++r.dims;
+    r.rows *= d.shape[a];
+  }
+  return r;
+}
+
+}  // namespace
+
+CufftR2R::CufftR2R(const R2RDecision& decision, int device) : decision_(decision), device_(device) {
+  std::int64_t numel = 1;
+  for (int a = 0; a < decision.shape.size(); ++a) numel *= decision.shape[a];
+  const std::size_t scalar = decision.dtype.size();
+  for (Direction direction : {Direction::forward, Direction::inverse}) {
+    std::vector<AxisPlan>& plans = direction == Direction::forward ? forward_ : inverse_;
+    for (std::size_t i = 0; i < decision.transformed.size(); ++i) {
+      AxisPlan p;
+      p.algorithm = choose_algorithm(decision.kind_for(i, direction), decision.transformed[i].n);
+      p.rows = numel / decision.transformed[i].n;
+      p.interleaved = decision.out_strides[decision.transformed[i].axis] != 1 && p.rows > 1;
+      a_bytes_ = std::max(a_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.a_scalars) * scalar));
+      b_bytes_ = std::max(b_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.b_scalars) * scalar));
+      plans.push_back(p);
+    }
+  }
+}
+
+CufftR2R::~CufftR2R() {
+  for (std::vector<AxisPlan>* plans : {&forward_, &inverse_})
+    for (AxisPlan& p : *plans)
+      if (p.handle != 0) {
+        const cufftResult status = cufftDestroy(static_cast<cufftHandle>(p.handle));
+        if (status != CUFFT_SUCCESS)
+          log(LogLevel::warning, "RealTransform: cufftDestroy failed with {} (ignored in a destructor)",
+              r2r_cufft_status_name(status));
+      }
+}
+
+void CufftR2R::plan() {
+  if (planned_) return;
+  const bool dp = decision_.dtype == f64;
+  for (std::vector<AxisPlan>* plans : {&forward_, &inverse_}) {
+    for (AxisPlan& p : *plans) {
+      if (p.rows == 0) continue;
+      cufftHandle handle = 0;
+      CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftCreate");
+      CUPLAN_R2R_CUFFT_CHECK(cufftCreate(&handle));
+      p.handle = static_cast<int>(handle);
+      CUPLAN_R2R_CUFFT_CHECK(cufftSetAutoAllocation(handle, 0));
+      const AxisAlgorithm& al = p.algorithm;
+      long long n = al.fft_length;
+      // Distances in elements of each side's type (complex sides count complex values): rows one after another,
+      // or interleaved (element j of row r at j * rows + r).
+      long long idist = al.fft == R2RFftType::r2c ? al.a_scalars : al.a_scalars / 2;
+      long long odist = al.fft == R2RFftType::c2r ? al.b_scalars : al.b_scalars / 2;
+      // The storage length of a row on each side (rank 1: cuFFT indexes by strides and distances alone, but asks
+      // for at least the transform's length here).
+      long long inembed = idist, onembed = odist;
+      long long istride = 1, ostride = 1;
+      if (p.interleaved) {
+        istride = ostride = p.rows;
+        idist = odist = 1;
+      }
+      std::size_t work = 0;
+      CUPLAN_R2R_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, &inembed, istride, idist, &onembed, ostride, odist,
+                                                 cufft_type(al.fft, dp), p.rows, &work));
+      p.work_bytes = work;
+      work_bytes_ = std::max(work_bytes_, round_up(work));
+    }
+  }
+  planned_ = true;
+}
+
+std::size_t CufftR2R::workspace_size() const noexcept {
+  return planned_ ? a_bytes_ + b_bytes_ + work_bytes_ : 0;
+}
+
+void* CufftR2R::reserve_workspace(StreamRef stream) {
+  return buffer_.ensure(workspace_size(), device_, stream);
+}
+
+void CufftR2R::release_workspace() noexcept {
+  buffer_.release();
+}
+
+void CufftR2R::execute(Direction direction, const void* in, const Strides& in_strides, void* out, void* workspace,
+                       cudaStream_t s) {
+  const R2RDecision& d = decision_;
+  const bool dp = d.dtype == f64;
+  auto* base = static_cast<unsigned char*>(workspace);
+  void* a = base;
+  void* b = base + a_bytes_;
+  void* work = base + a_bytes_ + b_bytes_;
+  const std::vector<AxisPlan>& plans = direction == Direction::forward ? forward_ : inverse_;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const AxisPlan& p = plans[i];
+    if (p.rows == 0) return;
+    const int axis = d.transformed[i].axis;
+    // The first axis reads the operand, every later one the result the previous axis wrote.
+    const bool first_axis = i == 0;
+    const Strides& src_strides = first_axis ? in_strides : d.out_strides;
+    const EdgeScaling edges = d.edges(i, direction);
+    R2RPassArgs args;
+    args.algorithm = p.algorithm;
+    args.rows = rows_of(d, axis, src_strides, d.out_strides);
+    args.double_precision = dp;
+    args.src = first_axis ? in : out;
+    args.src_axis_stride = src_strides[axis];
+    args.dst = out;
+    args.dst_axis_stride = d.out_strides[axis];
+    args.fft_in = a;
+    args.fft_out = b;
+    args.interleaved = p.interleaved;
+    args.first = edges.pre_first;
+    args.last = edges.pre_last;
+    CUPLAN_CUDA_CHECK(launch_r2r_pre_pass(args, s));
+    const auto handle = static_cast<cufftHandle>(p.handle);
+    CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftExec");
+    CUPLAN_R2R_CUFFT_CHECK(cufftSetStream(handle, s));
+    CUPLAN_R2R_CUFFT_CHECK(cufftSetWorkArea(handle, work));
+    switch (p.algorithm.fft) {
+      case R2RFftType::r2c:
+        if (dp)
+          CUPLAN_R2R_CUFFT_CHECK(
+              cufftExecD2Z(handle, static_cast<cufftDoubleReal*>(a), static_cast<cufftDoubleComplex*>(b)));
+        else
+          CUPLAN_R2R_CUFFT_CHECK(cufftExecR2C(handle, static_cast<cufftReal*>(a), static_cast<cufftComplex*>(b)));
+        break;
+      case R2RFftType::c2r:
+        if (dp)
+          CUPLAN_R2R_CUFFT_CHECK(
+              cufftExecZ2D(handle, static_cast<cufftDoubleComplex*>(a), static_cast<cufftDoubleReal*>(b)));
+        else
+          CUPLAN_R2R_CUFFT_CHECK(cufftExecC2R(handle, static_cast<cufftComplex*>(a), static_cast<cufftReal*>(b)));
+        break;
+      case R2RFftType::c2c:
+        if (dp)
+          CUPLAN_R2R_CUFFT_CHECK(cufftExecZ2Z(handle, static_cast<cufftDoubleComplex*>(a),
+                                              static_cast<cufftDoubleComplex*>(b), CUFFT_FORWARD));
+        else
+          CUPLAN_R2R_CUFFT_CHECK(
+              cufftExecC2C(handle, static_cast<cufftComplex*>(a), static_cast<cufftComplex*>(b), CUFFT_FORWARD));
+        break;
+    }
+    args.first = edges.post_first;
+    args.last = edges.post_last;
+    args.scale = i + 1 == plans.size() ? d.scale(direction) : 1.0;
+    CUPLAN_CUDA_CHECK(launch_r2r_post_pass(args, s));
+  }
+}
+
+std::string CufftR2R::algorithms(Direction direction) const {
+  std::string text;
+  const std::vector<AxisPlan>& plans = direction == Direction::forward ? forward_ : inverse_;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    text += fmt::format("{}axis {} {}: {}", i == 0 ? "" : "; ", decision_.transformed[i].axis,
+                        to_string(decision_.kind_for(i, direction)), algorithm_summary(plans[i].algorithm.algorithm));
+  return text;
+}
+
+}  // namespace cuplan::detail

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// CUDA backend of RealTransform: per transformed axis, one pre-pass kernel (reordering, extension or pre-twiddle,
+// with orthogonalize's input factors), one cuFFT plan of related length (algorithms.hpp), and one post-pass kernel
+// (twiddle or unpermute, with the output factors and, on the last axis, the norm). Axis after axis, each pass reads
+// the previous axis's result, so several axes and in-place operands need no extra copy. cuFFT plans for both
+// directions, workspace and the two row buffers live in one stream-ordered DeviceBuffer.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cuplan/stream.hpp"
+#include "cuplan/tensor.hpp"
+#include "r2r/algorithms.hpp"
+#include "r2r/planner.hpp"
+#include "runtime/device_buffer.hpp"
+
+namespace cuplan::detail {
+
+class CufftR2R {
+ public:
+  CufftR2R(const R2RDecision& decision, int device);
+  ~CufftR2R();
+  CufftR2R(const CufftR2R&) = delete;
+  CufftR2R& operator=(const CufftR2R&) = delete;
+
+  /// Makes the cuFFT plans of both directions (no workspace is allocated yet).
+  void plan();
+  /// Enqueues the transform of `in` (laid out by `in_strides`, device memory) into `out` (the decision's
+  /// out_strides) on `stream`, with `workspace` from reserve_workspace; `in` may be `out`. Allocates nothing, so a
+  /// graph may capture it.
+  void execute(Direction direction, const void* in, const Strides& in_strides, void* out, void* workspace,
+               cudaStream_t stream);
+  /// The workspace, allocated on `stream` (stream-ordered) if there is none.
+  void* reserve_workspace(StreamRef stream);
+  void release_workspace() noexcept;
+  /// Bytes the planned transform needs on the device (row buffers and cuFFT workspace).
+  std::size_t workspace_size() const noexcept;
+  /// "axis 1: even/odd reorder + R2C(n) + twiddle; ..." for `direction`.
+  std::string algorithms(Direction direction) const;
+
+ private:
+  struct AxisPlan {
+    AxisAlgorithm algorithm;
+    std::int64_t rows = 0;
+    bool interleaved = false;  // the axis is not the result's innermost: FFT rows interleaved (r2r_kernels.hpp)
+    int handle = 0;            // cufftHandle; 0 before plan()
+    std::size_t work_bytes = 0;
+  };
+  R2RDecision decision_;
+  int device_;
+  std::vector<AxisPlan> forward_;  // one per transformed axis, in order
+  std::vector<AxisPlan> inverse_;
+  std::size_t a_bytes_ = 0, b_bytes_ = 0, work_bytes_ = 0;
+  DeviceBuffer buffer_;
+  bool planned_ = false;
+};
+
+}  // namespace cuplan::detail

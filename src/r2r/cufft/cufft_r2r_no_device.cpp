@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU-only build's CUDA backend of RealTransform (CUPLAN_ENABLE_CUDA=OFF): the interface of cufft_r2r.hpp with
+// no cuFFT behind it. A RealTransform picks CUDA execution only when a device is available, never the case in this
+// build; any remaining call gets the typed error.
+
+#include "base/cuda_check.hpp"
+#include "r2r/cufft/cufft_r2r.hpp"
+
+namespace cuplan::detail {
+
+CufftR2R::CufftR2R(const R2RDecision& decision, int device) : decision_(decision), device_(device) {
+  throw_built_without_cuda("a cuFFT real-to-real transform");
+}
+CufftR2R::~CufftR2R() = default;
+void CufftR2R::plan() {
+  throw_built_without_cuda("a cuFFT real-to-real transform");
+}
+void CufftR2R::execute(Direction /*direction*/, const void* /*in*/, const Strides& /*in_strides*/, void* /*out*/,
+                       void* /*workspace*/, cudaStream_t /*stream*/) {
+  throw_built_without_cuda("a cuFFT real-to-real transform");
+}
+void* CufftR2R::reserve_workspace(StreamRef /*stream*/) {
+  throw_built_without_cuda("a cuFFT real-to-real transform");
+}
+void CufftR2R::release_workspace() noexcept {}
+std::size_t CufftR2R::workspace_size() const noexcept {
+  return 0;
+}
+std::string CufftR2R::algorithms(Direction /*direction*/) const {
+  return {};
+}
+
+}  // namespace cuplan::detail

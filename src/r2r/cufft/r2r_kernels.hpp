@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Launchers of the pre-pass and post-pass kernels of one axis (r2r_kernels.cu). Plain data in, a CUDA status out.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "r2r/algorithms.hpp"
+
+namespace cuplan::detail {
+
+/// The rows of one axis pass: every index of the other axes, as a mixed-radix number (outermost first), with the
+/// element strides of the pass's source and destination.
+struct R2RRows {
+  static constexpr int max_dims = 8;
+  int dims = 0;
+  std::int64_t extent[max_dims] = {};
+  std::int64_t src_stride[max_dims] = {};
+  std::int64_t dst_stride[max_dims] = {};
+  std::int64_t rows = 0;
+};
+
+struct R2RPassArgs {
+  AxisAlgorithm algorithm;
+  R2RRows rows;
+  bool double_precision = false;
+  const void* src = nullptr;  ///< pre-pass: the axis's input
+  std::int64_t src_axis_stride = 0;
+  void* dst = nullptr;  ///< post-pass: the axis's output
+  std::int64_t dst_axis_stride = 0;
+  void* fft_in = nullptr;          ///< the FFT's input rows (a_scalars each), written by the pre-pass
+  const void* fft_out = nullptr;   ///< the FFT's output rows (b_scalars each), read by the post-pass
+  double first = 1.0, last = 1.0;  ///< orthogonalize's factors on element 0 and n-1 (input or output side)
+  double scale = 1.0;              ///< post-pass: the norm's factor (on the last axis), else 1
+  /// The FFT's rows interleaved (row index fastest) instead of one after another: for an axis that is not the
+  /// innermost, so that threads next to each other touch neighbouring rows (R2RRowView).
+  bool interleaved = false;
+};
+
+cudaError_t launch_r2r_pre_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept;
+cudaError_t launch_r2r_post_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept;
+
+}  // namespace cuplan::detail

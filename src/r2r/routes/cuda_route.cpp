@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA route of a RealTransform (cuda_route.hpp).
+
+#include "r2r/routes/cuda_route.hpp"
+
+#include <fmt/format.h>
+
+#include "cuplan/errors.hpp"
+#include "runtime/access.hpp"
+
+namespace cuplan::detail {
+
+CudaR2RRoute::CudaR2RRoute(const R2RRouteContext& context, const RealTransformOptions& options,
+                           const TensorView& operand)
+    : R2RRoute(context), host_operand_(operand.on_host()) {
+  replay_.set_enabled(options.graph_replay);
+}
+
+CudaR2RRoute::~CudaR2RRoute() {
+  free();
+}
+
+void CudaR2RRoute::plan(const std::optional<StreamRef>& stream, EventList& pending_after) {
+  Phase phase(context_.order, context_.streams, context_.target, stream, pending_after, "plan");
+  pending_after = EventList{};
+  if (!cufft_) cufft_ = std::make_unique<CufftR2R>(context_.decision, context_.target.device);
+  cufft_->plan();
+  (void)cufft_->reserve_workspace(phase.stream());
+  phase.close();
+}
+
+Tensor CudaR2RRoute::execute(const R2RCall& call) {
+  const R2RDecision& d = context_.decision;
+  const TensorView& x = call.operand.view();
+  Phase phase(context_.order, context_.streams, context_.target, call.stream, call.after, "execute");
+  const StreamRef s = phase.stream();
+  std::optional<Tensor> given = given_result(call);
+  const bool fresh = !given;
+  if (!host_operand_) {
+    Tensor result =
+        given ? std::move(*given)
+              : Tensor::empty_strided(d.shape, d.out_strides, d.dtype, Device::cuda(context_.target.operand_device), s);
+    // cuplan Tensors are ordered after their pending producers first.
+    phase.operands({{"operand", &x, d.inplace, false, Access::storage(call.operand).get()},
+                    {"result", &result.view(), true, fresh, Access::storage(result).get()}});
+    if (x.numel() > 0) {
+      void* workspace = cufft_->reserve_workspace(s);
+      const void* in = x.data();
+      void* out = result.data();
+      // The passes and cuFFT calls of every axis, replayed as one graph launch when these pointers came recently.
+      ReplayKey key;
+      key.add(in).add(out).add(workspace).add(call.direction);
+      replay_.run(key, context_.target.device, s.native(), [&](cudaStream_t captured) {
+        cufft_->execute(call.direction, in, d.in_strides, out, workspace, captured);
+      });
+    }
+    if (call.release_workspace) cufft_->release_workspace();
+    result.record_stream(s);
+    phase.close();
+    finish_call(context_.target, s);
+    return result;
+  }
+  // Host operand: stage on the device, transform in place there, copy back; the call blocks.
+  Tensor result = given ? std::move(*given) : Tensor::empty_strided(d.shape, d.out_strides, d.dtype, Device::cpu());
+  if (x.numel() > 0) {
+    if (device_stage_.data() == nullptr)
+      device_stage_ = Tensor::empty_strided(d.shape, d.out_strides, d.dtype, Device::cuda(context_.target.device), s);
+    copy(x, device_stage_.view(), s);
+    cufft_->execute(call.direction, device_stage_.data(), d.out_strides, device_stage_.data(),
+                    cufft_->reserve_workspace(s), s.native());
+    copy(device_stage_.view(), result.view(), s);
+    if (call.release_workspace) {
+      cufft_->release_workspace();
+      device_stage_ = Tensor{};
+    }
+  }
+  phase.close();
+  s.synchronize();
+  return result;
+}
+
+void CudaR2RRoute::order_new_operand(const std::optional<StreamRef>& stream) {
+  Phase phase(context_.order, context_.streams, context_.target, stream, EventList{}, "reset_operand");
+  phase.close();
+}
+
+void CudaR2RRoute::free() noexcept {
+  // cuFFT plans and the stage are read by work already enqueued: the last phase must be done before they go.
+  if (cufft_) {
+    try {
+      context_.order.synchronize();
+    } catch (...) {  // a failed synchronize is reported by the next CUDA call; free never throws
+    }
+  }
+  replay_.reset();  // the graphs hold the cuFFT plans' kernels and the workspace
+  cufft_.reset();
+  device_stage_ = Tensor{};
+}
+
+std::size_t CudaR2RRoute::workspace_size() const noexcept {
+  return cufft_ ? cufft_->workspace_size() : 0;
+}
+
+std::string CudaR2RRoute::execution() const {
+  return fmt::format("cuFFT execution on cuda:{} ({}; inverse: {})", context_.target.device,
+                     cufft_ ? cufft_->algorithms(Direction::forward) : "not planned",
+                     cufft_ ? cufft_->algorithms(Direction::inverse) : "not planned");
+}
+
+std::string CudaR2RRoute::location() const {
+  return fmt::format("cuda:{} (cuFFT)", context_.target.device);
+}
+
+}  // namespace cuplan::detail
