@@ -44,7 +44,7 @@ std::string shape_text(const cp::Shape& shape) {
 
 void gpu_case(const cp::Shape& shape, const std::vector<int>& axes, const std::vector<cp::R2RKind>& kinds, int reps,
               cp::StreamRef s, bench::Csv& csv) {
-  const auto host = random_values(static_cast<std::size_t>(cp::TensorView(nullptr, cp::f32, shape).numel()));
+  const auto host = random_values(static_cast<std::size_t>(cp::checked_numel(shape)));
   cp::Tensor x = cp::Tensor::empty(shape, cp::f32, cp::Device::cuda(0), s);
   cp::copy(cp::TensorView(host.data(), shape), x, s);
 

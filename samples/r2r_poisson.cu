@@ -6,7 +6,8 @@
 //
 // The sampled modes sin(k pi x) cos(m pi y) are exact eigenvectors of that discrete Laplacian, so with the discrete
 // right-hand side the solver must return the exact solution to round-off; with the continuous right-hand side it
-// must be within the scheme's O(h^2) error (about 4 h^2 for these modes). Runs on the CPU (FFTW) always and on the GPU (cuFFT) when there is one.
+// must be within the scheme's O(h^2) error (about 4 h^2 for these modes). Runs on the CPU (FFTW) always and on the GPU
+// (cuFFT) when there is one.
 
 #include <thrust/execution_policy.h>
 #include <thrust/for_each.h>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numbers>
+#include <optional>
 #include <vector>
 
 #include "sample_support.hpp"
@@ -64,7 +66,11 @@ double solve(cp::Device device, bool discrete_rhs) {
   std::vector<double> host(kNx * kNy);
   for (long long i = 0; i < kNx; ++i)
     for (long long j = 0; j < kNy; ++j) host[i * kNy + j] = rhs(i, j, discrete_rhs);
-  cp::Stream s(device);
+  // A stream of its own on the GPU; host operands need none (their calls block), and with a GPU present a CPU device
+  // has no stream to make.
+  std::optional<cp::Stream> own;
+  if (device.is_cuda()) own.emplace(device);
+  const std::optional<cp::StreamRef> s = own ? std::optional<cp::StreamRef>(*own) : std::nullopt;
   cp::Tensor u = cp::Tensor::empty(shape, cp::f64, device, s);
   cp::copy(cp::TensorView(host.data(), shape), u, s);
   cp::Tensor u_hat = cp::Tensor::empty(shape, cp::f64, device, s);
@@ -81,13 +87,12 @@ double solve(cp::Device device, bool discrete_rhs) {
   if (u_hat.view().on_host())
     thrust::for_each(thrust::host, first, last, divide);  // a host stream: its work so far is done at the call
   else
-    thrust::for_each(thrust::cuda::par_nosync.on(s.native()), first, last, divide);
+    thrust::for_each(thrust::cuda::par_nosync.on(s->native()), first, last, divide);
   // The inverse (DST-I and DCT-III, scaled by 1 / (2 (kNx + 1) * 2 kNy) with the default norm) returns u.
   inverse.execute({.direction = cp::Direction::inverse, .out = u.view()});
   std::printf("  %s\n", forward.describe().c_str());
 
-  const cp::Tensor result = u.to(cp::Device::cpu(), s);
-  s.synchronize();
+  const cp::Tensor result = u.to(cp::Device::cpu(), s);  // blocking: host memory is involved
   double worst = 0;
   for (long long i = 0; i < kNx; ++i)
     for (long long j = 0; j < kNy; ++j)
@@ -112,8 +117,8 @@ int main() {
       sample::check(discrete < 1e-11, device.is_cpu() ? "CPU: the exact discrete solution to round-off"
                                                       : "GPU: the exact discrete solution to round-off");
       sample::check(continuous < 10 * kHx * kHx, device.is_cpu() ? "CPU: within the second-order scheme's error"
-                                                                : "GPU: within the second-order "
-                                                                  "scheme's error");
+                                                                 : "GPU: within the second-order "
+                                                                   "scheme's error");
     }
   });
 }

@@ -126,10 +126,12 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
           "{}: kernel shape: circular mode needs a kernel no longer than the operand on each convolved axis; axis {} "
           "expected at most {}, got {}",
           kWho, a, n, k));
-    const std::int64_t needed = needed_length(g.mode, n, k);
+    // At least 2: cuFFT refuses a C2C plan of length 1. Any length of at least n + k - 1 gives the linear result, and
+    // for n = 1 (so k = 1) the circular result of period 1 is the linear one.
+    const std::int64_t needed = std::max<std::int64_t>(needed_length(g.mode, n, k), 2);
     const bool innermost = i == g.rank - 1;
     if (g.mode == ConvolutionMode::circular)
-      g.fft_length[i] = n;
+      g.fft_length[i] = std::max<std::int64_t>(n, 2);
     else if (innermost && request.power_of_two_innermost)
       g.fft_length[i] = next_power_of_two(needed);
     else

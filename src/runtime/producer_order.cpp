@@ -109,7 +109,8 @@ void ProducerOrder::publish() noexcept {
 }
 
 void ProducerOrder::start(StreamRef stream, Device device) {
-  const std::lock_guard lock(mutex_);
+  // No lock: the memory is not shared yet (Storage::allocate and adopt call this before handing it out), and every
+  // execute allocates its result, so this is on the hot path.
   allocation_stream_ = stream.native();
   device_ = device.index();
   set(writer_, stream, device_);

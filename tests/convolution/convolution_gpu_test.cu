@@ -45,7 +45,8 @@ bool check_fused(std::int64_t rows, std::int64_t n, std::int64_t k, ConvolutionM
   std::optional<Convolution> conv;
   try {
     conv.emplace(x.view, kernel.view,
-                 ConvolutionOptions{.mode = mode, .route = ConvolutionRoute::fused, .execution = Execution::cuda()});
+                 ConvolutionOptions{
+                     .axes = {1}, .mode = mode, .route = ConvolutionRoute::fused, .execution = Execution::cuda()});
   } catch (const NotSupported& e) {
     if (std::string(e.what()).find("was compiled") != std::string::npos) return false;
     throw;
@@ -131,7 +132,7 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   CUPLAN_REQUIRE_FUSED();
   Tensor x = Tensor::empty({64, 4000}, c64, Device::cuda(0));
   Tensor k = Tensor::empty({1, 97}, c64, Device::cuda(0));
-  Convolution conv(x, k, {.mode = ConvolutionMode::same});
+  Convolution conv(x, k, {.axes = {1}, .mode = ConvolutionMode::same});
   if (conv.route() == ConvolutionRoute::fused) {
     EXPECT_EQ(conv.fft_lengths()[0], 4096);
     EXPECT_NE(conv.describe().find("cuFFTDx"), std::string::npos) << conv.describe();
