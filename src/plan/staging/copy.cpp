@@ -136,16 +136,18 @@ void copy_checked(const TensorView& src, const TensorView& dst, std::optional<St
   // Pageable to pageable is a plain host copy at the call: nothing for the checker (and no stream to look up).
   const bool check = detail::ordering::on() && (src.memory_space() != MemorySpace::host_pageable ||
                                                 dst.memory_space() != MemorySpace::host_pageable);
+  std::optional<StreamRef> resolved = stream;  // the copy's stream once looked up here, so it is looked up once
   if ((order || check) && !detail::host_streams()) [[unlikely]] {
     detail::check_copy_operands(src, dst);  // the same errors as otherwise, before any stream is looked up
     const StreamRef on = detail::copy_stream(src, dst, stream);
+    resolved = on;
     const DeviceScope scope(detail::copy_stream_device(src, dst, on));
     const std::initializer_list<detail::OperandUse> operands = {{"src", &src, false, false, src_storage},
                                                                 {"dst", &dst, true, false, dst_storage}};
     if (order) accesses.begin(on, operands);
     uses.begin(on, "cuplan::copy", "", operands);
   }
-  staged_copy(src, dst, stream, src_owner, dst_owner);
+  staged_copy(src, dst, resolved, src_owner, dst_owner);
   uses.end();
   accesses.end();
 }
