@@ -73,8 +73,9 @@ struct ConvolutionExecuteOptions {
   bool release_workspace = false;
   /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
   /// result_strides(), in the memory space of the operand; no overlap with the operand). The returned Tensor then
-  /// aliases it.
-  std::optional<TensorView> out{};
+  /// aliases it. A Tensor given here is ordered as every cuplan Tensor is (its last write and reads on other streams,
+  /// docs/streams.md); a TensorView is borrowed, and its other users are yours to order.
+  std::optional<TensorRef> out{};
 };
 
 }  // namespace CUPLAN_ABI_NAMESPACE
@@ -148,7 +149,7 @@ class CUPLAN_API Convolution {
 /// cache. Each call computes the kernel's spectrum again: for one kernel over many operands use Convolution.
 CUPLAN_API Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options = {});
 /// The same, writing into `out` (shape, dtype and dense strides of the result, memory space of `x`).
-CUPLAN_API void fftconvolve(TensorRef x, TensorRef kernel, const TensorView& out, ConvolutionOptions options = {});
+CUPLAN_API void fftconvolve(TensorRef x, TensorRef kernel, TensorRef out, ConvolutionOptions options = {});
 
 /// \name Names of the convolution enums
 /// @{

@@ -95,8 +95,10 @@ struct FFTExecuteOptions {
   /// Release the workspace at the end of this call (stream-ordered); it is allocated again by the next execute.
   bool release_workspace = false;
   /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
-  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it.
-  std::optional<TensorView> out{};
+  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it. A Tensor given here
+  /// is ordered as every cuplan Tensor is (its last write and reads on other streams, docs/streams.md); a TensorView is
+  /// borrowed, and its other users are yours to order.
+  std::optional<TensorRef> out{};
   /// A new user data pointer for the prolog, from this call on (no new plan: the callback's caller_info block is
   /// rewritten in stream order). StateError without a prolog.
   std::optional<void*> prolog_data{};
@@ -178,10 +180,10 @@ CUPLAN_API Tensor irfft(TensorRef x, FFTOptions options = {});
 /// @{
 
 /// The same, writing into `out` (shape and dtype of the result, memory space of `x`).
-CUPLAN_API void fft(TensorRef x, const TensorView& out, FFTOptions options = {});
-CUPLAN_API void ifft(TensorRef x, const TensorView& out, FFTOptions options = {});
-CUPLAN_API void rfft(TensorRef x, const TensorView& out, FFTOptions options = {});
-CUPLAN_API void irfft(TensorRef x, const TensorView& out, FFTOptions options = {});
+CUPLAN_API void fft(TensorRef x, TensorRef out, FFTOptions options = {});
+CUPLAN_API void ifft(TensorRef x, TensorRef out, FFTOptions options = {});
+CUPLAN_API void rfft(TensorRef x, TensorRef out, FFTOptions options = {});
+CUPLAN_API void irfft(TensorRef x, TensorRef out, FFTOptions options = {});
 /// @}
 
 /// \name Names of the FFT enums

@@ -131,8 +131,9 @@ struct MatmulExecuteOptions {
   /// Write D here instead of allocating it; execute then returns a Tensor that wraps `out`. It must have D's dtype,
   /// shape and planned strides (row-major or column-major, see Matmul), live where D would (device memory of the
   /// object's device for device operands, 16-byte aligned; host memory otherwise) and stay valid until the product
-  /// is done in stream order.
-  std::optional<TensorView> out{};
+  /// is done in stream order. A Tensor given here is ordered as every cuplan Tensor is (its last write and reads on
+  /// other streams, docs/streams.md); a TensorView is borrowed, and its other users are yours to order.
+  std::optional<TensorRef> out{};
 };
 
 /// Heuristic preferences (cuBLASLt's cublasLtMatmulPreference attributes).

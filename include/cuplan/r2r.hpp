@@ -78,8 +78,10 @@ struct RealTransformExecuteOptions {
   /// execute.
   bool release_workspace = false;
   /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
-  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it.
-  std::optional<TensorView> out{};
+  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it. A Tensor given here
+  /// is ordered as every cuplan Tensor is (its last write and reads on other streams, docs/streams.md); a TensorView is
+  /// borrowed, and its other users are yours to order.
+  std::optional<TensorRef> out{};
 };
 
 }  // namespace CUPLAN_ABI_NAMESPACE
@@ -202,14 +204,14 @@ CUPLAN_API Tensor idctn(TensorRef x, R2RNOptions options = {});
 CUPLAN_API Tensor dstn(TensorRef x, R2RNOptions options = {});
 CUPLAN_API Tensor idstn(TensorRef x, R2RNOptions options = {});
 /// The same, writing into `out` (shape, dtype and row-major strides of the result, memory space of `x`).
-CUPLAN_API void dct(TensorRef x, const TensorView& out, R2ROptions options = {});
-CUPLAN_API void idct(TensorRef x, const TensorView& out, R2ROptions options = {});
-CUPLAN_API void dst(TensorRef x, const TensorView& out, R2ROptions options = {});
-CUPLAN_API void idst(TensorRef x, const TensorView& out, R2ROptions options = {});
-CUPLAN_API void dctn(TensorRef x, const TensorView& out, R2RNOptions options = {});
-CUPLAN_API void idctn(TensorRef x, const TensorView& out, R2RNOptions options = {});
-CUPLAN_API void dstn(TensorRef x, const TensorView& out, R2RNOptions options = {});
-CUPLAN_API void idstn(TensorRef x, const TensorView& out, R2RNOptions options = {});
+CUPLAN_API void dct(TensorRef x, TensorRef out, R2ROptions options = {});
+CUPLAN_API void idct(TensorRef x, TensorRef out, R2ROptions options = {});
+CUPLAN_API void dst(TensorRef x, TensorRef out, R2ROptions options = {});
+CUPLAN_API void idst(TensorRef x, TensorRef out, R2ROptions options = {});
+CUPLAN_API void dctn(TensorRef x, TensorRef out, R2RNOptions options = {});
+CUPLAN_API void idctn(TensorRef x, TensorRef out, R2RNOptions options = {});
+CUPLAN_API void dstn(TensorRef x, TensorRef out, R2RNOptions options = {});
+CUPLAN_API void idstn(TensorRef x, TensorRef out, R2RNOptions options = {});
 /// @}
 
 /// \name Names of the real-to-real enums

@@ -32,10 +32,10 @@ detail::PlanKey make_key(const TensorView& x, const TensorView& kernel, const Co
   return key;
 }
 
-Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options, const TensorView* out) {
+Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options, const TensorRef* out) {
   // Every call, before the plan key: a hit must reject what a miss rejects.
   detail::validate_convolution_options(options, "fftconvolve");
-  if (out != nullptr) detail::check_writable(*out, "out", "fftconvolve");
+  if (out != nullptr) detail::check_writable(out->view(), "out", "fftconvolve");
   return detail::run_cached<detail::ConvolutionImpl>(
       make_key(x.view(), kernel.view(), options),
       [&] {
@@ -49,9 +49,9 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
       },
       [&](detail::ConvolutionImpl& impl) {
         // `out` is not in the key: checked on a hit and a miss alike.
-        if (out != nullptr && !impl.out_signature().matches(*out)) {
-          detail::check_no_self_overlap(*out, "out", "fftconvolve");
-          impl.out_signature().require_match(*out, "fftconvolve", nullptr, "out");
+        if (out != nullptr && !impl.out_signature().matches(out->view())) {
+          detail::check_no_self_overlap(out->view(), "out", "fftconvolve");
+          impl.out_signature().require_match(out->view(), "fftconvolve", nullptr, "out");
         }
         return impl.execute_validated(options.stream, options.after, out, false);
       });
@@ -134,7 +134,7 @@ std::string Convolution::describe() const {
 Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options) {
   return run(std::move(x), std::move(kernel), options, nullptr);
 }
-void fftconvolve(TensorRef x, TensorRef kernel, const TensorView& out, ConvolutionOptions options) {
+void fftconvolve(TensorRef x, TensorRef kernel, TensorRef out, ConvolutionOptions options) {
   run(std::move(x), std::move(kernel), options, &out);
 }
 
@@ -172,7 +172,7 @@ namespace cuplan::detail {
 Tensor ConvolutionRunner::make_result(const ConvolutionCall& call, Device device,
                                       const std::optional<StreamRef>& stream) const {
   const ConvolutionGeometry& g = context_.geometry;
-  if (call.out != nullptr) return Tensor::wrap(*call.out);
+  if (call.out != nullptr) return call.out->as_tensor();
   return Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype, device, stream);
 }
 

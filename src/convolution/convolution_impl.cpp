@@ -99,20 +99,20 @@ void ConvolutionImpl::plan(std::optional<StreamRef> stream) try {
 Tensor ConvolutionImpl::execute(const ConvolutionExecuteOptions& options) {
   state_.require_planned("execute");
   state_.require_operand("execute");
-  const TensorView* out = options.out ? &*options.out : nullptr;
+  const TensorRef* out = options.out ? &*options.out : nullptr;
   if (out != nullptr) {
-    check_writable(*out, "out", "Convolution.execute");
-    if (!out_signature_.matches(*out)) [[unlikely]] {
-      check_no_self_overlap(*out, "out", "Convolution");
-      out_signature_.require_match(*out, "Convolution", "execute", "out");
+    check_writable(out->view(), "out", "Convolution.execute");
+    if (!out_signature_.matches(out->view())) [[unlikely]] {
+      check_no_self_overlap(out->view(), "out", "Convolution");
+      out_signature_.require_match(out->view(), "Convolution", "execute", "out");
     }
   }
   return execute_validated(options.stream, options.after, out, options.release_workspace);
 }
 
 Tensor ConvolutionImpl::execute_validated(const std::optional<StreamRef>& stream, const EventList& after,
-                                          const TensorView* out, bool release_workspace) try {
-  if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "Convolution");
+                                          const TensorRef* out, bool release_workspace) try {
+  if (out != nullptr) check_no_overlap(out->view(), "out", operand_.view(), "operand", "Convolution");
   return runner_->execute(
       {.stream = stream, .after = after, .out = out, .release_workspace = release_workspace, .operand = operand_});
 } catch (const LibraryError& error) {

@@ -30,7 +30,7 @@ class ConvolutionImpl final : public CachedPlan {
   /// Validates the call (`out`) and runs it.
   Tensor execute(const ConvolutionExecuteOptions& options);
   /// Runs a call already known to be valid (planned, operand present, `out` of the planned signature).
-  Tensor execute_validated(const std::optional<StreamRef>& stream, const EventList& after, const TensorView* out,
+  Tensor execute_validated(const std::optional<StreamRef>& stream, const EventList& after, const TensorRef* out,
                            bool release_workspace);
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
   /// `after`: events the phase waits for (the function form's; the class form has none of its own).

@@ -20,7 +20,7 @@ namespace {
 // class), the options that shape the plan, the execution target and, for host operands run on CUDA, the current
 // device (where Execution::automatic puts the work). Small options share words so that a lookup hashes and
 // compares as few words as it can; each packing keeps distinct options distinct.
-detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorView* out) {
+detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorRef* out) {
   detail::PlanKey key(detail::PlanKind::fft);
   key.add(detail::OperandSignature::of(x));
   // Up to 3 axes of one byte each after the count; anything else (invalid, rejected when planned) word by word,
@@ -50,7 +50,7 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorV
   key.add_host_execution_device(x, o.execution);
   key.add(static_cast<std::uint64_t>(o.device_memory_limit));  // the staged split of a host operand depends on it
   key.add(static_cast<std::uint64_t>(o.planning));
-  if (out != nullptr) key.add(detail::OperandSignature::of(*out));
+  if (out != nullptr) key.add(detail::OperandSignature::of(out->view()));
   // The callbacks' identity (code hash, or the host callable's number), not their user data: a hit takes the
   // call's user data pointers instead.
   for (const FFTCallback* callback : {&o.prolog, &o.epilog})
@@ -69,8 +69,7 @@ const char* function_name(FFTType type, Direction direction) {
 
 // Plans (or finds the cached plan) and runs it. The operand is moved into the plan and dropped again after the
 // call, so the cache never keeps the caller's memory alive.
-Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Direction direction,
-           const TensorView* out) {
+Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Direction direction, const TensorRef* out) {
   // Every call, before the plan key: a hit must reject what a miss rejects.
   detail::validate_fft_options(options, function_name(type.value_or(FFTType::c2c), direction));
   if (type) {
@@ -82,7 +81,7 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
   }
   // Whether the call may write what it writes: not part of the key, so checked here for a hit and a miss alike.
   const char* name = function_name(options.fft_type.value_or(FFTType::c2c), direction);
-  if (out != nullptr) detail::check_writable(*out, "out", name);
+  if (out != nullptr) detail::check_writable(out->view(), "out", name);
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
   // The resolved type goes into the key, so fft() and ifft() of one operand share a plan.
   const FFTType resolved = detail::resolve_fft_type(x.view().dtype(), options.fft_type);
@@ -99,7 +98,7 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
       make_key(x.view(), options, out),
       [&] {
         std::optional<TensorView> hint;
-        if (out != nullptr) hint = *out;
+        if (out != nullptr) hint = out->view();
         auto impl = std::make_unique<detail::FftImpl>(x, options, hint);
         impl->plan(options.stream);
         return impl;
@@ -131,17 +130,17 @@ Tensor irfft(TensorRef x, FFTOptions options) {
   return run(std::move(x), options, FFTType::c2r, Direction::inverse, nullptr);
 }
 
-void fft(TensorRef x, const TensorView& out, FFTOptions options) {
+void fft(TensorRef x, TensorRef out, FFTOptions options) {
   run(std::move(x), options, std::nullopt, Direction::forward, &out);
 }
-void ifft(TensorRef x, const TensorView& out, FFTOptions options) {
+void ifft(TensorRef x, TensorRef out, FFTOptions options) {
   const bool c2r = options.fft_type == FFTType::c2r;
   run(std::move(x), options, c2r ? std::nullopt : std::optional(FFTType::c2c), Direction::inverse, &out);
 }
-void rfft(TensorRef x, const TensorView& out, FFTOptions options) {
+void rfft(TensorRef x, TensorRef out, FFTOptions options) {
   run(std::move(x), options, FFTType::r2c, Direction::forward, &out);
 }
-void irfft(TensorRef x, const TensorView& out, FFTOptions options) {
+void irfft(TensorRef x, TensorRef out, FFTOptions options) {
   run(std::move(x), options, FFTType::c2r, Direction::inverse, &out);
 }
 

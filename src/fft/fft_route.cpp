@@ -10,7 +10,7 @@
 namespace cuplan::detail {
 
 std::optional<Tensor> FftRoute::given_result(const FftCall& call) const {
-  if (call.out != nullptr) return Tensor::wrap(*call.out);
+  if (call.out != nullptr) return call.out->as_tensor();
   if (!context_.inplace) return std::nullopt;
   const LayoutDecision& d = context_.decision;
   if (d.type == FFTType::c2c) return call.operand.as_tensor();  // the result is the operand

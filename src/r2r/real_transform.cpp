@@ -83,7 +83,7 @@ std::string_view RealTransform::state() const noexcept {
 namespace {
 
 // Everything that defines a RealTransformImpl of a function form (as for fft's key).
-detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, bool all_axes, const TensorView* out) {
+detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, bool all_axes, const TensorRef* out) {
   detail::PlanKey key(detail::PlanKind::r2r);
   key.add(detail::OperandSignature::of(x));
   key.add(o.axes.size());
@@ -98,18 +98,18 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
       .add(o.execution.threads())
       .add(o.planning);
   key.add_host_execution_device(x, o.execution);
-  if (out != nullptr) key.add(detail::OperandSignature::of(*out));
+  if (out != nullptr) key.add(detail::OperandSignature::of(out->view()));
   return key;
 }
 
-Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Direction direction,
-           const TensorView* out, const char* name) {
+Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Direction direction, const TensorRef* out,
+           const char* name) {
   // Every call, before the key: a hit rejects what a miss rejects.
   detail::validate_r2r_options(options, name);
   if (out != nullptr) {
     if (options.inplace)
       throw InvalidArgument(fmt::format("{}: out: an output cannot be given for an in-place transform", name));
-    detail::check_writable(*out, "out", name);
+    detail::check_writable(out->view(), "out", name);
   }
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
   return detail::run_cached<detail::RealTransformImpl>(
@@ -121,9 +121,9 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
       },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
       [&](detail::RealTransformImpl& impl) {
-        if (out != nullptr && !impl.out_signature().matches(*out)) {
-          detail::check_no_self_overlap(*out, "out", name);
-          impl.out_signature().require_match(*out, name, nullptr, "out");
+        if (out != nullptr && !impl.out_signature().matches(out->view())) {
+          detail::check_no_self_overlap(out->view(), "out", name);
+          impl.out_signature().require_match(out->view(), name, nullptr, "out");
         }
         return impl.execute_validated(direction, options.stream, options.after, out, false);
       });
@@ -144,14 +144,14 @@ RealTransformOptions common(const Options& o, R2RKind kind) {
   return r;
 }
 
-Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorView* out,
+Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorRef* out,
                 const char* name) {
   RealTransformOptions r = common(o, detail::kind_of_type(o.type, sine, name));
   r.axes = {o.axis};
   return run(std::move(x), r, false, direction, out, name);
 }
 
-Tensor several_axes(TensorRef&& x, const R2RNOptions& o, bool sine, Direction direction, const TensorView* out,
+Tensor several_axes(TensorRef&& x, const R2RNOptions& o, bool sine, Direction direction, const TensorRef* out,
                     const char* name) {
   RealTransformOptions r = common(o, detail::kind_of_type(o.type, sine, name));
   r.axes = o.axes;
@@ -184,28 +184,28 @@ Tensor dstn(TensorRef x, R2RNOptions o) {
 Tensor idstn(TensorRef x, R2RNOptions o) {
   return several_axes(std::move(x), o, true, Direction::inverse, nullptr, "idstn");
 }
-void dct(TensorRef x, const TensorView& out, R2ROptions o) {
+void dct(TensorRef x, TensorRef out, R2ROptions o) {
   one_axis(std::move(x), o, false, Direction::forward, &out, "dct");
 }
-void idct(TensorRef x, const TensorView& out, R2ROptions o) {
+void idct(TensorRef x, TensorRef out, R2ROptions o) {
   one_axis(std::move(x), o, false, Direction::inverse, &out, "idct");
 }
-void dst(TensorRef x, const TensorView& out, R2ROptions o) {
+void dst(TensorRef x, TensorRef out, R2ROptions o) {
   one_axis(std::move(x), o, true, Direction::forward, &out, "dst");
 }
-void idst(TensorRef x, const TensorView& out, R2ROptions o) {
+void idst(TensorRef x, TensorRef out, R2ROptions o) {
   one_axis(std::move(x), o, true, Direction::inverse, &out, "idst");
 }
-void dctn(TensorRef x, const TensorView& out, R2RNOptions o) {
+void dctn(TensorRef x, TensorRef out, R2RNOptions o) {
   several_axes(std::move(x), o, false, Direction::forward, &out, "dctn");
 }
-void idctn(TensorRef x, const TensorView& out, R2RNOptions o) {
+void idctn(TensorRef x, TensorRef out, R2RNOptions o) {
   several_axes(std::move(x), o, false, Direction::inverse, &out, "idctn");
 }
-void dstn(TensorRef x, const TensorView& out, R2RNOptions o) {
+void dstn(TensorRef x, TensorRef out, R2RNOptions o) {
   several_axes(std::move(x), o, true, Direction::forward, &out, "dstn");
 }
-void idstn(TensorRef x, const TensorView& out, R2RNOptions o) {
+void idstn(TensorRef x, TensorRef out, R2RNOptions o) {
   several_axes(std::move(x), o, true, Direction::inverse, &out, "idstn");
 }
 
