@@ -2,7 +2,7 @@
 // The fused FFT route (FFTRoute::fused, and automatic with callbacks) on a GPU, through the public API: C2C, R2C
 // and C2R in f32 and f64 with prologs and epilogs against a float64 reference with the results poisoned first,
 // normalization with and without an epilog, lengths that fall back to cuFFT, the refusals of a forced fused route,
-// two streams, reset_operand across streams, graph replay and the compilation cache. Every case needs a GPU and a
+// two streams, reset_operand across streams and the compilation cache. Every case needs a GPU and a
 // build with MathDx, and skips otherwise.
 
 #include <gtest/gtest.h>
@@ -71,7 +71,7 @@ __device__ void plus_one(void* out, unsigned long long offset, double2 v, void*,
 }
 )";
 
-TEST(FusedFftGpu, C2cF32PrologOnTheFusedRouteMatchesTheReferenceAcrossReplaysAndStreams) {
+TEST(FusedFftGpu, C2cF32PrologOnTheFusedRouteMatchesTheReferenceAcrossExecutesAndStreams) {
   CUPLAN_REQUIRE_FUSED();
   const std::vector<std::int64_t> shape{48, 4096};
   auto a = HostArray<cf>::random(shape);
@@ -87,7 +87,7 @@ TEST(FusedFftGpu, C2cF32PrologOnTheFusedRouteMatchesTheReferenceAcrossReplaysAnd
   f.plan();
   const auto ref_a = scaled(reference_dft(a.dense(), shape, {1}, -1), 2.0);
   const double tol = tolerance(c64, 4096);
-  for (int i = 0; i < 3; ++i) {  // the second and third are graph replays
+  for (int i = 0; i < 3; ++i) {  // the third on another stream
     Tensor out = poisoned(f);
     f.execute({.stream = i == 2 ? s2.ref() : s1.ref(), .out = out.view()});
     EXPECT_LT(relative_error(to_dense(out.view()), ref_a), tol) << "execute " << i;

@@ -10,6 +10,7 @@
 
 #include "cuplan/dtype.hpp"
 #include "cuplan/fft_callbacks.hpp"
+#include "fft/callbacks/callback_source.hpp"
 #include "fft/callbacks/callback_types.hpp"
 
 namespace cuplan::detail {
@@ -28,16 +29,5 @@ struct LtoCallback {
 /// link fails here, with the log, rather than inside cuFFT's planning. CallbackError naming the callback, with the
 /// compiler's or linker's log.
 std::shared_ptr<const LtoCallback> lto_callback(const FFTCallback& callback, CallbackRole role, DType element, int sm);
-
-/// The name of cuplan's entry point that calls the user's function of `role` (checked_callback_source).
-std::string callback_entry_symbol(CallbackRole role);
-/// A callback's CUDA `source` as NVRTC compiles it: the user's text, then a static_assert that `symbol` has the
-/// signature of `role` over `element` (its message names the callback `name` and the declaration expected), then
-/// callback_entry_symbol(role) at global scope with C++ linkage, calling `symbol`.
-std::string checked_callback_source(const std::string& source, const std::string& symbol, CallbackRole role,
-                                    DType element, const std::string& name);
-
-/// The text of cuplan/fft_callback_device.hpp that NVRTC compilations include.
-const char* callback_device_header_text() noexcept;
 
 }  // namespace cuplan::detail

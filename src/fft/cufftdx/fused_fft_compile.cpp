@@ -28,9 +28,9 @@
 #include "base/hash128.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
+#include "fft/callbacks/callback_source.hpp"
 #include "fft/callbacks/callback_stats.hpp"
 #include "fft/callbacks/callback_types.hpp"
-#include "fft/cufft/callback_compile.hpp"
 #include "fft/cufftdx/fused_fft_kernel.hpp"
 #include "fft/cufftdx/fused_fft_paths.hpp"
 
@@ -58,7 +58,8 @@ std::string env(const char* name) {
 // The cuFFTDx and CUTLASS include folders: under CUPLAN_MATHDX_ROOT when set (the folder holding include/cufftdx.hpp
 // or a site-packages folder holding nvidia/mathdx), else the build's.
 std::vector<std::string> mathdx_dirs() {
-  const std::string root = env("CUPLAN_MATHDX_ROOT");
+  const char* variable = std::getenv("CUPLAN_MATHDX_ROOT");
+  const std::string root = variable != nullptr ? variable : "";
   if (root.empty()) return split(build_mathdx_include_dirs());
   for (const fs::path& base : {fs::path(root), fs::path(root) / "nvidia" / "mathdx"})
     if (fs::exists(base / "include" / "cufftdx.hpp"))
@@ -171,8 +172,8 @@ void check_nvrtc(const KernelSpec& s, nvrtcResult status, const char* call) {
 }
 
 bool use_pch() {
-  const std::string value = env("CUPLAN_NVRTC_PCH");
-  return !value.empty() && value != "0";
+  const char* value = std::getenv("CUPLAN_NVRTC_PCH");
+  return value != nullptr && *value != '\0' && std::string(value) != "0";
 }
 
 std::vector<char> nvrtc_compile(const KernelSpec& s, const std::string& source,
@@ -367,10 +368,8 @@ std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& s) {
   Hash128 hash;
   hash.add(kFormat);
   hash.add(source);
-  for (const std::string& o : options)
-    if (o.rfind("-I", 0) != 0) hash.add(o);  // the include folders may move; what they hold is the version below
+  for (const std::string& o : options) hash.add(o);  // the architecture and the include folders (another MathDx)
   hash.add(build_mathdx_version());
-  hash.add(env("CUPLAN_MATHDX_ROOT"));
   hash.add(fmt::format("nvrtc {}.{}", major, minor));
   auto entry = std::make_shared<CompiledKernel>();
   entry->key = fmt::format("fft-{}-{}-{}-sm{}-{:016x}{:016x}", to_string(s.type), s.precision.name(), s.length, s.sm,

@@ -28,7 +28,7 @@ LoadedCache& loaded_cache() {
 }
 
 // The kernel named cuplan_fused_fft_<direction> and the geometry its program recorded next to it.
-LoadedKernel::Entry entry(cudaLibrary_t library, const char* direction) {
+LoadedKernel::Entry entry(cudaLibrary_t library, const char* direction, int device) {
   LoadedKernel::Entry e;
   cudaKernel_t kernel = nullptr;
   const std::string name = fmt::format("cuplan_fused_fft_{}", direction);
@@ -53,8 +53,8 @@ LoadedKernel::Entry entry(cudaLibrary_t library, const char* direction) {
   e.threads_y = values[1];
   e.ffts_per_block = values[2];
   e.shared_bytes = values[3];
-  CUPLAN_CUDA_CHECK(
-      cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(e.shared_bytes)));
+  CUPLAN_CUDA_CHECK(cudaKernelSetAttributeForDevice(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(e.shared_bytes), device));
   return e;
 }
 
@@ -71,8 +71,8 @@ std::shared_ptr<const LoadedKernel> LoadedKernel::load(const std::shared_ptr<con
   if (library == nullptr)
     CUPLAN_CUDA_CHECK(cudaLibraryLoadData(&library, compiled->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   auto loaded = std::make_shared<LoadedKernel>();
-  loaded->forward = entry(library, "forward");
-  loaded->inverse = entry(library, "inverse");
+  loaded->forward = entry(library, "forward", device);
+  loaded->inverse = entry(library, "inverse", device);
   cache.entries.emplace(key, loaded);
   return loaded;
 }

@@ -103,14 +103,11 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
   const double scale = call.scale;
   const OutputWalk& walk = context_.walk;
   if (fused_) {
-    // One kernel; the scaling is inside it unless an epilog must see the unscaled value.
-    ReplayKey key;
-    key.add(in).add(out).add(call.direction).add(scale);
+    // One kernel launch (a graph would replace one launch by one): the scaling is inside it unless an epilog must
+    // see the unscaled value.
     if (context_.callbacks) fused_->update_callbacks(*context_.callbacks, s.native());  // new user data: before it
-    replay_.run(key, device, s.native(), [&](cudaStream_t captured) {
-      fused_->execute(call.direction, in, out, scale, captured);
-      if (scale != 1.0 && !fused_->scales_in_kernel()) scale_device(out, decision.out_dtype, walk, scale, captured);
-    });
+    fused_->execute(call.direction, in, out, scale, s.native());
+    if (scale != 1.0 && !fused_->scales_in_kernel()) scale_device(out, decision.out_dtype, walk, scale, s);
   } else if (cufft_) {
     // The transform and its scaling, replayed as one graph launch when these pointers came recently.
     ReplayKey key;
