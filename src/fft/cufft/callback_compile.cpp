@@ -14,6 +14,7 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/callbacks/callback_stats.hpp"
+#include "fft/callbacks/nvrtc_program.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -41,25 +42,9 @@ void check_nvrtc(nvrtcResult status, const char* call, const std::string& name) 
     fail(name, fmt::format("{} failed with {} ({})", call, nvrtcGetErrorString(status), static_cast<int>(status)), "");
 }
 
-std::string program_log(nvrtcProgram program) {
-  std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
-  std::string log(size, '\0');
-  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
-  log.resize(size - 1);  // the terminating null
-  return log;
-}
-
-struct Program {
-  nvrtcProgram handle = nullptr;
-  ~Program() {
-    if (handle != nullptr) (void)nvrtcDestroyProgram(&handle);
-  }
-};
-
 // NVRTC to LTO-IR for `sm`; the log goes into the error when compilation fails.
 std::vector<char> compile(const std::string& text, int sm, const std::string& name, const char* file) {
-  Program program;
+  NvrtcProgram program;
   const char* header_text = callback_device_header_text();
   const char* header_name = "cuplan/fft_callback_device.hpp";
   check_nvrtc(nvrtcCreateProgram(&program.handle, text.c_str(), file, 1, &header_text, &header_name),
@@ -69,7 +54,7 @@ std::vector<char> compile(const std::string& text, int sm, const std::string& na
   const nvrtcResult status = nvrtcCompileProgram(program.handle, 4, options);
   if (status != NVRTC_SUCCESS)
     fail(name, fmt::format("NVRTC could not compile the source for sm_{} ({})", sm, nvrtcGetErrorString(status)),
-         program_log(program.handle));
+         nvrtc_program_log(program.handle));
   std::size_t size = 0;
   check_nvrtc(nvrtcGetLTOIRSize(program.handle, &size), "nvrtcGetLTOIRSize", name);
   std::vector<char> lto(size);

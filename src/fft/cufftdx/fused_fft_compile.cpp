@@ -31,6 +31,7 @@
 #include "fft/callbacks/callback_source.hpp"
 #include "fft/callbacks/callback_stats.hpp"
 #include "fft/callbacks/callback_types.hpp"
+#include "fft/callbacks/nvrtc_program.hpp"
 #include "fft/cufftdx/fused_fft_kernel.hpp"
 #include "fft/cufftdx/fused_fft_paths.hpp"
 
@@ -138,22 +139,6 @@ std::vector<std::string> nvrtc_options(int sm) {
   return options;
 }
 
-struct Program {
-  nvrtcProgram handle = nullptr;
-  ~Program() {
-    if (handle != nullptr) (void)nvrtcDestroyProgram(&handle);
-  }
-};
-
-std::string program_log(nvrtcProgram program) {
-  std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
-  std::string log(size, '\0');
-  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
-  log.resize(size - 1);
-  return log;
-}
-
 std::string callbacks_name(const KernelSpec& s) {
   std::string names;
   for (const auto* c : {s.prolog.get(), s.epilog.get()})
@@ -183,7 +168,7 @@ std::vector<char> nvrtc_compile(const KernelSpec& s, const std::string& source,
     static const nvrtcResult heap = nvrtcSetPCHHeapSize(std::size_t{1} << 30);
     check_nvrtc(s, heap, "nvrtcSetPCHHeapSize");
   }
-  Program program;
+  NvrtcProgram program;
   const char* header_text = callback_device_header_text();
   const char* header_name = "cuplan/fft_callback_device.hpp";
   check_nvrtc(s,
@@ -198,7 +183,7 @@ std::vector<char> nvrtc_compile(const KernelSpec& s, const std::string& source,
          fmt::format("NVRTC could not compile the fused FFT kernel ({} {} of length {} for sm_{}) with the callbacks "
                      "inlined ({})",
                      to_string(s.type), s.precision.name(), s.length, s.sm, nvrtcGetErrorString(status)),
-         program_log(program.handle));
+         nvrtc_program_log(program.handle));
   std::size_t size = 0;
   check_nvrtc(s, nvrtcGetCUBINSize(program.handle, &size), "nvrtcGetCUBINSize");
   std::vector<char> cubin(size);

@@ -119,14 +119,7 @@ FusedFftPlan::FusedFftPlan(const LayoutDecision& d, int device, int sm, const Ca
 }
 
 void FusedFftPlan::update_callbacks(const CallbackSet& callbacks, cudaStream_t stream) {
-  if (callbacks.version() == callbacks_version_) return;
-  for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog})
-    if (callbacks.has(role)) {
-      const int i = CallbackSet::index(role);
-      CUPLAN_CUDA_CHECK(
-          launch_write_callback_info(static_cast<fft_callback::Info*>(info_[i]), callbacks.info(role), stream));
-    }
-  callbacks_version_ = callbacks.version();
+  write_callback_blocks(callbacks, info_, callbacks_version_, stream);
 }
 
 void FusedFftPlan::execute(Direction direction, const void* in, void* out, double scale, cudaStream_t stream) const {
