@@ -65,22 +65,31 @@ TEST(FusedFftRules, TakesOneContiguousAxisOfACudaSourceCallbackAtASupportedLengt
 
 TEST(FusedFftRules, EachRefusalNamesItsReason) {
   const FFTOptions o = with_prolog();
-  const auto refusal = [&](const LayoutDecision& d, const FusedFftContext& c = {with_prolog(), 90, ""}) {
-    return fused_fft_refusal(d, c);
-  };
+  // cuFFTDx's own lengths, as its database would list them (every one here but 1021 and 24000).
+  const auto native = [](DType, std::int64_t n) { return n != 1021 && n != 24000; };
+  const auto refusal = [&](const LayoutDecision& d) { return fused_fft_refusal(d, {o, 90, "", native}); };
   EXPECT_NE(refusal(decide(c64, {64, 64}, {0, 1})).find("2 axes"), std::string::npos);
   EXPECT_NE(refusal(decide(c64, {64, 64}, {0})).find("stride 64"), std::string::npos);
   EXPECT_NE(refusal(decide(c32, {4, 256}, {1})).find("c32"), std::string::npos);
   EXPECT_NE(refusal(decide(c128, {4, 32768}, {1})).find("2 to 16384"), std::string::npos);
   EXPECT_NE(refusal(decide(c64, {4, 65536}, {1})).find("2 to 32768"), std::string::npos);
-  EXPECT_NE(refusal(decide(c64, {4, 1021}, {1})).find("prime factor"), std::string::npos);
-  EXPECT_NE(refusal(decide(f32, {4, 1001}, {1})).find("prime factor"), std::string::npos);
+  EXPECT_NE(refusal(decide(c64, {4, 1021}, {1})).find("not one cuFFTDx runs"), std::string::npos);
+  EXPECT_NE(refusal(decide(f32, {4, 24000}, {1})).find("not one cuFFTDx runs"), std::string::npos);
   EXPECT_NE(refusal(decide(f32, {4, 375}, {1})).find("odd"), std::string::npos);
   EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {o, 61, ""}).find("sm_61"), std::string::npos);
   EXPECT_EQ(fused_fft_refusal(decide(c64, {4, 256}, {1}), {o, 90, "no headers here"}), "no headers here");
   FFTOptions lto;
   lto.prolog = FFTCallback::lto_ir(std::vector<unsigned char>{1, 2, 3}, "f");
   EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {lto, 90, ""}).find("LTO-IR"), std::string::npos);
+}
+
+TEST(FusedFftRules, NativeLengthsComeFromTheCufftdxDatabase) {
+  if (!fused_fft::headers_problem().empty()) GTEST_SKIP() << fused_fft::headers_problem();
+  for (std::int64_t n : {2, 7, 64, 1000, 2048, 2187, 3125, 4096, 16384, 32768})
+    EXPECT_TRUE(fused_fft::is_native_length(f32, n)) << n;
+  for (std::int64_t n : {1021, 1001, 24000, 65536}) EXPECT_FALSE(fused_fft::is_native_length(f32, n)) << n;
+  EXPECT_TRUE(fused_fft::is_native_length(f64, 16384));
+  EXPECT_FALSE(fused_fft::is_native_length(f64, 32768));
 }
 
 TEST(FusedFftRules, AutomaticNeedsACallbackCufftNeverFusedRaisesWithTheReason) {
@@ -211,6 +220,51 @@ TEST_F(FusedFftCompile, CompilesForSm90WithoutAGpuAndASecondPlanCompilesNothingA
               std::chrono::duration<double>(std::chrono::steady_clock::now() - again).count());
   EXPECT_EQ(fft_callback_stats().compilations, before + 2);
   EXPECT_EQ(entries().size(), 1u);
+}
+
+// Real transforms and double precision compile too, and one source may hold both callbacks (included once).
+TEST_F(FusedFftCompile, R2cC2rF64AndOneSourceForBothCallbacksCompile) {
+  const char* both = R"(
+__device__ double2 load_twice(void* in, unsigned long long offset, void*, void*) {
+  const double2 v = static_cast<const double2*>(in)[offset];
+  return make_double2(2.0 * v.x, 2.0 * v.y);
+}
+__device__ void store_conjugate(void* out, unsigned long long offset, double2 v, void*, void*) {
+  static_cast<double2*>(out)[offset] = make_double2(v.x, -v.y);
+}
+)";
+  fused_fft::KernelSpec c2c;
+  c2c.type = FFTType::c2c;
+  c2c.precision = f64;
+  c2c.length = 16384;
+  c2c.sm = 90;
+  c2c.prolog = std::make_shared<fused_fft::InlinedCallback>(
+      fused_fft::InlinedCallback{both, "load_twice", c128, "prolog 'load_twice'"});
+  c2c.epilog = std::make_shared<fused_fft::InlinedCallback>(
+      fused_fft::InlinedCallback{both, "store_conjugate", c128, "epilog 'store_conjugate'"});
+  fused_fft::KernelSpec r2c;
+  r2c.type = FFTType::r2c;
+  r2c.precision = f32;
+  r2c.length = 2048;
+  r2c.sm = 90;
+  r2c.epilog = std::make_shared<fused_fft::InlinedCallback>(
+      fused_fft::InlinedCallback{cuplan::testing::kFilterSource, "conv::multiply", c64, "epilog 'conv::multiply'"});
+  fused_fft::KernelSpec c2r;  // 1000 = 2^3 5^3, no callback: the normalization's factor in the store
+  c2r.type = FFTType::c2r;
+  c2r.precision = f64;
+  c2r.length = 1000;
+  c2r.sm = 90;
+  for (const fused_fft::KernelSpec* spec : {&c2c, &r2c, &c2r}) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto compiled = fused_fft::compiled_kernel(*spec);
+    std::printf("%s: compiled in %.1f s (%zu bytes of cubin)\n", compiled->key.c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                compiled->cubin.size());
+    EXPECT_EQ(std::string(compiled->cubin.data(), 4),
+              "\x7f"
+              "ELF");
+  }
+  EXPECT_EQ(entries().size(), 3u);
 }
 
 TEST_F(FusedFftCompile, ACallbackOfTheWrongSignatureFailsWithTheCompilerLog) {

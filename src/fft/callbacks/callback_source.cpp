@@ -28,10 +28,13 @@ std::string checked_callback_source(const std::string& source, const std::string
                                  : fmt::format("void* d, unsigned long long o, {} e, void* i, void* s", t);
   return fmt::format(
       "{}\n#line 1 \"cuplan-callback-check\"\n"
+      "#ifndef CUPLAN_CALLBACK_CHECK\n"  // once per program: the fused kernel's holds both callbacks
+      "#define CUPLAN_CALLBACK_CHECK\n"
       "namespace cuplan_callback_check {{\n"
       "template <class A, class B> struct same {{ static constexpr bool value = false; }};\n"
       "template <class A> struct same<A, A> {{ static constexpr bool value = true; }};\n"
       "}}\n"
+      "#endif\n"
       "static_assert(cuplan_callback_check::same<decltype(&{}), {}>::value,\n"
       "  \"cuplan: {} must be declared as: {} ({})\");\n"
       "__device__ {} {}({}) {{ {} }}\n",

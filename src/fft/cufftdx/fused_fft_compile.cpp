@@ -23,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "base/hash128.hpp"
@@ -322,6 +323,26 @@ std::string headers_problem() {
     return fmt::format("the cuFFTDx headers are not at {} (set CUPLAN_MATHDX_ROOT to an installed MathDx)",
                        dirs.front());
   return {};
+}
+
+bool is_native_length(DType precision, std::int64_t length) {
+  const std::vector<std::string> dirs = mathdx_dirs();
+  if (dirs.empty()) return false;
+  static std::mutex mutex;
+  static std::map<std::string, std::set<std::pair<int, std::int64_t>>> by_folder;  // (bits, length)
+  const std::lock_guard lock(mutex);
+  auto [it, added] = by_folder.try_emplace(dirs.front());
+  if (added) {
+    std::error_code error;
+    for (const auto& file : fs::directory_iterator(fs::path(dirs.front()) / "cufftdx" / "database", error)) {
+      long long n = 0;
+      int bits = 0;
+      char tail[8] = {};
+      if (std::sscanf(file.path().filename().string().c_str(), "fft_%lld_fp%d_fwd.hpp.in%1s", &n, &bits, tail) == 3)
+        it->second.emplace(bits, n);
+    }
+  }
+  return it->second.count({precision == f64 ? 64 : 32, length}) != 0;
 }
 
 std::string kernel_cache_directory() {

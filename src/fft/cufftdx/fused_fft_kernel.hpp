@@ -60,6 +60,10 @@ std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& spec);
 /// CUPLAN_MATHDX_ROOT at run time), else why not.
 std::string headers_problem();
 
+/// Whether cuFFTDx has a kernel of its own for `length` in `precision` (f32 or f64), read from the headers' database
+/// (cufftdx/database/fft_<length>_fp<32|64>_fwd.hpp.inc) once per process; false when the headers are not found.
+bool is_native_length(DType precision, std::int64_t length);
+
 /// The on-disk cache folder: CUPLAN_KERNEL_CACHE_DIR when set (empty or "off": no on-disk cache), else
 /// $XDG_CACHE_HOME/cuplan/kernels, else $HOME/.cache/cuplan/kernels; empty when none.
 std::string kernel_cache_directory();

@@ -19,6 +19,10 @@ std::string headers_problem() {
   return "this build has no CUDA (CUPLAN_ENABLE_CUDA=OFF)";
 }
 
+bool is_native_length(DType /*precision*/, std::int64_t /*length*/) {
+  return false;
+}
+
 std::string kernel_cache_directory() {
   return {};
 }

@@ -23,7 +23,8 @@ void DeviceFftRoute::check_supported(const LayoutDecision& decision) const {
   const bool wants_fused =
       route_options_.route == FFTRoute::fused ||
       (route_options_.route == FFTRoute::automatic && (route_options_.prolog || route_options_.epilog));
-  fused_route_ = wants_fused && takes_fused_route(decision, {route_options_, sm_, fused_fft::headers_problem()});
+  fused_route_ = wants_fused && takes_fused_route(decision, {route_options_, sm_, fused_fft::headers_problem(),
+                                                             fused_fft::is_native_length});
   if (!fused_route_) CufftRoute::check_supported(decision);
 }
 

@@ -10,16 +10,7 @@
 #include "fft/cufft/callback_info_kernel.hpp"
 
 namespace cuplan::detail {
-namespace {
-
-// Lengths whose prime factors are 2, 3, 5 and 7: cuFFTDx runs them without a workspace of global memory.
-bool smooth_length(std::int64_t n) {
-  for (std::int64_t p : {2, 3, 5, 7})
-    while (n % p == 0) n /= p;
-  return n == 1;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int device_sm(int device) {
   int major = 0, minor = 0;
@@ -70,8 +61,11 @@ std::string fused_fft_refusal(const LayoutDecision& d, const FusedFftContext& co
   if (n < 2 || n > max)
     return fmt::format("length {} is outside cuFFTDx's range for {} on sm_{} (2 to {})", n, precision.name(),
                        context.sm, max);
-  if (!smooth_length(n))
-    return fmt::format("length {} has a prime factor above 7 (the fused kernel takes products of 2, 3, 5 and 7)", n);
+  if (context.native_length && !context.native_length(precision, n))
+    return fmt::format(
+        "length {} is not one cuFFTDx runs without a workspace for {} (its own kernels: every length to 64, then "
+        "products of small primes such as 1000, 2048, 2187, 3125, 4096; others would need Bluestein's algorithm)",
+        n, precision.name());
   if (d.type != FFTType::c2c && n % 2 != 0)
     return fmt::format("length {} is odd (the fused kernel's real transforms take even lengths)", n);
   return {};

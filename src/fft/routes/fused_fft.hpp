@@ -6,6 +6,7 @@
 // and then loads and launches the kernel.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ struct FusedFftContext {
   const FFTOptions& options;    ///< the route asked for, the prolog and epilog
   int sm = 0;                   ///< compute capability of the execution's device
   std::string headers_problem;  ///< fused_fft::headers_problem(): empty when the cuFFTDx headers are found
+  /// Whether cuFFTDx has a kernel of its own for a length in a precision (fused_fft::is_native_length); empty: every
+  /// length within the architecture's limit.
+  std::function<bool(DType, std::int64_t)> native_length{};
 };
 
 /// Empty when the fused route can run the decided transform, else why not (one clause, e.g. "the transform has 2
