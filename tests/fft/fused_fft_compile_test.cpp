@@ -4,6 +4,7 @@
 // compiles nothing, also in a new process; a damaged entry is replaced) and the option's checks through the public
 // API. The compilation cases need the cuFFTDx headers (a build with MathDx) and skip otherwise.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -124,14 +125,24 @@ TEST(FusedFftRules, TheOptionIsCheckedThroughThePublicApi) {
   EXPECT_EQ(to_string(FFTRoute::fused), "fused");
 }
 
-fused_fft::KernelSpec c2c_with_prolog(std::int64_t n, const char* source = cuplan::testing::kScaleSource) {
+fused_fft::KernelSpec spec_of(FFTType type, DType precision, std::int64_t n) {
   fused_fft::KernelSpec spec;
-  spec.type = FFTType::c2c;
-  spec.precision = f32;
+  spec.type = type;
+  spec.precision = precision;
   spec.length = n;
   spec.sm = 90;
-  spec.prolog = std::make_shared<fused_fft::InlinedCallback>(
-      fused_fft::InlinedCallback{source, "scale_by", c64, "prolog 'scale_by'"});
+  return spec;
+}
+
+std::shared_ptr<const fused_fft::InlinedCallback> inlined(const char* source, const char* symbol, DType element,
+                                                          CallbackRole role) {
+  return std::make_shared<fused_fft::InlinedCallback>(fused_fft::InlinedCallback{
+      source, symbol, element, fmt::format("{} '{}'", role == CallbackRole::prolog ? "prolog" : "epilog", symbol)});
+}
+
+fused_fft::KernelSpec c2c_with_prolog(std::int64_t n, const char* source = cuplan::testing::kScaleSource) {
+  fused_fft::KernelSpec spec = spec_of(FFTType::c2c, f32, n);
+  spec.prolog = inlined(source, "scale_by", c64, CallbackRole::prolog);
   return spec;
 }
 
@@ -233,27 +244,13 @@ __device__ void store_conjugate(void* out, unsigned long long offset, double2 v,
   static_cast<double2*>(out)[offset] = make_double2(v.x, -v.y);
 }
 )";
-  fused_fft::KernelSpec c2c;
-  c2c.type = FFTType::c2c;
-  c2c.precision = f64;
-  c2c.length = 16384;
-  c2c.sm = 90;
-  c2c.prolog = std::make_shared<fused_fft::InlinedCallback>(
-      fused_fft::InlinedCallback{both, "load_twice", c128, "prolog 'load_twice'"});
-  c2c.epilog = std::make_shared<fused_fft::InlinedCallback>(
-      fused_fft::InlinedCallback{both, "store_conjugate", c128, "epilog 'store_conjugate'"});
-  fused_fft::KernelSpec r2c;
-  r2c.type = FFTType::r2c;
-  r2c.precision = f32;
-  r2c.length = 2048;
-  r2c.sm = 90;
-  r2c.epilog = std::make_shared<fused_fft::InlinedCallback>(
-      fused_fft::InlinedCallback{cuplan::testing::kFilterSource, "conv::multiply", c64, "epilog 'conv::multiply'"});
-  fused_fft::KernelSpec c2r;  // 1000 = 2^3 5^3, no callback: the normalization's factor in the store
-  c2r.type = FFTType::c2r;
-  c2r.precision = f64;
-  c2r.length = 1000;
-  c2r.sm = 90;
+  fused_fft::KernelSpec c2c = spec_of(FFTType::c2c, f64, 16384);
+  c2c.prolog = inlined(both, "load_twice", c128, CallbackRole::prolog);
+  c2c.epilog = inlined(both, "store_conjugate", c128, CallbackRole::epilog);
+  fused_fft::KernelSpec r2c = spec_of(FFTType::r2c, f32, 2048);
+  r2c.epilog = inlined(cuplan::testing::kFilterSource, "conv::multiply", c64, CallbackRole::epilog);
+  // 1000 = 2^3 5^3, no callback: the normalization's factor in the store.
+  fused_fft::KernelSpec c2r = spec_of(FFTType::c2r, f64, 1000);
   for (const fused_fft::KernelSpec* spec : {&c2c, &r2c, &c2r}) {
     const auto started = std::chrono::steady_clock::now();
     const auto compiled = fused_fft::compiled_kernel(*spec);
