@@ -125,7 +125,7 @@ std::string kernel_text(const char* direction) {
       "max_threads_per_block) cuplan_fused_fft_{0}(cuplan_fused_rows rows) {{\n"
       "  cuplan_fused_body<typename cuplan_fused_desc<cufftdx::fft_direction::{0}>::type>(rows);\n"
       "}}\n"
-      "extern \"C\" __device__ const unsigned cuplan_fused_config_{0}[4] = {{\n"
+      "extern \"C\" __device__ unsigned cuplan_fused_config_{0}[4] = {{\n"
       "  cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::block_dim.x,\n"
       "  cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::block_dim.y,\n"
       "  cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::ffts_per_block,\n"
