@@ -5,6 +5,7 @@
 // CUDA execution uses cuFFT; CPU execution uses FFTW.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,16 @@ enum class Normalization { none, inverse, forward, ortho };
 /// and `patient` time candidates when a plan is made (seconds for large sizes), unless FFTW's wisdom already
 /// holds the problem (tuning::load restores it; docs/fft.md, "Planning effort and saved wisdom").
 enum class Planning { estimate, measure, patient };
+
+/// How a transform runs on CUDA (docs/fft.md, "Route choice"):
+/// - `automatic`: a transform with a prolog or epilog runs as cuplan's fused kernel where it applies (one axis,
+///   contiguous in operand and result, a length and precision cuFFTDx supports on the device, callbacks given as
+///   CUDA source, a build with MathDx), else on cuFFT; a transform without callbacks runs on cuFFT;
+/// - `fused`: cuplan's own kernel (cuFFTDx, compiled at plan time with the prolog and epilog inlined);
+///   NotSupported naming the reason where it cannot apply;
+/// - `cufft`: cuFFT, with the callbacks linked in as cuFFT LTO callbacks.
+/// CPU execution runs FFTW whatever the value, except `fused`, which is NotSupported there.
+enum class FFTRoute : std::uint8_t { automatic, fused, cufft };
 
 /// Options of an FFT (class form) and of the function forms fft, ifft, rfft, irfft. An aggregate: name the fields
 /// you set, `{.axes = {0, 1}, .stream = s}`; new fields are appended at the end.
@@ -82,6 +93,8 @@ struct FFTOptions {
   /// Runs on each element the transform stores, in place of a separate pass after it (before the normalization's
   /// scaling, which stays a pass of its own). Empty: none.
   FFTCallback epilog{};
+  /// How the transform runs on CUDA (see FFTRoute); describe() names the route taken.
+  FFTRoute route = FFTRoute::automatic;
 };
 
 /// Options of one FFT::execute call.
@@ -193,6 +206,7 @@ CUPLAN_API void irfft(TensorRef x, TensorRef out, FFTOptions options = {});
 CUPLAN_API std::string_view to_string(FFTType type);
 CUPLAN_API std::string_view to_string(Direction direction);
 CUPLAN_API std::string_view to_string(Normalization normalization);
+CUPLAN_API std::string_view to_string(FFTRoute route);
 /// @}
 
 }  // namespace CUPLAN_ABI_NAMESPACE

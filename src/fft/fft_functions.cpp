@@ -49,7 +49,7 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorR
           static_cast<std::uint32_t>(o.execution.threads()));
   key.add_host_execution_device(x, o.execution);
   key.add(static_cast<std::uint64_t>(o.device_memory_limit));  // the staged split of a host operand depends on it
-  key.add(static_cast<std::uint64_t>(o.planning));
+  key.add(static_cast<std::uint64_t>(o.planning) | (static_cast<std::uint64_t>(o.route) << 8));
   if (out != nullptr) key.add(detail::OperandSignature::of(out->view()));
   // The callbacks' identity (code hash, or the host callable's number), not their user data: a hit takes the
   // call's user data pointers instead.
