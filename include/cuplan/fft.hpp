@@ -82,6 +82,10 @@ struct FFTOptions {
   /// Runs on each element the transform stores, in place of a separate pass after it (before the normalization's
   /// scaling, which stays a pass of its own). Empty: none.
   FFTCallback epilog{};
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode): by default on
+  /// cuplan's planner thread for device operands, so the call returns at once; `blocking` plans before returning.
+  /// (`planning` above is FFTW's planning effort.)
+  PlanningMode planning_mode = PlanningMode::background;
 };
 
 /// Options of one FFT::execute call.

@@ -10,7 +10,7 @@
 #include "cuplan/format.hpp"
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
-#include "plan/cache/cached_call.hpp"
+#include "plan/planning/planned_call.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -95,14 +95,35 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                       resolved == FFTType::r2c ? "forward" : "inverse",
                                       resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
   // A hit has the key's operand and out signatures, so execute_validated checks neither again.
-  return detail::run_cached<detail::FftImpl>(
-      make_key(x.view(), options, out),
+  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  return detail::run_cached_planning<detail::FftImpl>(
+      make_key(x.view(), options, out), {options.planning_mode, options.stream, options.after, name, "FFT"},
+      operand_device,
       [&] {
         std::optional<TensorView> hint;
         if (out != nullptr) hint = *out;
-        auto impl = std::make_unique<detail::FftImpl>(x, options, hint);
-        impl->plan(options.stream);
-        return impl;
+        return std::make_unique<detail::FftImpl>(x, options, hint);
+      },
+      [&](detail::FftImpl& impl) { impl.plan(options.stream); },
+      [](detail::FftImpl& impl, StreamRef s) { impl.plan(s); },
+      [&](const detail::FftImpl& impl) {
+        // In place the result is the operand's memory, which the call does not allocate: planned at the call.
+        const detail::ExecutionTarget& t = impl.target();
+        return t.cuda && !t.host_operands && !t.blocking && !options.inplace ? t.device : -1;
+      },
+      [&](detail::FftImpl& impl, StreamRef caller) {
+        const detail::LayoutDecision& d = impl.decision();
+        Tensor result = out != nullptr ? Tensor::wrap(*out)
+                                       : Tensor::empty_strided(d.out_shape, d.out_strides, d.out_dtype,
+                                                               Device::cuda(impl.target().device), caller);
+        const TensorView operand = x.view();
+        const TensorView written = result.view();
+        detail::BackgroundWork<detail::FftImpl, Tensor> work{result, result, {x}, {}};
+        work.enqueue = [operand, written, direction](detail::FftImpl& planned, StreamRef s) {
+          planned.adopt_operand(TensorRef(operand));  // borrowed: the call ordered the operand on its stream
+          (void)planned.execute_validated(direction, s, EventList{}, &written, false);
+        };
+        return work;
       },
       [&](detail::FftImpl& impl) {
         impl.adopt_operand(std::move(x));
