@@ -141,24 +141,25 @@ StreamGate::StreamGate(StreamRef stream) {
 }
 
 StreamGate::StreamGate(StreamGate&& other) noexcept
-    : word_(std::exchange(other.word_, nullptr)), generation_(other.generation_), opened_(other.opened_) {}
+    : word_(std::exchange(other.word_, nullptr)), generation_(other.generation_), opened_(other.opened()) {}
 
 StreamGate::~StreamGate() {
   if (word_ == nullptr) return;
-  if (!opened_) open_now();
+  if (!opened()) open_now();
   gate_words().give_back(word_, generation_);
 }
 
 void StreamGate::open_on(StreamRef stream) {
+  if (opened()) return;
   check_driver(memory_ops().write(reinterpret_cast<CUstream>(stream.native()), device_address(word_), generation_,
                                   CU_STREAM_WRITE_VALUE_DEFAULT),
                "cuStreamWriteValue32");
-  opened_ = true;
+  opened_.store(true, std::memory_order_release);
 }
 
 void StreamGate::open_now() noexcept {
   std::atomic_ref<std::uint32_t>(*word_).store(generation_, std::memory_order_seq_cst);
-  opened_ = true;
+  opened_.store(true, std::memory_order_release);
 }
 
 }  // namespace cuplan::detail

@@ -8,6 +8,7 @@
 // again only once its last opening has landed, so an opening never moves a word backwards and a waiter on an older
 // generation is never stranded.
 
+#include <atomic>
 #include <cstdint>
 
 #include "base/non_copyable.hpp"
@@ -27,16 +28,18 @@ class StreamGate : NonCopyable {
   StreamGate(StreamGate&& other) noexcept;
   StreamGate& operator=(StreamGate&&) = delete;
 
-  /// Enqueues on `stream` the write that opens the gate, after the work enqueued there so far.
+  /// Enqueues on `stream` the write that opens the gate, after the work enqueued there so far (nothing when the
+  /// gate is open already).
   void open_on(StreamRef stream);
-  /// Opens the gate at once from the host (the path of an error: nothing is to run before it).
+  /// Opens the gate at once from the host (the path of an error: nothing is to run before it). Safe from another
+  /// thread than open_on's.
   void open_now() noexcept;
-  bool opened() const noexcept { return opened_; }
+  bool opened() const noexcept { return opened_.load(std::memory_order_acquire); }
 
  private:
   std::uint32_t* word_ = nullptr;
   std::uint32_t generation_ = 0;
-  bool opened_ = false;
+  std::atomic<bool> opened_{false};
 };
 
 }  // namespace cuplan::detail

@@ -18,14 +18,14 @@ StreamGate::StreamGate(StreamRef /*stream*/) {
 }
 
 StreamGate::StreamGate(StreamGate&& other) noexcept
-    : word_(std::exchange(other.word_, nullptr)), generation_(other.generation_), opened_(other.opened_) {}
+    : word_(std::exchange(other.word_, nullptr)), generation_(other.generation_), opened_(other.opened()) {}
 
 StreamGate::~StreamGate() = default;
 
 void StreamGate::open_on(StreamRef /*stream*/) {}
 
 void StreamGate::open_now() noexcept {
-  opened_ = true;
+  opened_.store(true, std::memory_order_release);
 }
 
 }  // namespace cuplan::detail

@@ -18,6 +18,7 @@
 #include "cuplan/cuplan.hpp"
 #include "cuplan/format.hpp"
 #include "plan/planning/background_planner.hpp"
+#include "plan/planning/serial_worker.hpp"
 #include "runtime/deferred_errors.hpp"
 #include "support/test_support.hpp"
 
@@ -28,8 +29,8 @@ PlanKey key_for(int value) {
   return PlanKey(PlanKind::fft).add(value).add(std::int64_t{0x5eed});
 }
 
-TEST(BackgroundPlanner, RunsJobsInSubmissionOrderAndDrains) {
-  BackgroundPlanner planner;
+TEST(SerialWorker, RunsJobsInSubmissionOrderAndDrains) {
+  SerialWorker planner("test");
   std::vector<int> order;  // written by the planner thread only, read after drain()
   for (int i = 0; i < 32; ++i) planner.submit([&order, i] { order.push_back(i); });
   planner.drain();
@@ -38,8 +39,8 @@ TEST(BackgroundPlanner, RunsJobsInSubmissionOrderAndDrains) {
   EXPECT_EQ(planner.pending(), 0U);
 }
 
-TEST(BackgroundPlanner, AJobThatThrowsIsLoggedAndTheNextOneRuns) {
-  BackgroundPlanner planner;
+TEST(SerialWorker, AJobThatThrowsIsLoggedAndTheNextOneRuns) {
+  SerialWorker planner("test");
   std::atomic<bool> ran{false};
   planner.submit([] { throw std::runtime_error("a job's own failure"); });
   planner.submit([&] { ran = true; });
@@ -47,10 +48,10 @@ TEST(BackgroundPlanner, AJobThatThrowsIsLoggedAndTheNextOneRuns) {
   EXPECT_TRUE(ran.load());
 }
 
-TEST(BackgroundPlanner, DestructionRunsEveryQueuedJobBeforeJoining) {
+TEST(SerialWorker, DestructionRunsEveryQueuedJobBeforeJoining) {
   std::atomic<int> ran{0};
   {
-    BackgroundPlanner planner;
+    SerialWorker planner("test");
     for (int i = 0; i < 16; ++i)
       planner.submit([&ran] {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -90,6 +91,26 @@ TEST(BackgroundPlanner, EightThreadsOfNewKeysWaitForThePlansBeingMadeAndMakeEach
   planner.drain();
   for (const std::atomic<int>& count : made) EXPECT_EQ(count.load(), 1);
   EXPECT_FALSE(planner.planning(key_for(0)));
+}
+
+// A job that overruns the limit gets its overdue handling once, from the watchdog, while it still runs (planning that
+// waits for the device, which waits for the job's gate); a job that ends in time never does.
+TEST(SerialWorker, AnOverdueJobIsHandledOnceWhileItRunsAndAPromptOneNever) {
+  SerialWorker planner("test", std::chrono::milliseconds(50));
+  std::atomic<int> overdue_calls{0};
+  std::atomic<bool> released{false};
+  planner.submit([] {}, [&] { ++overdue_calls; });  // prompt
+  planner.submit(
+      [&] {
+        while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // stuck until handled
+      },
+      [&] {
+        ++overdue_calls;
+        released = true;  // what opening the gate does for a job stuck behind it
+      });
+  planner.drain();
+  EXPECT_EQ(overdue_calls.load(), 1);
+  EXPECT_TRUE(released.load());
 }
 
 cudaStream_t fake_stream(std::uintptr_t value) {

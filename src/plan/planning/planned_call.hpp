@@ -15,6 +15,10 @@
 // A plan that fails opens the gate (on S after E, else from the host) and holds its error for the caller's stream:
 // the next function-form call or synchronize() on that stream raises it. Every other call plans before it returns
 // (run_cached's protocol). A second call of a key being planned waits on the host for that plan, then uses it.
+//
+// Never a hang: a job that runs longer than BackgroundPlanner::overdue_after() (plan creation that waits for the
+// device, as lazy module loading can, while the device waits for the job's own gate) has its gate opened from the
+// host and an OrderingError held for the caller's stream, and the process plans on the callers' threads from then on.
 
 #include <cuda_runtime_api.h>
 
@@ -62,8 +66,14 @@ void plan_creation_fault_point(const char* who);
 /// Raises a background planning error held for the stream this call will run on (`device`: the operands' device,
 /// -1 for host operands); one atomic load when none is held.
 void raise_planning_errors(const std::optional<StreamRef>& stream, int device);
-/// True when `stream` captures a graph (planning must then stay on the caller's thread).
-bool stream_capturing(StreamRef stream);
+/// True when a gate may be closed on `stream`: a non-blocking stream that is not capturing a graph. The legacy
+/// default stream, the per-thread default stream and blocking streams synchronize with the legacy default stream,
+/// where cuFFT queues part of a new plan's setup (docs/streams.md): that setup would wait for the gate, and the gate
+/// for the plan.
+bool stream_allows_gate(StreamRef stream);
+/// False once a background job overran its time (BackgroundPlanner::overdue_after): the process then plans on the
+/// callers' threads.
+bool background_planning_enabled() noexcept;
 /// Steps 2 of the protocol on the caller's stream, then the job for the planner thread; `plan` and `enqueue` run
 /// there. Returns once the job is queued.
 void submit_background_call(const PlanKey& key, int device, StreamRef caller, const EventList& after,
@@ -95,14 +105,15 @@ auto run_cached_planning(const PlanKey& key, const PlanningRequest& request, int
   }
   if (lease.get() == nullptr) {
     std::unique_ptr<Impl> impl = construct();
-    const int device = request.mode == PlanningMode::background && StreamGate::available() && !ordering::on()
+    const int device = request.mode == PlanningMode::background && background_planning_enabled() &&
+                               StreamGate::available() && !ordering::on()
                            ? background_device(*impl)
                            : -1;
     if (device >= 0) {
       const DeviceScope scope(Device::cuda(device));
       const StreamRef caller = resolve_stream(request.stream, device);
       check_stream_device(caller, device, request.stream_who, "plan");
-      if (!stream_capturing(caller)) {
+      if (stream_allows_gate(caller)) {
         auto work = std::make_shared<BackgroundWork<Impl, decltype(run(*impl))>>(defer(*impl, caller));
         auto made = std::make_shared<std::unique_ptr<Impl>>(std::move(impl));
         submit_background_call(
