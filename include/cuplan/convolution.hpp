@@ -61,6 +61,9 @@ struct ConvolutionOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored on CUDA.
   Planning planning = Planning::estimate;
+  /// fftconvolve: where a call that meets a new plan key makes its plan (see PlanningMode): by default on cuplan's
+  /// planner thread for device operands, so the call returns at once; `blocking` plans before returning.
+  PlanningMode planning_mode = PlanningMode::background;
 };
 
 /// Options of one Convolution::execute call.

@@ -62,7 +62,10 @@ struct RealTransformOptions {
   /// CUDA execution of device operands: an execute whose pointers and direction came among the last few calls is
   /// captured once as a CUDA graph and then replayed (one launch instead of the passes and cuFFT calls of every
   /// axis). Same work, same stream order; false enqueues every call directly. The function forms always replay.
-  bool graph_replay = true;
+  bool graph_replay =
+      true;  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode): by default on
+  /// cuplan's planner thread for device operands, so the call returns at once; `blocking` plans before returning.
+  PlanningMode planning_mode = PlanningMode::background;
 };
 
 /// Options of one RealTransform::execute call.
@@ -163,7 +166,10 @@ struct R2ROptions {
   /// Events the call's work waits for.
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
-  Planning planning = Planning::estimate;
+  Planning planning = Planning::estimate;  /// Function forms: where a call that meets a new plan key makes its plan
+                                           /// (see PlanningMode): by default on
+  /// cuplan's planner thread for device operands, so the call returns at once; `blocking` plans before returning.
+  PlanningMode planning_mode = PlanningMode::background;
 };
 
 /// Options of the several-axes function forms dctn, idctn, dstn, idstn (scipy.fft's arguments, `s` and `workers`
@@ -188,7 +194,10 @@ struct R2RNOptions {
   /// Events the call's work waits for.
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
-  Planning planning = Planning::estimate;
+  Planning planning = Planning::estimate;  /// Function forms: where a call that meets a new plan key makes its plan
+                                           /// (see PlanningMode): by default on
+  /// cuplan's planner thread for device operands, so the call returns at once; `blocking` plans before returning.
+  PlanningMode planning_mode = PlanningMode::background;
 };
 
 /// \name Function forms (scipy.fft.dct, idct, dst, idst, dctn, idctn, dstn, idstn)

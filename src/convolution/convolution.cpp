@@ -9,8 +9,8 @@
 #include "base/overlap.hpp"
 #include "convolution/convolution_impl.hpp"
 #include "cuplan/errors.hpp"
-#include "plan/cache/cached_call.hpp"
 #include "plan/handle.hpp"
+#include "plan/planning/planned_call.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -36,23 +36,47 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
   // Every call, before the plan key: a hit must reject what a miss rejects.
   detail::validate_convolution_options(options, "fftconvolve");
   if (out != nullptr) detail::check_writable(*out, "out", "fftconvolve");
-  return detail::run_cached<detail::ConvolutionImpl>(
+  // `out` is not in the key: checked on a hit and a miss alike.
+  const auto check_out = [&](const detail::ConvolutionImpl& impl) {
+    if (out != nullptr && !impl.out_signature().matches(*out)) {
+      detail::check_no_self_overlap(*out, "out", "fftconvolve");
+      impl.out_signature().require_match(*out, "fftconvolve", nullptr, "out");
+    }
+  };
+  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  return detail::run_cached_planning<detail::ConvolutionImpl>(
       make_key(x.view(), kernel.view(), options),
-      [&] {
-        auto impl = std::make_unique<detail::ConvolutionImpl>(x, kernel, options);
-        impl->plan(options.stream);
-        return impl;
+      {options.planning_mode, options.stream, options.after, "fftconvolve", "Convolution"}, operand_device,
+      [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
+      [&](detail::ConvolutionImpl& impl) { impl.plan(options.stream); },
+      [](detail::ConvolutionImpl& impl, StreamRef s) { impl.plan(s); },
+      [&](const detail::ConvolutionImpl& impl) {
+        const detail::ExecutionTarget& t = impl.target();
+        return t.cuda && !t.host_operands && !t.blocking ? t.device : -1;
+      },
+      [&](detail::ConvolutionImpl& impl, StreamRef caller) {
+        check_out(impl);
+        const detail::ConvolutionGeometry& g = impl.geometry();
+        Tensor result = out != nullptr ? Tensor::wrap(*out)
+                                       : Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype,
+                                                               Device::cuda(impl.target().device), caller);
+        // Borrowed views: the call ordered the operand and the kernel on its stream.
+        impl.adopt_kernel(TensorRef(kernel.view()));
+        const TensorView operand = x.view();
+        const TensorView written = result.view();
+        detail::BackgroundWork<detail::ConvolutionImpl, Tensor> work{result, result, {x, kernel}, {}};
+        work.enqueue = [operand, written](detail::ConvolutionImpl& planned, StreamRef s) {
+          planned.adopt_operand(TensorRef(operand));
+          (void)planned.execute_validated(s, EventList{}, &written, false);
+        };
+        return work;
       },
       [&](detail::ConvolutionImpl& impl) {
         impl.adopt_operand(std::move(x));
         impl.reset_kernel(std::move(kernel), options.stream, options.after);  // this call's kernel: its spectrum
       },
       [&](detail::ConvolutionImpl& impl) {
-        // `out` is not in the key: checked on a hit and a miss alike.
-        if (out != nullptr && !impl.out_signature().matches(*out)) {
-          detail::check_no_self_overlap(*out, "out", "fftconvolve");
-          impl.out_signature().require_match(*out, "fftconvolve", nullptr, "out");
-        }
+        check_out(impl);
         return impl.execute_validated(options.stream, options.after, out, false);
       });
 }

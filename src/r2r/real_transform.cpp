@@ -8,8 +8,8 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/r2r.hpp"
-#include "plan/cache/cached_call.hpp"
 #include "plan/handle.hpp"
+#include "plan/planning/planned_call.hpp"
 #include "r2r/real_transform_impl.hpp"
 
 namespace cuplan {
@@ -112,19 +112,43 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
     detail::check_writable(*out, "out", name);
   }
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
-  return detail::run_cached<detail::RealTransformImpl>(
+  // `out` is not in the key: checked on a hit and a miss alike.
+  const auto check_out = [&](const detail::RealTransformImpl& impl) {
+    if (out != nullptr && !impl.out_signature().matches(*out)) {
+      detail::check_no_self_overlap(*out, "out", name);
+      impl.out_signature().require_match(*out, name, nullptr, "out");
+    }
+  };
+  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  return detail::run_cached_planning<detail::RealTransformImpl>(
       make_key(x.view(), options, all_axes, out),
-      [&] {
-        auto impl = std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes);
-        impl->plan(options.stream);
-        return impl;
+      {options.planning_mode, options.stream, options.after, name, "RealTransform"}, operand_device,
+      [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
+      [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
+      [](detail::RealTransformImpl& impl, StreamRef s) { impl.plan(s); },
+      [&](const detail::RealTransformImpl& impl) {
+        // In place the result is the operand's memory, which the call does not allocate: planned at the call.
+        const detail::ExecutionTarget& t = impl.target();
+        return t.cuda && !t.host_operands && !t.blocking && !options.inplace ? t.device : -1;
+      },
+      [&](detail::RealTransformImpl& impl, StreamRef caller) {
+        check_out(impl);
+        const detail::R2RDecision& d = impl.decision();
+        Tensor result = out != nullptr ? Tensor::wrap(*out)
+                                       : Tensor::empty_strided(d.shape, d.out_strides, d.dtype,
+                                                               Device::cuda(impl.target().device), caller);
+        const TensorView operand = x.view();
+        const TensorView written = result.view();
+        detail::BackgroundWork<detail::RealTransformImpl, Tensor> work{result, result, {x}, {}};
+        work.enqueue = [operand, written, direction](detail::RealTransformImpl& planned, StreamRef s) {
+          planned.adopt_operand(TensorRef(operand));  // borrowed: the call ordered the operand on its stream
+          (void)planned.execute_validated(direction, s, EventList{}, &written, false);
+        };
+        return work;
       },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
       [&](detail::RealTransformImpl& impl) {
-        if (out != nullptr && !impl.out_signature().matches(*out)) {
-          detail::check_no_self_overlap(*out, "out", name);
-          impl.out_signature().require_match(*out, name, nullptr, "out");
-        }
+        check_out(impl);
         return impl.execute_validated(direction, options.stream, options.after, out, false);
       });
 }
@@ -141,6 +165,7 @@ RealTransformOptions common(const Options& o, R2RKind kind) {
   r.stream = o.stream;
   r.after = o.after;
   r.planning = o.planning;
+  r.planning_mode = o.planning_mode;
   return r;
 }
 
