@@ -50,26 +50,17 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
       [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
       [&](detail::ConvolutionImpl& impl) { impl.plan(options.stream); },
       [](detail::ConvolutionImpl& impl, StreamRef s) { impl.plan(s); },
-      [&](const detail::ConvolutionImpl& impl) {
-        const detail::ExecutionTarget& t = impl.target();
-        return t.cuda && !t.host_operands && !t.blocking ? t.device : -1;
-      },
+      [&](const detail::ConvolutionImpl& impl) { return detail::gateable_device(impl.target()); },
       [&](detail::ConvolutionImpl& impl, StreamRef caller) {
         check_out(impl);
         const detail::ConvolutionGeometry& g = impl.geometry();
-        Tensor result = out != nullptr ? Tensor::wrap(*out)
-                                       : Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype,
-                                                               Device::cuda(impl.target().device), caller);
-        // Borrowed views: the call ordered the operand and the kernel on its stream.
-        impl.adopt_kernel(TensorRef(kernel.view()));
-        const TensorView operand = x.view();
-        const TensorView written = result.view();
-        detail::BackgroundWork<detail::ConvolutionImpl, Tensor> work{result, result, {x, kernel}, {}};
-        work.enqueue = [operand, written](detail::ConvolutionImpl& planned, StreamRef s) {
-          planned.adopt_operand(TensorRef(operand));
-          (void)planned.execute_validated(s, EventList{}, &written, false);
-        };
-        return work;
+        impl.adopt_kernel(TensorRef(kernel.view()));  // borrowed: the call orders the kernel's producers
+        return detail::operand_work<detail::ConvolutionImpl>(
+            x, detail::background_result(out, g.out_shape, g.out_strides, g.out_dtype, impl.target().device, caller),
+            [](detail::ConvolutionImpl& planned, StreamRef s, const TensorView& written) {
+              (void)planned.execute_validated(s, EventList{}, &written, false);
+            },
+            {kernel});
       },
       [&](detail::ConvolutionImpl& impl) {
         impl.adopt_operand(std::move(x));

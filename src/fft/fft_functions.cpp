@@ -106,24 +106,14 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
       },
       [&](detail::FftImpl& impl) { impl.plan(options.stream); },
       [](detail::FftImpl& impl, StreamRef s) { impl.plan(s); },
-      [&](const detail::FftImpl& impl) {
-        // In place the result is the operand's memory, which the call does not allocate: planned at the call.
-        const detail::ExecutionTarget& t = impl.target();
-        return t.cuda && !t.host_operands && !t.blocking && !options.inplace ? t.device : -1;
-      },
+      [&](const detail::FftImpl& impl) { return detail::gateable_device(impl.target(), options.inplace); },
       [&](detail::FftImpl& impl, StreamRef caller) {
         const detail::LayoutDecision& d = impl.decision();
-        Tensor result = out != nullptr ? Tensor::wrap(*out)
-                                       : Tensor::empty_strided(d.out_shape, d.out_strides, d.out_dtype,
-                                                               Device::cuda(impl.target().device), caller);
-        const TensorView operand = x.view();
-        const TensorView written = result.view();
-        detail::BackgroundWork<detail::FftImpl, Tensor> work{result, result, {x}, {}};
-        work.enqueue = [operand, written, direction](detail::FftImpl& planned, StreamRef s) {
-          planned.adopt_operand(TensorRef(operand));  // borrowed: the call ordered the operand on its stream
-          (void)planned.execute_validated(direction, s, EventList{}, &written, false);
-        };
-        return work;
+        return detail::operand_work<detail::FftImpl>(
+            x, detail::background_result(out, d.out_shape, d.out_strides, d.out_dtype, impl.target().device, caller),
+            [direction](detail::FftImpl& planned, StreamRef s, const TensorView& written) {
+              (void)planned.execute_validated(direction, s, EventList{}, &written, false);
+            });
       },
       [&](detail::FftImpl& impl) {
         impl.adopt_operand(std::move(x));

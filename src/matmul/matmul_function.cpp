@@ -64,14 +64,13 @@ MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* wh
       [plan_on](detail::MatmulImpl& impl, StreamRef s) { plan_on(impl, s, EventList{}); },
       [&](const detail::MatmulImpl& impl) {
         // Epilog outputs besides D (aux, bias gradient) are allocated by the product itself: planned at the call.
-        const detail::ExecutionTarget& t = impl.target();
         const detail::mm::EpilogTraits traits = detail::mm::epilog_traits(impl.problem().epilog);
-        return t.cuda && !t.host_operands && !t.blocking && !traits.aux_output && !traits.bias_gradient ? t.device : -1;
+        return detail::gateable_device(impl.target(), traits.aux_output || traits.bias_gradient);
       },
       [&](detail::MatmulImpl& impl, StreamRef caller) {
         MatmulResult result;
-        result.d = Tensor::empty_strided(impl.result_shape(), impl.result_strides(), impl.result_dtype(),
-                                         Device::cuda(impl.target().device), caller);
+        result.d = detail::background_result(nullptr, impl.result_shape(), impl.result_strides(), impl.result_dtype(),
+                                             impl.target().device, caller);
         detail::BackgroundWork<detail::MatmulImpl, MatmulResult> work{result, result.d, {a, b}, {}};
         for (const std::optional<TensorRef>* input : {&options.c, &options.bias, &options.epilog_aux})
           if (*input) work.reads.push_back(**input);

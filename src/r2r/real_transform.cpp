@@ -126,25 +126,15 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
       [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
       [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
       [](detail::RealTransformImpl& impl, StreamRef s) { impl.plan(s); },
-      [&](const detail::RealTransformImpl& impl) {
-        // In place the result is the operand's memory, which the call does not allocate: planned at the call.
-        const detail::ExecutionTarget& t = impl.target();
-        return t.cuda && !t.host_operands && !t.blocking && !options.inplace ? t.device : -1;
-      },
+      [&](const detail::RealTransformImpl& impl) { return detail::gateable_device(impl.target(), options.inplace); },
       [&](detail::RealTransformImpl& impl, StreamRef caller) {
         check_out(impl);
         const detail::R2RDecision& d = impl.decision();
-        Tensor result = out != nullptr ? Tensor::wrap(*out)
-                                       : Tensor::empty_strided(d.shape, d.out_strides, d.dtype,
-                                                               Device::cuda(impl.target().device), caller);
-        const TensorView operand = x.view();
-        const TensorView written = result.view();
-        detail::BackgroundWork<detail::RealTransformImpl, Tensor> work{result, result, {x}, {}};
-        work.enqueue = [operand, written, direction](detail::RealTransformImpl& planned, StreamRef s) {
-          planned.adopt_operand(TensorRef(operand));  // borrowed: the call ordered the operand on its stream
-          (void)planned.execute_validated(direction, s, EventList{}, &written, false);
-        };
-        return work;
+        return detail::operand_work<detail::RealTransformImpl>(
+            x, detail::background_result(out, d.shape, d.out_strides, d.dtype, impl.target().device, caller),
+            [direction](detail::RealTransformImpl& planned, StreamRef s, const TensorView& written) {
+              (void)planned.execute_validated(direction, s, EventList{}, &written, false);
+            });
       },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
       [&](detail::RealTransformImpl& impl) {

@@ -28,7 +28,6 @@ namespace cuplan::testing {
 namespace {
 
 namespace fault = detail::fault;
-using Clock = std::chrono::steady_clock;
 
 std::vector<unsigned char> bytes_of(const Tensor& t) {
   Tensor host = Tensor::empty_strided(t.shape(), t.strides(), t.dtype(), Device::cpu());
@@ -67,17 +66,10 @@ void warm_up() {
 // Queues a 400 ms spin on `s`, runs `call`, prints its host time and checks that it returned while the spin ran.
 template <class Call>
 void expect_returns_during_spin(StreamRef s, Call&& call, const std::string& what) {
-  CUPLAN_TEST_CUDA(cudaStreamSynchronize(s.native()));
-  spin_kernel<<<1, 1, 0, s.native()>>>(cycles_for_ms(400));
-  CUPLAN_TEST_CUDA(cudaGetLastError());
-  const auto start = Clock::now();
-  call();
-  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  const bool busy = cudaStreamQuery(s.native()) == cudaErrorNotReady;
-  std::printf("first call of a new shape behind a 400 ms spin, %s: %.3f ms of host time\n", what.c_str(), ms);
-  EXPECT_TRUE(busy) << what << ": returned only after the queued spin ended (" << ms << " ms)";
-  EXPECT_LT(ms, 200.0) << what << ": blocked the host for " << ms << " ms";
-  CUPLAN_TEST_CUDA(cudaStreamSynchronize(s.native()));
+  const CallBehindSpin r = call_behind_spin(s.native(), 400, std::forward<Call>(call));
+  std::printf("first call of a new shape behind a 400 ms spin, %s: %.3f ms of host time\n", what.c_str(), r.host_ms);
+  EXPECT_TRUE(r.returned_during_spin) << what << ": returned only after the queued spin ended (" << r.host_ms << " ms)";
+  EXPECT_LT(r.host_ms, 200.0) << what << ": blocked the host for " << r.host_ms << " ms";
 }
 
 struct FftCase {
@@ -185,7 +177,10 @@ TEST(BackgroundPlanning, ASecondCallOfAKeyBeingPlannedDoesNotPlanItAgain) {
         second = fft(x, {.axes = {1}, .stream = s});  // waits for the plan being made, then uses it
       },
       "fft, two calls of one new key");
-  EXPECT_EQ(plan_cache::stats().misses, 1U) << fmt::format("{}", plan_cache::stats());
+  const PlanCacheStats stats = plan_cache::stats();
+  EXPECT_EQ(stats.misses, 1U) << fmt::format("{}", stats);  // one plan made
+  EXPECT_EQ(stats.hits, 1U) << fmt::format("{}", stats);    // and used by the second call
+  EXPECT_EQ(stats.size, 1U) << fmt::format("{}", stats);
   EXPECT_TRUE(bytes_of(first) == expected);
   EXPECT_TRUE(bytes_of(second) == expected);
 }
@@ -206,11 +201,15 @@ TEST(BackgroundPlanning, APlantedPlanningFailureRaisesAtTheDocumentedPointAndLea
     EXPECT_EQ(e.status_name(), "CUPLAN_FAULT_INJECTED") << e.what();
     EXPECT_NE(std::string(e.what()).find(std::string(who) + ": plan creation"), std::string::npos) << e.what();
   };
+  const Tensor small = random_device({4, 16}, c64, s);
+  (void)fft(small, {.stream = s});  // its plan is cached: the call below raises before anything else
   for (int point = 0; point < 2; ++point) {
     for (int form = 0; form < 2; ++form) {
       SCOPED_TRACE(fmt::format("{}, raised by {}", form == 0 ? "fft" : "matmul",
                                point == 0 ? "synchronize()" : "the next function-form call"));
       plan_cache::clear();
+      (void)fft(small, {.stream = s});
+      s.synchronize();
       fault::arm(fault::Site::plan, 1);
       if (form == 0)
         (void)fft(x, {.axes = {1}, .stream = s});  // returns: the plan fails on the planner thread
@@ -221,7 +220,7 @@ TEST(BackgroundPlanning, APlantedPlanningFailureRaisesAtTheDocumentedPointAndLea
           s.synchronize();  // returns (the gate opened), then raises
         } else {
           CUPLAN_TEST_CUDA(cudaStreamSynchronize(s.native()));  // not cuplan's: the error waits for cuplan
-          (void)fft(random_device({4, 16}, c64, s), {.stream = s});
+          (void)fft(small, {.stream = s});
         }
         FAIL() << "the planted failure was not raised";
       } catch (const LibraryError& e) {

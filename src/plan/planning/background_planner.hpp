@@ -57,6 +57,8 @@ class BackgroundPlanner : NonCopyable {
   /// Marks `key` as being planned by a queued job (until finish_planning).
   void start_planning(const PlanKey& key);
   void finish_planning(const PlanKey& key);
+  /// False when no planner is making any plan (one relaxed atomic load).
+  static bool any_planning() noexcept;
   /// True while a job is making the plan of `key`.
   bool planning(const PlanKey& key);
   /// Blocks while a job is making the plan of `key`; returns at once when none is.

@@ -77,8 +77,12 @@ void run_job(Job& job) {
     job.release(*remains->lease.get());
     job.gate->open_on(*s);
   } catch (...) {
-    const std::exception_ptr error = std::current_exception();
     remains->failed = true;
+    // Held before the gate opens: whoever sees the gate open (a synchronize) finds the error.
+    auto deferred = std::make_shared<DeferredError>(std::current_exception());
+    log(LogLevel::warning, "{}: background planning failed; raised by the next call or synchronize on its stream: {}",
+        job.who, deferred->message());
+    defer_error(job.caller, std::move(deferred));
     // Open the gate once the caller's earlier work is done (S waited for it), else at once: never a hang.
     try {
       if (!s) throw NotSupported("no planner stream");
@@ -87,10 +91,6 @@ void run_job(Job& job) {
     } catch (...) {
       job.gate->open_now();
     }
-    auto deferred = std::make_shared<DeferredError>(error);
-    log(LogLevel::warning, "{}: background planning failed; raised by the next call or synchronize on its stream: {}",
-        job.who, deferred->message());
-    defer_error(job.caller, std::move(deferred));
   }
   remains->reads = std::move(job.reads);
   remains->plan = std::move(job.plan);
@@ -105,6 +105,16 @@ void run_job(Job& job) {
 }
 
 }  // namespace
+
+int gateable_device(const ExecutionTarget& target, bool plan_at_call) noexcept {
+  return target.cuda && !target.host_operands && !target.blocking && !plan_at_call ? target.device : -1;
+}
+
+Tensor background_result(const TensorView* out, const Shape& shape, const Strides& strides, DType dtype, int device,
+                         StreamRef caller) {
+  if (out != nullptr) return Tensor::wrap(*out);
+  return Tensor::empty_strided(shape, strides, dtype, Device::cuda(device), caller);
+}
 
 void plan_creation_fault_point(const char* who) {
   if (fault::inject(fault::Site::plan))
@@ -169,7 +179,6 @@ void submit_background_call(const PlanKey& key, int device, StreamRef caller, co
                      // The plan waits for the device, which waits for this gate: open it, say so, stop planning
                      // in the background.
                      g_background_off.store(true, std::memory_order_relaxed);
-                     gate->open_now();
                      auto error = std::make_shared<DeferredError>(std::make_exception_ptr(OrderingError(fmt::format(
                          "{}: background planning ran longer than {} ms (plan creation waited for the device, which "
                          "waited for this call's gate; lazy module loading can do this): the gate was opened "
@@ -179,6 +188,7 @@ void submit_background_call(const PlanKey& key, int device, StreamRef caller, co
                          who, BackgroundPlanner::instance().overdue_limit().count()))));
                      log(LogLevel::warning, "{}", error->message());
                      defer_error(caller_handle, std::move(error));
+                     gate->open_now();  // after the error is held: whoever sees the gate open finds it
                    });
   } catch (...) {
     planner.finish_planning(key);

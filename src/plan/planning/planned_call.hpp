@@ -61,6 +61,31 @@ struct BackgroundWork {
   std::function<void(Impl&, StreamRef)> enqueue;
 };
 
+/// The device whose stream a call may gate: the target's, for device operands with CUDA execution that does not
+/// block; -1 (plan at the call) otherwise, and when `plan_at_call` (a result the call does not allocate: in place,
+/// or epilog outputs besides D).
+int gateable_device(const ExecutionTarget& target, bool plan_at_call = false) noexcept;
+
+/// The result of a background call: the caller's `out` (wrapped), else new memory of the planned layout on `device`,
+/// allocated on the caller's stream.
+Tensor background_result(const TensorView* out, const Shape& shape, const Strides& strides, DType dtype, int device,
+                         StreamRef caller);
+
+/// The BackgroundWork of a call with one operand and one result (FFT, RealTransform, Convolution): the planned
+/// object takes the operand as a borrowed view (the call ordered its producers), then `execute(planned, stream,
+/// written)` enqueues the work writing `written`. `more_reads` are further operands kept alive (a kernel).
+template <class Impl, class Execute>
+BackgroundWork<Impl, Tensor> operand_work(const TensorRef& operand, Tensor result, Execute execute,
+                                          std::vector<TensorRef> more_reads = {}) {
+  BackgroundWork<Impl, Tensor> work{result, result, std::move(more_reads), {}};
+  work.reads.push_back(operand);
+  work.enqueue = [view = operand.view(), written = result.view(), execute](Impl& planned, StreamRef s) {
+    planned.adopt_operand(TensorRef(view));
+    execute(planned, s, written);
+  };
+  return work;
+}
+
 /// The fault point of plan creation (fault::Site::plan): a LibraryError naming `who`, on both paths.
 void plan_creation_fault_point(const char* who);
 /// Raises a background planning error held for the stream this call will run on (`device`: the operands' device,
@@ -95,14 +120,10 @@ auto run_cached_planning(const PlanKey& key, const PlanningRequest& request, int
                          Plan&& plan, PlanOn&& plan_on, DeviceOf&& background_device, Defer&& defer, Adopt&& adopt,
                          Run&& run) {
   raise_planning_errors(request.stream, operand_device);
+  // A plan of this key being made serves this call too (one relaxed load when no plan is being made).
+  if (request.mode == PlanningMode::background && BackgroundPlanner::any_planning())
+    BackgroundPlanner::instance().wait_for_plan(key);
   PlanLease lease = try_acquire_plan(key);
-  if (lease.get() == nullptr && request.mode == PlanningMode::background) {
-    BackgroundPlanner& planner = BackgroundPlanner::instance();
-    if (planner.planning(key)) {
-      planner.wait_for_plan(key);  // the plan being made serves this call too
-      lease = try_acquire_plan(key);
-    }
-  }
   if (lease.get() == nullptr) {
     std::unique_ptr<Impl> impl = construct();
     const int device = request.mode == PlanningMode::background && background_planning_enabled() &&
