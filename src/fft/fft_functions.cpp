@@ -106,7 +106,11 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
       },
       [&](detail::FftImpl& impl) { impl.plan(options.stream); },
       [](detail::FftImpl& impl, StreamRef s) { impl.plan(s); },
-      [&](const detail::FftImpl& impl) { return detail::gateable_device(impl.target(), options.inplace); },
+      [&](const detail::FftImpl& impl) {
+        // In place the result is the operand's memory, which the call does not allocate; callbacks compile when
+        // planned, for longer than a background job may take: both plan at the call.
+        return detail::gateable_device(impl.target(), options.inplace || options.prolog || options.epilog);
+      },
       [&](detail::FftImpl& impl, StreamRef caller) {
         const detail::LayoutDecision& d = impl.decision();
         return detail::operand_work<detail::FftImpl>(

@@ -19,7 +19,7 @@ namespace cuplan::detail {
 
 class SerialWorker : NonCopyable {
  public:
-  explicit SerialWorker(const char* name, std::chrono::milliseconds overdue_limit = std::chrono::milliseconds(5000))
+  explicit SerialWorker(const char* name, std::chrono::milliseconds overdue_limit = std::chrono::milliseconds(10000))
       : name_(name), overdue_limit_(overdue_limit) {}
   ~SerialWorker();
 
