@@ -126,11 +126,11 @@ auto run_cached_planning(const PlanKey& key, const PlanningRequest& request, int
   PlanLease lease = try_acquire_plan(key);
   if (lease.get() == nullptr) {
     std::unique_ptr<Impl> impl = construct();
-    const int device = request.mode == PlanningMode::background && background_planning_enabled() &&
-                               StreamGate::available() && !ordering::on()
+    // The operation's answer first: a call that runs on the CPU asks the CUDA runtime nothing.
+    const int device = request.mode == PlanningMode::background && background_planning_enabled() && !ordering::on()
                            ? background_device(*impl)
                            : -1;
-    if (device >= 0) {
+    if (device >= 0 && StreamGate::available()) {
       const DeviceScope scope(Device::cuda(device));
       const StreamRef caller = resolve_stream(request.stream, device);
       check_stream_device(caller, device, request.stream_who, "plan");
