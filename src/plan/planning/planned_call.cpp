@@ -97,10 +97,10 @@ void run_job(Job& job) {
   remains->enqueue = std::move(job.enqueue);
   job.gate.reset();
   job.event.reset();
-  planner.submit_return([remains, key = job.key] {
+  planner.submit_return([&planner, remains, key = job.key] {
     if (remains->failed) remains->lease.discard();
     *remains = JobRemains{};  // the plan joins the cache before its key stops counting as being planned
-    BackgroundPlanner::instance().finish_planning(key);
+    planner.finish_planning(key);
   });
 }
 
