@@ -133,6 +133,37 @@ TEST(BackgroundPlanning, MatmulFirstCallReturnsWhileTheStreamIsBusyAndMatchesBlo
   }
 }
 
+TEST(BackgroundPlanning, RealToRealAndConvolutionFirstCallsReturnWhileTheStreamIsBusyAndMatchBlockingPlanning) {
+  CUPLAN_REQUIRE_GPU();
+  warm_up();
+  Stream s;
+  plan_cache::clear();
+  const Tensor x = random_device({32, 96, 80}, f32, s);
+  const Tensor kernel = random_device({7, 9}, f32, s);
+  RealTransform r(x, {.axes = {1, 2}, .kinds = {R2RKind::dct2}, .stream = s});
+  r.plan();
+  const std::vector<unsigned char> r2r_expected = bytes_of(r.execute());
+  Convolution c(x, kernel, {.axes = {1, 2}, .mode = ConvolutionMode::same, .stream = s});
+  c.plan();
+  const std::vector<unsigned char> conv_expected = bytes_of(c.execute());
+  Tensor y, z;
+  expect_returns_during_spin(
+      s,
+      [&] {
+        y = dctn(x, {.type = 2, .axes = {1, 2}, .stream = s});
+      },
+      "dctn");
+  expect_returns_during_spin(
+      s,
+      [&] {
+        z = fftconvolve(x, kernel, {.axes = {1, 2}, .mode = ConvolutionMode::same, .stream = s});
+      },
+      "fftconvolve");
+  EXPECT_TRUE(bytes_of(y) == r2r_expected) << "dctn differs from the transform planned on the caller's thread";
+  EXPECT_TRUE(bytes_of(z) == conv_expected)
+      << "fftconvolve differs from the convolution planned on the caller's thread";
+}
+
 TEST(BackgroundPlanning, EightThreadsMakingNewShapesAtOnceAreCorrectAndEnd) {
   CUPLAN_REQUIRE_GPU();
   plan_cache::clear();
