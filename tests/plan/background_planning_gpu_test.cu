@@ -216,8 +216,9 @@ TEST(BackgroundPlanning, ASecondCallOfAKeyBeingPlannedDoesNotPlanItAgain) {
   EXPECT_TRUE(bytes_of(second) == expected);
 }
 
-// A planted failure of the background plan: the call returns, the stream is not blocked (synchronize returns), the
-// typed error surfaces once at the documented point, and the next call of the key plans and runs.
+// A planted plan-creation failure. In the background: the call returns, the stream is not blocked (synchronize
+// returns), the typed error surfaces once at the documented point (synchronize, or the next function-form call on the
+// stream), and the next call of the key plans and runs. With planning_mode = blocking: the call itself raises.
 TEST(BackgroundPlanning, APlantedPlanningFailureRaisesAtTheDocumentedPointAndLeavesTheStreamFree) {
   CUPLAN_REQUIRE_GPU();
   warm_up();
@@ -228,69 +229,43 @@ TEST(BackgroundPlanning, APlantedPlanningFailureRaisesAtTheDocumentedPointAndLea
   Matmul m(a, b, {.stream = s});
   m.plan();
   const std::vector<unsigned char> mm_expected = bytes_of(m.execute());
-  const auto expect_injected = [](const LibraryError& e, const char* who) {
-    EXPECT_EQ(e.status_name(), "CUPLAN_FAULT_INJECTED") << e.what();
-    EXPECT_NE(std::string(e.what()).find(std::string(who) + ": plan creation"), std::string::npos) << e.what();
-  };
   const Tensor small = random_device({4, 16}, c64, s);
-  (void)fft(small, {.stream = s});  // its plan is cached: the call below raises before anything else
-  for (int point = 0; point < 2; ++point) {
+  const char* const points[] = {"synchronize()", "the next function-form call", "the call (planning_mode = blocking)"};
+  for (int point = 0; point < 3; ++point) {
     for (int form = 0; form < 2; ++form) {
-      SCOPED_TRACE(fmt::format("{}, raised by {}", form == 0 ? "fft" : "matmul",
-                               point == 0 ? "synchronize()" : "the next function-form call"));
+      const char* who = form == 0 ? "fft" : "matmul";
+      SCOPED_TRACE(fmt::format("{}, raised by {}", who, points[point]));
       plan_cache::clear();
-      (void)fft(small, {.stream = s});
+      (void)fft(small, {.stream = s});  // cached from here on: the call below raises before anything else
       s.synchronize();
       fault::arm(fault::Site::plan, 1);
-      if (form == 0)
-        (void)fft(x, {.axes = {1}, .stream = s});  // returns: the plan fails on the planner thread
-      else
-        (void)matmul(a, b, {.stream = s});
+      const PlanningMode mode = point == 2 ? PlanningMode::blocking : PlanningMode::background;
       try {
+        if (form == 0)
+          (void)fft(x, {.axes = {1}, .stream = s, .planning_mode = mode});  // background: the plan fails later
+        else
+          (void)matmul(a, b, {.stream = s, .planning_mode = mode});
         if (point == 0) {
           s.synchronize();  // returns (the gate opened), then raises
-        } else {
+        } else if (point == 1) {
           CUPLAN_TEST_CUDA(cudaStreamSynchronize(s.native()));  // not cuplan's: the error waits for cuplan
           (void)fft(small, {.stream = s});
         }
         FAIL() << "the planted failure was not raised";
       } catch (const LibraryError& e) {
-        expect_injected(e, form == 0 ? "fft" : "matmul");
+        EXPECT_EQ(e.status_name(), "CUPLAN_FAULT_INJECTED") << e.what();
+        EXPECT_NE(std::string(e.what()).find(std::string(who) + ": plan creation"), std::string::npos) << e.what();
       }
       EXPECT_TRUE(fault::fired());
       fault::disarm();
       EXPECT_NO_THROW(s.synchronize());  // raised once
       // The key is not poisoned: the next call plans (in the background again) and runs.
-      if (form == 0) {
-        const Tensor y = fft(x, {.axes = {1}, .stream = s});
-        EXPECT_TRUE(bytes_of(y) == fft_expected);
-      } else {
-        const Tensor d = matmul(a, b, {.stream = s});
-        EXPECT_TRUE(bytes_of(d) == mm_expected);
-      }
+      if (form == 0)
+        EXPECT_TRUE(bytes_of(fft(x, {.axes = {1}, .stream = s})) == fft_expected);
+      else
+        EXPECT_TRUE(bytes_of(matmul(a, b, {.stream = s})) == mm_expected);
     }
   }
-}
-
-// planning_mode = blocking plans at the call: a planted plan-creation failure raises there.
-TEST(BackgroundPlanning, BlockingModePlansBeforeReturning) {
-  CUPLAN_REQUIRE_GPU();
-  warm_up();
-  Stream s;
-  const Tensor x = random_device({16, 900}, c64, s);
-  const std::vector<unsigned char> expected = bytes_of(blocking_fft(x, {1}, s));
-  plan_cache::clear();
-  fault::arm(fault::Site::plan, 1);
-  try {
-    (void)fft(x, {.axes = {1}, .stream = s, .planning_mode = PlanningMode::blocking});
-    FAIL() << "planning_mode = blocking: the planted failure was not raised at the call";
-  } catch (const LibraryError& e) {
-    EXPECT_EQ(e.status_name(), "CUPLAN_FAULT_INJECTED");
-  }
-  fault::disarm();
-  EXPECT_NO_THROW(s.synchronize());  // nothing deferred
-  const Tensor y = fft(x, {.axes = {1}, .stream = s, .planning_mode = PlanningMode::blocking});
-  EXPECT_TRUE(bytes_of(y) == expected);
 }
 
 }  // namespace
