@@ -4,11 +4,10 @@
 #include "runtime/deferred_errors.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 #include <utility>
 #include <vector>
-
-#include "base/log.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -21,13 +20,14 @@ struct Held {
 class Registry {
  public:
   ~Registry() {
-    // Never silently: an error no point raised before the process ended goes to the log.
+    // Never silently: an error no point raised before the process ended goes to stderr (not through the logger,
+    // which may be gone by now: statics end in reverse order of their making).
     for (const Held& held : held_)
       if (!held.error->raised())
-        log(LogLevel::warning,
-            "an error of background planning was never raised (no later call or synchronize on "
-            "its stream): {}",
-            held.error->message());
+        std::fprintf(stderr,
+                     "[cuplan warning] an error of background planning was never raised (no later call or "
+                     "synchronize on its stream): %s\n",
+                     held.error->message().c_str());
   }
   void add(cudaStream_t stream, std::shared_ptr<DeferredError> error) {
     const std::lock_guard lock(mutex_);

@@ -3,7 +3,7 @@
 // Errors of work that ran after its call returned (a plan made in the background, docs/streams.md, "Where a
 // background planning error surfaces"), held per stream until a documented point raises them: the next
 // synchronize() of that stream, or the next call that asks for them. Each error is raised once, by whichever point
-// comes first; an error never raised is logged when the process ends.
+// comes first; an error never raised is written to stderr when the process ends.
 
 #include <cuda_runtime_api.h>
 
