@@ -61,6 +61,10 @@ struct ConvolutionOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored on CUDA.
   Planning planning = Planning::estimate;
+  /// fftconvolve: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the default)
+  /// plans before the call returns; `background` plans on cuplan's planner thread for device operands, so the call
+  /// returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
 };
 
 /// Options of one Convolution::execute call.

@@ -95,6 +95,11 @@ struct FFTOptions {
   FFTCallback epilog{};
   /// How the transform runs on CUDA (see FFTRoute); describe() names the route taken.
   FFTRoute route = FFTRoute::automatic;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  /// (`planning` above is FFTW's planning effort.)
+  PlanningMode planning_mode = PlanningMode::blocking;
 };
 
 /// Options of one FFT::execute call.

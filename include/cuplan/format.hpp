@@ -156,6 +156,8 @@ struct fmt::formatter<cuplan::Planning> : cuplan::detail::EnumFormatter<cuplan::
 template <>
 struct fmt::formatter<cuplan::Blocking> : cuplan::detail::EnumFormatter<cuplan::Blocking> {};
 template <>
+struct fmt::formatter<cuplan::PlanningMode> : cuplan::detail::EnumFormatter<cuplan::PlanningMode> {};
+template <>
 struct fmt::formatter<cuplan::LogLevel> : cuplan::detail::EnumFormatter<cuplan::LogLevel> {};
 template <>
 struct fmt::formatter<cuplan::Epilog> : cuplan::detail::EnumFormatter<cuplan::Epilog> {};

@@ -106,6 +106,10 @@ struct MatmulOptions {
   /// those with an aux buffer, bias gradient, fp8 scaling or conjugation run unsplit and must fit it
   /// (docs/staging.md). 0: half the device memory free when the first execute runs.
   std::size_t device_memory_limit = 0;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
 };
 
 /// One operand of a planned product, for Matmul::reset_operand.

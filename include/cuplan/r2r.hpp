@@ -63,6 +63,10 @@ struct RealTransformOptions {
   /// captured once as a CUDA graph and then replayed (one launch instead of the passes and cuFFT calls of every
   /// axis). Same work, same stream order; false enqueues every call directly. The function forms always replay.
   bool graph_replay = true;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
 };
 
 /// Options of one RealTransform::execute call.
@@ -166,6 +170,10 @@ struct R2ROptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
 };
 
 /// Options of the several-axes function forms dctn, idctn, dstn, idstn (scipy.fft's arguments, `s` and `workers`
@@ -191,6 +199,10 @@ struct R2RNOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
 };
 
 /// \name Function forms (scipy.fft.dct, idct, dst, idst, dctn, idctn, dstn, idstn)

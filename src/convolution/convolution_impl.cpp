@@ -26,6 +26,7 @@ void validate_convolution_options(const ConvolutionOptions& o, const char* op) {
   check_enum_range(o.route, cuplan::ConvolutionRoute::separate, op, "route", "ConvolutionRoute");
   check_enum_range(o.planning, Planning::patient, op, "planning", "Planning");
   check_blocking(o.blocking, op);
+  check_planning_mode(o.planning_mode, op);
   check_execution(o.execution, op);
   if (o.axes.size() > 3) [[unlikely]]
     throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to convolve, got {} axes", op, o.axes.size()));
@@ -136,6 +137,10 @@ void ConvolutionImpl::reset_kernel(TensorRef kernel, std::optional<StreamRef> st
   // The spectrum holds the kernel now; an owning kernel Tensor was recorded on the phase's stream.
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "Convolution.reset_kernel", [this] { return error_context(); });
+}
+
+void ConvolutionImpl::adopt_kernel(TensorRef&& kernel) {
+  if (kernel_held_) kernel_ = std::move(kernel);
 }
 
 void ConvolutionImpl::adopt_operand(TensorRef&& operand) {

@@ -35,6 +35,9 @@ class ConvolutionImpl final : public CachedPlan {
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
   /// `after`: events the phase waits for (the function form's; the class form has none of its own).
   void reset_kernel(TensorRef kernel, std::optional<StreamRef> stream, const EventList& after = {});
+  /// Before the first plan: the kernel whose spectrum it makes, replaced by one of the same view without a phase
+  /// (a borrowed view, when the call ordered the kernel's producers itself).
+  void adopt_kernel(TensorRef&& kernel);
   /// reset_operand without its own phase and checks, for an operand of the planned signature (a plan-cache hit).
   void adopt_operand(TensorRef&& operand);
   void release_operand();

@@ -10,7 +10,7 @@
 #include "cuplan/format.hpp"
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
-#include "plan/cache/cached_call.hpp"
+#include "plan/planning/planned_call.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -94,14 +94,30 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                       resolved == FFTType::r2c ? "forward" : "inverse",
                                       resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
   // A hit has the key's operand and out signatures, so execute_validated checks neither again.
-  return detail::run_cached<detail::FftImpl>(
-      make_key(x.view(), options, out),
+  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  return detail::run_cached_planning<detail::FftImpl>(
+      make_key(x.view(), options, out), {options.planning_mode, options.stream, options.after, name, "FFT"},
+      operand_device,
       [&] {
         std::optional<TensorView> hint;
         if (out != nullptr) hint = out->view();
-        auto impl = std::make_unique<detail::FftImpl>(x, options, hint);
-        impl->plan(options.stream);
-        return impl;
+        return std::make_unique<detail::FftImpl>(x, options, hint);
+      },
+      [&](detail::FftImpl& impl) { impl.plan(options.stream); },
+      [](detail::FftImpl& impl, StreamRef s) { impl.plan(s); },
+      [&](const detail::FftImpl& impl) {
+        // In place the result is the operand's memory, which the call does not allocate; callbacks compile when
+        // planned, for longer than a background job may take: both plan at the call.
+        return detail::gateable_device(impl.target(), options.inplace || options.prolog || options.epilog);
+      },
+      [&](detail::FftImpl& impl, StreamRef caller) {
+        const detail::LayoutDecision& d = impl.decision();
+        return detail::operand_work<detail::FftImpl>(
+            x, detail::background_result(out, d.out_shape, d.out_strides, d.out_dtype, impl.target().device, caller),
+            [direction](detail::FftImpl& planned, StreamRef s, const TensorView& written) {
+              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
+              (void)planned.execute_validated(direction, s, EventList{}, &written_ref, false);
+            });
       },
       [&](detail::FftImpl& impl) {
         impl.adopt_operand(std::move(x));

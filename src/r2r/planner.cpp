@@ -96,6 +96,7 @@ void validate_r2r_options(const RealTransformOptions& o, const char* who) {
   for (std::size_t i = 0; i < o.kinds.size(); ++i) check_enum_range(o.kinds[i], R2RKind::dst4, who, "kinds", "R2RKind");
   check_enum_range(o.planning, Planning::patient, who, "planning", "Planning");
   check_blocking(o.blocking, who);
+  check_planning_mode(o.planning_mode, who);
   check_execution(o.execution, who);
   if (o.axes.size() > 3) [[unlikely]]
     throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to transform, got {} axes", who, o.axes.size()));

@@ -8,8 +8,8 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/r2r.hpp"
-#include "plan/cache/cached_call.hpp"
 #include "plan/handle.hpp"
+#include "plan/planning/planned_call.hpp"
 #include "r2r/real_transform_impl.hpp"
 
 namespace cuplan {
@@ -112,19 +112,34 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
     detail::check_writable(out->view(), "out", name);
   }
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
-  return detail::run_cached<detail::RealTransformImpl>(
+  // `out` is not in the key: checked on a hit and a miss alike.
+  const auto check_out = [&](const detail::RealTransformImpl& impl) {
+    if (out != nullptr && !impl.out_signature().matches(out->view())) {
+      detail::check_no_self_overlap(out->view(), "out", name);
+      impl.out_signature().require_match(out->view(), name, nullptr, "out");
+    }
+  };
+  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  return detail::run_cached_planning<detail::RealTransformImpl>(
       make_key(x.view(), options, all_axes, out),
-      [&] {
-        auto impl = std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes);
-        impl->plan(options.stream);
-        return impl;
+      {options.planning_mode, options.stream, options.after, name, "RealTransform"}, operand_device,
+      [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
+      [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
+      [](detail::RealTransformImpl& impl, StreamRef s) { impl.plan(s); },
+      [&](const detail::RealTransformImpl& impl) { return detail::gateable_device(impl.target(), options.inplace); },
+      [&](detail::RealTransformImpl& impl, StreamRef caller) {
+        check_out(impl);
+        const detail::R2RDecision& d = impl.decision();
+        return detail::operand_work<detail::RealTransformImpl>(
+            x, detail::background_result(out, d.shape, d.out_strides, d.dtype, impl.target().device, caller),
+            [direction](detail::RealTransformImpl& planned, StreamRef s, const TensorView& written) {
+              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
+              (void)planned.execute_validated(direction, s, EventList{}, &written_ref, false);
+            });
       },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
       [&](detail::RealTransformImpl& impl) {
-        if (out != nullptr && !impl.out_signature().matches(out->view())) {
-          detail::check_no_self_overlap(out->view(), "out", name);
-          impl.out_signature().require_match(out->view(), name, nullptr, "out");
-        }
+        check_out(impl);
         return impl.execute_validated(direction, options.stream, options.after, out, false);
       });
 }
@@ -141,6 +156,7 @@ RealTransformOptions common(const Options& o, R2RKind kind) {
   r.stream = o.stream;
   r.after = o.after;
   r.planning = o.planning;
+  r.planning_mode = o.planning_mode;
   return r;
 }
 
