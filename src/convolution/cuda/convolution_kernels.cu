@@ -46,17 +46,27 @@ __device__ std::int64_t batch_offset(const CanonicalWalk& w, std::int64_t b) {
   return offset;
 }
 
+// Element `e` of a dense [batch][n[0]][n[1]][n[2]] array as its batch entry and its three indices.
+struct Element {
+  std::int64_t batch;
+  std::int64_t i[3];
+};
+__device__ Element unravel(std::int64_t e, const std::int64_t (&n)[3]) {
+  Element element{};
+  for (int k = 2; k >= 0; --k) {
+    element.i[k] = e % n[k];
+    e /= n[k];
+  }
+  element.batch = e;
+  return element;
+}
+
 template <class Src, class Dst>
 __global__ void pad_kernel(const Src* src, CanonicalWalk w, std::int64_t total, WorkDims d, Dst* dst) {
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::int64_t r = e;
-    const std::int64_t i2 = r % d.length[2];
-    r /= d.length[2];
-    const std::int64_t i1 = r % d.length[1];
-    r /= d.length[1];
-    const std::int64_t i0 = r % d.length[0];
-    const std::int64_t b = r / d.length[0];
+    const auto [b, i] = unravel(e, d.length);
+    const std::int64_t i0 = i[0], i1 = i[1], i2 = i[2];
     Dst value{};
     if (i0 < w.extent[0] && i1 < w.extent[1] && i2 < w.extent[2])
       value = convert<Dst>(src[batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1] + i2 * w.stride[2]]);
@@ -80,13 +90,8 @@ template <class T>
 __global__ void crop_kernel(const T* src, WorkDims d, std::int64_t total, CanonicalWalk w, T* dst) {
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::int64_t r = e;
-    const std::int64_t i2 = r % w.extent[2];
-    r /= w.extent[2];
-    const std::int64_t i1 = r % w.extent[1];
-    r /= w.extent[1];
-    const std::int64_t i0 = r % w.extent[0];
-    const std::int64_t b = r / w.extent[0];
+    const auto [b, i] = unravel(e, w.extent);
+    const std::int64_t i0 = i[0], i1 = i[1], i2 = i[2];
     const T value =
         src[b * d.entry + ((i0 + d.offset[0]) * d.length[1] + i1 + d.offset[1]) * d.length[2] + i2 + d.offset[2]];
     dst[batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1] + i2 * w.stride[2]] = value;
