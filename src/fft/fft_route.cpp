@@ -9,7 +9,8 @@
 
 namespace cuplan::detail {
 
-std::optional<Tensor> FftRoute::given_result(const FftCall& call) const {
+template <>
+std::optional<Tensor> TransformRoute<FftRouteContext, FftCall>::given_result(const FftCall& call) const {
   if (call.out != nullptr) return Tensor::wrap(*call.out);
   if (!context_.inplace) return std::nullopt;
   const LayoutDecision& d = context_.decision;

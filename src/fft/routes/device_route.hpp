@@ -15,13 +15,9 @@ namespace cuplan::detail {
 
 class DeviceFftRoute final : public CufftRoute {
  public:
-  DeviceFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand);
-  ~DeviceFftRoute() override;
+  CUPLAN_ROUTE_CLASS_MEMBERS(DeviceFftRoute, FftRouteContext, FFTOptions, FftCall);
 
-  void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
-  Tensor execute(const FftCall& call) override;
   void order_new_operand(const std::optional<StreamRef>& stream) override;
-  void free() noexcept override;
   std::size_t workspace_size() const noexcept override;
 
  private:
