@@ -27,16 +27,12 @@ class ConvolutionImpl final : public CachedPlan, public PlannedOperation {
   ConvolutionImpl(TensorRef operand, TensorRef kernel, const ConvolutionOptions& options);
   ~ConvolutionImpl() override;
 
-  void plan(std::optional<StreamRef> stream);
-  /// Validates the call (`out`) and runs it.
-  Tensor execute(const ConvolutionExecuteOptions& options);
+  CUPLAN_PLANNED_OPERATION_PHASES(ConvolutionExecuteOptions);
   /// Runs a call already known to be valid (planned, operand present, `out` of the planned signature).
   Tensor execute_validated(const std::optional<StreamRef>& stream, const EventList& after, const TensorView* out,
                            bool release_workspace);
-  void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
   /// `after`: events the phase waits for (the function form's; the class form has none of its own).
   void reset_kernel(TensorRef kernel, std::optional<StreamRef> stream, const EventList& after = {});
-  void free() noexcept;
 
   const ConvolutionGeometry& geometry() const noexcept { return geometry_; }
   cuplan::ConvolutionRoute route() const noexcept { return runner_->kind(); }

@@ -25,15 +25,12 @@ class FftImpl final : public CachedPlan, public PlannedOperation {
   FftImpl(TensorRef operand, const FFTOptions& options, const std::optional<TensorView>& out_hint = {});
   ~FftImpl() override;
 
-  void plan(std::optional<StreamRef> stream);
-  /// Validates the call (direction, `out`) and runs it.
-  Tensor execute(const FFTExecuteOptions& options);
+  CUPLAN_PLANNED_OPERATION_PHASES(FFTExecuteOptions);
   /// Runs a call already known to be valid: the object is planned and has an operand, `direction` fits the type
   /// and `out` (if any) has the planned result shape, dtype, strides, memory space and alignment (the function
   /// forms: the plan key holds all of them).
   Tensor execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                            const TensorView* out, bool release_workspace);
-  void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
   /// PlannedOperation's, after the room check of an in-place R2C/C2R (the plan key does not hold the owner's size).
   void adopt_operand(TensorRef&& operand);
   /// PlannedOperation's, in an NVTX range of its own.
@@ -41,7 +38,6 @@ class FftImpl final : public CachedPlan, public PlannedOperation {
   /// New user data pointers of the callbacks (an execute's override, or a function-form call's options on a plan
   /// cache hit); StateError for a callback the object was planned without.
   void set_callback_data(const std::optional<void*>& prolog, const std::optional<void*>& epilog, const char* method);
-  void free() noexcept;
 
   const LayoutDecision& decision() const noexcept { return decision_; }
   std::size_t workspace_size() const noexcept;

@@ -25,13 +25,10 @@ class RealTransformImpl final : public CachedPlan, public PlannedOperation {
                     bool all_axes_by_default = false);
   ~RealTransformImpl() override;
 
-  void plan(std::optional<StreamRef> stream);
-  Tensor execute(const RealTransformExecuteOptions& options);
+  CUPLAN_PLANNED_OPERATION_PHASES(RealTransformExecuteOptions);
   /// A call already known valid (planned, operand present, direction in range, `out` of the planned signature).
   Tensor execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                            const TensorView* out, bool release_workspace);
-  void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
-  void free() noexcept;
 
   const R2RDecision& decision() const noexcept { return decision_; }
   std::size_t workspace_size() const noexcept { return route_->workspace_size(); }

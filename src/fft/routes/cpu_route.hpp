@@ -18,8 +18,7 @@ class CpuFftRoute final : public FftRoute {
   std::size_t required_alignment(DType dtype) const noexcept override;
   void check_supported(const LayoutDecision& decision) const override;
   std::size_t calls_per_execute() const noexcept override;
-  std::string execution() const override;
-  std::string location() const override;
+  CUPLAN_ROUTE_DESCRIPTIONS;
 
  private:
   Planning planning_;

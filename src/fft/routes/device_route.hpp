@@ -17,8 +17,7 @@ class DeviceFftRoute final : public CufftRoute {
  public:
   CUPLAN_ROUTE_CLASS_MEMBERS(DeviceFftRoute, FftRouteContext, FFTOptions, FftCall);
 
-  void order_new_operand(const std::optional<StreamRef>& stream) override;
-  std::size_t workspace_size() const noexcept override;
+  CUPLAN_DEVICE_ROUTE_MEMBERS;
 
  private:
   void ensure_buffers(StreamRef stream);

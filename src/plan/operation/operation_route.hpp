@@ -22,6 +22,13 @@ struct RouteContext {
   const ExecutionTarget& target;
   PhaseOrder& order;
   PhaseStreams& streams;
+
+  /// reset_operand's phase on a route whose executes rely on the object's phase order (the CUDA routes of device
+  /// operands): `stream` (by the object's rule) runs after the object's last phase.
+  void order_after_last_phase(const std::optional<StreamRef>& stream) const {
+    Phase phase(order, streams, target, stream, EventList{}, "reset_operand");
+    phase.close();
+  }
 };
 
 /// One execute, validated by the Impl: the phase's stream and events, the caller's out (nullptr: a new result, or
@@ -86,3 +93,14 @@ class TransformRoute : public OperationRoute {
   void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override; \
   Tensor execute(const Call& call) override;                                            \
   void free() noexcept override
+
+/// Declares, inside a route class over device operands, the overrides such a route adds: the ordering of a new
+/// operand after the object's last phase (RouteContext::order_after_last_phase) and the workspace it holds.
+#define CUPLAN_DEVICE_ROUTE_MEMBERS                                        \
+  void order_new_operand(const std::optional<StreamRef>& stream) override; \
+  std::size_t workspace_size() const noexcept override
+
+/// Declares, inside a route class, its descriptions: how it runs (describe()) and where (a LibraryError's context).
+#define CUPLAN_ROUTE_DESCRIPTIONS         \
+  std::string execution() const override; \
+  std::string location() const override

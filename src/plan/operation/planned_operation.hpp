@@ -104,3 +104,12 @@ class PlannedOperation {
 };
 
 }  // namespace cuplan::detail
+
+/// Declares, inside the Impl of a one-operand operation, the phases its public class forwards to: plan, execute (of
+/// the public `ExecuteOptions`: validates the call, then runs it), reset_operand and free. Each Impl defines them on
+/// PlannedOperation's steps (plan_phase, require_runnable and checked_out, replace_operand).
+#define CUPLAN_PLANNED_OPERATION_PHASES(ExecuteOptions)                   \
+  void plan(std::optional<StreamRef> stream);                             \
+  Tensor execute(const ExecuteOptions& options);                          \
+  void reset_operand(TensorRef operand, std::optional<StreamRef> stream); \
+  void free() noexcept

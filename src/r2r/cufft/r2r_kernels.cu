@@ -12,10 +12,11 @@ __device__ inline void row_offsets(const R2RRows& r, std::int64_t row, std::int6
   src = 0;
   dst = 0;
   for (int d = r.dims - 1; d >= 0; --d) {
-    const std::int64_t i = row % r.extent[d];
-    row /= r.extent[d];
-    src += i * r.src_stride[d];
-    dst += i * r.dst_stride[d];
+    const R2RRows::Digit& digit = r.digit[d];
+    const std::int64_t i = row % digit.extent;
+    row /= digit.extent;
+    src += i * digit.src_stride;
+    dst += i * digit.dst_stride;
   }
 }
 

@@ -13,8 +13,7 @@ namespace cuplan::detail {
 class CpuR2RRoute final : public R2RRoute {
  public:
   CUPLAN_ROUTE_CLASS_MEMBERS(CpuR2RRoute, R2RRouteContext, RealTransformOptions, R2RCall);
-  std::string execution() const override;
-  std::string location() const override;
+  CUPLAN_ROUTE_DESCRIPTIONS;
 
  private:
   Planning planning_;

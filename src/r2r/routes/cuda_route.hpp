@@ -17,10 +17,8 @@ namespace cuplan::detail {
 class CudaR2RRoute final : public R2RRoute {
  public:
   CUPLAN_ROUTE_CLASS_MEMBERS(CudaR2RRoute, R2RRouteContext, RealTransformOptions, R2RCall);
-  void order_new_operand(const std::optional<StreamRef>& stream) override;
-  std::size_t workspace_size() const noexcept override;
-  std::string execution() const override;
-  std::string location() const override;
+  CUPLAN_DEVICE_ROUTE_MEMBERS;
+  CUPLAN_ROUTE_DESCRIPTIONS;
 
  private:
   bool host_operand_;
