@@ -58,9 +58,8 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
         impl.adopt_kernel(TensorRef(kernel.view()));  // borrowed: the call orders the kernel's producers
         return detail::operand_work<detail::ConvolutionImpl>(
             x, detail::background_result(out, g.out_shape, g.out_strides, g.out_dtype, impl.target().device, caller),
-            [](detail::ConvolutionImpl& planned, StreamRef s, const TensorView& written) {
-              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
-              (void)planned.execute_validated(s, EventList{}, &written_ref, false);
+            [](detail::ConvolutionImpl& planned, StreamRef s, const TensorRef& written) {
+              (void)planned.execute_validated(s, EventList{}, &written, false);
             },
             {kernel});
       },

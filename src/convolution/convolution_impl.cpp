@@ -23,12 +23,7 @@ std::string str(const Dims& dims) {
 void validate_convolution_options(const ConvolutionOptions& o, const char* op) {
   check_enum_range(o.mode, ConvolutionMode::circular, op, "mode", "ConvolutionMode");
   check_enum_range(o.route, cuplan::ConvolutionRoute::separate, op, "route", "ConvolutionRoute");
-  check_enum_range(o.planning, Planning::patient, op, "planning", "Planning");
-  check_blocking(o.blocking, op);
-  check_planning_mode(o.planning_mode, op);
-  check_execution(o.execution, op);
-  if (o.axes.size() > 3) [[unlikely]]
-    throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to convolve, got {} axes", op, o.axes.size()));
+  check_operation_options(o, op, "convolve");
 }
 
 ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const ConvolutionOptions& options)

@@ -78,9 +78,8 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
         const detail::R2RDecision& d = impl.decision();
         return detail::operand_work<detail::RealTransformImpl>(
             x, detail::background_result(out, d.shape, d.out_strides, d.dtype, impl.target().device, caller),
-            [direction](detail::RealTransformImpl& planned, StreamRef s, const TensorView& written) {
-              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
-              (void)planned.execute_validated(direction, s, EventList{}, &written_ref, false);
+            [direction](detail::RealTransformImpl& planned, StreamRef s, const TensorRef& written) {
+              (void)planned.execute_validated(direction, s, EventList{}, &written, false);
             });
       },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
