@@ -44,11 +44,11 @@ enum class Normalization { none, inverse, forward, ortho };
 enum class Planning { estimate, measure, patient };
 
 /// How a transform runs on CUDA (docs/fft.md, "Route choice"):
-/// - `automatic`: a transform with a prolog or epilog runs as cuplan's fused kernel where it applies (one axis,
-///   contiguous in operand and result, a length and precision cuFFTDx supports on the device, callbacks given as
-///   CUDA source, a build with MathDx), else on cuFFT; a transform without callbacks runs on cuFFT;
-/// - `fused`: cuplan's own kernel (cuFFTDx, compiled at plan time with the prolog and epilog inlined);
-///   NotSupported naming the reason where it cannot apply;
+/// - `automatic`: cuFFT, for now; a transform with a prolog or epilog is to run as cuplan's fused kernel where it
+///   applies once that route has run through the whole GPU suite;
+/// - `fused`: cuplan's own kernel (cuFFTDx, compiled at plan time with the prolog and epilog inlined), where it
+///   applies (one axis, contiguous in operand and result, a length and precision cuFFTDx supports on the device,
+///   callbacks given as CUDA source, a build with MathDx); NotSupported naming the reason elsewhere;
 /// - `cufft`: cuFFT, with the callbacks linked in as cuFFT LTO callbacks.
 /// CPU execution runs FFTW whatever the value, except `fused`, which is NotSupported there.
 enum class FFTRoute : std::uint8_t { automatic, fused, cufft };
