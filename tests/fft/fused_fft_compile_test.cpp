@@ -6,15 +6,18 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nvrtc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cuplan/cuplan.hpp"
 #include "fft/callback_sources.hpp"
@@ -80,9 +83,19 @@ TEST(FusedFftRules, EachRefusalNamesItsReason) {
   EXPECT_NE(refusal(decide(f32, {4, 375}, {1})).find("odd"), std::string::npos);
   EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {o, 61, ""}).find("sm_61"), std::string::npos);
   EXPECT_EQ(fused_fft_refusal(decide(c64, {4, 256}, {1}), {o, 90, "no headers here"}), "no headers here");
+  FFTOptions host;
+  host.prolog = FFTCallback::host_prolog<std::complex<float>>(
+      [](const void*, std::uint64_t, void*) { return std::complex<float>(); });
+  EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {host, 90, ""}).find("host callable"), std::string::npos);
+}
+
+TEST(FusedFftRules, LtoIrCallbacksTakeTheFusedRouteToo) {
   FFTOptions lto;
-  lto.prolog = FFTCallback::lto_ir(std::vector<unsigned char>{1, 2, 3}, "f");
-  EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {lto, 90, ""}).find("LTO-IR"), std::string::npos);
+  lto.prolog = FFTCallback::lto_ir(std::vector<unsigned char>{1, 2, 3}, "f");  // checked when linked, at plan()
+  lto.epilog = FFTCallback::cuda_source(cuplan::testing::kFilterSource, "conv::multiply");
+  lto.route = FFTRoute::fused;
+  EXPECT_EQ(fused_fft_refusal(decide(c64, {4, 256}, {1}), {lto, 90, ""}), "");
+  EXPECT_TRUE(takes_fused_route(decide(c64, {4, 256}, {1}), {lto, 90, ""}));
 }
 
 TEST(FusedFftRules, NativeLengthsComeFromTheCufftdxDatabase) {
@@ -138,7 +151,7 @@ fused_fft::KernelSpec spec_of(FFTType type, DType precision, std::int64_t n) {
 std::shared_ptr<const fused_fft::InlinedCallback> inlined(const char* source, const char* symbol, DType element,
                                                           CallbackRole role) {
   return std::make_shared<fused_fft::InlinedCallback>(fused_fft::InlinedCallback{
-      source, symbol, element, fmt::format("{} '{}'", role == CallbackRole::prolog ? "prolog" : "epilog", symbol)});
+      source, symbol, element, fmt::format("{} '{}'", role == CallbackRole::prolog ? "prolog" : "epilog", symbol), {}});
 }
 
 fused_fft::KernelSpec c2c_with_prolog(std::int64_t n, const char* source = cuplan::testing::kScaleSource) {
@@ -276,6 +289,111 @@ __device__ float scale_by(void* in, unsigned long long offset, void*, void*) { r
     EXPECT_EQ(e.callback(), "prolog 'scale_by'");
     EXPECT_NE(e.log().find("must be declared as"), std::string::npos) << e.log();
   }
+  EXPECT_TRUE(entries().empty());
+}
+
+// LTO-IR of `source` for sm_90, made with NVRTC as a user's build would make it (nvcc -dlto or NVRTC's -dlto).
+std::vector<unsigned char> lto_ir_of(const char* source) {
+  nvrtcProgram program = nullptr;
+  EXPECT_EQ(nvrtcCreateProgram(&program, source, "user-callback.cu", 0, nullptr, nullptr), NVRTC_SUCCESS);
+  const char* options[] = {"-arch=sm_90", "-dlto", "-rdc=true"};
+  const nvrtcResult compiled = nvrtcCompileProgram(program, 3, options);
+  std::size_t size = 0;
+  std::vector<unsigned char> lto;
+  if (compiled == NVRTC_SUCCESS && nvrtcGetLTOIRSize(program, &size) == NVRTC_SUCCESS) {
+    lto.resize(size);
+    EXPECT_EQ(nvrtcGetLTOIR(program, reinterpret_cast<char*>(lto.data())), NVRTC_SUCCESS);
+  }
+  EXPECT_EQ(compiled, NVRTC_SUCCESS);
+  (void)nvrtcDestroyProgram(&program);
+  return lto;
+}
+
+// A prolog of C2C f32 as a user's LTO-IR: global scope, C++ linkage, cuFFT's signature.
+const char* kLtoScale = R"(
+__device__ float2 lto_scale(void* in, unsigned long long offset, void*, void*) {
+  const float2 v = static_cast<const float2*>(in)[offset];
+  return make_float2(3.0f * v.x, 3.0f * v.y);
+}
+)";
+
+fused_fft::KernelSpec c2c_with_lto_prolog(std::vector<unsigned char> lto, const char* symbol = "lto_scale") {
+  fused_fft::KernelSpec spec = spec_of(FFTType::c2c, f32, 256);
+  auto prolog = std::make_shared<fused_fft::InlinedCallback>(
+      fused_fft::InlinedCallback{"", symbol, c64, fmt::format("prolog '{}'", symbol), std::move(lto)});
+  spec.prolog = std::move(prolog);
+  return spec;
+}
+
+bool holds(const std::vector<char>& bytes, const std::string& text) {
+  return std::search(bytes.begin(), bytes.end(), text.begin(), text.end()) != bytes.end();
+}
+
+// One program with an LTO-IR prolog and a CUDA source epilog: compiled to LTO-IR, linked by nvJitLink into a cubin
+// for sm_90 that keeps both kernels and their launch geometry, and cached under a key holding the IR's hash.
+TEST_F(FusedFftCompile, LtoIrCallbacksAreLinkedIntoACubinForSm90AndCached) {
+  fused_fft::KernelSpec spec = c2c_with_lto_prolog(lto_ir_of(kLtoScale));
+  ASSERT_FALSE(spec.prolog->lto_ir.empty());
+  const char* epilog = R"(
+__device__ void conjugate(void* out, unsigned long long offset, float2 v, void*, void*) {
+  static_cast<float2*>(out)[offset] = make_float2(v.x, -v.y);
+}
+)";
+  spec.epilog = inlined(epilog, "conjugate", c64, CallbackRole::epilog);
+  const std::string text = fused_fft::kernel_source(spec);
+  EXPECT_NE(text.find("__device__ float2 lto_scale(void* data_in, unsigned long long offset"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("__device__ void conjugate(void* out"), std::string::npos) << text;
+
+  // The key changes with the IR's bytes (another function of the same name compiles to other IR).
+  fused_fft::KernelSpec other = spec;
+  other.prolog = c2c_with_lto_prolog(std::vector<unsigned char>(spec.prolog->lto_ir.size(), 7)).prolog;
+  EXPECT_NE(fused_fft::kernel_key(other), fused_fft::kernel_key(spec));
+  EXPECT_NE(fused_fft::kernel_key(spec).find("-lto-sm90-"), std::string::npos) << fused_fft::kernel_key(spec);
+
+  const std::uint64_t before = fft_callback_stats().compilations;
+  const auto started = std::chrono::steady_clock::now();
+  const auto compiled = fused_fft::compiled_kernel(spec);
+  std::printf("%s: compiled and linked in %.1f s (%zu bytes of cubin)\n", compiled->key.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+              compiled->cubin.size());
+  EXPECT_EQ(compiled->key, fused_fft::kernel_key(spec));
+  ASSERT_GT(compiled->cubin.size(), 4u);
+  EXPECT_EQ(std::string(compiled->cubin.data(), 4),
+            "\x7f"
+            "ELF");
+  // What LoadedKernel::load looks up survives the link: the kernels and their launch geometry.
+  for (const char* symbol : {"cuplan_fused_fft_forward", "cuplan_fused_fft_inverse", "cuplan_fused_config_forward",
+                             "cuplan_fused_config_inverse"})
+    EXPECT_TRUE(holds(compiled->cubin, symbol)) << symbol;
+  EXPECT_EQ(fft_callback_stats().compilations, before + 1);
+  ASSERT_EQ(entries().size(), 1u);
+  EXPECT_NE(entries()[0].filename().string().find("-lto-sm90-"), std::string::npos) << entries()[0];
+  fused_fft::clear_process_cache_for_testing();
+  EXPECT_EQ(fused_fft::compiled_kernel(spec)->cubin, compiled->cubin);  // from the disk
+  EXPECT_EQ(fft_callback_stats().compilations, before + 1);
+}
+
+// Bytes nvJitLink does not take, and a symbol the kernel cannot declare, fail before the kernel is compiled, with a
+// CallbackError naming the callback.
+TEST_F(FusedFftCompile, BadLtoIrFailsNamingTheCallbackBeforeAnyCompilation) {
+  const std::uint64_t before = fft_callback_stats().compilations;
+  try {
+    (void)fused_fft::compiled_kernel(c2c_with_lto_prolog({'n', 'o', 't', ' ', 'I', 'R', 0, 1, 2, 3}));
+    ADD_FAILURE() << "expected CallbackError";
+  } catch (const CallbackError& e) {
+    EXPECT_EQ(e.callback(), "prolog 'lto_scale'");
+    EXPECT_NE(std::string(e.what()).find("does not take the 10 bytes given as LTO-IR"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nvJitLinkAddData"), std::string::npos) << e.what();
+  }
+  try {
+    (void)fused_fft::compiled_kernel(c2c_with_lto_prolog({1, 2, 3}, "filters::scale"));
+    ADD_FAILURE() << "expected CallbackError";
+  } catch (const CallbackError& e) {
+    EXPECT_EQ(e.callback(), "prolog 'filters::scale'");
+    EXPECT_NE(std::string(e.what()).find("plain name"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fft_callback_stats().compilations, before);
   EXPECT_TRUE(entries().empty());
 }
 

@@ -37,11 +37,11 @@ std::int64_t fused_fft_max_length(DType precision, int sm) noexcept {
 std::string fused_fft_refusal(const LayoutDecision& d, const FusedFftContext& context) {
   const FFTOptions& o = context.options;
   for (const FFTCallback* c : {&o.prolog, &o.epilog})
-    if (*c && c->form() != FFTCallback::Form::cuda_source)
+    if (*c && c->form() != FFTCallback::Form::cuda_source && c->form() != FFTCallback::Form::lto_ir)
       return fmt::format(
-          "the {} is {}; the fused kernel inlines callbacks given as CUDA source "
-          "(FFTCallback::cuda_source)",
-          c == &o.prolog ? "prolog" : "epilog", c->form() == FFTCallback::Form::lto_ir ? "LTO-IR" : "a host callable");
+          "the {} is a host callable; the fused kernel calls callbacks given as CUDA source or LTO-IR "
+          "(FFTCallback::cuda_source, FFTCallback::lto_ir)",
+          c == &o.prolog ? "prolog" : "epilog");
   const DType precision = d.in_dtype.real();
   if (precision != f32 && precision != f64)
     return fmt::format("the fused kernel runs f32 and f64 data, got {}", d.in_dtype.name());
@@ -96,8 +96,9 @@ FusedFftPlan::FusedFftPlan(const LayoutDecision& d, int device, int sm, const Ca
     for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog}) {
       if (!callbacks->has(role)) continue;
       const FFTCallback& c = callbacks->callback(role);
+      // CUDA source is inlined into the kernel's source; LTO-IR is declared there and linked in by nvJitLink.
       auto inlined = std::make_shared<fused_fft::InlinedCallback>(fused_fft::InlinedCallback{
-          c.code()->source, c.code()->symbol, callbacks->element(role), callback_name(role, c)});
+          c.code()->source, c.code()->symbol, callbacks->element(role), callback_name(role, c), c.code()->lto});
       (role == CallbackRole::prolog ? spec.prolog : spec.epilog) = std::move(inlined);
     }
   has_epilog_ = spec.epilog != nullptr;
