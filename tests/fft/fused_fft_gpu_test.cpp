@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fused FFT route (FFTRoute::fused) on a GPU, through the public API: C2C, R2C
 // and C2R in f32 and f64 with prologs and epilogs against a float64 reference with the results poisoned first,
-// normalization with and without an epilog, lengths that fall back to cuFFT, the refusals of a forced fused route,
-// two streams, reset_operand across streams and the compilation cache. Every case needs a GPU and a
+// normalization with and without an epilog, callbacks given as LTO-IR, graph replay, lengths that fall back to
+// cuFFT, the refusals of a forced fused route, two streams, reset_operand across streams and the compilation cache. Every case needs a GPU and a
 // build with MathDx, and skips otherwise.
 
 #include <gtest/gtest.h>
 
 #include <complex>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,98 @@ TEST(FusedFftGpu, LtoIrPrologIsLinkedIntoTheFusedKernel) {
 #else
   GTEST_SKIP() << "this build has no LTO-IR test callback (cuplan_add_fft_callback)";
 #endif
+}
+
+// Collects the library's log lines (debug and up) while it lives.
+class LogCapture {
+ public:
+  LogCapture() : level_(log_level()) {
+    set_log_level(LogLevel::debug);
+    set_logger([this](LogLevel, std::string_view line) {
+      const std::lock_guard lock(mutex_);
+      lines_.emplace_back(line);
+    });
+  }
+  ~LogCapture() {
+    set_logger({});
+    set_log_level(level_);
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  int count(const std::string& part) {
+    const std::lock_guard lock(mutex_);
+    int n = 0;
+    for (const std::string& line : lines_) n += line.find(part) != std::string::npos ? 1 : 0;
+    return n;
+  }
+
+ private:
+  LogLevel level_;
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+// Repeated executes on the fused route replay as one graph launch (logged when captured), transform the operand's
+// current values each time, see a new user data pointer, and agree bit for bit with the same plan without replay.
+// Two programs: a prolog whose kernel scales as it stores, and an epilog followed by the normalization's pass (both
+// in the graph).
+TEST(FusedFftGpu, RepeatedExecutesReplayAsAGraphOnTheFusedRoute) {
+  CUPLAN_REQUIRE_FUSED();
+  const std::vector<std::int64_t> shape{32, 2048};
+  const double tol = tolerance(c64, 2048);
+  Stream s(Device::cuda(0));
+  auto first = HostArray<cf>::random(shape);
+  Operand x = to_space(first, Space::cuda, s.ref());
+  Tensor two = device_values(std::vector<float>{2.0f});
+  Tensor three = device_values(std::vector<float>{3.0f});
+  const char* conjugate = R"(
+__device__ void conjugate(void* out, unsigned long long offset, float2 v, void*, void*) {
+  static_cast<float2*>(out)[offset] = make_float2(v.x, -v.y);
+}
+)";
+  for (const bool with_epilog : {false, true}) {
+    SCOPED_TRACE(with_epilog ? "epilog, then the normalization's pass" : "prolog, scaled in the kernel");
+    FFTOptions options{
+        .axes = {1}, .normalization = Normalization::forward, .stream = s.ref(), .route = FFTRoute::fused};
+    if (with_epilog)
+      options.epilog = FFTCallback::cuda_source(conjugate, "conjugate");
+    else
+      options.prolog = FFTCallback::cuda_source(kScaleSource, "scale_by", two.data());
+    FFTOptions direct_options = options;
+    direct_options.graph_replay = false;
+    FFT replayed(x.view, options), direct(x.view, direct_options);
+    replayed.plan();
+    direct.plan();
+    // The same outputs every time (a graph is keyed by the pointers), poisoned in stream order before each execute.
+    Tensor out = Tensor::empty(replayed.result_shape(), replayed.result_dtype(), Device::cuda(0), s.ref());
+    Tensor direct_out = Tensor::empty(direct.result_shape(), direct.result_dtype(), Device::cuda(0), s.ref());
+    const auto run_into = [&](FFT& f, Tensor& y, FFTExecuteOptions run) {
+      EXPECT_EQ(cudaMemsetAsync(y.data(), 0xff, static_cast<std::size_t>(y.view().numel()) * y.dtype().size(),
+                                s.ref().native()),
+                cudaSuccess);
+      run.out = y.view();
+      (void)f.execute(run);
+      s.synchronize();
+      return to_dense(y.view());
+    };
+    LogCapture logs;
+    for (int i = 0; i < 5; ++i) {
+      auto a = HostArray<cf>::random(shape);  // new values in the same memory: the graph reads them
+      copy(a.view(), x.view, s.ref());
+      FFTExecuteOptions run{.stream = s.ref()};
+      if (!with_epilog && i >= 3) run.prolog_data = three.data();  // a new user data pointer (the same again at 4)
+      const std::vector<cd> got = run_into(replayed, out, run);
+      std::vector<cd> expected = scaled(reference_dft(a.dense(), shape, {1}, -1), 1.0 / 2048.0);
+      if (with_epilog)
+        for (auto& v : expected) v = std::conj(v);
+      else
+        expected = scaled(expected, i >= 3 ? 3.0 : 2.0);
+      EXPECT_LT(relative_error(got, expected), tol) << "execute " << i;
+      EXPECT_EQ(got, run_into(direct, direct_out, run)) << "execute " << i << ": replayed and direct differ";
+    }
+    EXPECT_GE(logs.count("graph replay: captured"), 1) << "the fused route's executes were never captured";
+    EXPECT_EQ(logs.count("capture failed"), 0);
+  }
 }
 
 TEST(FusedFftGpu, LengthsTheKernelCannotTakeFallBackToCufftAutomaticallyAndAreRefusedWhenForced) {
