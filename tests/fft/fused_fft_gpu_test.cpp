@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fused FFT route (FFTRoute::fused) on a GPU, through the public API: C2C, R2C
 // and C2R in f32 and f64 with prologs and epilogs against a float64 reference with the results poisoned first,
-// normalization with and without an epilog, callbacks given as LTO-IR, graph replay, lengths that fall back to
-// cuFFT, the refusals of a forced fused route, two streams, reset_operand across streams and the compilation cache. Every case needs a GPU and a
-// build with MathDx, and skips otherwise.
+// normalization with and without an epilog, the folded mode of real f32 rows (to 65536 points, aligned and
+// misaligned rows), callbacks given as LTO-IR, graph replay, lengths that fall back to
+// cuFFT, the refusals of a forced fused route, two streams, reset_operand across streams and the compilation cache.
+// Every case needs a GPU and a build with MathDx, and skips otherwise.
 
 #include <gtest/gtest.h>
 
 #include <complex>
 #include <limits>
 #include <mutex>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -236,6 +238,131 @@ __device__ void conjugate(void* out, unsigned long long offset, float2 v, void*,
     }
     EXPECT_GE(logs.count("graph replay: captured"), 1) << "the fused route's executes were never captured";
     EXPECT_EQ(logs.count("capture failed"), 0);
+  }
+}
+
+// Float64 FFT of each of `rows` rows of power-of-two length `n` (iterative radix 2, twiddles computed directly):
+// the reference at lengths where reference_dft's direct sum would take minutes. Sign -1 forward, +1 inverse.
+std::vector<cd> fft_rows(std::vector<cd> x, std::int64_t rows, std::int64_t n, int sign) {
+  const auto un = static_cast<std::size_t>(n);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    cd* a = x.data() + static_cast<std::size_t>(r) * un;
+    for (std::size_t i = 1, j = 0; i < un; ++i) {
+      std::size_t bit = un >> 1;
+      for (; j & bit; bit >>= 1) j ^= bit;
+      j ^= bit;
+      if (i < j) std::swap(a[i], a[j]);
+    }
+    for (std::size_t len = 2; len <= un; len <<= 1) {
+      std::vector<cd> w(len / 2);
+      for (std::size_t k = 0; k < len / 2; ++k)
+        w[k] = std::polar(1.0, sign * 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(len));
+      for (std::size_t start = 0; start < un; start += len)
+        for (std::size_t k = 0; k < len / 2; ++k) {
+          const cd u = a[start + k], v = a[start + k + len / 2] * w[k];
+          a[start + k] = u + v;
+          a[start + k + len / 2] = u - v;
+        }
+    }
+  }
+  return x;
+}
+
+// The first n / 2 + 1 values of each row (an R2C result from a full spectrum).
+std::vector<cd> half_spectrum(const std::vector<cd>& full, std::int64_t rows, std::int64_t n) {
+  return truncate_axis(full, {rows, n}, 1, n / 2 + 1);
+}
+
+// Prolog of an R2C in f32: every real input value times 2.
+const char* kTwiceRealProlog = R"(
+__device__ float twice(void* in, unsigned long long offset, void*, void*) {
+  return 2.0f * static_cast<const float*>(in)[offset];
+}
+)";
+
+// Epilog of a C2R in f32: stores half of each real value (the normalization's factor comes after it).
+const char* kHalfRealEpilog = R"(
+__device__ void store_half(void* out, unsigned long long offset, float v, void*, void*) {
+  static_cast<float*>(out)[offset] = 0.5f * v;
+}
+)";
+
+// Real f32 rows of a power-of-two length run in cuFFTDx's folded mode (a C2C FFT of half the length), up to twice
+// the C2C limit (65536 on sm_90): the prolog is called for both reals of each loaded pair.
+TEST(FusedFftGpu, FoldedR2cF32WithAPrologMatchesTheReferenceToTwiceTheC2cLimit) {
+  CUPLAN_REQUIRE_FUSED();
+  for (const std::int64_t n : {std::int64_t{8}, std::int64_t{4096}, std::int64_t{65536}}) {
+    const std::int64_t rows = n == 65536 ? 3 : 7;  // odd row counts: a partly filled last block
+    const std::vector<std::int64_t> shape{rows, n};
+    auto r = HostArray<float>::random(shape);
+    Operand x = to_space(r, Space::cuda);
+    FFT f(x.view,
+          {.axes = {1}, .prolog = FFTCallback::cuda_source(kTwiceRealProlog, "twice"), .route = FFTRoute::fused});
+    f.plan();
+    EXPECT_NE(f.describe().find("-folded-"), std::string::npos) << f.describe();
+    EXPECT_LT(
+        relative_error(execute_poisoned(f), scaled(half_spectrum(fft_rows(r.dense(), rows, n, -1), rows, n), 2.0)),
+        tolerance(f32, n))
+        << "length " << n;
+  }
+}
+
+// Without a prolog the folded load reads each pair in one 8-byte access where the row's start allows it, and as two
+// reals where it does not (a view one float into its buffer, rows an odd distance apart): both agree with the
+// reference.
+TEST(FusedFftGpu, FoldedR2cF32LoadsAlignedAndMisalignedRows) {
+  CUPLAN_REQUIRE_FUSED();
+  const std::int64_t rows = 9, n = 2048;
+  for (const bool misaligned : {false, true}) {
+    const std::vector<std::int64_t> strides{misaligned ? n + 1 : n, 1};
+    auto r = HostArray<float>::random({rows, n}, strides);
+    const std::int64_t span = static_cast<std::int64_t>(r.buffer.size());
+    Tensor buffer = Tensor::empty({span + 1}, f32, Device::cuda(0));
+    float* start = static_cast<float*>(buffer.data()) + (misaligned ? 1 : 0);
+    copy(TensorView(r.buffer.data(), {span}), TensorView(start, f32, {span}, std::nullopt, Device::cuda(0)));
+    const TensorView x(start, f32, {rows, n}, Strides(std::span<const std::int64_t>(strides)), Device::cuda(0),
+                       MemorySpace::device);
+    FFT f(x, {.axes = {1}, .route = FFTRoute::fused});
+    f.plan();
+    EXPECT_LT(relative_error(execute_poisoned(f), half_spectrum(fft_rows(r.dense(), rows, n, -1), rows, n)),
+              tolerance(f32, n))
+        << (misaligned ? "misaligned" : "aligned");
+  }
+}
+
+// Folded C2R: with an epilog (called for both reals of each stored pair) and the normalization's pass after it, and
+// without one (the factor in the store; pairs stored in one access, or as two reals into an output one float into
+// its buffer).
+TEST(FusedFftGpu, FoldedC2rF32WithAndWithoutAnEpilogMatchesTheReference) {
+  CUPLAN_REQUIRE_FUSED();
+  for (const std::int64_t n : {std::int64_t{4096}, std::int64_t{65536}}) {
+    const std::int64_t rows = 5;
+    auto r = HostArray<float>::random({rows, n});
+    Operand xr = to_space(r, Space::cuda);
+    const Tensor spectrum = rfft(xr.view, {.axes = {1}});  // a Hermitian spectrum (cuFFT, no callback)
+    FFT with_epilog(spectrum.view(), {.axes = {1},
+                                      .normalization = Normalization::inverse,
+                                      .fft_type = FFTType::c2r,
+                                      .epilog = FFTCallback::cuda_source(kHalfRealEpilog, "store_half"),
+                                      .route = FFTRoute::fused});
+    with_epilog.plan();
+    EXPECT_NE(with_epilog.describe().find("-folded-"), std::string::npos) << with_epilog.describe();
+    EXPECT_LT(relative_error(execute_poisoned(with_epilog), scaled(r.dense(), 0.5)), tolerance(f32, n))
+        << "length " << n << ", epilog";
+    FFT plain(
+        spectrum.view(),
+        {.axes = {1}, .normalization = Normalization::inverse, .fft_type = FFTType::c2r, .route = FFTRoute::fused});
+    plain.plan();
+    EXPECT_LT(relative_error(execute_poisoned(plain), r.dense()), tolerance(f32, n)) << "length " << n;
+    // An output one float into its buffer: the pairs are stored as two reals.
+    Tensor buffer = Tensor::empty({rows * n + 1}, f32, Device::cuda(0));
+    std::vector<float> nan(static_cast<std::size_t>(rows * n + 1), std::numeric_limits<float>::quiet_NaN());
+    copy(TensorView(nan.data(), {rows * n + 1}), buffer.view());
+    const std::vector<std::int64_t> dense_strides{n, 1};
+    const TensorView out(static_cast<float*>(buffer.data()) + 1, f32, {rows, n},
+                         Strides(std::span<const std::int64_t>(dense_strides)), Device::cuda(0), MemorySpace::device);
+    (void)plain.execute({.out = out});
+    EXPECT_LT(relative_error(to_dense(out), r.dense()), tolerance(f32, n)) << "length " << n << ", misaligned out";
   }
 }
 

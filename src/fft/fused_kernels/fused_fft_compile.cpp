@@ -95,12 +95,50 @@ const char* out_type(const KernelSpec& s) {
   return device_element_type(s.type == FFTType::c2r ? s.precision : s.precision.complex());
 }
 
+// The prolog's value at element `at` (an expression of the generated source).
+std::string prolog_call(const std::string& at) {
+  return fmt::format("{}(const_cast<void*>(rows.in), {}, rows.prolog_info, nullptr)",
+                     callback_entry_symbol(CallbackRole::prolog), at);
+}
+
+// Folded R2C: element `index` of the row is the pair of reals 2 index and 2 index + 1, one 8-byte load where the
+// row's start allows it (in_pairs), else two.
+std::string folded_load(const KernelSpec& s) {
+  const std::string pair =
+      s.prolog
+          ? fmt::format("lo = {}; hi = {};", prolog_call("at"), prolog_call("at + 1"))
+          : fmt::format(
+                "if (in_pairs) {{ const {0} v = reinterpret_cast<const {0}*>(static_cast<const real_type*>(rows.in) "
+                "+ in_base)[index]; lo = v.x; hi = v.y; }} else {{ lo = static_cast<const real_type*>(rows.in)[at]; "
+                "hi = static_cast<const real_type*>(rows.in)[at + 1]; }}",
+                device_element_type(s.precision.complex()));
+  return fmt::format(
+      "{{ real_type lo = 0, hi = 0; if (active) {{ const unsigned long long at = in_base + 2ull * index; {} }} "
+      "data[i] = complex_type{{lo, hi}}; }}",
+      pair);
+}
+
+// Folded C2R: element `index` of the result holds the reals 2 index and 2 index + 1.
+std::string folded_store(const KernelSpec& s) {
+  const std::string pair =
+      s.epilog
+          ? fmt::format(
+                "{0}(rows.out, at, data[i].x, rows.epilog_info, nullptr); {0}(rows.out, at + 1, data[i].y, "
+                "rows.epilog_info, nullptr);",
+                callback_entry_symbol(CallbackRole::epilog))
+          : fmt::format(
+                "const real_type lo = data[i].x * static_cast<real_type>(rows.scale), hi = data[i].y * "
+                "static_cast<real_type>(rows.scale); if (out_pairs) reinterpret_cast<{0}*>(static_cast<real_type*>"
+                "(rows.out) + out_base)[index] = {0}{{lo, hi}}; else {{ static_cast<real_type*>(rows.out)[at] = lo; "
+                "static_cast<real_type*>(rows.out)[at + 1] = hi; }}",
+                device_element_type(s.precision.complex()));
+  return fmt::format("{{ const unsigned long long at = out_base + 2ull * index; {} }}", pair);
+}
+
 std::string load_expression(const KernelSpec& s) {
+  if (s.type == FFTType::r2c && folded_real_mode(s.type, s.precision, s.length)) return folded_load(s);
   const std::string raw = fmt::format("static_cast<const {}*>(rows.in)[in_base + index]", in_type(s));
-  const std::string value =
-      s.prolog ? fmt::format("{}(const_cast<void*>(rows.in), in_base + index, rows.prolog_info, nullptr)",
-                             callback_entry_symbol(CallbackRole::prolog))
-               : raw;
+  const std::string value = s.prolog ? prolog_call("in_base + index") : raw;
   if (s.type == FFTType::r2c) return fmt::format("real_data[i] = active ? {} : real_type(0);", value);
   return fmt::format("{{ const {} v = active ? {} : {}{{}}; data[i] = complex_type{{v.x, v.y}}; }}", in_type(s), value,
                      in_type(s));
@@ -109,6 +147,7 @@ std::string load_expression(const KernelSpec& s) {
 std::string store_expression(const KernelSpec& s) {
   // Without an epilog the normalization's factor multiplies the stored value; with one the epilog sees the value
   // unscaled and the factor stays a pass of its own, as on the cuFFT route.
+  if (s.type == FFTType::c2r && folded_real_mode(s.type, s.precision, s.length)) return folded_store(s);
   const bool real = s.type == FFTType::c2r;
   const std::string value = real ? (s.epilog ? "real_data[i]" : "real_data[i] * static_cast<real_type>(rows.scale)")
                             : s.epilog ? fmt::format("{}{{data[i].x, data[i].y}}", out_type(s))
@@ -357,7 +396,8 @@ std::string kernel_source(const KernelSpec& s) {
       "  void* prolog_info; void* epilog_info; double scale;\n"
       "}};\n"
       "template <cufftdx::fft_direction D> struct cuplan_fused_desc {{\n"
-      "  using base = decltype(cufftdx::Block() + cufftdx::Size<{0}>() + cufftdx::Type<cufftdx::fft_type::{1}>() +\n"
+      "  // The real mode comes before the description is complete: a folded length may exceed the normal limit.\n"
+      "  using base = decltype(cufftdx::Block() + cufftdx::Size<{0}>() + cufftdx::Type<cufftdx::fft_type::{1}>(){6} +\n"
       "                        cufftdx::Precision<{2}>() + cufftdx::Direction<D>() + cufftdx::SM<{3}>());\n"
       "  using type = decltype(base() + cufftdx::ElementsPerThread<base::elements_per_thread>() +\n"
       "                        cufftdx::FFTsPerBlock<base::suggested_ffts_per_block>());\n"
@@ -373,6 +413,11 @@ std::string kernel_source(const KernelSpec& s) {
       "  complex_type data[FFT::storage_size];\n"
       "  [[maybe_unused]] real_type* real_data = reinterpret_cast<real_type*>(data);\n"
       "  const unsigned long long in_base = active ? static_cast<unsigned long long>(row * rows.idist) : 0ull;\n"
+      "  // Folded real rows move as pairs of reals: one 8-byte (16-byte) access where the row's start allows it.\n"
+      "  [[maybe_unused]] const bool in_pairs =\n"
+      "      reinterpret_cast<unsigned long long>(rows.in) % (2 * sizeof(real_type)) == 0 && rows.idist % 2 == 0;\n"
+      "  [[maybe_unused]] const bool out_pairs =\n"
+      "      reinterpret_cast<unsigned long long>(rows.out) % (2 * sizeof(real_type)) == 0 && rows.odist % 2 == 0;\n"
       "#pragma unroll\n"
       "  for (unsigned i = 0; i < FFT::input_ept; ++i) {{\n"
       "    const unsigned index = i * FFT::stride + threadIdx.x;\n"
@@ -391,7 +436,11 @@ std::string kernel_source(const KernelSpec& s) {
       s.type == FFTType::c2c   ? "c2c"
       : s.type == FFTType::r2c ? "r2c"
                                : "c2r",
-      real_name(s.precision), s.sm * 10, load_expression(s), store_expression(s));
+      real_name(s.precision), s.sm * 10, load_expression(s), store_expression(s),
+      folded_real_mode(s.type, s.precision, s.length)
+          ? " +\n                        cufftdx::RealFFTOptions<cufftdx::complex_layout::natural, "
+            "cufftdx::real_mode::folded>()"
+          : "");
   if (c2c || s.type == FFTType::r2c) text += kernel_text("forward");
   if (c2c || s.type == FFTType::c2r) text += kernel_text("inverse");
   return text;
@@ -480,8 +529,9 @@ Prepared prepare(const KernelSpec& s) {
       hash.add(std::string_view(reinterpret_cast<const char*>(c->lto_ir.data()), c->lto_ir.size()));
   }
   Prepared p{source, options, {}};
-  p.key = fmt::format("fft-{}-{}-{}{}-sm{}-{:016x}{:016x}", to_string(s.type), s.precision.name(), s.length,
-                      lto ? "-lto" : "", s.sm, hash.a, hash.b);
+  p.key = fmt::format("fft-{}-{}-{}{}{}-sm{}-{:016x}{:016x}", to_string(s.type), s.precision.name(), s.length,
+                      folded_real_mode(s.type, s.precision, s.length) ? "-folded" : "", lto ? "-lto" : "", s.sm, hash.a,
+                      hash.b);
 
   return p;
 }

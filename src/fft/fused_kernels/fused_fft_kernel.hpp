@@ -34,7 +34,7 @@ struct InlinedCallback {
 
 /// What one fused kernel computes: a batch of 1D transforms of `length` points along a contiguous axis, with the
 /// optional prolog and epilog. C2C programs hold a forward and an inverse kernel, R2C a forward and C2R an inverse
-/// one.
+/// one; real f32 rows of a power-of-two length run in the folded mode (folded_real_mode).
 struct KernelSpec {
   FFTType type = FFTType::c2c;
   DType precision = f32;  ///< f32 or f64
@@ -44,6 +44,16 @@ struct KernelSpec {
   /// Whether a callback is LTO-IR: the program is then compiled to LTO-IR and linked with it by nvJitLink.
   bool links_lto() const noexcept { return (prolog && prolog->is_lto()) || (epilog && epilog->is_lto()); }
 };
+
+/// Whether a real transform runs in cuFFTDx's folded mode (RealFFTOptions<complex_layout::natural,
+/// real_mode::folded>): the row's N real values are loaded as N/2 complex ones (pairs of neighbours), transformed by
+/// a C2C FFT of N/2 points and separated into the N/2 + 1 values of the half spectrum (C2R the other way round).
+/// Half the FFT's arithmetic and registers of the normal real mode, the same memory traffic, and twice its longest
+/// length (65536 for f32 on sm_90). cuFFTDx folds power-of-two lengths in a block; cuplan folds real f32 rows of a
+/// power-of-two length of 4 or more, and keeps the normal mode for f64 and other even lengths. Pure.
+inline bool folded_real_mode(FFTType type, DType precision, std::int64_t length) noexcept {
+  return type != FFTType::c2c && precision == f32 && length >= 4 && (length & (length - 1)) == 0;
+}
 
 /// The CUDA source of `spec`'s program (pure; used by the compilation and by tests).
 std::string kernel_source(const KernelSpec& spec);

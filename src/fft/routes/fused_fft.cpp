@@ -58,10 +58,17 @@ std::string fused_fft_refusal(const LayoutDecision& d, const FusedFftContext& co
   if (!context.headers_problem.empty()) return context.headers_problem;
   const std::int64_t max = fused_fft_max_length(precision, context.sm);
   if (max == 0) return fmt::format("cuFFTDx does not support the device's architecture (sm_{})", context.sm);
-  if (n < 2 || n > max)
-    return fmt::format("length {} is outside cuFFTDx's range for {} on sm_{} (2 to {})", n, precision.name(),
-                       context.sm, max);
-  if (context.native_length && !context.native_length(precision, n))
+  // Real f32 rows of a power-of-two length run in the folded mode: a C2C FFT of half the length, so twice the limit.
+  const bool folded = fused_fft::folded_real_mode(d.type, precision, n);
+  const bool real_f32 = d.type != FFTType::c2c && precision == f32;
+  if (n < 2 || n > (folded ? 2 * max : max))
+    return fmt::format("length {} is outside cuFFTDx's range for {} on sm_{} (2 to {}{})", n, precision.name(),
+                       context.sm, max,
+                       real_f32 ? fmt::format("; powers of two to {} for real f32, in the folded mode", 2 * max) : "");
+  if (folded && context.native_length && !context.native_length(precision, n / 2))
+    return fmt::format("length {} folds to a C2C FFT of {} points, not one cuFFTDx runs without a workspace for {}", n,
+                       n / 2, precision.name());
+  if (!folded && context.native_length && !context.native_length(precision, n))
     return fmt::format(
         "length {} is not one cuFFTDx runs without a workspace for {} (its own kernels: every length to 64, then "
         "products of small primes such as 1000, 2048, 2187, 3125, 4096; others would need Bluestein's algorithm)",
