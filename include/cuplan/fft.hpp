@@ -46,9 +46,10 @@ enum class Planning { estimate, measure, patient };
 /// How a transform runs on CUDA (docs/fft.md, "Route choice"):
 /// - `automatic`: cuFFT, for now; a transform with a prolog or epilog is to run as cuplan's fused kernel where it
 ///   applies once that route has run through the whole GPU suite;
-/// - `fused`: cuplan's own kernel (cuFFTDx, compiled at plan time with the prolog and epilog inlined), where it
-///   applies (one axis, contiguous in operand and result, a length and precision cuFFTDx supports on the device,
-///   callbacks given as CUDA source, a build with MathDx); NotSupported naming the reason elsewhere;
+/// - `fused`: cuplan's own kernel (cuFFTDx, compiled at plan time with the prolog and epilog inlined, or linked in
+///   at plan time when given as LTO-IR), where it applies (one axis, contiguous in operand and result, a length and
+///   precision cuFFTDx supports on the device, callbacks given as CUDA source or LTO-IR, a build with MathDx);
+///   NotSupported naming the reason elsewhere;
 /// - `cufft`: cuFFT, with the callbacks linked in as cuFFT LTO callbacks.
 /// CPU execution runs FFTW whatever the value, except `fused`, which is NotSupported there.
 enum class FFTRoute : std::uint8_t { automatic, fused, cufft };

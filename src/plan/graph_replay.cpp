@@ -159,6 +159,8 @@ GraphReplay::Entry* GraphReplay::capture(const ReplayKey& key, int device, Work 
   if (slot->exec != nullptr) CUPLAN_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(slot->exec));
   slot->key = key;
   slot->exec = exec;
+  log(LogLevel::debug, "graph replay: captured the work of a repeated call as a CUDA graph ({} captures so far)",
+      captures_);
   return slot;
 }
 

@@ -6,17 +6,23 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nvrtc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cuplan/cuplan.hpp"
+#if CUPLAN_HAS_CUDA
+#include <nvrtc.h>
+#endif
 #include "fft/callback_sources.hpp"
 #include "fft/fused_kernels/fused_fft_kernel.hpp"
 #include "fft/planner.hpp"
@@ -80,9 +86,48 @@ TEST(FusedFftRules, EachRefusalNamesItsReason) {
   EXPECT_NE(refusal(decide(f32, {4, 375}, {1})).find("odd"), std::string::npos);
   EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {o, 61, ""}).find("sm_61"), std::string::npos);
   EXPECT_EQ(fused_fft_refusal(decide(c64, {4, 256}, {1}), {o, 90, "no headers here"}), "no headers here");
+  FFTOptions host;
+  host.prolog = FFTCallback::host_prolog<std::complex<float>>(
+      [](const void*, std::uint64_t, void*) { return std::complex<float>(); });
+  EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {host, 90, ""}).find("host callable"), std::string::npos);
+}
+
+TEST(FusedFftRules, LtoIrCallbacksTakeTheFusedRouteToo) {
   FFTOptions lto;
-  lto.prolog = FFTCallback::lto_ir(std::vector<unsigned char>{1, 2, 3}, "f");
-  EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {lto, 90, ""}).find("LTO-IR"), std::string::npos);
+  lto.prolog = FFTCallback::lto_ir(std::vector<unsigned char>{1, 2, 3}, "f");  // checked when linked, at plan()
+  lto.epilog = FFTCallback::cuda_source(cuplan::testing::kFilterSource, "conv::multiply");
+  lto.route = FFTRoute::fused;
+  EXPECT_EQ(fused_fft_refusal(decide(c64, {4, 256}, {1}), {lto, 90, ""}), "");
+  EXPECT_TRUE(takes_fused_route(decide(c64, {4, 256}, {1}), {lto, 90, ""}));
+}
+
+TEST(FusedFftRules, RealF32PowersOfTwoTakeTheFoldedModeToTwiceTheLimit) {
+  using fused_fft::folded_real_mode;
+  EXPECT_TRUE(folded_real_mode(FFTType::r2c, f32, 2048));
+  EXPECT_TRUE(folded_real_mode(FFTType::c2r, f32, 65536));
+  EXPECT_TRUE(folded_real_mode(FFTType::r2c, f32, 4));
+  EXPECT_FALSE(folded_real_mode(FFTType::r2c, f32, 2));     // folds to a C2C of 1 point
+  EXPECT_FALSE(folded_real_mode(FFTType::r2c, f32, 1000));  // not a power of two: the normal real mode
+  EXPECT_FALSE(folded_real_mode(FFTType::c2r, f32, 6144));
+  EXPECT_FALSE(folded_real_mode(FFTType::r2c, f64, 2048));  // f64 keeps the normal real mode
+  EXPECT_FALSE(folded_real_mode(FFTType::c2c, f32, 2048));
+
+  const FFTOptions o = with_prolog(FFTRoute::fused);
+  const auto native = [](DType, std::int64_t n) { return n != 16384; };  // as if 16384 were missing
+  const auto refusal = [&](const LayoutDecision& d) { return fused_fft_refusal(d, {o, 90, ""}); };
+  EXPECT_EQ(refusal(decide(f32, {4, 65536}, {1})), "");
+  EXPECT_EQ(refusal(decide(c64, {4, 32769}, {1}, FFTType::c2r)), "");  // C2R to 65536 reals
+  EXPECT_NE(refusal(decide(f32, {4, 131072}, {1}))
+                .find("2 to 32768; powers of two to 65536 for real f32, in the "
+                      "folded mode"),
+            std::string::npos);
+  EXPECT_NE(refusal(decide(f32, {4, 40000}, {1})).find("powers of two to 65536"), std::string::npos);
+  EXPECT_NE(refusal(decide(f64, {4, 32768}, {1})).find("(2 to 16384)"), std::string::npos);  // no folded mode
+  EXPECT_NE(fused_fft_refusal(decide(f32, {4, 32768}, {1}), {o, 90, "", native}).find("folds to a C2C FFT of 16384"),
+            std::string::npos);
+  EXPECT_EQ(fused_fft_refusal(decide(f32, {4, 16384}, {1}), {o, 90, "", native}), "");  // folds to 8192
+  // Even and not a power of two: the normal real mode, within the C2C limit.
+  EXPECT_EQ(fused_fft_refusal(decide(f32, {4, 6144}, {1}), {o, 90, "", native}), "");
 }
 
 TEST(FusedFftRules, NativeLengthsComeFromTheCufftdxDatabase) {
@@ -138,7 +183,7 @@ fused_fft::KernelSpec spec_of(FFTType type, DType precision, std::int64_t n) {
 std::shared_ptr<const fused_fft::InlinedCallback> inlined(const char* source, const char* symbol, DType element,
                                                           CallbackRole role) {
   return std::make_shared<fused_fft::InlinedCallback>(fused_fft::InlinedCallback{
-      source, symbol, element, fmt::format("{} '{}'", role == CallbackRole::prolog ? "prolog" : "epilog", symbol)});
+      source, symbol, element, fmt::format("{} '{}'", role == CallbackRole::prolog ? "prolog" : "epilog", symbol), {}});
 }
 
 fused_fft::KernelSpec c2c_with_prolog(std::int64_t n, const char* source = cuplan::testing::kScaleSource) {
@@ -154,6 +199,30 @@ TEST(FusedFftSource, InlinesThePrologAndNamesTheDescription) {
                            "cuplan_fft_prolog_entry(const_cast<void*>(rows.in)", "cuplan_fused_fft_forward",
                            "cuplan_fused_fft_inverse", "__device__ float2 scale_by"})
     EXPECT_NE(text.find(part), std::string::npos) << part << " not in:\n" << text;
+}
+
+// Real f32 rows of a power-of-two length load (R2C) or store (C2R) pairs of reals in the folded mode; other real
+// rows keep the normal mode.
+TEST(FusedFftSource, RealF32PowersOfTwoUseTheFoldedMode) {
+  if (!fused_fft::headers_problem().empty()) GTEST_SKIP() << fused_fft::headers_problem();
+  const std::string folded = "cufftdx::real_mode::folded";
+  fused_fft::KernelSpec r2c = spec_of(FFTType::r2c, f32, 2048);
+  r2c.prolog = inlined(
+      "__device__ float twice(void* in, unsigned long long o, void*, void*) { return 2.0f * "
+      "static_cast<const float*>(in)[o]; }",
+      "twice", f32, CallbackRole::prolog);
+  const std::string r2c_text = fused_fft::kernel_source(r2c);
+  EXPECT_NE(r2c_text.find(folded), std::string::npos) << r2c_text;
+  EXPECT_NE(r2c_text.find("const unsigned long long at = in_base + 2ull * index;"), std::string::npos) << r2c_text;
+  EXPECT_NE(r2c_text.find("lo = cuplan_fft_prolog_entry(const_cast<void*>(rows.in), at, "), std::string::npos);
+  EXPECT_NE(r2c_text.find("hi = cuplan_fft_prolog_entry(const_cast<void*>(rows.in), at + 1, "), std::string::npos);
+  const std::string c2r_text = fused_fft::kernel_source(spec_of(FFTType::c2r, f32, 65536));
+  EXPECT_NE(c2r_text.find(folded), std::string::npos);
+  EXPECT_NE(c2r_text.find("if (out_pairs) reinterpret_cast<float2*>"), std::string::npos) << c2r_text;
+  for (const fused_fft::KernelSpec& normal :
+       {spec_of(FFTType::r2c, f32, 1000), spec_of(FFTType::r2c, f64, 2048), spec_of(FFTType::c2c, f32, 2048)})
+    EXPECT_EQ(fused_fft::kernel_source(normal).find(folded), std::string::npos)
+        << to_string(normal.type) << " " << normal.precision.name() << " " << normal.length;
 }
 
 // A fresh cache folder per test, set through the environment as a user would.
@@ -234,8 +303,9 @@ TEST_F(FusedFftCompile, CompilesForSm90WithoutAGpuAndASecondPlanCompilesNothingA
   EXPECT_EQ(entries().size(), 1u);
 }
 
-// Real transforms and double precision compile too, and one source may hold both callbacks (included once).
-TEST_F(FusedFftCompile, R2cC2rF64AndOneSourceForBothCallbacksCompile) {
+// Real transforms (the folded mode of real f32 rows too) and double precision compile, and one source may hold both
+// callbacks (included once).
+TEST_F(FusedFftCompile, R2cC2rFoldedF64AndOneSourceForBothCallbacksCompile) {
   const char* both = R"(
 __device__ double2 load_twice(void* in, unsigned long long offset, void*, void*) {
   const double2 v = static_cast<const double2*>(in)[offset];
@@ -252,7 +322,10 @@ __device__ void store_conjugate(void* out, unsigned long long offset, double2 v,
   r2c.epilog = inlined(cuplan::testing::kFilterSource, "conv::multiply", c64, CallbackRole::epilog);
   // 1000 = 2^3 5^3, no callback: the normalization's factor in the store.
   fused_fft::KernelSpec c2r = spec_of(FFTType::c2r, f64, 1000);
-  for (const fused_fft::KernelSpec* spec : {&c2c, &r2c, &c2r}) {
+  // The folded mode: R2C f32 2048 above loads pairs of reals (8-byte loads where aligned); C2R f32 65536, twice the
+  // C2C limit, stores them with the factor.
+  fused_fft::KernelSpec folded = spec_of(FFTType::c2r, f32, 65536);
+  for (const fused_fft::KernelSpec* spec : {&c2c, &r2c, &c2r, &folded}) {
     const auto started = std::chrono::steady_clock::now();
     const auto compiled = fused_fft::compiled_kernel(*spec);
     std::printf("%s: compiled in %.1f s (%zu bytes of cubin)\n", compiled->key.c_str(),
@@ -262,7 +335,7 @@ __device__ void store_conjugate(void* out, unsigned long long offset, double2 v,
               "\x7f"
               "ELF");
   }
-  EXPECT_EQ(entries().size(), 3u);
+  EXPECT_EQ(entries().size(), 4u);
 }
 
 TEST_F(FusedFftCompile, ACallbackOfTheWrongSignatureFailsWithTheCompilerLog) {
@@ -276,6 +349,116 @@ __device__ float scale_by(void* in, unsigned long long offset, void*, void*) { r
     EXPECT_EQ(e.callback(), "prolog 'scale_by'");
     EXPECT_NE(e.log().find("must be declared as"), std::string::npos) << e.log();
   }
+  EXPECT_TRUE(entries().empty());
+}
+
+// LTO-IR of `source` for sm_90, made with NVRTC as a user's build would make it (nvcc -dlto or NVRTC's -dlto).
+std::vector<unsigned char> lto_ir_of(const char* source) {
+  std::vector<unsigned char> lto;
+#if CUPLAN_HAS_CUDA
+  nvrtcProgram program = nullptr;
+  EXPECT_EQ(nvrtcCreateProgram(&program, source, "user-callback.cu", 0, nullptr, nullptr), NVRTC_SUCCESS);
+  const char* options[] = {"-arch=sm_90", "-dlto", "-rdc=true"};
+  const nvrtcResult compiled = nvrtcCompileProgram(program, 3, options);
+  std::size_t size = 0;
+  if (compiled == NVRTC_SUCCESS && nvrtcGetLTOIRSize(program, &size) == NVRTC_SUCCESS) {
+    lto.resize(size);
+    EXPECT_EQ(nvrtcGetLTOIR(program, reinterpret_cast<char*>(lto.data())), NVRTC_SUCCESS);
+  }
+  EXPECT_EQ(compiled, NVRTC_SUCCESS);
+  (void)nvrtcDestroyProgram(&program);
+#else
+  (void)source;  // the CPU-only build: the compilation cases skip before this is called
+#endif
+  return lto;
+}
+
+// A prolog of R2C f32 as a user's LTO-IR: global scope, C++ linkage, cuFFT's signature.
+const char* kLtoScale = R"(
+__device__ float lto_scale(void* in, unsigned long long offset, void*, void*) {
+  return 3.0f * static_cast<const float*>(in)[offset];
+}
+)";
+
+// R2C f32 of 256 points (the folded mode: the prolog is called for both reals of each pair).
+fused_fft::KernelSpec r2c_with_lto_prolog(std::vector<unsigned char> lto, const char* symbol = "lto_scale") {
+  fused_fft::KernelSpec spec = spec_of(FFTType::r2c, f32, 256);
+  auto prolog = std::make_shared<fused_fft::InlinedCallback>(
+      fused_fft::InlinedCallback{"", symbol, f32, fmt::format("prolog '{}'", symbol), std::move(lto)});
+  spec.prolog = std::move(prolog);
+  return spec;
+}
+
+bool holds(const std::vector<char>& bytes, const std::string& text) {
+  return std::search(bytes.begin(), bytes.end(), text.begin(), text.end()) != bytes.end();
+}
+
+// One program with an LTO-IR prolog and a CUDA source epilog (an R2C in the folded mode): compiled to LTO-IR, linked
+// by nvJitLink into a cubin for sm_90 that keeps the kernel and its launch geometry, and cached under a key holding
+// the IR's hash.
+TEST_F(FusedFftCompile, LtoIrCallbacksAreLinkedIntoACubinForSm90AndCached) {
+  fused_fft::KernelSpec spec = r2c_with_lto_prolog(lto_ir_of(kLtoScale));
+  ASSERT_FALSE(spec.prolog->lto_ir.empty());
+  const char* epilog = R"(
+__device__ void conjugate(void* out, unsigned long long offset, float2 v, void*, void*) {
+  static_cast<float2*>(out)[offset] = make_float2(v.x, -v.y);
+}
+)";
+  spec.epilog = inlined(epilog, "conjugate", c64, CallbackRole::epilog);
+  const std::string text = fused_fft::kernel_source(spec);
+  EXPECT_NE(text.find("__device__ float lto_scale(void* data_in, unsigned long long offset"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cufftdx::real_mode::folded"), std::string::npos);
+  EXPECT_NE(text.find("__device__ void conjugate(void* out"), std::string::npos) << text;
+
+  // The key changes with the IR's bytes (another function of the same name compiles to other IR).
+  fused_fft::KernelSpec other = spec;
+  other.prolog = r2c_with_lto_prolog(std::vector<unsigned char>(spec.prolog->lto_ir.size(), 7)).prolog;
+  EXPECT_NE(fused_fft::kernel_key(other), fused_fft::kernel_key(spec));
+  EXPECT_NE(fused_fft::kernel_key(spec).find("-lto-sm90-"), std::string::npos) << fused_fft::kernel_key(spec);
+
+  const std::uint64_t before = fft_callback_stats().compilations;
+  const auto started = std::chrono::steady_clock::now();
+  const auto compiled = fused_fft::compiled_kernel(spec);
+  std::printf("%s: compiled and linked in %.1f s (%zu bytes of cubin)\n", compiled->key.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+              compiled->cubin.size());
+  EXPECT_EQ(compiled->key, fused_fft::kernel_key(spec));
+  ASSERT_GT(compiled->cubin.size(), 4u);
+  EXPECT_EQ(std::string(compiled->cubin.data(), 4),
+            "\x7f"
+            "ELF");
+  // What LoadedKernel::load looks up survives the link: the kernels and their launch geometry.
+  for (const char* symbol : {"cuplan_fused_fft_forward", "cuplan_fused_config_forward"})
+    EXPECT_TRUE(holds(compiled->cubin, symbol)) << symbol;
+  EXPECT_EQ(fft_callback_stats().compilations, before + 1);
+  ASSERT_EQ(entries().size(), 1u);
+  EXPECT_NE(entries()[0].filename().string().find("-lto-sm90-"), std::string::npos) << entries()[0];
+  fused_fft::clear_process_cache_for_testing();
+  EXPECT_EQ(fused_fft::compiled_kernel(spec)->cubin, compiled->cubin);  // from the disk
+  EXPECT_EQ(fft_callback_stats().compilations, before + 1);
+}
+
+// Bytes nvJitLink does not take, and a symbol the kernel cannot declare, fail before the kernel is compiled, with a
+// CallbackError naming the callback.
+TEST_F(FusedFftCompile, BadLtoIrFailsNamingTheCallbackBeforeAnyCompilation) {
+  const std::uint64_t before = fft_callback_stats().compilations;
+  try {
+    (void)fused_fft::compiled_kernel(r2c_with_lto_prolog({'n', 'o', 't', ' ', 'I', 'R', 0, 1, 2, 3}));
+    ADD_FAILURE() << "expected CallbackError";
+  } catch (const CallbackError& e) {
+    EXPECT_EQ(e.callback(), "prolog 'lto_scale'");
+    EXPECT_NE(std::string(e.what()).find("does not take the 10 bytes given as LTO-IR"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nvJitLinkAddData"), std::string::npos) << e.what();
+  }
+  try {
+    (void)fused_fft::compiled_kernel(r2c_with_lto_prolog({1, 2, 3}, "filters::scale"));
+    ADD_FAILURE() << "expected CallbackError";
+  } catch (const CallbackError& e) {
+    EXPECT_EQ(e.callback(), "prolog 'filters::scale'");
+    EXPECT_NE(std::string(e.what()).find("plain name"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fft_callback_stats().compilations, before);
   EXPECT_TRUE(entries().empty());
 }
 

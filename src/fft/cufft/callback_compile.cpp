@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fft/cufft/callback_compile.hpp"
 
-#include <nvJitLink.h>
 #include <nvrtc.h>
 
 #include <fmt/format.h>
@@ -14,6 +13,7 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/callbacks/callback_stats.hpp"
+#include "fft/callbacks/nvjitlink_linker.hpp"
 #include "fft/callbacks/nvrtc_program.hpp"
 
 namespace cuplan::detail {
@@ -62,35 +62,12 @@ std::vector<char> compile(const std::string& text, int sm, const std::string& na
   return lto;
 }
 
-struct Linker {
-  nvJitLinkHandle handle = nullptr;
-  ~Linker() {
-    if (handle != nullptr) (void)nvJitLinkDestroy(&handle);
-  }
-};
-
-std::string linker_log(nvJitLinkHandle handle) {
-  std::size_t size = 0;
-  if (nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS || size <= 1) return {};
-  std::string log(size, '\0');
-  if (nvJitLinkGetErrorLog(handle, log.data()) != NVJITLINK_SUCCESS) return {};
-  log.resize(size - 1);
-  return log;
-}
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  return true;
-}
-
 // Links the user's LTO-IR with a probe kernel that calls `symbol` through the role's declaration, as cuFFT does:
 // nvJitLink then reports a missing symbol (an extern "C" one among them), other parameter types (they are part of
 // the C++ name), LTO-IR of a newer compiler or an architecture it cannot target, with its log.
 void probe_link(const std::vector<char>& user, const std::string& symbol, CallbackRole role, DType element, int sm,
                 const std::string& name) {
-  if (!is_identifier(symbol))
+  if (!is_plain_identifier(symbol))
     fail(name,
          fmt::format("the symbol of LTO-IR must be the plain name of a __device__ function at global namespace scope "
                      "with C++ linkage (cuFFT declares the callback by that name; no namespace, no extern \"C\"), "
@@ -111,7 +88,7 @@ void probe_link(const std::vector<char>& user, const std::string& symbol, Callba
                 "0); }}\n",
                 t, symbol);
   const std::vector<char> probe_lto = compile(probe, sm, name, "cuplan-callback-probe.cu");
-  Linker linker;
+  NvJitLinker linker;
   const std::string arch = fmt::format("-arch=sm_{}", sm);
   const char* options[] = {"-lto", arch.c_str()};
   const auto check = [&](nvJitLinkResult status, const char* call) {
@@ -121,7 +98,7 @@ void probe_link(const std::vector<char>& user, const std::string& symbol, Callba
                        "the callback through that C++ declaration, so the function must have exactly this signature, "
                        "at global namespace scope and without extern \"C\"",
                        sm, callback_signature(role, element, symbol), call, static_cast<int>(status)),
-           linker.handle != nullptr ? linker_log(linker.handle) : std::string());
+           nvjitlink_error_log(linker.handle));
   };
   check(nvJitLinkCreate(&linker.handle, 2, options), "nvJitLinkCreate");
   // Raw LTO-IR or a fatbin holding it (nvcc -fatbin -dlto), as cuFFT takes both: let nvJitLink tell them apart.

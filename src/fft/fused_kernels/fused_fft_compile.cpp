@@ -6,7 +6,9 @@
 // ahead-of-time convolution kernels, NVRTC ships with every CUDA toolkit, and one NVRTC program holds the user's
 // callbacks and the FFT together, so the compiler inlines the callbacks into the loads and stores (with libmathdx
 // the FFT comes as LTO-IR that nvJitLink links to the user's code, one more library to install and a link step
-// per plan). NVRTC's precompiled headers live in the compiling process only and make its first compilation slower
+// per plan). Callbacks the user gives as LTO-IR cannot be inlined from source: the kernel then declares them, NVRTC
+// compiles it to LTO-IR and nvJitLink links both into the cubin, optimizing across them (the same inlining, done
+// at link time). NVRTC's precompiled headers live in the compiling process only and make its first compilation slower
 // (they are created then): CUPLAN_NVRTC_PCH=1 turns them on for processes that compile many programs; the on-disk
 // cache is what makes a second plan cheap, in any process.
 
@@ -32,6 +34,7 @@
 #include "fft/callbacks/callback_source.hpp"
 #include "fft/callbacks/callback_stats.hpp"
 #include "fft/callbacks/callback_types.hpp"
+#include "fft/callbacks/nvjitlink_linker.hpp"
 #include "fft/callbacks/nvrtc_program.hpp"
 #include "fft/fused_kernels/fused_fft_kernel.hpp"
 #include "fft/fused_kernels/fused_fft_paths.hpp"
@@ -42,7 +45,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the generated source's meaning or the cache file format changes.
-constexpr const char* kFormat = "cuplan-fused-fft-1";
+constexpr const char* kFormat = "cuplan-fused-fft-2";
 
 std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> parts;
@@ -92,12 +95,50 @@ const char* out_type(const KernelSpec& s) {
   return device_element_type(s.type == FFTType::c2r ? s.precision : s.precision.complex());
 }
 
+// The prolog's value at element `at` (an expression of the generated source).
+std::string prolog_call(const std::string& at) {
+  return fmt::format("{}(const_cast<void*>(rows.in), {}, rows.prolog_info, nullptr)",
+                     callback_entry_symbol(CallbackRole::prolog), at);
+}
+
+// Folded R2C: element `index` of the row is the pair of reals 2 index and 2 index + 1, one 8-byte load where the
+// row's start allows it (in_pairs), else two.
+std::string folded_load(const KernelSpec& s) {
+  const std::string pair =
+      s.prolog
+          ? fmt::format("lo = {}; hi = {};", prolog_call("at"), prolog_call("at + 1"))
+          : fmt::format(
+                "if (in_pairs) {{ const {0} v = reinterpret_cast<const {0}*>(static_cast<const real_type*>(rows.in) "
+                "+ in_base)[index]; lo = v.x; hi = v.y; }} else {{ lo = static_cast<const real_type*>(rows.in)[at]; "
+                "hi = static_cast<const real_type*>(rows.in)[at + 1]; }}",
+                device_element_type(s.precision.complex()));
+  return fmt::format(
+      "{{ real_type lo = 0, hi = 0; if (active) {{ const unsigned long long at = in_base + 2ull * index; {} }} "
+      "data[i] = complex_type{{lo, hi}}; }}",
+      pair);
+}
+
+// Folded C2R: element `index` of the result holds the reals 2 index and 2 index + 1.
+std::string folded_store(const KernelSpec& s) {
+  const std::string pair =
+      s.epilog
+          ? fmt::format(
+                "{0}(rows.out, at, data[i].x, rows.epilog_info, nullptr); {0}(rows.out, at + 1, data[i].y, "
+                "rows.epilog_info, nullptr);",
+                callback_entry_symbol(CallbackRole::epilog))
+          : fmt::format(
+                "const real_type lo = data[i].x * static_cast<real_type>(rows.scale), hi = data[i].y * "
+                "static_cast<real_type>(rows.scale); if (out_pairs) reinterpret_cast<{0}*>(static_cast<real_type*>"
+                "(rows.out) + out_base)[index] = {0}{{lo, hi}}; else {{ static_cast<real_type*>(rows.out)[at] = lo; "
+                "static_cast<real_type*>(rows.out)[at + 1] = hi; }}",
+                device_element_type(s.precision.complex()));
+  return fmt::format("{{ const unsigned long long at = out_base + 2ull * index; {} }}", pair);
+}
+
 std::string load_expression(const KernelSpec& s) {
+  if (s.type == FFTType::r2c && folded_real_mode(s.type, s.precision, s.length)) return folded_load(s);
   const std::string raw = fmt::format("static_cast<const {}*>(rows.in)[in_base + index]", in_type(s));
-  const std::string value =
-      s.prolog ? fmt::format("{}(const_cast<void*>(rows.in), in_base + index, rows.prolog_info, nullptr)",
-                             callback_entry_symbol(CallbackRole::prolog))
-               : raw;
+  const std::string value = s.prolog ? prolog_call("in_base + index") : raw;
   if (s.type == FFTType::r2c) return fmt::format("real_data[i] = active ? {} : real_type(0);", value);
   return fmt::format("{{ const {} v = active ? {} : {}{{}}; data[i] = complex_type{{v.x, v.y}}; }}", in_type(s), value,
                      in_type(s));
@@ -106,6 +147,7 @@ std::string load_expression(const KernelSpec& s) {
 std::string store_expression(const KernelSpec& s) {
   // Without an epilog the normalization's factor multiplies the stored value; with one the epilog sees the value
   // unscaled and the factor stays a pass of its own, as on the cuFFT route.
+  if (s.type == FFTType::c2r && folded_real_mode(s.type, s.precision, s.length)) return folded_store(s);
   const bool real = s.type == FFTType::c2r;
   const std::string value = real ? (s.epilog ? "real_data[i]" : "real_data[i] * static_cast<real_type>(rows.scale)")
                             : s.epilog ? fmt::format("{}{{data[i].x, data[i].y}}", out_type(s))
@@ -133,8 +175,11 @@ std::string kernel_text(const char* direction) {
       direction);
 }
 
-std::vector<std::string> nvrtc_options(int sm) {
+// With LTO-IR callbacks the program is compiled to LTO-IR (-dlto) with relocatable device code, so that the
+// callbacks it declares are resolved by nvJitLink.
+std::vector<std::string> nvrtc_options(int sm, bool lto) {
   std::vector<std::string> options{fmt::format("-arch=sm_{}", sm), "-std=c++17", "-default-device"};
+  if (lto) options.insert(options.end(), {"-dlto", "-rdc=true"});
   for (const std::string& dir : mathdx_dirs()) options.push_back("-I" + dir);
   for (const std::string& dir : cuda_dirs()) options.push_back("-I" + dir);
   return options;
@@ -186,9 +231,82 @@ std::vector<char> nvrtc_compile(const KernelSpec& s, const std::string& source,
                      to_string(s.type), s.precision.name(), s.length, s.sm, nvrtcGetErrorString(status)),
          nvrtc_program_log(program.handle));
   std::size_t size = 0;
-  check_nvrtc(s, nvrtcGetCUBINSize(program.handle, &size), "nvrtcGetCUBINSize");
+  std::vector<char> code;
+  if (s.links_lto()) {
+    check_nvrtc(s, nvrtcGetLTOIRSize(program.handle, &size), "nvrtcGetLTOIRSize");
+    code.resize(size);
+    check_nvrtc(s, nvrtcGetLTOIR(program.handle, code.data()), "nvrtcGetLTOIR");
+  } else {
+    check_nvrtc(s, nvrtcGetCUBINSize(program.handle, &size), "nvrtcGetCUBINSize");
+    code.resize(size);
+    check_nvrtc(s, nvrtcGetCUBIN(program.handle, code.data()), "nvrtcGetCUBIN");
+  }
+  return code;
+}
+
+std::vector<std::string> nvjitlink_options(int sm) {
+  return {fmt::format("-arch=sm_{}", sm), "-lto"};
+}
+
+std::string nvjitlink_version() {
+  unsigned major = 0, minor = 0;
+  if (nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS) return "nvJitLink unknown";
+  return fmt::format("nvJitLink {}.{}", major, minor);
+}
+
+// The LTO-IR callbacks of `s` (prolog first).
+std::vector<const InlinedCallback*> lto_callbacks(const KernelSpec& s) {
+  std::vector<const InlinedCallback*> list;
+  for (const auto* c : {s.prolog.get(), s.epilog.get()})
+    if (c != nullptr && c->is_lto()) list.push_back(c);
+  return list;
+}
+
+// The program with LTO-IR callbacks: the user's LTO-IR is handed to nvJitLink first, so that bytes it does not take
+// fail at once, naming their callback, before the kernel's compilation; then the kernel, compiled by NVRTC to
+// LTO-IR, and the link into a cubin for s.sm. Every nvJitLink status is checked, with the linker's log in the error.
+std::vector<char> compile_and_link(const KernelSpec& s, const std::string& source,
+                                   const std::vector<std::string>& options) {
+  NvJitLinker linker;
+  const std::vector<std::string> link_options = nvjitlink_options(s.sm);
+  std::vector<const char*> raw;
+  for (const std::string& o : link_options) raw.push_back(o.c_str());
+  const auto check = [&](nvJitLinkResult status, const char* call, const std::string& name, const std::string& what) {
+    if (status != NVJITLINK_SUCCESS) {
+      const std::string log = nvjitlink_error_log(linker.handle);
+      throw CallbackError(fmt::format("FFT: {}: {} ({} returned {}){}{}", name, what, call, static_cast<int>(status),
+                                      log.empty() ? "" : "; log:\n", log),
+                          name, log);
+    }
+  };
+  const std::string all = callbacks_name(s);
+  check(nvJitLinkCreate(&linker.handle, static_cast<std::uint32_t>(raw.size()), raw.data()), "nvJitLinkCreate", all,
+        fmt::format("nvJitLink could not start a link for sm_{}", s.sm));
+  for (const InlinedCallback* c : lto_callbacks(s))
+    // Raw LTO-IR or a fatbin holding it (nvcc -fatbin -dlto), as on the cuFFT route: nvJitLink tells them apart.
+    check(nvJitLinkAddData(linker.handle, NVJITLINK_INPUT_ANY, c->lto_ir.data(), c->lto_ir.size(), c->name.c_str()),
+          "nvJitLinkAddData", c->name,
+          fmt::format("nvJitLink does not take the {} bytes given as LTO-IR for sm_{} (LTO-IR of `nvcc -dlto` or "
+                      "NVRTC's -dlto, or a fatbin holding it, from a CUDA toolkit no newer than this nvJitLink)",
+                      c->lto_ir.size(), s.sm));
+  const std::vector<char> kernel = nvrtc_compile(s, source, options);
+  check(nvJitLinkAddData(linker.handle, NVJITLINK_INPUT_LTOIR, kernel.data(), kernel.size(), "cuplan-fused-fft"),
+        "nvJitLinkAddData", all, "nvJitLink does not take the fused kernel's LTO-IR");
+  std::string declarations;
+  for (const InlinedCallback* c : lto_callbacks(s))
+    declarations += fmt::format(
+        "{}{}", declarations.empty() ? "" : "; ",
+        callback_signature(c == s.prolog.get() ? CallbackRole::prolog : CallbackRole::epilog, c->element, c->symbol));
+  check(nvJitLinkComplete(linker.handle), "nvJitLinkComplete", all,
+        fmt::format("nvJitLink could not link the fused kernel ({} {} of length {}) with the LTO-IR for sm_{}; the "
+                    "kernel calls {} at global namespace scope with C++ linkage (not extern \"C\")",
+                    to_string(s.type), s.precision.name(), s.length, s.sm, declarations));
+  std::size_t size = 0;
+  check(nvJitLinkGetLinkedCubinSize(linker.handle, &size), "nvJitLinkGetLinkedCubinSize", all,
+        "nvJitLink gave no cubin");
   std::vector<char> cubin(size);
-  check_nvrtc(s, nvrtcGetCUBIN(program.handle, cubin.data()), "nvrtcGetCUBIN");
+  check(nvJitLinkGetLinkedCubin(linker.handle, cubin.data()), "nvJitLinkGetLinkedCubin", all,
+        "nvJitLink gave no cubin");
   return cubin;
 }
 
@@ -259,15 +377,17 @@ ProcessCache& process_cache() {
 
 std::string kernel_source(const KernelSpec& s) {
   std::string text = "#include <cufftdx.hpp>\n#include <cuplan/fft_callback_device.hpp>\n";
-  if (s.prolog)
-    text += checked_callback_source(s.prolog->source, s.prolog->symbol, CallbackRole::prolog, s.prolog->element,
-                                    s.prolog->name);
-  if (s.epilog) {
-    // One source may define both functions (the cuFFT route compiles each callback on its own): it is included once.
-    const bool shared = s.prolog && s.prolog->source == s.epilog->source;
-    text += checked_callback_source(shared ? std::string() : s.epilog->source, s.epilog->symbol, CallbackRole::epilog,
-                                    s.epilog->element, s.epilog->name);
-  }
+  // A callback's text: its source, or for LTO-IR the declaration nvJitLink resolves (global scope, C++ linkage, as
+  // cuFFT declares it). One source may define both functions (the cuFFT route compiles each callback on its own): it
+  // is included once.
+  const auto callback_text = [&](const InlinedCallback& c, CallbackRole role) {
+    if (c.is_lto()) return fmt::format("__device__ {};\n", callback_signature(role, c.element, c.symbol));
+    const bool shared = role == CallbackRole::epilog && s.prolog && !s.prolog->is_lto() && s.prolog->source == c.source;
+    return shared ? std::string() : c.source;
+  };
+  for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog})
+    if (const InlinedCallback* c = (role == CallbackRole::prolog ? s.prolog : s.epilog).get())
+      text += checked_callback_source(callback_text(*c, role), c->symbol, role, c->element, c->name);
   const bool c2c = s.type == FFTType::c2c;
   text += fmt::format(
       "#line 1 \"cuplan-fused-fft\"\n"
@@ -276,7 +396,8 @@ std::string kernel_source(const KernelSpec& s) {
       "  void* prolog_info; void* epilog_info; double scale;\n"
       "}};\n"
       "template <cufftdx::fft_direction D> struct cuplan_fused_desc {{\n"
-      "  using base = decltype(cufftdx::Block() + cufftdx::Size<{0}>() + cufftdx::Type<cufftdx::fft_type::{1}>() +\n"
+      "  // The real mode comes before the description is complete: a folded length may exceed the normal limit.\n"
+      "  using base = decltype(cufftdx::Block() + cufftdx::Size<{0}>() + cufftdx::Type<cufftdx::fft_type::{1}>(){6} +\n"
       "                        cufftdx::Precision<{2}>() + cufftdx::Direction<D>() + cufftdx::SM<{3}>());\n"
       "  using type = decltype(base() + cufftdx::ElementsPerThread<base::elements_per_thread>() +\n"
       "                        cufftdx::FFTsPerBlock<base::suggested_ffts_per_block>());\n"
@@ -292,6 +413,11 @@ std::string kernel_source(const KernelSpec& s) {
       "  complex_type data[FFT::storage_size];\n"
       "  [[maybe_unused]] real_type* real_data = reinterpret_cast<real_type*>(data);\n"
       "  const unsigned long long in_base = active ? static_cast<unsigned long long>(row * rows.idist) : 0ull;\n"
+      "  // Folded real rows move as pairs of reals: one 8-byte (16-byte) access where the row's start allows it.\n"
+      "  [[maybe_unused]] const bool in_pairs =\n"
+      "      reinterpret_cast<unsigned long long>(rows.in) % (2 * sizeof(real_type)) == 0 && rows.idist % 2 == 0;\n"
+      "  [[maybe_unused]] const bool out_pairs =\n"
+      "      reinterpret_cast<unsigned long long>(rows.out) % (2 * sizeof(real_type)) == 0 && rows.odist % 2 == 0;\n"
       "#pragma unroll\n"
       "  for (unsigned i = 0; i < FFT::input_ept; ++i) {{\n"
       "    const unsigned index = i * FFT::stride + threadIdx.x;\n"
@@ -310,7 +436,11 @@ std::string kernel_source(const KernelSpec& s) {
       s.type == FFTType::c2c   ? "c2c"
       : s.type == FFTType::r2c ? "r2c"
                                : "c2r",
-      real_name(s.precision), s.sm * 10, load_expression(s), store_expression(s));
+      real_name(s.precision), s.sm * 10, load_expression(s), store_expression(s),
+      folded_real_mode(s.type, s.precision, s.length)
+          ? " +\n                        cufftdx::RealFFTOptions<cufftdx::complex_layout::natural, "
+            "cufftdx::real_mode::folded>()"
+          : "");
   if (c2c || s.type == FFTType::r2c) text += kernel_text("forward");
   if (c2c || s.type == FFTType::c2r) text += kernel_text("inverse");
   return text;
@@ -363,12 +493,27 @@ void clear_process_cache_for_testing() {
   cache.entries.clear();
 }
 
-std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& s) {
-  if (const std::string problem = headers_problem(); !problem.empty())
-    throw NotSupported(
-        fmt::format("FFT: the fused route compiles its kernel with NVRTC on the cuFFTDx headers, but {}", problem));
+namespace {
+
+// What one compilation needs and the key its result is cached under.
+struct Prepared {
+  std::string source;
+  std::vector<std::string> options;
+  std::string key;
+};
+
+Prepared prepare(const KernelSpec& s) {
+  for (const InlinedCallback* c : lto_callbacks(s))
+    if (!is_plain_identifier(c->symbol))
+      throw CallbackError(
+          fmt::format("FFT: {}: the symbol of LTO-IR must be the plain name of a __device__ function at global "
+                      "namespace scope with C++ linkage (the fused kernel, like cuFFT, declares the callback by that "
+                      "name; no namespace, no extern \"C\"), got '{}'",
+                      c->name, c->symbol),
+          c->name, "");
+  const bool lto = s.links_lto();
   const std::string source = kernel_source(s);
-  const std::vector<std::string> options = nvrtc_options(s.sm);
+  const std::vector<std::string> options = nvrtc_options(s.sm, lto);
   int major = 0, minor = 0;
   check_nvrtc(s, nvrtcVersion(&major, &minor), "nvrtcVersion");
   Hash128 hash;
@@ -377,9 +522,36 @@ std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& s) {
   for (const std::string& o : options) hash.add(o);  // the architecture and the include folders (another MathDx)
   hash.add(build_mathdx_version());
   hash.add(fmt::format("nvrtc {}.{}", major, minor));
+  if (lto) {
+    for (const std::string& o : nvjitlink_options(s.sm)) hash.add(o);
+    hash.add(nvjitlink_version());
+    for (const InlinedCallback* c : lto_callbacks(s))
+      hash.add(std::string_view(reinterpret_cast<const char*>(c->lto_ir.data()), c->lto_ir.size()));
+  }
+  Prepared p{source, options, {}};
+  p.key = fmt::format("fft-{}-{}-{}{}{}-sm{}-{:016x}{:016x}", to_string(s.type), s.precision.name(), s.length,
+                      folded_real_mode(s.type, s.precision, s.length) ? "-folded" : "", lto ? "-lto" : "", s.sm, hash.a,
+                      hash.b);
+
+  return p;
+}
+
+}  // namespace
+
+std::string kernel_key(const KernelSpec& s) {
+  return prepare(s).key;
+}
+
+std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& s) {
+  if (const std::string problem = headers_problem(); !problem.empty())
+    throw NotSupported(
+        fmt::format("FFT: the fused route compiles its kernel with NVRTC on the cuFFTDx headers, but {}", problem));
+  const Prepared p = prepare(s);
+  const bool lto = s.links_lto();
+  const std::string& source = p.source;
+  const std::vector<std::string>& options = p.options;
   auto entry = std::make_shared<CompiledKernel>();
-  entry->key = fmt::format("fft-{}-{}-{}-sm{}-{:016x}{:016x}", to_string(s.type), s.precision.name(), s.length, s.sm,
-                           hash.a, hash.b);
+  entry->key = p.key;
 
   ProcessCache& cache = process_cache();
   // Held while compiling: a second plan of the same program waits for the first compilation instead of repeating it.
@@ -400,11 +572,11 @@ std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& s) {
     }
   }
   const auto started = std::chrono::steady_clock::now();
-  entry->cubin = nvrtc_compile(s, source, options);
+  entry->cubin = lto ? compile_and_link(s, source, options) : nvrtc_compile(s, source, options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   record_callback_compilation(ms);
-  log(LogLevel::info, "FFT: compiled fused kernel {} with NVRTC in {:.0f} ms ({} bytes of cubin)", entry->key, ms,
-      entry->cubin.size());
+  log(LogLevel::info, "FFT: compiled fused kernel {} with NVRTC{} in {:.0f} ms ({} bytes of cubin)", entry->key,
+      lto ? " and linked it with nvJitLink" : "", ms, entry->cubin.size());
   if (!dir.empty()) write_entry(dir, file, entry->key, entry->cubin);
   cache.entries.emplace(entry->key, entry);
   return entry;

@@ -11,6 +11,10 @@ std::string kernel_source(const KernelSpec& /*spec*/) {
   throw_built_without_cuda("generating a fused FFT kernel");
 }
 
+std::string kernel_key(const KernelSpec& /*spec*/) {
+  throw_built_without_cuda("generating a fused FFT kernel");
+}
+
 std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& /*spec*/) {
   throw_built_without_cuda("compiling a fused FFT kernel with NVRTC");
 }

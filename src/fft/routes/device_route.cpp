@@ -103,18 +103,24 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
   if (decision.output_copy) out = out_stage_ptr_;
   const double scale = call.scale;
   const OutputWalk& walk = context_.walk;
-  if (fused_) {
-    // One kernel launch (a graph would replace one launch by one): the scaling is inside it unless an epilog must
-    // see the unscaled value.
-    if (context_.callbacks) fused_->update_callbacks(*context_.callbacks, s.native());  // new user data: before it
-    fused_->execute(call.direction, in, out, scale, s.native());
-    if (scale != 1.0 && !fused_->scales_in_kernel()) scale_device(out, decision.out_dtype, walk, scale, s);
-  } else if (cufft_) {
-    // The transform and its scaling, replayed as one graph launch when these pointers came recently.
+  if (fused_ || cufft_) {
+    // The transform and its scaling, replayed as one graph launch when these pointers came recently (on the fused
+    // route one kernel, and the scaling pass when an epilog must see the unscaled value). A callback's caller_info
+    // block is rewritten before it when its user data changed: the graph reads the block.
+    if (context_.callbacks) {
+      if (fused_)
+        fused_->update_callbacks(*context_.callbacks, s.native());
+      else
+        cufft_->update_callbacks(*context_.callbacks, s.native());
+    }
     ReplayKey key;
     key.add(in).add(out).add(workspace_ptr_).add(call.direction).add(scale);
-    if (context_.callbacks) cufft_->update_callbacks(*context_.callbacks, s.native());  // new user data: before it
     replay_.run(key, device, s.native(), [&](cudaStream_t captured) {
+      if (fused_) {
+        fused_->execute(call.direction, in, out, scale, captured);
+        if (scale != 1.0 && !fused_->scales_in_kernel()) scale_device(out, decision.out_dtype, walk, scale, captured);
+        return;
+      }
       cufft_->bind(captured, workspace_ptr_);
       cufft_->execute(call.direction, in, out);
       if (scale != 1.0) scale_device(out, decision.out_dtype, walk, scale, captured);

@@ -3,7 +3,7 @@
 // The device route of an FFT: CUDA execution of an operand in device memory, through one cuFFT plan (or none when
 // every transformed axis has length 1) or cuplan's fused cuFFTDx kernel (fused_fft.hpp: FFTRoute and its rules),
 // with the workspace and the staging copies the layout decision asks for. Repeated transforms replay as one graph
-// launch.
+// launch on either route.
 
 #include <memory>
 

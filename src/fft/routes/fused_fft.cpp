@@ -37,11 +37,11 @@ std::int64_t fused_fft_max_length(DType precision, int sm) noexcept {
 std::string fused_fft_refusal(const LayoutDecision& d, const FusedFftContext& context) {
   const FFTOptions& o = context.options;
   for (const FFTCallback* c : {&o.prolog, &o.epilog})
-    if (*c && c->form() != FFTCallback::Form::cuda_source)
+    if (*c && c->form() != FFTCallback::Form::cuda_source && c->form() != FFTCallback::Form::lto_ir)
       return fmt::format(
-          "the {} is {}; the fused kernel inlines callbacks given as CUDA source "
-          "(FFTCallback::cuda_source)",
-          c == &o.prolog ? "prolog" : "epilog", c->form() == FFTCallback::Form::lto_ir ? "LTO-IR" : "a host callable");
+          "the {} is a host callable; the fused kernel calls callbacks given as CUDA source or LTO-IR "
+          "(FFTCallback::cuda_source, FFTCallback::lto_ir)",
+          c == &o.prolog ? "prolog" : "epilog");
   const DType precision = d.in_dtype.real();
   if (precision != f32 && precision != f64)
     return fmt::format("the fused kernel runs f32 and f64 data, got {}", d.in_dtype.name());
@@ -58,10 +58,17 @@ std::string fused_fft_refusal(const LayoutDecision& d, const FusedFftContext& co
   if (!context.headers_problem.empty()) return context.headers_problem;
   const std::int64_t max = fused_fft_max_length(precision, context.sm);
   if (max == 0) return fmt::format("cuFFTDx does not support the device's architecture (sm_{})", context.sm);
-  if (n < 2 || n > max)
-    return fmt::format("length {} is outside cuFFTDx's range for {} on sm_{} (2 to {})", n, precision.name(),
-                       context.sm, max);
-  if (context.native_length && !context.native_length(precision, n))
+  // Real f32 rows of a power-of-two length run in the folded mode: a C2C FFT of half the length, so twice the limit.
+  const bool folded = fused_fft::folded_real_mode(d.type, precision, n);
+  const bool real_f32 = d.type != FFTType::c2c && precision == f32;
+  if (n < 2 || n > (folded ? 2 * max : max))
+    return fmt::format("length {} is outside cuFFTDx's range for {} on sm_{} (2 to {}{})", n, precision.name(),
+                       context.sm, max,
+                       real_f32 ? fmt::format("; powers of two to {} for real f32, in the folded mode", 2 * max) : "");
+  if (folded && context.native_length && !context.native_length(precision, n / 2))
+    return fmt::format("length {} folds to a C2C FFT of {} points, not one cuFFTDx runs without a workspace for {}", n,
+                       n / 2, precision.name());
+  if (!folded && context.native_length && !context.native_length(precision, n))
     return fmt::format(
         "length {} is not one cuFFTDx runs without a workspace for {} (its own kernels: every length to 64, then "
         "products of small primes such as 1000, 2048, 2187, 3125, 4096; others would need Bluestein's algorithm)",
@@ -96,8 +103,9 @@ FusedFftPlan::FusedFftPlan(const LayoutDecision& d, int device, int sm, const Ca
     for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog}) {
       if (!callbacks->has(role)) continue;
       const FFTCallback& c = callbacks->callback(role);
+      // CUDA source is inlined into the kernel's source; LTO-IR is declared there and linked in by nvJitLink.
       auto inlined = std::make_shared<fused_fft::InlinedCallback>(fused_fft::InlinedCallback{
-          c.code()->source, c.code()->symbol, callbacks->element(role), callback_name(role, c)});
+          c.code()->source, c.code()->symbol, callbacks->element(role), callback_name(role, c), c.code()->lto});
       (role == CallbackRole::prolog ? spec.prolog : spec.epilog) = std::move(inlined);
     }
   has_epilog_ = spec.epilog != nullptr;

@@ -20,7 +20,8 @@
 namespace cuplan::detail {
 
 /// The longest transform cuFFTDx runs in one block for `precision` (f32 or f64) on compute capability `sm` (e.g.
-/// 90: 32768 for f32, 16384 for f64); 0 for an architecture cuFFTDx does not support.
+/// 90: 32768 for f32, 16384 for f64); 0 for an architecture cuFFTDx does not support. Real f32 rows of a power-of-two
+/// length run in the folded mode (fused_fft::folded_real_mode), which takes twice this length.
 std::int64_t fused_fft_max_length(DType precision, int sm) noexcept;
 
 /// The compute capability of CUDA device `device` as major * 10 + minor (e.g. 90).
