@@ -106,6 +106,13 @@ struct MatmulOptions {
   /// those with an aux buffer, bias gradient, fp8 scaling or conjugation run unsplit and must fit it
   /// (docs/staging.md). 0: half the device memory free when the first execute runs.
   std::size_t device_memory_limit = 0;
+  /// Where cuBLASLt's workspace comes from (see WorkAreaPolicy): automatic is `owned` for Matmul, `shared` for the
+  /// function form matmul.
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external: device memory on the product's device, 256-byte aligned,
+  /// at least workspace_size() bytes (estimate_workspace_size() says how many before any object exists). It must
+  /// stay valid while the object can run.
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// One operand of a planned product, for Matmul::reset_operand.
@@ -236,6 +243,9 @@ class CUPLAN_API Matmul {
   DType result_dtype() const;
   /// Strides of D as planned (row-major or column-major, see above); an `out` given to execute must have them.
   Strides result_strides() const;
+  /// Workspace bytes of the planned algorithm (cuBLASLt's heuristic choice, or the autotuned one); 0 before plan()
+  /// and on the CPU.
+  std::size_t workspace_size() const;
   /// One line: product size, dtypes, epilog, layout of D, backend and algorithm.
   std::string describe() const;
   /// The object's lifecycle, for logs: "live", "freed" (free() was called) or "moved-from". Never throws; the
@@ -254,6 +264,12 @@ class CUPLAN_API Matmul {
 /// D = epilog(alpha op(A) @ op(B) + beta C), planned once per distinct problem through the shared plan cache.
 /// Epilogs with extra outputs (*_aux, *_bgrad, bgrada, bgradb) need matmul_with_aux (InvalidArgument here).
 CUPLAN_API Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
+
+/// The workspace_size() a Matmul over these operands and options would report after plan(plan_options), without
+/// making one: the same validation (the same errors), then cuBLASLt's heuristic choice on CUDA (no memory is
+/// allocated, nothing is enqueued), 0 on the CPU. Size an external work area (WorkAreaPolicy::external) with it.
+CUPLAN_API std::size_t estimate_workspace_size(TensorRef a, TensorRef b, const MatmulOptions& options = {},
+                                               const MatmulPlanOptions& plan_options = {});
 /// As matmul, also returning the epilog's aux output and bias gradient.
 CUPLAN_API MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options = {});
 

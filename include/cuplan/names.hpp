@@ -86,6 +86,21 @@ constexpr std::string_view to_string(Planning planning) noexcept {
   return "?";
 }
 
+/// "automatic", "owned", "shared" or "external"; "?" outside the enum.
+constexpr std::string_view to_string(WorkAreaPolicy policy) noexcept {
+  switch (policy) {
+    case WorkAreaPolicy::automatic:
+      return "automatic";
+    case WorkAreaPolicy::owned:
+      return "owned";
+    case WorkAreaPolicy::shared:
+      return "shared";
+    case WorkAreaPolicy::external:
+      return "external";
+  }
+  return "?";
+}
+
 constexpr std::string_view to_string(Blocking blocking) noexcept {
   return blocking == Blocking::automatic ? "automatic" : "always";
 }

@@ -11,6 +11,7 @@
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
 #include "plan/cache/cached_call.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -50,6 +51,7 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorV
   key.add_host_execution_device(x, o.execution);
   key.add(static_cast<std::uint64_t>(o.device_memory_limit));  // the staged split of a host operand depends on it
   key.add(static_cast<std::uint64_t>(o.planning));
+  key.add_work_area(o.work_area, o.work_area_buffer);
   if (out != nullptr) key.add(detail::OperandSignature::of(*out));
   // The callbacks' identity (code hash, or the host callable's number), not their user data: a hit takes the
   // call's user data pointers instead.
@@ -84,6 +86,8 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
   const char* name = function_name(options.fft_type.value_or(FFTType::c2c), direction);
   if (out != nullptr) detail::check_writable(*out, "out", name);
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
+  // A cached plan shares its device's per-stream work areas unless the call asks otherwise.
+  options.work_area = detail::function_form_work_area(options.work_area);
   // The resolved type goes into the key, so fft() and ifft() of one operand share a plan.
   const FFTType resolved = detail::resolve_fft_type(x.view().dtype(), options.fft_type);
   options.fft_type = resolved;
@@ -129,6 +133,11 @@ Tensor rfft(TensorRef x, FFTOptions options) {
 }
 Tensor irfft(TensorRef x, FFTOptions options) {
   return run(std::move(x), options, FFTType::c2r, Direction::inverse, nullptr);
+}
+
+std::size_t estimate_workspace_size(TensorRef operand, const FFTOptions& options) {
+  // The class form's construction (its checks and layout decision, no GPU work), then the backend's size.
+  return detail::FftImpl(std::move(operand), options).estimate_workspace_size();
 }
 
 void fft(TensorRef x, const TensorView& out, FFTOptions options) {

@@ -231,6 +231,25 @@ std::size_t FftImpl::workspace_size() const noexcept {
   return route_->workspace_size();
 }
 
+std::size_t FftImpl::estimate_workspace_size() const try {
+  state_.require_alive("estimate_workspace_size");
+  return route_->estimate_workspace_size();
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "estimate_workspace_size", [this] { return error_context(); });
+}
+
+std::size_t FftImpl::held_bytes() const noexcept {
+  return state_.freed() ? 0 : route_->held_bytes();
+}
+
+int FftImpl::memory_device() const noexcept {
+  return target_.cuda ? target_.device : -1;
+}
+
+void FftImpl::release_idle_memory() noexcept {
+  if (!state_.freed()) route_->release_idle_memory();
+}
+
 std::string FftImpl::describe() const {
   const LayoutDecision& d = decision_;
   const AdvancedLayout& l = d.layout;

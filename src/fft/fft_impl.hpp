@@ -46,6 +46,11 @@ class FftImpl final : public CachedPlan {
   const LayoutDecision& decision() const noexcept { return decision_; }
   const ExecutionTarget& target() const noexcept { return target_; }
   std::size_t workspace_size() const noexcept;
+  /// What workspace_size() reports once planned, without planning (no work area is allocated).
+  std::size_t estimate_workspace_size() const;
+  std::size_t held_bytes() const noexcept override;
+  int memory_device() const noexcept override;
+  void release_idle_memory() noexcept override;
   std::string describe() const;
   /// The object as a LibraryError's context names it: operation, dtypes, shapes, axes, device and backend.
   std::string error_context() const;

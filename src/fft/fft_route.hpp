@@ -63,6 +63,12 @@ class FftRoute {
   virtual void free() noexcept = 0;
   /// Workspace bytes the route holds for the object (default: none of its own).
   virtual std::size_t workspace_size() const noexcept { return 0; }
+  /// What workspace_size() will report once planned, without planning (estimate_workspace_size; default: none).
+  virtual std::size_t estimate_workspace_size() const { return 0; }
+  /// Memory the route holds between calls by itself (an owned work area, staging buffers), for the plan cache.
+  virtual std::size_t held_bytes() const noexcept { return 0; }
+  /// Releases what held_bytes() counts (stream-ordered); the next execute allocates again.
+  virtual void release_idle_memory() noexcept {}
   /// Library calls one execute makes (describe()).
   virtual std::size_t calls_per_execute() const noexcept = 0;
   /// "cuFFT execution on cuda:0", "FFTW execution (estimate planning)" (describe()).

@@ -7,6 +7,7 @@
 
 #include "cuplan/errors.hpp"
 #include "plan/option_checks.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 
@@ -18,6 +19,7 @@ void validate_fft_options(const FFTOptions& o, const char* op) {
   check_enum_range(o.planning, Planning::patient, op, "planning", "Planning");
   check_blocking(o.blocking, op);
   check_execution(o.execution, op);
+  (void)resolve_work_area(o.work_area, o.work_area_buffer, op);
   // Before the plan key is built: a long axis list would otherwise fail there, with a message about the key.
   if (o.axes.size() > 3) [[unlikely]]
     throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to transform, got {} axes", op, o.axes.size()));

@@ -55,6 +55,9 @@ DType Matmul::result_dtype() const {
 Strides Matmul::result_strides() const {
   return detail::live(impl_, who, "result_strides").result_strides();
 }
+std::size_t Matmul::workspace_size() const {
+  return detail::live(impl_, who, "workspace_size").workspace_size();
+}
 std::string Matmul::describe() const {
   return detail::live(impl_, who, "describe").describe();
 }

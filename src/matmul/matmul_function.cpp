@@ -6,6 +6,7 @@
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
 #include "plan/cache/cached_call.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -35,6 +36,7 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
       .add(static_cast<std::int64_t>(o.graph_replay))
       .add(static_cast<std::uint64_t>(o.device_memory_limit))
       .add_host_execution_device(a.view(), o.execution);
+  key.add_work_area(o.work_area, o.work_area_buffer);
   // fp8 scales: host values are uploaded when planned, tensors are bound by address.
   for (const ScaleFactor* s : {&o.scales.a, &o.scales.b, &o.scales.c, &o.scales.d}) {
     key.add(static_cast<double>(s->value.value_or(-0.0f))).add(static_cast<std::int64_t>(s->value.has_value()));
@@ -46,6 +48,8 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
 MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
   // Every call, before the plan key (hit or miss): enum values could otherwise alias valid ones in the key.
   detail::mm::validate_matmul_options(options, who);
+  // A cached plan shares its device's per-stream work areas unless the call asks otherwise.
+  options.work_area = detail::function_form_work_area(options.work_area);
   const detail::PlanKey key = matmul_key(a, b, options);
   const std::complex<double> alpha = options.alpha, beta = options.beta;
   const std::optional<StreamRef>& stream = options.stream;
@@ -88,6 +92,14 @@ Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options) {
 
 MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options) {
   return run(std::move(a), std::move(b), std::move(options), "matmul_with_aux");
+}
+
+std::size_t estimate_workspace_size(TensorRef a, TensorRef b, const MatmulOptions& options,
+                                    const MatmulPlanOptions& plan_options) {
+  // The class form's construction and plan (cuBLASLt's heuristic, no workspace allocated), then its size.
+  detail::MatmulImpl impl(std::move(a), std::move(b), options, "estimate_workspace_size");
+  impl.plan(plan_options);
+  return impl.workspace_size();
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

@@ -9,6 +9,7 @@
 #include "fft/cufft/cufft_backend.hpp"
 #include "fft/routes/cufft_route.hpp"
 #include "plan/graph_replay.hpp"
+#include "plan/work_area.hpp"
 #include "runtime/recorded_stream.hpp"
 
 namespace cuplan::detail {
@@ -23,6 +24,9 @@ class DeviceFftRoute final : public CufftRoute {
   void order_new_operand(const std::optional<StreamRef>& stream) override;
   void free() noexcept override;
   std::size_t workspace_size() const noexcept override;
+  std::size_t estimate_workspace_size() const override;
+  std::size_t held_bytes() const noexcept override;
+  void release_idle_memory() noexcept override;
 
  private:
   void ensure_buffers(StreamRef stream);
@@ -31,10 +35,9 @@ class DeviceFftRoute final : public CufftRoute {
   Device operand_device_;
   std::unique_ptr<CufftPlan> cufft_;
   GraphReplay replay_;  // repeated transforms replayed as one graph launch
-  DeviceBuffer workspace_;
+  WorkArea work_area_;  // owned, the stream's shared area, or the caller's (FFTOptions::work_area)
   DeviceBuffer in_stage_;
   DeviceBuffer out_stage_;
-  void* workspace_ptr_ = nullptr;
   void* in_stage_ptr_ = nullptr;
   void* out_stage_ptr_ = nullptr;
   cudaStream_t buffers_stream_ = nullptr;  // last stream the buffers' use was recorded for

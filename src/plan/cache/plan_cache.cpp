@@ -61,6 +61,15 @@ PlanKey& PlanKey::add_host_execution_device(const TensorView& operand, Execution
   return *this;
 }
 
+PlanKey& PlanKey::add_work_area(WorkAreaPolicy policy, const std::optional<TensorView>& buffer) {
+  add(policy);
+  if (buffer)
+    add(reinterpret_cast<std::intptr_t>(buffer->data()))
+        .add(static_cast<std::int64_t>(buffer->span_bytes()))
+        .add(buffer->device().index());
+  return *this;
+}
+
 std::size_t PlanKey::hash() const noexcept {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
   for (std::size_t i = 0; i < size_; ++i) {
@@ -82,6 +91,8 @@ class PlanCache {
     std::unique_ptr<CachedPlan> plan;  // null while checked out
     bool busy = false;
     bool orphaned = false;  // cleared from the cache while checked out: destroyed on return
+    std::size_t bytes = 0;  // what the plan held when it last came back (held_bytes)
+    int device = -1;        // where that memory is (memory_device)
   };
   using List = std::list<Entry>;
 
@@ -111,8 +122,11 @@ class PlanCache {
     PlanLease lease;
     lease.plan_ = std::move(plan);
     lease.cache_ = this;
+    const std::size_t held = lease.plan_->held_bytes();
+    const int device = lease.plan_->memory_device();
     std::lock_guard lock(mutex_);
-    entries_.push_front(Entry{key, key.hash(), nullptr, true, false});
+    entries_.push_front(Entry{key, key.hash(), nullptr, true, false, held, device});
+    bytes_ += held;
     index_.emplace(entries_.front().hash, entries_.begin());
     ++busy_;
     lease.node_ = &entries_.front();
@@ -122,6 +136,7 @@ class PlanCache {
   void give_back(void* node, std::unique_ptr<CachedPlan> plan, bool keep) noexcept {
     std::unique_ptr<CachedPlan> doomed;  // destroyed outside the lock
     std::vector<std::unique_ptr<CachedPlan>> evicted;
+    const std::size_t held = keep && plan ? plan->held_bytes() : 0;
     {
       std::lock_guard lock(mutex_);
       auto it = find(static_cast<Entry*>(node));
@@ -130,6 +145,8 @@ class PlanCache {
         doomed = std::move(plan);
         erase(it);
       } else {
+        bytes_ = bytes_ - it->bytes + held;
+        it->bytes = held;
         it->plan = std::move(plan);
         it->busy = false;
         entries_.splice(entries_.begin(), entries_, it);
@@ -140,7 +157,26 @@ class PlanCache {
 
   PlanCacheStats stats() {
     std::lock_guard lock(mutex_);
-    return PlanCacheStats{hits_, misses_, evictions_, entries_.size(), capacity_};
+    return PlanCacheStats{hits_, misses_, evictions_, entries_.size(), capacity_, bytes_, byte_limit_, released_};
+  }
+
+  void set_byte_limit(std::size_t bytes) {
+    std::vector<std::unique_ptr<CachedPlan>> evicted;
+    std::lock_guard lock(mutex_);
+    byte_limit_ = bytes;
+    evicted = trim();
+  }
+
+  /// Plans whose memory is on `device` (-1: the host), and the bytes they held when they last came back.
+  std::pair<std::size_t, std::size_t> held_on(int device) {
+    std::lock_guard lock(mutex_);
+    std::pair<std::size_t, std::size_t> held{0, 0};
+    for (const Entry& entry : entries_)
+      if (entry.device == device) {
+        ++held.first;
+        held.second += entry.bytes;
+      }
+    return held;
   }
 
   void set_capacity(std::size_t capacity) {
@@ -170,7 +206,7 @@ class PlanCache {
 
   void reset_stats() {
     std::lock_guard lock(mutex_);
-    hits_ = misses_ = evictions_ = 0;
+    hits_ = misses_ = evictions_ = released_ = 0;
   }
 
  private:
@@ -182,6 +218,7 @@ class PlanCache {
   }
 
   void erase(List::iterator it) {
+    bytes_ -= it->bytes;
     auto [first, last] = index_.equal_range(it->hash);
     for (auto i = first; i != last; ++i) {
       if (i->second == it) {
@@ -192,8 +229,24 @@ class PlanCache {
     entries_.erase(it);
   }
 
-  // Destroys least recently used idle plans beyond the capacity; returns them to be destroyed unlocked.
+  // Over the byte limit: releases the idle plans' memory, least recently used first, until the bytes fit (plans in
+  // use keep theirs: their calls are running). Releasing is stream-ordered and never blocks, so it runs locked.
+  void release_over_limit() noexcept {
+    for (auto it = entries_.end(); byte_limit_ != 0 && bytes_ > byte_limit_ && it != entries_.begin();) {
+      --it;
+      if (it->busy || it->bytes == 0) continue;
+      it->plan->release_idle_memory();
+      const std::size_t left = it->plan->held_bytes();
+      bytes_ = bytes_ - it->bytes + left;
+      it->bytes = left;
+      ++released_;
+    }
+  }
+
+  // Releases idle plans' memory beyond the byte limit, then destroys least recently used idle plans beyond the
+  // capacity; returns them to be destroyed unlocked.
   std::vector<std::unique_ptr<CachedPlan>> trim() {
+    release_over_limit();
     std::vector<std::unique_ptr<CachedPlan>> evicted;
     std::size_t idle = entries_.size() - busy_;
     for (auto it = entries_.end(); idle > capacity_ && it != entries_.begin();) {
@@ -213,8 +266,10 @@ class PlanCache {
   List entries_;
   std::unordered_multimap<std::size_t, List::iterator> index_;
   std::size_t capacity_ = 64;
+  std::size_t byte_limit_ = 0;  // 0: none
+  std::size_t bytes_ = 0;       // sum of the entries' bytes
   std::size_t busy_ = 0;
-  std::uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
+  std::uint64_t hits_ = 0, misses_ = 0, evictions_ = 0, released_ = 0;
 };
 
 PlanCache& plan_cache_instance() {
@@ -229,6 +284,10 @@ PlanLease try_acquire_plan(const PlanKey& key) {
 
 PlanLease adopt_plan(const PlanKey& key, std::unique_ptr<CachedPlan> plan) {
   return plan_cache_instance().adopt(key, std::move(plan));
+}
+
+std::pair<std::size_t, std::size_t> cached_plans_on(int device) {
+  return plan_cache_instance().held_on(device);
 }
 
 PlanLease::PlanLease(PlanLease&& other) noexcept
@@ -277,6 +336,9 @@ void clear() {
 }
 void reset_stats() {
   detail::plan_cache_instance().reset_stats();
+}
+void set_byte_limit(std::size_t bytes) {
+  detail::plan_cache_instance().set_byte_limit(bytes);
 }
 }  // namespace plan_cache
 

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// Work areas by policy (see work_area.hpp). The shared areas live in one registry keyed by device and stream; a
+// phase holds its area's memory until its work is enqueued, so an area that grows meanwhile (another thread on the
+// same stream) is freed stream-ordered after that work.
+
+#include "plan/work_area.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "base/log.hpp"
+#include "cuplan/errors.hpp"
+#include "cuplan/names.hpp"
+#include "plan/option_checks.hpp"
+#include "runtime/storage.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+struct OwnedCount {
+  std::size_t areas = 0, bytes = 0;
+};
+
+class SharedWorkAreas {
+ public:
+  std::shared_ptr<Storage> acquire(std::size_t bytes, int device, StreamRef stream) {
+    std::lock_guard lock(mutex_);
+    std::shared_ptr<Storage>& area = areas_[{device, stream.native()}];
+    if (!area || area->bytes() < bytes) {
+      const std::size_t old_bytes = area ? area->bytes() : 0;
+      // The old area goes first (stream-ordered after the work already enqueued with it, once no hold keeps it):
+      // the stream then holds the larger area alone.
+      area.reset();
+      area = Storage::allocate(bytes, Device::cuda(device), MemorySpace::device, stream);
+      log(LogLevel::info, "work area: shared area of cuda:{} stream {} grown from {} to {} bytes", device,
+          fmt::ptr(stream.native()), old_bytes, bytes);
+    }
+    return area;
+  }
+
+  WorkAreaTotals totals(int device) {
+    WorkAreaTotals t;
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, area] : areas_)
+      if (key.first == device && area) {
+        ++t.shared_areas;
+        t.shared_bytes += area->bytes();
+      }
+    const OwnedCount& owned = owned_[device];
+    t.owned_areas = owned.areas;
+    t.owned_bytes = owned.bytes;
+    return t;
+  }
+
+  void release(int device) noexcept {
+    std::map<Key, std::shared_ptr<Storage>> doomed;  // freed outside the lock
+    std::lock_guard lock(mutex_);
+    for (auto it = areas_.begin(); it != areas_.end();) {
+      if (it->first.first == device) {
+        doomed.insert(areas_.extract(it++));
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void count_owned(int device, std::ptrdiff_t areas, std::ptrdiff_t bytes) noexcept {
+    std::lock_guard lock(mutex_);
+    OwnedCount& count = owned_[device];
+    count.areas = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(count.areas) + areas);
+    count.bytes = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(count.bytes) + bytes);
+  }
+
+ private:
+  using Key = std::pair<int, cudaStream_t>;
+  std::mutex mutex_;
+  std::map<Key, std::shared_ptr<Storage>> areas_;
+  std::map<int, OwnedCount> owned_;
+};
+
+SharedWorkAreas& shared_areas() {
+  // Never destroyed: its memory goes back to pools that must not be used after the CUDA runtime shut down.
+  static auto* registry = new SharedWorkAreas();
+  return *registry;
+}
+
+}  // namespace
+
+WorkAreaSpec resolve_work_area(WorkAreaPolicy policy, const std::optional<TensorView>& buffer, const char* who) {
+  check_enum_range(policy, WorkAreaPolicy::external, who, "work_area", "WorkAreaPolicy");
+  WorkAreaSpec spec;
+  if (policy == WorkAreaPolicy::automatic)
+    spec.policy = WorkAreaPolicy::owned;
+  else
+    spec.policy = policy;
+  if (spec.policy != WorkAreaPolicy::external) {
+    if (buffer)
+      throw InvalidArgument(
+          fmt::format("{}: work_area_buffer: expected none with WorkAreaPolicy::{}, got a buffer "
+                      "(set work_area = WorkAreaPolicy::external to use it)",
+                      who, to_string(policy)));
+    return spec;
+  }
+  if (!buffer || buffer->data() == nullptr)
+    throw InvalidArgument(
+        fmt::format("{}: work_area_buffer: expected a device buffer with WorkAreaPolicy::external, got {}", who,
+                    buffer ? "an empty view" : "none"));
+  const TensorView& b = *buffer;
+  if (b.memory_space() != MemorySpace::device && b.memory_space() != MemorySpace::managed)
+    throw InvalidArgument(fmt::format("{}: work_area_buffer: expected device or managed memory, got {} memory", who,
+                                      to_string(b.memory_space())));
+  const auto address = reinterpret_cast<std::uintptr_t>(b.data());
+  if (address % work_area_alignment != 0)
+    throw InvalidArgument(
+        fmt::format("{}: work_area_buffer: expected an address aligned to {} bytes, got {:#x} "
+                    "({} bytes past a {}-byte boundary)",
+                    who, work_area_alignment, address, address % work_area_alignment, work_area_alignment));
+  spec.buffer = b.data();
+  spec.buffer_bytes = b.span_bytes();
+  spec.buffer_device = b.device().index();
+  return spec;
+}
+
+WorkArea::~WorkArea() {
+  release();
+}
+
+void WorkArea::check(std::size_t bytes, int device) const {
+  if (spec_.policy != WorkAreaPolicy::external) return;
+  if (spec_.buffer_device != device)
+    throw InvalidArgument(
+        fmt::format("{}: work_area_buffer: expected memory of cuda:{}, the device the work runs on, "
+                    "got memory of cuda:{}",
+                    who_, device, spec_.buffer_device));
+  if (spec_.buffer_bytes < bytes)
+    throw InvalidArgument(
+        fmt::format("{}: work_area_buffer: expected at least {} bytes (the planned work area), got {} "
+                    "bytes",
+                    who_, bytes, spec_.buffer_bytes));
+}
+
+WorkAreaHold WorkArea::acquire(std::size_t bytes, int device, StreamRef stream) {
+  WorkAreaHold hold;
+  if (bytes == 0) return hold;
+  switch (spec_.policy) {
+    case WorkAreaPolicy::shared:
+      hold.keep_ = shared_areas().acquire(bytes, device, stream);
+      hold.data_ = hold.keep_->data();
+      hold.bytes_ = hold.keep_->bytes();
+      break;
+    case WorkAreaPolicy::external:
+      check(bytes, device);
+      hold.data_ = spec_.buffer;
+      hold.bytes_ = spec_.buffer_bytes;
+      break;
+    default: {
+      const std::size_t before = owned_.size();
+      hold.data_ = owned_.ensure(bytes, device, stream);
+      hold.bytes_ = owned_.size();
+      if (hold.bytes_ != before) {
+        if (before != 0) count_owned(-1, -static_cast<std::ptrdiff_t>(before));
+        owned_device_ = device;
+        count_owned(1, static_cast<std::ptrdiff_t>(hold.bytes_));
+      }
+      break;
+    }
+  }
+  hold.view_ = TensorView(hold.data_, i8, {static_cast<std::int64_t>(hold.bytes_)}, Strides{1}, Device::cuda(device),
+                          MemorySpace::device);
+  return hold;
+}
+
+void WorkArea::release() noexcept {
+  if (owned_.empty()) return;
+  count_owned(-1, -static_cast<std::ptrdiff_t>(owned_.size()));
+  owned_.release();
+}
+
+void WorkArea::count_owned(std::ptrdiff_t areas, std::ptrdiff_t bytes) noexcept {
+  shared_areas().count_owned(owned_device_, areas, bytes);
+}
+
+WorkAreaTotals work_area_totals(int device) {
+  return shared_areas().totals(device);
+}
+
+void release_shared_work_areas(int device) noexcept {
+  shared_areas().release(device);
+}
+
+}  // namespace cuplan::detail

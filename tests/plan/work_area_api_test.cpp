@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: Apache-2.0
+// Work-area policies, estimate_workspace_size and the memory report as a user calls them. CPU: option errors on the
+// class and function forms (hit and miss alike), estimates equal to what the CPU route reports, the report of the
+// host's cached plans. GPU (skipped without one): estimates equal to workspace_size() after plan() over a table of
+// FFTs and products, one shared area per stream grown to the largest user, shared and external areas giving the
+// float64 reference's results, two and four streams sharing plans in turn under the ordering checker, an external
+// buffer used by two streams without an edge reported by the checker, and the plan cache's byte limit.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "cuplan/cuplan.hpp"
+#include "cuplan/format.hpp"
+#include "fft/fft_test_util.hpp"
+#include "plan/checking_on.hpp"
+#include "support/test_support.hpp"
+
+namespace cuplan::testing {
+namespace {
+
+using cf = std::complex<float>;
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+Shape shape_of(const std::vector<std::int64_t>& dims) {
+  return Shape(std::span<const std::int64_t>(dims));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Without a GPU.
+
+TEST(WorkAreaApi, PolicyOutsideTheEnumIsRefusedByEveryForm) {
+  std::vector<cf> x(64);
+  const TensorView view(x.data(), {8, 8});
+  const auto bad = static_cast<WorkAreaPolicy>(9);
+  expect_throw_naming<InvalidArgument>([&] { FFT f(view, {.execution = Execution::cpu(), .work_area = bad}); },
+                                       {"FFT", "work_area", "WorkAreaPolicy", "9"});
+  // The function form refuses it before its plan key, on every call (no plan can exist for it).
+  for (int call = 0; call < 2; ++call)
+    expect_throw_naming<InvalidArgument>([&] { (void)fft(view, {.execution = Execution::cpu(), .work_area = bad}); },
+                                         {"fft", "work_area", "9"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)estimate_workspace_size(view, {.execution = Execution::cpu(), .work_area = bad}); },
+      {"work_area", "9"});
+  std::vector<float> a(16), b(16);
+  MatmulOptions options;
+  options.execution = Execution::cpu();
+  options.work_area = bad;
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        Matmul m(TensorView(a.data(), {4, 4}), TensorView(b.data(), {4, 4}), options);
+      },
+      {"work_area", "9"});
+  for (int call = 0; call < 2; ++call)
+    expect_throw_naming<InvalidArgument>(
+        [&] {
+          (void)matmul(TensorView(a.data(), {4, 4}), TensorView(b.data(), {4, 4}), options);
+        },
+        {"matmul", "work_area", "9"});
+}
+
+TEST(WorkAreaApi, ExternalBufferInHostMemoryIsRefusedOnEveryPath) {
+  std::vector<cf> x(64);
+  std::vector<std::int8_t> area(4096);
+  const TensorView view(x.data(), {8, 8});
+  const TensorView host_area(area.data(), {4096});
+  const FFTOptions options{
+      .execution = Execution::cpu(), .work_area = WorkAreaPolicy::external, .work_area_buffer = host_area};
+  expect_throw_naming<InvalidArgument>([&] { FFT f(view, options); },
+                                       {"work_area_buffer", "expected device or managed memory", "host"});
+  for (int call = 0; call < 2; ++call)
+    expect_throw_naming<InvalidArgument>([&] { (void)ifft(view, options); }, {"ifft", "work_area_buffer"});
+  // A buffer without the external policy would be silently unused: refused too.
+  FFTOptions shared{.execution = Execution::cpu(), .work_area = WorkAreaPolicy::shared, .work_area_buffer = host_area};
+  expect_throw_naming<InvalidArgument>([&] { FFT f(view, shared); }, {"work_area_buffer", "expected none", "shared"});
+}
+
+TEST(WorkAreaApi, CpuEstimatesEqualWhatTheCpuRouteReports) {
+  struct Case {
+    std::vector<std::int64_t> shape;
+    std::vector<int> axes;
+    bool real;
+  };
+  const std::vector<Case> table = {
+      {{64, 256}, {1}, false}, {{16, 32, 8}, {0, 1, 2}, false}, {{1000}, {0}, true}, {{12, 10, 6}, {1, 2}, true}};
+  for (const Case& c : table) {
+    std::int64_t n = 1;
+    for (std::int64_t d : c.shape) n *= d;
+    std::vector<cf> complex_data(static_cast<std::size_t>(n));
+    std::vector<float> real_data(static_cast<std::size_t>(n));
+    const Shape shape = shape_of(c.shape);
+    const TensorView view = c.real ? TensorView(real_data.data(), shape) : TensorView(complex_data.data(), shape);
+    for (WorkAreaPolicy policy : {WorkAreaPolicy::automatic, WorkAreaPolicy::owned, WorkAreaPolicy::shared}) {
+      const FFTOptions options{.axes = c.axes, .execution = Execution::cpu(), .work_area = policy};
+      const std::size_t estimate = estimate_workspace_size(view, options);
+      FFT f(view, options);
+      f.plan();
+      EXPECT_EQ(estimate, f.workspace_size()) << fmt::format("{} axes {}", shape, c.axes.size());
+    }
+  }
+  std::vector<float> a(6 * 4), b(4 * 5);
+  MatmulOptions options;
+  options.execution = Execution::cpu();
+  const TensorView av(a.data(), {6, 4}), bv(b.data(), {4, 5});
+  const std::size_t estimate = estimate_workspace_size(av, bv, options);
+  Matmul m(av, bv, options);
+  EXPECT_EQ(m.workspace_size(), 0u);  // before plan()
+  m.plan();
+  EXPECT_EQ(estimate, m.workspace_size());
+  m.free();
+  expect_throw_naming<StateError>([&] { (void)m.workspace_size(); }, {"workspace_size", "free"});
+}
+
+TEST(WorkAreaApi, MemoryReportCountsTheHostsCachedPlansAndFormats) {
+  plan_cache::clear();
+  std::vector<cf> x(256);
+  (void)fft(TensorView(x.data(), {16, 16}), {.execution = Execution::cpu()});
+  (void)fft(TensorView(x.data(), {256}), {.execution = Execution::cpu()});
+  const memory::Report report = memory::report(Device::cpu());
+  EXPECT_EQ(report.device, Device::cpu());
+  EXPECT_EQ(report.cached_plans, 2u);
+  EXPECT_EQ(report.shared_work_areas, 0u);  // no device memory is reported for the host
+  const std::string text = fmt::format("{}", report);
+  EXPECT_NE(text.find("memory of cpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 cached plans"), std::string::npos) << text;
+  EXPECT_EQ(fmt::format("{}", WorkAreaPolicy::external), "external");
+  EXPECT_NE(fmt::format("{}", plan_cache::stats()).find("B held (limit 0)"), std::string::npos);
+  expect_throw_naming<InvalidArgument>([] { memory::release_work_areas(Device::cpu()); },
+                                       {"release_work_areas", "CUDA device", "cpu"});
+  plan_cache::clear();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// With a GPU.
+
+// Random c64 data on the host, its copy on the device (stream-ordered on `s`).
+struct DeviceData {
+  std::vector<cf> host;
+  Tensor device;
+};
+DeviceData random_device(const std::vector<std::int64_t>& shape, StreamRef s) {
+  DeviceData d;
+  d.host = random_vector<cf>(static_cast<std::size_t>(product(shape)));
+  const Shape sh = shape_of(shape);
+  d.device = Tensor::empty(sh, c64, Device::cuda(0), s);
+  copy(TensorView(d.host.data(), sh), d.device.view(), s);
+  return d;
+}
+
+// A device result buffer full of NaN, so that an element the transform leaves unwritten fails the comparison.
+Tensor poisoned(const Shape& shape, StreamRef s) {
+  Tensor t = Tensor::empty(shape, c64, Device::cuda(0), s);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<cf> fill(static_cast<std::size_t>(t.numel()), cf(nan, nan));
+  copy(TensorView(fill.data(), shape), t.view(), s);
+  return t;
+}
+
+// The float64 reference: the same values in c128 through FFTW (the CPU route).
+std::vector<cd> reference_fft(const std::vector<cf>& x, const std::vector<std::int64_t>& shape,
+                              const std::vector<int>& axes) {
+  std::vector<cd> wide(x.begin(), x.end());
+  Tensor r = fft(TensorView(wide.data(), shape_of(shape)), {.axes = axes, .execution = Execution::cpu()});
+  const cd* p = r.data<cd>();
+  return std::vector<cd>(p, p + r.numel());
+}
+
+// Shapes whose cuFFT plans need a work area (cuFFT on an H200: 512 MiB each), and smaller ones that may need none.
+struct Shaped {
+  std::vector<std::int64_t> shape;
+  std::vector<int> axes;
+};
+const std::vector<Shaped> kLarge = {{{64, std::int64_t{1} << 20}, {1}}, {{8192, 8192}, {0, 1}}};
+const std::vector<Shaped> kSmall = {{{64, 4096}, {1}}, {{32, 64, 64}, {0, 1, 2}}, {{1009, 8}, {0}}};
+
+TEST(WorkAreaGpu, FftEstimatesEqualWorkspaceSizeAfterPlan) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  struct Case {
+    std::vector<std::int64_t> shape;
+    DType dtype;
+    std::vector<int> axes;
+  };
+  const std::vector<Case> table = {
+      {{8192, 8192}, c64, {0, 1}},
+      {{64, std::int64_t{1} << 20}, c64, {1}},
+      {{64, std::int64_t{1} << 20}, f32, {1}},
+      {{512, 512, 512}, c64, {0, 1, 2}},
+      {{256, 256, 256}, f32, {0, 1, 2}},
+      {{4096, 16384}, c64, {1}},
+      {{4096, 16384}, f32, {1}},
+      {{64, 1009}, c64, {1}},
+      {{1000003}, c128, {0}},
+      {{256, 64}, c64, {0}},  // strided: axis 0 of a row-major array
+      {{128, 96, 80}, c128, {0, 2}},
+      {{3, 7, 1}, c64, {2}},  // every axis of length 1: no plan at all
+  };
+  for (const Case& c : table) {
+    const Tensor x = Tensor::empty(shape_of(c.shape), c.dtype, Device::cuda(0), s);
+    for (WorkAreaPolicy policy : {WorkAreaPolicy::owned, WorkAreaPolicy::shared}) {
+      const FFTOptions options{.axes = c.axes, .stream = s, .work_area = policy};
+      const std::size_t estimate = estimate_workspace_size(x, options);
+      FFT f(x, options);
+      f.plan();
+      EXPECT_EQ(estimate, f.workspace_size()) << f.describe();
+    }
+  }
+  s.synchronize();
+}
+
+TEST(WorkAreaGpu, MatmulEstimatesEqualWorkspaceSizeAfterPlan) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  struct Case {
+    std::int64_t m, n, k, batch;
+    DType dtype;
+    Epilog epilog;
+  };
+  const std::vector<Case> table = {{512, 512, 512, 1, f32, Epilog::none},    {4096, 4096, 4096, 1, bf16, Epilog::none},
+                                   {1024, 2048, 8192, 1, f16, Epilog::gelu}, {256, 256, 64, 16, f32, Epilog::relu},
+                                   {8192, 64, 8192, 1, bf16, Epilog::none},  {128, 128, 128, 4, c64, Epilog::none}};
+  for (const Case& c : table) {
+    const Shape a_shape = c.batch > 1 ? Shape{c.batch, c.m, c.k} : Shape{c.m, c.k};
+    const Shape b_shape = c.batch > 1 ? Shape{c.batch, c.k, c.n} : Shape{c.k, c.n};
+    const Tensor a = Tensor::empty(a_shape, c.dtype, Device::cuda(0), s);
+    const Tensor b = Tensor::empty(b_shape, c.dtype, Device::cuda(0), s);
+    MatmulOptions options;
+    options.epilog = c.epilog;
+    options.stream = s;
+    const std::size_t estimate = estimate_workspace_size(a, b, options);
+    Matmul m(a, b, options);
+    m.plan();
+    EXPECT_EQ(estimate, m.workspace_size()) << m.describe();
+  }
+  s.synchronize();
+}
+
+TEST(WorkAreaGpu, OneSharedAreaPerStreamGrownToTheLargestUser) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  memory::release_work_areas(Device::cuda(0));
+  std::vector<FFT> ffts;
+  std::vector<Tensor> operands;
+  std::size_t largest = 0, sum = 0;
+  for (const auto& set : {kLarge, kSmall})
+    for (const Shaped& c : set) {
+      operands.push_back(Tensor::empty(shape_of(c.shape), c64, Device::cuda(0), s));
+      ffts.emplace_back(operands.back(), FFTOptions{.axes = c.axes, .stream = s, .work_area = WorkAreaPolicy::shared});
+      ffts.back().plan();
+      largest = std::max(largest, ffts.back().workspace_size());
+      sum += ffts.back().workspace_size();
+    }
+  ASSERT_GT(largest, 0u) << "no plan of the table needs a work area on this GPU";
+  for (FFT& f : ffts) (void)f.execute();
+  const memory::Report report = memory::report(Device::cuda(0));
+  EXPECT_EQ(report.shared_work_areas, 1u) << fmt::format("{}", report);
+  EXPECT_EQ(report.shared_work_area_bytes, largest) << "sum of the plans' areas: " << sum;
+  EXPECT_EQ(report.owned_work_area_bytes, 0u);
+  s.synchronize();
+  ffts.clear();
+  memory::release_work_areas(Device::cuda(0));
+  EXPECT_EQ(memory::report(Device::cuda(0)).shared_work_area_bytes, 0u);
+}
+
+// Each policy gives the float64 reference's result, written into a poisoned output.
+TEST(WorkAreaGpu, SharedOwnedAndExternalAreasGiveTheReferenceResult) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  for (const Shaped& c : kLarge) {
+    DeviceData x = random_device(c.shape, s);
+    const std::vector<cd> expected = reference_fft(x.host, c.shape, c.axes);
+    const std::size_t need = estimate_workspace_size(x.device, {.axes = c.axes, .stream = s});
+    Tensor area = Tensor::empty({static_cast<std::int64_t>(need + 256)}, i8, Device::cuda(0), s);
+    for (WorkAreaPolicy policy : {WorkAreaPolicy::owned, WorkAreaPolicy::shared, WorkAreaPolicy::external}) {
+      FFTOptions options{.axes = c.axes, .stream = s, .work_area = policy};
+      if (policy == WorkAreaPolicy::external) options.work_area_buffer = area.view();
+      FFT f(x.device, options);
+      f.plan();
+      Tensor out = poisoned(x.device.shape(), s);
+      (void)f.execute({.out = out.view()});
+      EXPECT_LT(relative_error(to_dense(out.view()), expected), 1e-5) << to_string(policy) << " " << f.describe();
+    }
+  }
+}
+
+// The example of docs/memory.md, "Work areas": an external buffer sized by the estimate.
+TEST(WorkAreaGpu, ExternalAreaSizedByTheEstimate) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  DeviceData data = random_device({8192, 8192}, s);
+  const Tensor& x = data.device;
+  const std::size_t bytes = cuplan::estimate_workspace_size(x, {.axes = {0, 1}});
+  auto area = cuplan::Tensor::empty({static_cast<std::int64_t>(bytes)}, cuplan::i8, cuplan::Device::cuda(0), s);
+  cuplan::FFT f(x, {.axes = {0, 1}, .work_area = cuplan::WorkAreaPolicy::external, .work_area_buffer = area.view()});
+  f.plan(s);
+  EXPECT_EQ(f.workspace_size(), bytes);
+  Tensor out = poisoned(x.shape(), s);
+  (void)f.execute({.stream = s, .out = out.view()});
+  EXPECT_LT(relative_error(to_dense(out.view()), reference_fft(data.host, {8192, 8192}, {0, 1})), 1e-5);
+}
+
+TEST(WorkAreaGpu, ExternalBufferTooSmallMisalignedOrOnAnotherDeviceIsRefused) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  const Shaped& c = kLarge.front();
+  const Tensor x = Tensor::empty(shape_of(c.shape), c64, Device::cuda(0), s);
+  const std::size_t need = estimate_workspace_size(x, {.axes = c.axes, .stream = s});
+  ASSERT_GT(need, 256u);
+  Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s);
+  const TensorView small(area.data(), i8, {static_cast<std::int64_t>(need / 2)}, Strides{1}, Device::cuda(0),
+                         MemorySpace::device);
+  FFT f(x, {.axes = c.axes, .stream = s, .work_area = WorkAreaPolicy::external, .work_area_buffer = small});
+  expect_throw_naming<InvalidArgument>([&] { f.plan(); }, {"work_area_buffer", fmt::format("at least {} bytes", need),
+                                                           fmt::format("got {} bytes", need / 2)});
+  const TensorView shifted(static_cast<std::int8_t*>(area.data()) + 64, i8, {static_cast<std::int64_t>(need - 64)},
+                           Strides{1}, Device::cuda(0), MemorySpace::device);
+  expect_throw_naming<InvalidArgument>(
+      [&] { FFT g(x, {.axes = c.axes, .work_area = WorkAreaPolicy::external, .work_area_buffer = shifted}); },
+      {"work_area_buffer", "aligned to 256 bytes"});
+  MatmulOptions mo;
+  mo.work_area = WorkAreaPolicy::external;
+  mo.work_area_buffer = TensorView(area.data(), i8, {1}, Strides{1}, Device::cuda(0), MemorySpace::device);
+  const Tensor a = Tensor::empty({4096, 4096}, bf16, Device::cuda(0), s);
+  if (estimate_workspace_size(a, a, {.stream = s}) > 1) {
+    Matmul m(a, a, mo);
+    expect_throw_naming<InvalidArgument>([&] { m.plan({.stream = s}); }, {"work_area_buffer", "got 1 bytes"});
+  }
+  if (cuda_device_count() > 1) {
+    Tensor other = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(1));
+    FFT g(x, {.axes = c.axes, .stream = s, .work_area = WorkAreaPolicy::external, .work_area_buffer = other.view()});
+    expect_throw_naming<InvalidArgument>([&] { g.plan(); }, {"work_area_buffer", "memory of cuda:0", "cuda:1"});
+  }
+  f.free();
+  expect_throw_naming<StateError>([&] { (void)f.execute(); }, {"execute"});
+  s.synchronize();
+}
+
+// `streams` streams take turns with every plan (class and function forms) under the ordering checker: each plan
+// runs on each stream's area in turn, the results match the reference, and the checker sees no unordered use.
+void plans_in_turn(int streams) {
+  CheckingOn checking;
+  std::vector<Stream> pool(static_cast<std::size_t>(streams));
+  std::vector<DeviceData> data;
+  std::vector<std::vector<cd>> expected;
+  std::vector<Shaped> shapes = kSmall;
+  shapes.push_back(kLarge.front());
+  for (const Shaped& c : shapes) {
+    data.push_back(random_device(c.shape, pool[0]));
+    expected.push_back(reference_fft(data.back().host, c.shape, c.axes));
+  }
+  std::vector<FFT> ffts;
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    ffts.emplace_back(data[i].device, FFTOptions{.axes = shapes[i].axes, .work_area = WorkAreaPolicy::shared});
+  for (int round = 0; round < 2 * streams; ++round) {
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      Stream& s = pool[(i + static_cast<std::size_t>(round)) % pool.size()];
+      Tensor out = poisoned(data[i].device.shape(), s);
+      (void)ffts[i].execute({.stream = s, .out = out.view()});
+      EXPECT_LT(relative_error(to_dense(out.view()), expected[i]), 1e-5) << "round " << round << " plan " << i;
+      // The function form's cached plan, on the same stream: default policy shared.
+      Tensor y = fft(data[i].device, {.axes = shapes[i].axes, .stream = s});
+      EXPECT_LT(relative_error(to_dense(y.view()), expected[i]), 1e-5) << "function form, round " << round;
+    }
+  }
+  for (Stream& s : pool) s.synchronize();
+  EXPECT_EQ(memory::report(Device::cuda(0)).shared_work_areas, static_cast<std::size_t>(streams));
+  ffts.clear();
+  memory::release_work_areas(Device::cuda(0));
+}
+
+TEST(WorkAreaGpu, TwoStreamsSharePlansInTurnUnderTheChecker) {
+  CUPLAN_REQUIRE_GPU();
+  memory::release_work_areas(Device::cuda(0));
+  plans_in_turn(2);
+}
+
+TEST(WorkAreaGpu, FourStreamsSharePlansInTurnUnderTheChecker) {
+  CUPLAN_REQUIRE_GPU();
+  memory::release_work_areas(Device::cuda(0));
+  plans_in_turn(4);
+}
+
+// One external buffer for two objects on two streams with no edge between them: the checker names the work area.
+TEST(WorkAreaGpu, CheckerReportsAnExternalAreaUsedByTwoStreamsWithoutAnEdge) {
+  CUPLAN_REQUIRE_GPU();
+  CheckingOn checking;
+  Stream s1, s2;
+  const Shaped& c = kLarge.front();
+  DeviceData x = random_device(c.shape, s1);
+  const std::size_t need = estimate_workspace_size(x.device, {.axes = c.axes});
+  ASSERT_GT(need, 0u);
+  Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s1);
+  s1.synchronize();
+  const FFTOptions options{.axes = c.axes, .work_area = WorkAreaPolicy::external, .work_area_buffer = area.view()};
+  FFT f(x.device, options), g(x.device, options);
+  f.plan(s1);
+  g.plan(s2);
+  s2.wait(s1);
+  (void)f.execute({.stream = s1});
+  expect_throw_naming<OrderingError>([&] { (void)g.execute({.stream = s2}); }, {"work area"});
+  s1.synchronize();
+  s2.synchronize();
+}
+
+TEST(WorkAreaGpu, CacheByteLimitReleasesIdlePlansOwnedAreas) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  plan_cache::clear();
+  plan_cache::reset_stats();
+  const std::size_t limit = 600 * MiB;
+  plan_cache::set_byte_limit(limit);
+  for (int round = 0; round < 3; ++round)
+    for (const Shaped& c : kLarge) {
+      DeviceData x = random_device(c.shape, s);
+      Tensor y = fft(x.device, {.axes = c.axes, .stream = s, .work_area = WorkAreaPolicy::owned});
+      EXPECT_LT(relative_error(to_dense(y.view()), reference_fft(x.host, c.shape, c.axes)), 1e-5);
+      EXPECT_LE(plan_cache::stats().bytes, limit) << fmt::format("{}", plan_cache::stats());
+      EXPECT_LE(memory::report(Device::cuda(0)).cached_plan_bytes, limit);
+    }
+  const PlanCacheStats stats = plan_cache::stats();
+  EXPECT_EQ(stats.misses, 2u);  // the two plans stay cached: every later call is a hit
+  EXPECT_EQ(stats.hits, 4u);
+  EXPECT_GE(stats.work_areas_released, 4u);
+  plan_cache::set_byte_limit(0);
+  plan_cache::clear();
+  s.synchronize();
+}
+
+}  // namespace
+}  // namespace cuplan::testing
