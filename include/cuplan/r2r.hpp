@@ -63,6 +63,13 @@ struct RealTransformOptions {
   /// captured once as a CUDA graph and then replayed (one launch instead of the passes and cuFFT calls of every
   /// axis). Same work, same stream order; false enqueues every call directly. The function forms always replay.
   bool graph_replay = true;
+  /// Where the device work area (cuFFT's areas and the row buffers of the passes, workspace_size() bytes) comes
+  /// from (see WorkAreaPolicy): automatic is `owned` for RealTransform; the function forms use `shared`. Operands
+  /// in device memory only: host operands run through a device stage of their own.
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external: device memory on the transform's device, 256-byte aligned,
+  /// at least workspace_size() bytes. It must stay valid while the object can run.
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// Options of one RealTransform::execute call.

@@ -12,6 +12,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "plan/option_checks.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 
@@ -97,6 +98,7 @@ void validate_r2r_options(const RealTransformOptions& o, const char* who) {
   check_enum_range(o.planning, Planning::patient, who, "planning", "Planning");
   check_blocking(o.blocking, who);
   check_execution(o.execution, who);
+  (void)resolve_work_area(o.work_area, o.work_area_buffer, who);
   if (o.axes.size() > 3) [[unlikely]]
     throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to transform, got {} axes", who, o.axes.size()));
   if (o.kinds.size() > 3) [[unlikely]]

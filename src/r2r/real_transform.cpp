@@ -98,6 +98,7 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
       .add(o.execution.threads())
       .add(o.planning);
   key.add_host_execution_device(x, o.execution);
+  key.add_work_area(o.work_area, o.work_area_buffer);
   if (out != nullptr) key.add(detail::OperandSignature::of(*out));
   return key;
 }
@@ -141,6 +142,7 @@ RealTransformOptions common(const Options& o, R2RKind kind) {
   r.stream = o.stream;
   r.after = o.after;
   r.planning = o.planning;
+  r.work_area = WorkAreaPolicy::shared;  // a cached plan uses its stream's area
   return r;
 }
 

@@ -63,6 +63,28 @@ TEST(WorkAreaApi, PolicyOutsideTheEnumIsRefusedByEveryForm) {
         {"matmul", "work_area", "9"});
 }
 
+TEST(WorkAreaApi, RealTransformChecksItsWorkAreaOptions) {
+  std::vector<float> x(64);
+  const TensorView view(x.data(), {8, 8});
+  expect_throw_naming<InvalidArgument>(
+      [&] { RealTransform t(view, {.execution = Execution::cpu(), .work_area = static_cast<WorkAreaPolicy>(4)}); },
+      {"RealTransform", "work_area", "4"});
+  std::vector<std::int8_t> area(4096);
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        RealTransform t(view, {.execution = Execution::cpu(),
+                               .work_area = WorkAreaPolicy::external,
+                               .work_area_buffer = TensorView(area.data(), {4096})});
+      },
+      {"RealTransform", "work_area_buffer", "device or managed memory"});
+  // The CPU route has no device work area under any policy.
+  for (WorkAreaPolicy policy : {WorkAreaPolicy::owned, WorkAreaPolicy::shared}) {
+    RealTransform t(view, {.execution = Execution::cpu(), .work_area = policy});
+    t.plan();
+    EXPECT_EQ(t.workspace_size(), 0u);
+  }
+}
+
 TEST(WorkAreaApi, ExternalBufferInHostMemoryIsRefusedOnEveryPath) {
   std::vector<cf> x(64);
   std::vector<std::int8_t> area(4096);
@@ -404,6 +426,44 @@ TEST(WorkAreaGpu, CheckerReportsAnExternalAreaUsedByTwoStreamsWithoutAnEdge) {
   expect_throw_naming<OrderingError>([&] { (void)g.execute({.stream = s2}); }, {"work area"});
   s1.synchronize();
   s2.synchronize();
+}
+
+// RealTransform (DCT-II over both axes of f32 [2048, 4096]) with each policy, against the CPU's f64 transform.
+TEST(WorkAreaGpu, RealTransformPoliciesGiveTheReferenceResult) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  const std::vector<std::int64_t> dims = {2048, 4096};
+  const std::vector<float> host = random_vector<float>(static_cast<std::size_t>(product(dims)));
+  const std::vector<double> wide(host.begin(), host.end());
+  const Tensor reference = dctn(TensorView(wide.data(), shape_of(dims)), {.execution = Execution::cpu()});
+  const std::vector<cd> expected = to_dense(reference.view());
+  Tensor x = Tensor::empty(shape_of(dims), f32, Device::cuda(0), s);
+  copy(TensorView(host.data(), shape_of(dims)), x.view(), s);
+  std::size_t need = 0;
+  {
+    RealTransform probe(x, {.stream = s});
+    probe.plan();
+    need = probe.workspace_size();
+  }
+  ASSERT_GT(need, 0u);  // the passes' row buffers at least
+  Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s);
+  for (WorkAreaPolicy policy : {WorkAreaPolicy::owned, WorkAreaPolicy::shared, WorkAreaPolicy::external}) {
+    RealTransformOptions options{.stream = s, .work_area = policy};
+    if (policy == WorkAreaPolicy::external) options.work_area_buffer = area.view();
+    RealTransform t(x, options);
+    t.plan();
+    Tensor out = Tensor::empty(shape_of(dims), f32, Device::cuda(0), s);
+    const std::vector<float> nan(host.size(), std::numeric_limits<float>::quiet_NaN());
+    copy(TensorView(nan.data(), shape_of(dims)), out.view(), s);
+    (void)t.execute({.out = out.view()});
+    EXPECT_LT(relative_error(to_dense(out.view()), expected), 1e-5) << to_string(policy);
+  }
+  const TensorView small(area.data(), i8, {static_cast<std::int64_t>(need - 256)}, Strides{1}, Device::cuda(0),
+                         MemorySpace::device);
+  RealTransform t(x, {.stream = s, .work_area = WorkAreaPolicy::external, .work_area_buffer = small});
+  expect_throw_naming<InvalidArgument>([&] { t.plan(); },
+                                       {"RealTransform", "work_area_buffer", fmt::format("at least {} bytes", need)});
+  s.synchronize();
 }
 
 TEST(WorkAreaGpu, CacheByteLimitReleasesIdlePlansOwnedAreas) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "plan/graph_replay.hpp"
+#include "plan/work_area.hpp"
 #include "r2r/cufft/cufft_r2r.hpp"
 #include "r2r/r2r_route.hpp"
 
@@ -28,6 +29,7 @@ class CudaR2RRoute final : public R2RRoute {
 
  private:
   bool host_operand_;
+  WorkArea work_area_;  // device operands: owned, the stream's shared area, or the caller's
   std::unique_ptr<CufftR2R> cufft_;
   GraphReplay replay_;   // device operands: a repeated call's passes and cuFFT calls as one graph launch
   Tensor device_stage_;  // host operands: the operand on the device, in the result's layout
