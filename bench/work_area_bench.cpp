@@ -56,9 +56,15 @@ std::vector<Case> cases(bool quick) {
 
 std::string name_of(const Case& c) {
   std::string text = c.dtype == cp::c64 ? "C2C c64 [" : "R2C f32 [";
-  for (int i = 0; i < c.shape.size(); ++i) text += (i ? ", " : "") + std::to_string(c.shape[i]);
+  for (int i = 0; i < c.shape.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(c.shape[i]);
+  }
   text += "] axes";
-  for (int a : c.axes) text += " " + std::to_string(a);
+  for (int axis : c.axes) {
+    text += ' ';
+    text += std::to_string(axis);
+  }
   return text;
 }
 

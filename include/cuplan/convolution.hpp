@@ -61,6 +61,13 @@ struct ConvolutionOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored on CUDA.
   Planning planning = Planning::estimate;
+  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned` for Convolution, `shared` for
+  /// fftconvolve. The padded work buffers and the kernel's spectrum stay the object's own.
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external: device memory on the convolution's device, 256-byte
+  /// aligned, at least the planned cuFFT area (plan() names the bytes when it is smaller; workspace_size() is an
+  /// upper bound). It must stay valid while the object can run.
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// Options of one Convolution::execute call.

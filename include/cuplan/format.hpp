@@ -11,9 +11,9 @@
 //   Stream "Stream(0x5581..., cuda:0, owning)" or "Stream(moved-from)", StreamRef "StreamRef(0x5581...)" or
 //   "StreamRef(legacy default)", Event "Event(recorded, timing)",
 //   AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)", EventRef "EventRef(0x...)",
-//   PlanCacheStats "plan cache: 5 hits, 1 misses, ...", memory::Stats "device memory: 1024 B in use, peak 4096 B,
-//   ...", memory::Report "memory of cuda:0: 1 shared work areas 536870912 B, ...", WorkAreaPolicy "shared", FFT and
-//   Matmul by describe() (their plan). (The distributed types: cuplan/distributed_format.hpp.)
+//   PlanCacheStats "plan cache: 5 hits, 1 misses, ..., 0 B held", memory::Stats "device memory: 1024 B in use,
+//   peak 4096 B, ...", memory::Report "memory of cuda:0: 1 shared work areas 536870912 B, ...", WorkAreaPolicy
+//   "shared", FFT and Matmul by describe() (their plan). (The distributed types: cuplan/distributed_format.hpp.)
 // Opt-in: cuplan/cuplan.hpp does not include this header (nor fmt); a file that formats cuplan types with fmt
 // includes it. The names the formatters print (to_string, error_kind) are in cuplan/names.hpp, which needs no fmt.
 
@@ -250,11 +250,12 @@ struct fmt::formatter<cuplan::PlanCacheStats> {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   template <class FormatContext>
   auto format(const cuplan::PlanCacheStats& stats, FormatContext& ctx) const {
-    return fmt::format_to(ctx.out(),
-                          "plan cache: {} hits, {} misses, {} evictions, {} plans (capacity {}), {} B held (limit {}), "
-                          "{} work areas released",
-                          stats.hits, stats.misses, stats.evictions, stats.size, stats.capacity, stats.bytes,
-                          stats.byte_limit, stats.work_areas_released);
+    auto out =
+        fmt::format_to(ctx.out(), "plan cache: {} hits, {} misses, {} evictions, {} plans (capacity {}), {} B held",
+                       stats.hits, stats.misses, stats.evictions, stats.size, stats.capacity, stats.bytes);
+    if (stats.byte_limit == 0) return out;
+    return fmt::format_to(out, " (limit {} B, {} idle plans' memory released)", stats.byte_limit,
+                          stats.work_areas_released);
   }
 };
 

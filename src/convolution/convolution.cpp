@@ -11,6 +11,7 @@
 #include "cuplan/errors.hpp"
 #include "plan/cache/cached_call.hpp"
 #include "plan/handle.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -29,6 +30,7 @@ detail::PlanKey make_key(const TensorView& x, const TensorView& kernel, const Co
   key.add(o.mode).add(o.route).add(o.blocking).add(o.execution.kind()).add(o.planning);
   key.add(o.execution.device()).add(o.execution.threads());
   key.add_host_execution_device(x, o.execution);
+  key.add_work_area(o.work_area, o.work_area_buffer);
   return key;
 }
 
@@ -132,9 +134,11 @@ std::string Convolution::describe() const {
 }
 
 Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options) {
+  options.work_area = detail::function_form_work_area(options.work_area);  // cached plans share their stream's area
   return run(std::move(x), std::move(kernel), options, nullptr);
 }
 void fftconvolve(TensorRef x, TensorRef kernel, const TensorView& out, ConvolutionOptions options) {
+  options.work_area = detail::function_form_work_area(options.work_area);
   run(std::move(x), std::move(kernel), options, &out);
 }
 

@@ -11,6 +11,7 @@
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "plan/option_checks.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -27,6 +28,7 @@ void validate_convolution_options(const ConvolutionOptions& o, const char* op) {
   check_enum_range(o.planning, Planning::patient, op, "planning", "Planning");
   check_blocking(o.blocking, op);
   check_execution(o.execution, op);
+  (void)resolve_work_area(o.work_area, o.work_area_buffer, op);
   if (o.axes.size() > 3) [[unlikely]]
     throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to convolve, got {} axes", op, o.axes.size()));
 }
@@ -59,7 +61,7 @@ ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const Conv
     DeviceConvolutionChoice choice = choose_device_convolution(request, x, options.route, target_.device);
     geometry_ = std::move(choice.geometry);
     not_fused_ = choice.not_fused;
-    runner_ = make_device_convolution_runner(context, choice, x);
+    runner_ = make_device_convolution_runner(context, options, choice, x);
   } else {
     geometry_ = plan_convolution(request);
     if (options.route == cuplan::ConvolutionRoute::fused)

@@ -82,6 +82,7 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
                                                   cuplan::ConvolutionRoute route, int device);
 /// The device route for `choice` (convolution/cuda).
 std::unique_ptr<ConvolutionRunner> make_device_convolution_runner(const ConvolutionRunnerContext& context,
+                                                                  const ConvolutionOptions& options,
                                                                   const DeviceConvolutionChoice& choice,
                                                                   const TensorView& operand);
 

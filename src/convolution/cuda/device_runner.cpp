@@ -20,6 +20,7 @@
 #include "fft/cufft/cufft_backend.hpp"
 #include "fft/cufft/scale.hpp"
 #include "plan/ordering/tensor_accesses.hpp"
+#include "plan/work_area.hpp"
 #include "runtime/access.hpp"
 
 namespace cuplan::detail {
@@ -67,9 +68,12 @@ std::size_t bytes_of(std::int64_t count, std::size_t element) {
 
 class DeviceConvolutionRunner final : public ConvolutionRunner {
  public:
-  DeviceConvolutionRunner(const ConvolutionRunnerContext& context, const DeviceConvolutionChoice& choice,
-                          const TensorView& operand)
-      : ConvolutionRunner(context), fused_(choice.fused), operand_device_(operand.device()) {}
+  DeviceConvolutionRunner(const ConvolutionRunnerContext& context, const ConvolutionOptions& options,
+                          const DeviceConvolutionChoice& choice, const TensorView& operand)
+      : ConvolutionRunner(context),
+        fused_(choice.fused),
+        operand_device_(operand.device()),
+        work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "Convolution"), "Convolution") {}
 
   void plan(const std::optional<StreamRef>& stream, EventList& pending_after, const TensorRef* kernel) override {
     Phase phase(context_.order, context_.streams, context_.target, stream, pending_after, "plan");
@@ -99,11 +103,12 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const Tensor device_in = host ? Tensor::wrap(given).to(Device::cuda(target.device), s) : Tensor::wrap(given);
     const Tensor device_out =
         host ? Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype, Device::cuda(target.device), s) : result;
+    ensure_work(s);
     // cuplan Tensors are ordered after their pending producers first.
     if (!host)
       phase.operands({{"operand", &given, false, false, Access::storage(call.operand).get()},
-                      {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()}});
-    ensure_work(s);
+                      {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()},
+                      {"work area", &area_.view(), true}});
     if (fused_ && context_.geometry.rank > 1)
       run_fused_inner(device_in.view(), device_out.view(), s);
     else if (fused_)
@@ -112,6 +117,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       run_separate(device_in.view(), device_out.view(), s);
     if (host) cuplan::copy(device_out.view(), result.view(), s);
     if (call.operand.owning()) call.operand.record_stream(s);
+    area_ = WorkAreaHold{};  // the work is enqueued: a shared area may be replaced now
     phase.close();
     if (call.release_workspace) release_work();
     if (target.blocking) finish_call(target, s);
@@ -139,7 +145,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   std::size_t workspace_size() const noexcept override {
-    return spectrum_.size() + workspace_.size() + work_.size() + work_spectrum_.size();
+    return spectrum_.size() + work_area_.held_bytes() + work_.size() + work_spectrum_.size();
   }
   cuplan::ConvolutionRoute kind() const noexcept override {
     return fused_ ? cuplan::ConvolutionRoute::fused : cuplan::ConvolutionRoute::separate;
@@ -213,6 +219,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       }
     }
     workspace_bytes_ = workspace;
+    work_area_.check(workspace_bytes_, device);  // an external buffer: big enough, on this device
     spectrum_.ensure(bytes_of(g.kernel_batch * g.spectrum_size, complex_dtype().size()), device, s);
     kernel_entries_ = kernel_entries(g);
     planned_ = true;
@@ -221,7 +228,8 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   void ensure_work(StreamRef s) {
     const ConvolutionGeometry& g = context_.geometry;
     const int device = context_.target.device;
-    workspace_ptr_ = workspace_.ensure(workspace_bytes_, device, s);
+    area_ = work_area_.acquire(workspace_bytes_, device, s);
+    workspace_ptr_ = area_.data();
     if (fused_ && g.rank == 1) return;  // reads the operand and writes the result directly
     work_.ensure(bytes_of(g.batch * g.fft_size, work_dtype().size()), device, s);
     if (fused_) return;  // 2D, 3D: transformed in place
@@ -229,7 +237,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   void release_work() noexcept {
-    workspace_.release();
+    work_area_.release();
     work_.release();
     work_spectrum_.release();
     workspace_ptr_ = nullptr;
@@ -246,7 +254,8 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const CanonicalWalk walk = kernel_walk(g, device_kernel.strides());
     DeviceBuffer padded;
     void* padded_ptr = padded.ensure(bytes_of(g.kernel_batch * g.fft_size, work_dtype().size()), device, s);
-    void* workspace = workspace_.ensure(workspace_bytes_, device, s);
+    const WorkAreaHold area = work_area_.acquire(workspace_bytes_, device, s);
+    void* workspace = area.data();
     CUPLAN_CUDA_CHECK(pad_device(device_kernel.data(), k.dtype(), walk, g.kernel_batch, work_dims(g, false), padded_ptr,
                                  work_dtype(), s.native()));
     kernel_forward_->bind(s.native(), workspace);
@@ -336,7 +345,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   std::unique_ptr<CufftPlan> forward_, inverse_, kernel_forward_;
   CanonicalWalk kernel_entries_;
   std::size_t workspace_bytes_ = 0;
-  DeviceBuffer spectrum_, workspace_, work_, work_spectrum_;
+  WorkArea work_area_;  // cuFFT's: owned, the stream's shared area, or the caller's (ConvolutionOptions::work_area)
+  WorkAreaHold area_;   // the area of the execute being enqueued
+  DeviceBuffer spectrum_, work_, work_spectrum_;
   void* workspace_ptr_ = nullptr;
 };
 
@@ -370,9 +381,10 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
 }
 
 std::unique_ptr<ConvolutionRunner> make_device_convolution_runner(const ConvolutionRunnerContext& context,
+                                                                  const ConvolutionOptions& options,
                                                                   const DeviceConvolutionChoice& choice,
                                                                   const TensorView& operand) {
-  return std::make_unique<DeviceConvolutionRunner>(context, choice, operand);
+  return std::make_unique<DeviceConvolutionRunner>(context, options, choice, operand);
 }
 
 }  // namespace cuplan::detail
