@@ -14,16 +14,14 @@
 
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/memory.hpp"
 #include "cuplan/names.hpp"
 #include "plan/option_checks.hpp"
+#include "runtime/memory_uses.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {
 namespace {
-
-struct OwnedCount {
-  std::size_t areas = 0, bytes = 0;
-};
 
 class SharedWorkAreas {
  public:
@@ -36,24 +34,12 @@ class SharedWorkAreas {
       // the stream then holds the larger area alone.
       area.reset();
       area = Storage::allocate(bytes, Device::cuda(device), MemorySpace::device, stream);
+      account_memory(MemoryUse::shared_work_area, device, old_bytes == 0 ? 1 : 0,
+                     static_cast<std::ptrdiff_t>(bytes) - static_cast<std::ptrdiff_t>(old_bytes));
       log(LogLevel::info, "work area: shared area of cuda:{} stream {} grown from {} to {} bytes", device,
           fmt::ptr(stream.native()), old_bytes, bytes);
     }
     return area;
-  }
-
-  WorkAreaTotals totals(int device) {
-    WorkAreaTotals t;
-    std::lock_guard lock(mutex_);
-    for (const auto& [key, area] : areas_)
-      if (key.first == device && area) {
-        ++t.shared_areas;
-        t.shared_bytes += area->bytes();
-      }
-    const OwnedCount& owned = owned_[device];
-    t.owned_areas = owned.areas;
-    t.owned_bytes = owned.bytes;
-    return t;
   }
 
   void release(int device) noexcept {
@@ -61,6 +47,8 @@ class SharedWorkAreas {
     std::lock_guard lock(mutex_);
     for (auto it = areas_.begin(); it != areas_.end();) {
       if (it->first.first == device) {
+        if (it->second)
+          account_memory(MemoryUse::shared_work_area, device, -1, -static_cast<std::ptrdiff_t>(it->second->bytes()));
         doomed.insert(areas_.extract(it++));
       } else {
         ++it;
@@ -68,18 +56,10 @@ class SharedWorkAreas {
     }
   }
 
-  void count_owned(int device, std::ptrdiff_t areas, std::ptrdiff_t bytes) noexcept {
-    std::lock_guard lock(mutex_);
-    OwnedCount& count = owned_[device];
-    count.areas = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(count.areas) + areas);
-    count.bytes = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(count.bytes) + bytes);
-  }
-
  private:
   using Key = std::pair<int, cudaStream_t>;
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<Storage>> areas_;
-  std::map<int, OwnedCount> owned_;
 };
 
 SharedWorkAreas& shared_areas() {
@@ -181,15 +161,21 @@ void WorkArea::release() noexcept {
 }
 
 void WorkArea::count_owned(std::ptrdiff_t areas, std::ptrdiff_t bytes) noexcept {
-  shared_areas().count_owned(owned_device_, areas, bytes);
-}
-
-WorkAreaTotals work_area_totals(int device) {
-  return shared_areas().totals(device);
-}
-
-void release_shared_work_areas(int device) noexcept {
-  shared_areas().release(device);
+  account_memory(MemoryUse::owned_work_area, owned_device_, areas, bytes);
 }
 
 }  // namespace cuplan::detail
+
+namespace cuplan {
+inline namespace CUPLAN_ABI_NAMESPACE {
+
+void memory::release_work_areas(Device device) {
+  if (!device.is_cuda())
+    throw InvalidArgument(
+        "memory::release_work_areas: device: expected a CUDA device, got cpu (work areas are "
+        "device memory)");
+  detail::shared_areas().release(device.index());
+}
+
+}  // namespace CUPLAN_ABI_NAMESPACE
+}  // namespace cuplan

@@ -86,12 +86,4 @@ class WorkArea {
   int owned_device_ = -1;
 };
 
-/// The shared work areas and the owned ones on one device, for the memory report.
-struct WorkAreaTotals {
-  std::size_t shared_areas = 0, shared_bytes = 0, owned_areas = 0, owned_bytes = 0;
-};
-WorkAreaTotals work_area_totals(int device);
-/// Drops the shared areas of `device` (each freed stream-ordered after its last use once no hold keeps it).
-void release_shared_work_areas(int device) noexcept;
-
 }  // namespace cuplan::detail

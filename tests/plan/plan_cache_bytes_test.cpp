@@ -13,6 +13,7 @@
 
 #include "cuplan/execution.hpp"
 #include "plan/cache/plan_cache.hpp"
+#include "runtime/memory_uses.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -161,11 +162,14 @@ TEST_F(PlanCacheBytesTest, LoweringTheLimitReleasesAtOnceAndClearForgetsTheBytes
   plan_cache::set_byte_limit(6 * MiB);
   EXPECT_EQ(plan_cache::stats().bytes, 6 * MiB);
   EXPECT_EQ(plan_cache::stats().work_areas_released, 2u);
-  EXPECT_EQ(cached_plans_on(0), std::make_pair(std::size_t{4}, 6 * MiB));
-  EXPECT_EQ(cached_plans_on(-1).first, 0u);
+  // The memory report's count (the plans report device 0): four plans, the bytes they hold.
+  EXPECT_EQ(memory_use(MemoryUse::cached_plan, 0).items, 4u);
+  EXPECT_EQ(memory_use(MemoryUse::cached_plan, 0).bytes, 6 * MiB);
   plan_cache::clear();
   EXPECT_EQ(plan_cache::stats().bytes, 0u);
   EXPECT_EQ(plan_cache::stats().size, 0u);
+  EXPECT_EQ(memory_use(MemoryUse::cached_plan, 0).items, 0u);
+  EXPECT_EQ(memory_use(MemoryUse::cached_plan, 0).bytes, 0u);
 }
 
 }  // namespace

@@ -197,6 +197,13 @@ Tensor poisoned(const Shape& shape, StreamRef s) {
   return t;
 }
 
+// The values of a result written on `s`, once that work is done (read on the host's default stream otherwise
+// unordered with `s`).
+std::vector<cd> settled(const Tensor& t, const Stream& s) {
+  s.synchronize();
+  return to_dense(t.view());
+}
+
 // The float64 reference: the same values in c128 through FFTW (the CPU route).
 std::vector<cd> reference_fft(const std::vector<cf>& x, const std::vector<std::int64_t>& shape,
                               const std::vector<int>& axes) {
@@ -319,7 +326,7 @@ TEST(WorkAreaGpu, SharedOwnedAndExternalAreasGiveTheReferenceResult) {
       f.plan();
       Tensor out = poisoned(x.device.shape(), s);
       (void)f.execute({.out = out.view()});
-      EXPECT_LT(relative_error(to_dense(out.view()), expected), 1e-5) << to_string(policy) << " " << f.describe();
+      EXPECT_LT(relative_error(settled(out, s), expected), 1e-5) << to_string(policy) << " " << f.describe();
     }
   }
 }
@@ -337,7 +344,7 @@ TEST(WorkAreaGpu, ExternalAreaSizedByTheEstimate) {
   EXPECT_EQ(f.workspace_size(), bytes);
   Tensor out = poisoned(x.shape(), s);
   (void)f.execute({.stream = s, .out = out.view()});
-  EXPECT_LT(relative_error(to_dense(out.view()), reference_fft(data.host, {8192, 8192}, {0, 1})), 1e-5);
+  EXPECT_LT(relative_error(settled(out, s), reference_fft(data.host, {8192, 8192}, {0, 1})), 1e-5);
 }
 
 TEST(WorkAreaGpu, ExternalBufferTooSmallMisalignedOrOnAnotherDeviceIsRefused) {
@@ -397,10 +404,10 @@ void plans_in_turn(int streams) {
       Stream& s = pool[(i + static_cast<std::size_t>(round)) % pool.size()];
       Tensor out = poisoned(data[i].device.shape(), s);
       (void)ffts[i].execute({.stream = s, .out = out.view()});
-      EXPECT_LT(relative_error(to_dense(out.view()), expected[i]), 1e-5) << "round " << round << " plan " << i;
+      EXPECT_LT(relative_error(settled(out, s), expected[i]), 1e-5) << "round " << round << " plan " << i;
       // The function form's cached plan, on the same stream: default policy shared.
       Tensor y = fft(data[i].device, {.axes = shapes[i].axes, .stream = s});
-      EXPECT_LT(relative_error(to_dense(y.view()), expected[i]), 1e-5) << "function form, round " << round;
+      EXPECT_LT(relative_error(settled(y, s), expected[i]), 1e-5) << "function form, round " << round;
     }
   }
   for (Stream& s : pool) s.synchronize();
@@ -471,7 +478,7 @@ TEST(WorkAreaGpu, RealTransformPoliciesGiveTheReferenceResult) {
     const std::vector<float> nan(host.size(), std::numeric_limits<float>::quiet_NaN());
     copy(TensorView(nan.data(), shape_of(dims)), out.view(), s);
     (void)t.execute({.out = out.view()});
-    EXPECT_LT(relative_error(to_dense(out.view()), expected), 1e-5) << to_string(policy);
+    EXPECT_LT(relative_error(settled(out, s), expected), 1e-5) << to_string(policy);
   }
   const TensorView small(area.data(), i8, {static_cast<std::int64_t>(need - 256)}, Strides{1}, Device::cuda(0),
                          MemorySpace::device);
@@ -512,11 +519,11 @@ TEST(WorkAreaGpu, ConvolutionPoliciesGiveTheReferenceResult) {
     const std::vector<float> nan(static_cast<std::size_t>(reference.numel()), std::numeric_limits<float>::quiet_NaN());
     copy(TensorView(nan.data(), reference.shape()), out.view(), s);
     (void)c.execute({.out = out.view()});
-    EXPECT_LT(relative_error(to_dense(out.view()), expected), 1e-5) << to_string(policy) << " " << c.describe();
+    EXPECT_LT(relative_error(settled(out, s), expected), 1e-5) << to_string(policy) << " " << c.describe();
   }
   // The function form on the stream's shared area.
   const Tensor y = fftconvolve(x, k, {.axes = {1}, .stream = s});
-  EXPECT_LT(relative_error(to_dense(y.view()), expected), 1e-5);
+  EXPECT_LT(relative_error(settled(y, s), expected), 1e-5);
   s.synchronize();
 }
 
@@ -531,7 +538,7 @@ TEST(WorkAreaGpu, CacheByteLimitReleasesIdlePlansOwnedAreas) {
     for (const Shaped& c : kLarge) {
       DeviceData x = random_device(c.shape, s);
       Tensor y = fft(x.device, {.axes = c.axes, .stream = s, .work_area = WorkAreaPolicy::owned});
-      EXPECT_LT(relative_error(to_dense(y.view()), reference_fft(x.host, c.shape, c.axes)), 1e-5);
+      EXPECT_LT(relative_error(settled(y, s), reference_fft(x.host, c.shape, c.axes)), 1e-5);
       EXPECT_LE(plan_cache::stats().bytes, limit) << fmt::format("{}", plan_cache::stats());
       EXPECT_LE(memory::report(Device::cuda(0)).cached_plan_bytes, limit);
     }

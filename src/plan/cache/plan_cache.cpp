@@ -20,6 +20,7 @@
 #include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/execution.hpp"
+#include "runtime/memory_uses.hpp"
 
 namespace cuplan {
 namespace detail {
@@ -125,8 +126,9 @@ class PlanCache {
     const std::size_t held = lease.plan_->held_bytes();
     const int device = lease.plan_->memory_device();
     std::lock_guard lock(mutex_);
-    entries_.push_front(Entry{key, key.hash(), nullptr, true, false, held, device});
-    bytes_ += held;
+    entries_.push_front(Entry{key, key.hash(), nullptr, true, false, 0, device});
+    account_memory(MemoryUse::cached_plan, device, 1, 0);
+    set_bytes(entries_.front(), held);
     index_.emplace(entries_.front().hash, entries_.begin());
     ++busy_;
     lease.node_ = &entries_.front();
@@ -145,8 +147,7 @@ class PlanCache {
         doomed = std::move(plan);
         erase(it);
       } else {
-        bytes_ = bytes_ - it->bytes + held;
-        it->bytes = held;
+        set_bytes(*it, held);
         it->plan = std::move(plan);
         it->busy = false;
         entries_.splice(entries_.begin(), entries_, it);
@@ -165,18 +166,6 @@ class PlanCache {
     std::lock_guard lock(mutex_);
     byte_limit_ = bytes;
     evicted = trim();
-  }
-
-  /// Plans whose memory is on `device` (-1: the host), and the bytes they held when they last came back.
-  std::pair<std::size_t, std::size_t> held_on(int device) {
-    std::lock_guard lock(mutex_);
-    std::pair<std::size_t, std::size_t> held{0, 0};
-    for (const Entry& entry : entries_)
-      if (entry.device == device) {
-        ++held.first;
-        held.second += entry.bytes;
-      }
-    return held;
   }
 
   void set_capacity(std::size_t capacity) {
@@ -218,7 +207,8 @@ class PlanCache {
   }
 
   void erase(List::iterator it) {
-    bytes_ -= it->bytes;
+    set_bytes(*it, 0);
+    account_memory(MemoryUse::cached_plan, it->device, -1, 0);
     auto [first, last] = index_.equal_range(it->hash);
     for (auto i = first; i != last; ++i) {
       if (i->second == it) {
@@ -229,6 +219,14 @@ class PlanCache {
     entries_.erase(it);
   }
 
+  // The bytes an entry's plan holds now: the cache's total and the memory report's count follow.
+  void set_bytes(Entry& entry, std::size_t bytes) noexcept {
+    bytes_ = bytes_ - entry.bytes + bytes;
+    account_memory(MemoryUse::cached_plan, entry.device, 0,
+                   static_cast<std::ptrdiff_t>(bytes) - static_cast<std::ptrdiff_t>(entry.bytes));
+    entry.bytes = bytes;
+  }
+
   // Over the byte limit: releases the idle plans' memory, least recently used first, until the bytes fit (plans in
   // use keep theirs: their calls are running). Releasing is stream-ordered and never blocks, so it runs locked.
   void release_over_limit() noexcept {
@@ -236,9 +234,7 @@ class PlanCache {
       --it;
       if (it->busy || it->bytes == 0) continue;
       it->plan->release_idle_memory();
-      const std::size_t left = it->plan->held_bytes();
-      bytes_ = bytes_ - it->bytes + left;
-      it->bytes = left;
+      set_bytes(*it, it->plan->held_bytes());
       ++released_;
     }
   }
@@ -284,10 +280,6 @@ PlanLease try_acquire_plan(const PlanKey& key) {
 
 PlanLease adopt_plan(const PlanKey& key, std::unique_ptr<CachedPlan> plan) {
   return plan_cache_instance().adopt(key, std::move(plan));
-}
-
-std::pair<std::size_t, std::size_t> cached_plans_on(int device) {
-  return plan_cache_instance().held_on(device);
 }
 
 PlanLease::PlanLease(PlanLease&& other) noexcept

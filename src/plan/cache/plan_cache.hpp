@@ -86,9 +86,6 @@ PlanLease try_acquire_plan(const PlanKey& key);
 /// A lease on a plan made after a miss; it joins the cache when the lease ends.
 PlanLease adopt_plan(const PlanKey& key, std::unique_ptr<CachedPlan> plan);
 
-/// The cached plans whose memory is on `device` (-1: the host) and the bytes they held when last returned.
-std::pair<std::size_t, std::size_t> cached_plans_on(int device);
-
 /// Check out the plan for `key`, making one with `make()` (returning unique_ptr<Derived>) on a miss. `make` runs
 /// outside the cache's lock, so planning never blocks other threads' lookups.
 template <class Make>

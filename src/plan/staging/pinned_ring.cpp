@@ -2,10 +2,10 @@
 #include "plan/staging/pinned_ring.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 
 #include "cuplan/device.hpp"
+#include "runtime/memory_uses.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail::staging {
@@ -16,7 +16,6 @@ constexpr std::size_t slot_alignment = 256;
 std::size_t round_up(std::size_t bytes) noexcept {
   return (bytes + slot_alignment - 1) / slot_alignment * slot_alignment;
 }
-std::atomic<std::size_t> g_ring_bytes{0};  // every ring's pinned bytes, for the memory report
 }  // namespace
 
 void PinnedRing::ensure(int slots, std::size_t bytes) {
@@ -29,7 +28,7 @@ void PinnedRing::ensure(int slots, std::size_t bytes) {
                                StreamRef{});
   slots_ = new_slots;
   slot_bytes_ = new_bytes;
-  g_ring_bytes += storage_->bytes();
+  account_memory(MemoryUse::staging_ring, -1, 1, static_cast<std::ptrdiff_t>(storage_->bytes()));
 }
 
 void* PinnedRing::slot(int i) const noexcept {
@@ -37,14 +36,10 @@ void* PinnedRing::slot(int i) const noexcept {
 }
 
 void PinnedRing::release() noexcept {
-  if (storage_) g_ring_bytes -= storage_->bytes();
+  if (storage_) account_memory(MemoryUse::staging_ring, -1, -1, -static_cast<std::ptrdiff_t>(storage_->bytes()));
   storage_.reset();
   slots_ = 0;
   slot_bytes_ = 0;
-}
-
-std::size_t pinned_ring_bytes() noexcept {
-  return g_ring_bytes.load(std::memory_order_relaxed);
 }
 
 }  // namespace cuplan::detail::staging

@@ -33,7 +33,4 @@ class PinnedRing {
   int slots_ = 0;
 };
 
-/// Pinned bytes every ring of the process holds now (the memory report).
-std::size_t pinned_ring_bytes() noexcept;
-
 }  // namespace cuplan::detail::staging
