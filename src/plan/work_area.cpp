@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <tuple>
 #include <utility>
 
 #include "base/log.hpp"
@@ -17,6 +19,7 @@
 #include "cuplan/memory.hpp"
 #include "cuplan/names.hpp"
 #include "plan/option_checks.hpp"
+#include "runtime/current_stream.hpp"
 #include "runtime/memory_uses.hpp"
 #include "runtime/storage.hpp"
 
@@ -26,8 +29,11 @@ namespace {
 class SharedWorkAreas {
  public:
   std::shared_ptr<Storage> acquire(std::size_t bytes, int device, StreamRef stream) {
+    // The per-thread default stream's handle names another stream on each thread: each thread gets its own area.
+    const std::thread::id thread =
+        thread_relative_stream(stream.native()) ? std::this_thread::get_id() : std::thread::id{};
     std::lock_guard lock(mutex_);
-    std::shared_ptr<Storage>& area = areas_[{device, stream.native()}];
+    std::shared_ptr<Storage>& area = areas_[{device, stream.native(), thread}];
     if (!area || area->bytes() < bytes) {
       const std::size_t old_bytes = area ? area->bytes() : 0;
       // The old area goes first (stream-ordered after the work already enqueued with it, once no hold keeps it):
@@ -46,7 +52,7 @@ class SharedWorkAreas {
     std::map<Key, std::shared_ptr<Storage>> doomed;  // freed outside the lock
     std::lock_guard lock(mutex_);
     for (auto it = areas_.begin(); it != areas_.end();) {
-      if (it->first.first == device) {
+      if (std::get<0>(it->first) == device) {
         if (it->second)
           account_memory(MemoryUse::shared_work_area, device, -1, -static_cast<std::ptrdiff_t>(it->second->bytes()));
         doomed.insert(areas_.extract(it++));
@@ -57,7 +63,7 @@ class SharedWorkAreas {
   }
 
  private:
-  using Key = std::pair<int, cudaStream_t>;
+  using Key = std::tuple<int, cudaStream_t, std::thread::id>;
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<Storage>> areas_;
 };

@@ -12,6 +12,7 @@
 #include <complex>
 #include <cstdint>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
@@ -426,6 +427,36 @@ TEST(WorkAreaGpu, FourStreamsSharePlansInTurnUnderTheChecker) {
   CUPLAN_REQUIRE_GPU();
   memory::release_work_areas(Device::cuda(0));
   plans_in_turn(4);
+}
+
+// The per-thread default stream is one handle naming a stream per thread: two threads using it at once each get
+// an area of their own (one shared between them would be written by both at once).
+TEST(WorkAreaGpu, PerThreadDefaultStreamsGetAnAreaEach) {
+  CUPLAN_REQUIRE_GPU();
+  memory::release_work_areas(Device::cuda(0));
+  const Shaped& c = kLarge.front();
+  Stream setup;
+  DeviceData x = random_device(c.shape, setup);
+  setup.synchronize();
+  const std::vector<cd> expected = reference_fft(x.host, c.shape, c.axes);
+  std::vector<double> errors(2, 1.0);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      const StreamRef s = Stream::per_thread_default(Device::cuda(0)).ref();
+      double worst = 0;
+      for (int i = 0; i < 3; ++i) {
+        Tensor y = fft(x.device, {.axes = c.axes, .stream = s});
+        s.synchronize();
+        worst = std::max(worst, relative_error(to_dense(y.view()), expected));
+      }
+      errors[t] = worst;
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_LT(errors[0], 1e-5);
+  EXPECT_LT(errors[1], 1e-5);
+  EXPECT_EQ(memory::report(Device::cuda(0)).shared_work_areas, 2u);
+  memory::release_work_areas(Device::cuda(0));
 }
 
 // One external buffer for two objects on two streams with no edge between them: the checker names the work area.
