@@ -61,6 +61,10 @@ struct ConvolutionOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored on CUDA.
   Planning planning = Planning::estimate;
+  /// fftconvolve: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the default)
+  /// plans before the call returns; `background` plans on cuplan's planner thread for device operands, so the call
+  /// returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
   /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned` for Convolution, `shared` for
   /// fftconvolve. The padded work buffers and the kernel's spectrum stay the object's own.
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
@@ -80,8 +84,9 @@ struct ConvolutionExecuteOptions {
   bool release_workspace = false;
   /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
   /// result_strides(), in the memory space of the operand; no overlap with the operand). The returned Tensor then
-  /// aliases it.
-  std::optional<TensorView> out{};
+  /// aliases it. A Tensor given here is ordered as every cuplan Tensor is (its last write and reads on other streams,
+  /// docs/streams.md); a TensorView is borrowed, and its other users are yours to order.
+  std::optional<TensorRef> out{};
 };
 
 }  // namespace CUPLAN_ABI_NAMESPACE
@@ -155,7 +160,7 @@ class CUPLAN_API Convolution {
 /// cache. Each call computes the kernel's spectrum again: for one kernel over many operands use Convolution.
 CUPLAN_API Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options = {});
 /// The same, writing into `out` (shape, dtype and dense strides of the result, memory space of `x`).
-CUPLAN_API void fftconvolve(TensorRef x, TensorRef kernel, const TensorView& out, ConvolutionOptions options = {});
+CUPLAN_API void fftconvolve(TensorRef x, TensorRef kernel, TensorRef out, ConvolutionOptions options = {});
 
 /// \name Names of the convolution enums
 /// @{

@@ -51,6 +51,13 @@ class CUPLAN_API Execution {
 /// `always`: every call synchronises before it returns.
 enum class Blocking : std::uint8_t { automatic, always };
 
+/// Where a function-form call that meets a new plan key makes its plan (docs/streams.md, "Planning off the
+/// caller's thread"). `background`: a call on device operands with CUDA execution validates, allocates its result
+/// in stream order, gates its stream and returns; cuplan's planner thread makes the plan and enqueues the work, and
+/// the gate opens when the work is done on the GPU. Host operands, CPU execution, Blocking::always, a capturing
+/// stream and the ordering checker plan on the caller's thread in either mode. `blocking`: the call plans before it
+/// returns. Explicit plan() of the class forms always plans before it returns.
+enum class PlanningMode : std::uint8_t { background, blocking };
 /// Where an operation's library work area (cuFFT's work area, cuBLASLt's workspace) comes from (docs/memory.md,
 /// "Work areas"). `owned`: the object allocates its own, kept until free() or `release_workspace`. `shared`: one
 /// area per device and stream, grown to the largest user, which every object and cached plan with this policy uses

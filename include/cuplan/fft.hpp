@@ -5,6 +5,7 @@
 // CUDA execution uses cuFFT; CPU execution uses FFTW.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,16 @@ enum class Normalization { none, inverse, forward, ortho };
 /// and `patient` time candidates when a plan is made (seconds for large sizes), unless FFTW's wisdom already
 /// holds the problem (tuning::load restores it; docs/fft.md, "Planning effort and saved wisdom").
 enum class Planning { estimate, measure, patient };
+
+/// How a transform runs on CUDA (docs/fft.md, "Route choice"):
+/// - `automatic`: a transform with a prolog or epilog runs as cuplan's fused kernel where it applies (one axis,
+///   contiguous in operand and result, a length and precision cuFFTDx supports on the device, callbacks given as
+///   CUDA source, a build with MathDx), else on cuFFT; a transform without callbacks runs on cuFFT;
+/// - `fused`: cuplan's own kernel (cuFFTDx, compiled at plan time with the prolog and epilog inlined);
+///   NotSupported naming the reason where it cannot apply;
+/// - `cufft`: cuFFT, with the callbacks linked in as cuFFT LTO callbacks.
+/// CPU execution runs FFTW whatever the value, except `fused`, which is NotSupported there.
+enum class FFTRoute : std::uint8_t { automatic, fused, cufft };
 
 /// Options of an FFT (class form) and of the function forms fft, ifft, rfft, irfft. An aggregate: name the fields
 /// you set, `{.axes = {0, 1}, .stream = s}`; new fields are appended at the end.
@@ -82,6 +93,13 @@ struct FFTOptions {
   /// Runs on each element the transform stores, in place of a separate pass after it (before the normalization's
   /// scaling, which stays a pass of its own). Empty: none.
   FFTCallback epilog{};
+  /// How the transform runs on CUDA (see FFTRoute); describe() names the route taken.
+  FFTRoute route = FFTRoute::automatic;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  /// (`planning` above is FFTW's planning effort.)
+  PlanningMode planning_mode = PlanningMode::blocking;
   /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned` for FFT, `shared` for the
   /// function forms. Operands in device memory only: host operands run through staging buffers of their own.
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
@@ -102,8 +120,10 @@ struct FFTExecuteOptions {
   /// Release the workspace at the end of this call (stream-ordered); it is allocated again by the next execute.
   bool release_workspace = false;
   /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
-  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it.
-  std::optional<TensorView> out{};
+  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it. A Tensor given here
+  /// is ordered as every cuplan Tensor is (its last write and reads on other streams, docs/streams.md); a TensorView is
+  /// borrowed, and its other users are yours to order.
+  std::optional<TensorRef> out{};
   /// A new user data pointer for the prolog, from this call on (no new plan: the callback's caller_info block is
   /// rewritten in stream order). StateError without a prolog.
   std::optional<void*> prolog_data{};
@@ -191,10 +211,10 @@ CUPLAN_API Tensor irfft(TensorRef x, FFTOptions options = {});
 /// @{
 
 /// The same, writing into `out` (shape and dtype of the result, memory space of `x`).
-CUPLAN_API void fft(TensorRef x, const TensorView& out, FFTOptions options = {});
-CUPLAN_API void ifft(TensorRef x, const TensorView& out, FFTOptions options = {});
-CUPLAN_API void rfft(TensorRef x, const TensorView& out, FFTOptions options = {});
-CUPLAN_API void irfft(TensorRef x, const TensorView& out, FFTOptions options = {});
+CUPLAN_API void fft(TensorRef x, TensorRef out, FFTOptions options = {});
+CUPLAN_API void ifft(TensorRef x, TensorRef out, FFTOptions options = {});
+CUPLAN_API void rfft(TensorRef x, TensorRef out, FFTOptions options = {});
+CUPLAN_API void irfft(TensorRef x, TensorRef out, FFTOptions options = {});
 /// @}
 
 /// \name Names of the FFT enums
@@ -204,6 +224,7 @@ CUPLAN_API void irfft(TensorRef x, const TensorView& out, FFTOptions options = {
 CUPLAN_API std::string_view to_string(FFTType type);
 CUPLAN_API std::string_view to_string(Direction direction);
 CUPLAN_API std::string_view to_string(Normalization normalization);
+CUPLAN_API std::string_view to_string(FFTRoute route);
 /// @}
 
 }  // namespace CUPLAN_ABI_NAMESPACE

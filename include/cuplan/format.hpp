@@ -157,6 +157,8 @@ struct fmt::formatter<cuplan::Planning> : cuplan::detail::EnumFormatter<cuplan::
 template <>
 struct fmt::formatter<cuplan::Blocking> : cuplan::detail::EnumFormatter<cuplan::Blocking> {};
 template <>
+struct fmt::formatter<cuplan::PlanningMode> : cuplan::detail::EnumFormatter<cuplan::PlanningMode> {};
+template <>
 struct fmt::formatter<cuplan::WorkAreaPolicy> : cuplan::detail::EnumFormatter<cuplan::WorkAreaPolicy> {};
 template <>
 struct fmt::formatter<cuplan::LogLevel> : cuplan::detail::EnumFormatter<cuplan::LogLevel> {};

@@ -106,6 +106,10 @@ struct MatmulOptions {
   /// those with an aux buffer, bias gradient, fp8 scaling or conjugation run unsplit and must fit it
   /// (docs/staging.md). 0: half the device memory free when the first execute runs.
   std::size_t device_memory_limit = 0;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
   /// Where cuBLASLt's workspace comes from (see WorkAreaPolicy): automatic is `owned` for Matmul, `shared` for the
   /// function form matmul.
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
@@ -138,8 +142,9 @@ struct MatmulExecuteOptions {
   /// Write D here instead of allocating it; execute then returns a Tensor that wraps `out`. It must have D's dtype,
   /// shape and planned strides (row-major or column-major, see Matmul), live where D would (device memory of the
   /// object's device for device operands, 16-byte aligned; host memory otherwise) and stay valid until the product
-  /// is done in stream order.
-  std::optional<TensorView> out{};
+  /// is done in stream order. A Tensor given here is ordered as every cuplan Tensor is (its last write and reads on
+  /// other streams, docs/streams.md); a TensorView is borrowed, and its other users are yours to order.
+  std::optional<TensorRef> out{};
 };
 
 /// Heuristic preferences (cuBLASLt's cublasLtMatmulPreference attributes).

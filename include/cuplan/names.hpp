@@ -98,6 +98,9 @@ constexpr std::string_view to_string(WorkAreaPolicy policy) noexcept {
 constexpr std::string_view to_string(Blocking blocking) noexcept {
   return blocking == Blocking::automatic ? "automatic" : "always";
 }
+constexpr std::string_view to_string(PlanningMode mode) noexcept {
+  return mode == PlanningMode::background ? "background" : "blocking";
+}
 
 constexpr std::string_view to_string(LogLevel level) noexcept {
   switch (level) {

@@ -63,6 +63,10 @@ struct RealTransformOptions {
   /// captured once as a CUDA graph and then replayed (one launch instead of the passes and cuFFT calls of every
   /// axis). Same work, same stream order; false enqueues every call directly. The function forms always replay.
   bool graph_replay = true;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
   /// Where the device work area (cuFFT's areas and the row buffers of the passes, workspace_size() bytes) comes
   /// from (see WorkAreaPolicy): automatic is `owned` for RealTransform; the function forms use `shared`. Operands
   /// in device memory only: host operands run through a device stage of their own.
@@ -85,8 +89,10 @@ struct RealTransformExecuteOptions {
   /// execute.
   bool release_workspace = false;
   /// Write the result here instead of a new Tensor (shape, dtype and strides of result_shape(), result_dtype() and
-  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it.
-  std::optional<TensorView> out{};
+  /// result_strides(), in the memory space of the operand). The returned Tensor then aliases it. A Tensor given here
+  /// is ordered as every cuplan Tensor is (its last write and reads on other streams, docs/streams.md); a TensorView is
+  /// borrowed, and its other users are yours to order.
+  std::optional<TensorRef> out{};
 };
 
 }  // namespace CUPLAN_ABI_NAMESPACE
@@ -171,6 +177,10 @@ struct R2ROptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
 };
 
 /// Options of the several-axes function forms dctn, idctn, dstn, idstn (scipy.fft's arguments, `s` and `workers`
@@ -196,6 +206,10 @@ struct R2RNOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
+  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
+  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
+  /// the call returns at once.
+  PlanningMode planning_mode = PlanningMode::blocking;
 };
 
 /// \name Function forms (scipy.fft.dct, idct, dst, idst, dctn, idctn, dstn, idstn)
@@ -209,14 +223,14 @@ CUPLAN_API Tensor idctn(TensorRef x, R2RNOptions options = {});
 CUPLAN_API Tensor dstn(TensorRef x, R2RNOptions options = {});
 CUPLAN_API Tensor idstn(TensorRef x, R2RNOptions options = {});
 /// The same, writing into `out` (shape, dtype and row-major strides of the result, memory space of `x`).
-CUPLAN_API void dct(TensorRef x, const TensorView& out, R2ROptions options = {});
-CUPLAN_API void idct(TensorRef x, const TensorView& out, R2ROptions options = {});
-CUPLAN_API void dst(TensorRef x, const TensorView& out, R2ROptions options = {});
-CUPLAN_API void idst(TensorRef x, const TensorView& out, R2ROptions options = {});
-CUPLAN_API void dctn(TensorRef x, const TensorView& out, R2RNOptions options = {});
-CUPLAN_API void idctn(TensorRef x, const TensorView& out, R2RNOptions options = {});
-CUPLAN_API void dstn(TensorRef x, const TensorView& out, R2RNOptions options = {});
-CUPLAN_API void idstn(TensorRef x, const TensorView& out, R2RNOptions options = {});
+CUPLAN_API void dct(TensorRef x, TensorRef out, R2ROptions options = {});
+CUPLAN_API void idct(TensorRef x, TensorRef out, R2ROptions options = {});
+CUPLAN_API void dst(TensorRef x, TensorRef out, R2ROptions options = {});
+CUPLAN_API void idst(TensorRef x, TensorRef out, R2ROptions options = {});
+CUPLAN_API void dctn(TensorRef x, TensorRef out, R2RNOptions options = {});
+CUPLAN_API void idctn(TensorRef x, TensorRef out, R2RNOptions options = {});
+CUPLAN_API void dstn(TensorRef x, TensorRef out, R2RNOptions options = {});
+CUPLAN_API void idstn(TensorRef x, TensorRef out, R2RNOptions options = {});
 /// @}
 
 /// \name Names of the real-to-real enums

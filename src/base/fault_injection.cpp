@@ -58,7 +58,7 @@ int index(Site site) noexcept {
 std::atomic<bool> g_armed{arm_from_environment()};
 
 const char* to_string(Site site) noexcept {
-  static constexpr const char* names[] = {"device", "pinned", "host", "library"};
+  static constexpr const char* names[] = {"device", "pinned", "host", "library", "plan"};
   static_assert(std::size(names) == site_count);
   return enum_name(site, names, "unknown");
 }

@@ -3,11 +3,12 @@
 // Fault injection for tests (docs/dev/testing.md, "Fault injection"): makes the n-th device, pinned or host
 // allocation fail as if memory were exhausted, so every path that allocates can be shown to raise OutOfMemory,
 // leak nothing and work again afterwards; or the n-th math library call (cuFFT, cuBLASLt, NCCL, FFTW planning,
-// BLAS) fail before it runs, so every path can be shown to raise a LibraryError that names the object. Armed by the
-// environment (CUPLAN_FAULT_INJECT=<site>:<n>, read at load, site one of device, pinned, host, library) or by arm()
-// from a test through cuplan_internal. Storage::allocate, the one place cuplan allocates operand, result, workspace
-// and staging memory, asks inject() before each allocation and reports live bytes to allocated()/released(); the
-// library status checks ask it before each call. Disarmed, inject() is one relaxed atomic load.
+// BLAS) or the n-th plan creation of a function form fail before it runs, so every path can be shown to raise a
+// LibraryError that names the object. Armed by the environment (CUPLAN_FAULT_INJECT=<site>:<n>, read at load, site one
+// of device, pinned, host, library, plan) or by arm() from a test through cuplan_internal. Storage::allocate, the one
+// place cuplan allocates operand, result, workspace and staging memory, asks inject() before each allocation and
+// reports live bytes to allocated()/released(); the library status checks ask it before each call. Disarmed, inject()
+// is one relaxed atomic load.
 
 #include <atomic>
 #include <cstddef>
@@ -15,8 +16,10 @@
 
 namespace cuplan::detail::fault {
 
-enum class Site : int { device, pinned, host, library };
-inline constexpr int site_count = 4;
+/// `plan`: the plan layer's plan creation of a function-form call (blocking or in the background), raised as the
+/// LibraryError of an injected library failure.
+enum class Site : int { device, pinned, host, library, plan };
+inline constexpr int site_count = 5;
 const char* to_string(Site site) noexcept;
 
 extern std::atomic<bool> g_armed;

@@ -9,8 +9,8 @@
 #include "base/overlap.hpp"
 #include "convolution/convolution_impl.hpp"
 #include "cuplan/errors.hpp"
-#include "plan/cache/cached_call.hpp"
 #include "plan/handle.hpp"
+#include "plan/planning/planned_call.hpp"
 #include "plan/work_area.hpp"
 
 namespace cuplan {
@@ -34,27 +34,43 @@ detail::PlanKey make_key(const TensorView& x, const TensorView& kernel, const Co
   return key;
 }
 
-Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options, const TensorView* out) {
+Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options, const TensorRef* out) {
   // Every call, before the plan key: a hit must reject what a miss rejects.
   detail::validate_convolution_options(options, "fftconvolve");
-  if (out != nullptr) detail::check_writable(*out, "out", "fftconvolve");
-  return detail::run_cached<detail::ConvolutionImpl>(
+  if (out != nullptr) detail::check_writable(out->view(), "out", "fftconvolve");
+  // `out` is not in the key: checked on a hit and a miss alike.
+  const auto check_out = [&](const detail::ConvolutionImpl& impl) {
+    if (out != nullptr && !impl.out_signature().matches(out->view())) {
+      detail::check_no_self_overlap(out->view(), "out", "fftconvolve");
+      impl.out_signature().require_match(out->view(), "fftconvolve", nullptr, "out");
+    }
+  };
+  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  return detail::run_cached_planning<detail::ConvolutionImpl>(
       make_key(x.view(), kernel.view(), options),
-      [&] {
-        auto impl = std::make_unique<detail::ConvolutionImpl>(x, kernel, options);
-        impl->plan(options.stream);
-        return impl;
+      {options.planning_mode, options.stream, options.after, "fftconvolve", "Convolution"}, operand_device,
+      [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
+      [&](detail::ConvolutionImpl& impl) { impl.plan(options.stream); },
+      [](detail::ConvolutionImpl& impl, StreamRef s) { impl.plan(s); },
+      [&](const detail::ConvolutionImpl& impl) { return detail::gateable_device(impl.target()); },
+      [&](detail::ConvolutionImpl& impl, StreamRef caller) {
+        check_out(impl);
+        const detail::ConvolutionGeometry& g = impl.geometry();
+        impl.adopt_kernel(TensorRef(kernel.view()));  // borrowed: the call orders the kernel's producers
+        return detail::operand_work<detail::ConvolutionImpl>(
+            x, detail::background_result(out, g.out_shape, g.out_strides, g.out_dtype, impl.target().device, caller),
+            [](detail::ConvolutionImpl& planned, StreamRef s, const TensorView& written) {
+              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
+              (void)planned.execute_validated(s, EventList{}, &written_ref, false);
+            },
+            {kernel});
       },
       [&](detail::ConvolutionImpl& impl) {
         impl.adopt_operand(std::move(x));
         impl.reset_kernel(std::move(kernel), options.stream, options.after);  // this call's kernel: its spectrum
       },
       [&](detail::ConvolutionImpl& impl) {
-        // `out` is not in the key: checked on a hit and a miss alike.
-        if (out != nullptr && !impl.out_signature().matches(*out)) {
-          detail::check_no_self_overlap(*out, "out", "fftconvolve");
-          impl.out_signature().require_match(*out, "fftconvolve", nullptr, "out");
-        }
+        check_out(impl);
         return impl.execute_validated(options.stream, options.after, out, false);
       });
 }
@@ -137,7 +153,7 @@ Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options) {
   options.work_area = detail::function_form_work_area(options.work_area);  // cached plans share their stream's area
   return run(std::move(x), std::move(kernel), options, nullptr);
 }
-void fftconvolve(TensorRef x, TensorRef kernel, const TensorView& out, ConvolutionOptions options) {
+void fftconvolve(TensorRef x, TensorRef kernel, TensorRef out, ConvolutionOptions options) {
   options.work_area = detail::function_form_work_area(options.work_area);
   run(std::move(x), std::move(kernel), options, &out);
 }
@@ -176,7 +192,7 @@ namespace cuplan::detail {
 Tensor ConvolutionRunner::make_result(const ConvolutionCall& call, Device device,
                                       const std::optional<StreamRef>& stream) const {
   const ConvolutionGeometry& g = context_.geometry;
-  if (call.out != nullptr) return Tensor::wrap(*call.out);
+  if (call.out != nullptr) return call.out->as_tensor();
   return Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype, device, stream);
 }
 

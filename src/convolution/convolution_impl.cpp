@@ -27,6 +27,7 @@ void validate_convolution_options(const ConvolutionOptions& o, const char* op) {
   check_enum_range(o.route, cuplan::ConvolutionRoute::separate, op, "route", "ConvolutionRoute");
   check_enum_range(o.planning, Planning::patient, op, "planning", "Planning");
   check_blocking(o.blocking, op);
+  check_planning_mode(o.planning_mode, op);
   check_execution(o.execution, op);
   (void)resolve_work_area(o.work_area, o.work_area_buffer, op);
   if (o.axes.size() > 3) [[unlikely]]
@@ -101,20 +102,20 @@ void ConvolutionImpl::plan(std::optional<StreamRef> stream) try {
 Tensor ConvolutionImpl::execute(const ConvolutionExecuteOptions& options) {
   state_.require_planned("execute");
   state_.require_operand("execute");
-  const TensorView* out = options.out ? &*options.out : nullptr;
+  const TensorRef* out = options.out ? &*options.out : nullptr;
   if (out != nullptr) {
-    check_writable(*out, "out", "Convolution.execute");
-    if (!out_signature_.matches(*out)) [[unlikely]] {
-      check_no_self_overlap(*out, "out", "Convolution");
-      out_signature_.require_match(*out, "Convolution", "execute", "out");
+    check_writable(out->view(), "out", "Convolution.execute");
+    if (!out_signature_.matches(out->view())) [[unlikely]] {
+      check_no_self_overlap(out->view(), "out", "Convolution");
+      out_signature_.require_match(out->view(), "Convolution", "execute", "out");
     }
   }
   return execute_validated(options.stream, options.after, out, options.release_workspace);
 }
 
 Tensor ConvolutionImpl::execute_validated(const std::optional<StreamRef>& stream, const EventList& after,
-                                          const TensorView* out, bool release_workspace) try {
-  if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "Convolution");
+                                          const TensorRef* out, bool release_workspace) try {
+  if (out != nullptr) check_no_overlap(out->view(), "out", operand_.view(), "operand", "Convolution");
   return runner_->execute(
       {.stream = stream, .after = after, .out = out, .release_workspace = release_workspace, .operand = operand_});
 } catch (const LibraryError& error) {
@@ -138,6 +139,10 @@ void ConvolutionImpl::reset_kernel(TensorRef kernel, std::optional<StreamRef> st
   // The spectrum holds the kernel now; an owning kernel Tensor was recorded on the phase's stream.
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "Convolution.reset_kernel", [this] { return error_context(); });
+}
+
+void ConvolutionImpl::adopt_kernel(TensorRef&& kernel) {
+  if (kernel_held_) kernel_ = std::move(kernel);
 }
 
 void ConvolutionImpl::adopt_operand(TensorRef&& operand) {

@@ -30,11 +30,14 @@ class ConvolutionImpl final : public CachedPlan {
   /// Validates the call (`out`) and runs it.
   Tensor execute(const ConvolutionExecuteOptions& options);
   /// Runs a call already known to be valid (planned, operand present, `out` of the planned signature).
-  Tensor execute_validated(const std::optional<StreamRef>& stream, const EventList& after, const TensorView* out,
+  Tensor execute_validated(const std::optional<StreamRef>& stream, const EventList& after, const TensorRef* out,
                            bool release_workspace);
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
   /// `after`: events the phase waits for (the function form's; the class form has none of its own).
   void reset_kernel(TensorRef kernel, std::optional<StreamRef> stream, const EventList& after = {});
+  /// Before the first plan: the kernel whose spectrum it makes, replaced by one of the same view without a phase
+  /// (a borrowed view, when the call ordered the kernel's producers itself).
+  void adopt_kernel(TensorRef&& kernel);
   /// reset_operand without its own phase and checks, for an operand of the planned signature (a plan-cache hit).
   void adopt_operand(TensorRef&& operand);
   void release_operand();

@@ -28,7 +28,7 @@ struct ConvolutionRunnerContext {
 struct ConvolutionCall {
   const std::optional<StreamRef>& stream;
   const EventList& after;
-  const TensorView* out = nullptr;  ///< the caller's out (nullptr: a new result)
+  const TensorRef* out = nullptr;  ///< the caller's out (nullptr: a new result)
   bool release_workspace = false;
   const TensorRef& operand;
 };

@@ -145,7 +145,7 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
   const Shape out_shape = result_shape();
   if (opts.out) {
     dist::check_local_array(
-        *opts.out, "DistributedFFT::execute", "out",
+        opts.out->view(), "DistributedFFT::execute", "out",
         {.dtype = out_dtype_,
          .shape = out_shape,
          .role = fmt::format("rank {}'s output box{}", comm_.rank(),
@@ -166,7 +166,7 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
       options_.inplace
           ? Tensor::alias(operand_, TensorView(op.data(), out_dtype_, out_shape, row_major_strides(out_shape),
                                                op.device(), op.memory_space()))
-      : opts.out ? Tensor::wrap(*opts.out)
+      : opts.out ? opts.out->as_tensor()
                  : Tensor::empty(out_shape, out_dtype_, comm_.device(), stream);
   operand_.record_stream(stream);
   for (const Tensor& b : buffers_)

@@ -93,5 +93,11 @@ std::string_view to_string(Normalization normalization) {
   return detail::enum_name(normalization, names);
 }
 
+std::string_view to_string(FFTRoute route) {
+  static constexpr const char* names[] = {"automatic", "fused", "cufft"};
+  static_assert(std::size(names) == static_cast<std::size_t>(FFTRoute::cufft) + 1);
+  return detail::enum_name(route, names);
+}
+
 }  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

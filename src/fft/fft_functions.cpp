@@ -10,7 +10,7 @@
 #include "cuplan/format.hpp"
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
-#include "plan/cache/cached_call.hpp"
+#include "plan/planning/planned_call.hpp"
 #include "plan/work_area.hpp"
 
 namespace cuplan {
@@ -21,7 +21,7 @@ namespace {
 // class), the options that shape the plan, the execution target and, for host operands run on CUDA, the current
 // device (where Execution::automatic puts the work). Small options share words so that a lookup hashes and
 // compares as few words as it can; each packing keeps distinct options distinct.
-detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorView* out) {
+detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorRef* out) {
   detail::PlanKey key(detail::PlanKind::fft);
   key.add(detail::OperandSignature::of(x));
   // Up to 3 axes of one byte each after the count; anything else (invalid, rejected when planned) word by word,
@@ -50,9 +50,9 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorV
           static_cast<std::uint32_t>(o.execution.threads()));
   key.add_host_execution_device(x, o.execution);
   key.add(static_cast<std::uint64_t>(o.device_memory_limit));  // the staged split of a host operand depends on it
-  key.add(static_cast<std::uint64_t>(o.planning));
+  key.add(static_cast<std::uint64_t>(o.planning) | (static_cast<std::uint64_t>(o.route) << 8));
   key.add_work_area(o.work_area, o.work_area_buffer);
-  if (out != nullptr) key.add(detail::OperandSignature::of(*out));
+  if (out != nullptr) key.add(detail::OperandSignature::of(out->view()));
   // The callbacks' identity (code hash, or the host callable's number), not their user data: a hit takes the
   // call's user data pointers instead.
   for (const FFTCallback* callback : {&o.prolog, &o.epilog})
@@ -71,8 +71,7 @@ const char* function_name(FFTType type, Direction direction) {
 
 // Plans (or finds the cached plan) and runs it. The operand is moved into the plan and dropped again after the
 // call, so the cache never keeps the caller's memory alive.
-Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Direction direction,
-           const TensorView* out) {
+Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Direction direction, const TensorRef* out) {
   // Every call, before the plan key: a hit must reject what a miss rejects.
   detail::validate_fft_options(options, function_name(type.value_or(FFTType::c2c), direction));
   if (type) {
@@ -84,7 +83,7 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
   }
   // Whether the call may write what it writes: not part of the key, so checked here for a hit and a miss alike.
   const char* name = function_name(options.fft_type.value_or(FFTType::c2c), direction);
-  if (out != nullptr) detail::check_writable(*out, "out", name);
+  if (out != nullptr) detail::check_writable(out->view(), "out", name);
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
   // A cached plan shares its device's per-stream work areas unless the call asks otherwise.
   options.work_area = detail::function_form_work_area(options.work_area);
@@ -99,14 +98,30 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                       resolved == FFTType::r2c ? "forward" : "inverse",
                                       resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
   // A hit has the key's operand and out signatures, so execute_validated checks neither again.
-  return detail::run_cached<detail::FftImpl>(
-      make_key(x.view(), options, out),
+  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  return detail::run_cached_planning<detail::FftImpl>(
+      make_key(x.view(), options, out), {options.planning_mode, options.stream, options.after, name, "FFT"},
+      operand_device,
       [&] {
         std::optional<TensorView> hint;
-        if (out != nullptr) hint = *out;
-        auto impl = std::make_unique<detail::FftImpl>(x, options, hint);
-        impl->plan(options.stream);
-        return impl;
+        if (out != nullptr) hint = out->view();
+        return std::make_unique<detail::FftImpl>(x, options, hint);
+      },
+      [&](detail::FftImpl& impl) { impl.plan(options.stream); },
+      [](detail::FftImpl& impl, StreamRef s) { impl.plan(s); },
+      [&](const detail::FftImpl& impl) {
+        // In place the result is the operand's memory, which the call does not allocate; callbacks compile when
+        // planned, for longer than a background job may take: both plan at the call.
+        return detail::gateable_device(impl.target(), options.inplace || options.prolog || options.epilog);
+      },
+      [&](detail::FftImpl& impl, StreamRef caller) {
+        const detail::LayoutDecision& d = impl.decision();
+        return detail::operand_work<detail::FftImpl>(
+            x, detail::background_result(out, d.out_shape, d.out_strides, d.out_dtype, impl.target().device, caller),
+            [direction](detail::FftImpl& planned, StreamRef s, const TensorView& written) {
+              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
+              (void)planned.execute_validated(direction, s, EventList{}, &written_ref, false);
+            });
       },
       [&](detail::FftImpl& impl) {
         impl.adopt_operand(std::move(x));
@@ -140,17 +155,17 @@ std::size_t estimate_workspace_size(TensorRef operand, const FFTOptions& options
   return detail::FftImpl(std::move(operand), options).estimate_workspace_size();
 }
 
-void fft(TensorRef x, const TensorView& out, FFTOptions options) {
+void fft(TensorRef x, TensorRef out, FFTOptions options) {
   run(std::move(x), options, std::nullopt, Direction::forward, &out);
 }
-void ifft(TensorRef x, const TensorView& out, FFTOptions options) {
+void ifft(TensorRef x, TensorRef out, FFTOptions options) {
   const bool c2r = options.fft_type == FFTType::c2r;
   run(std::move(x), options, c2r ? std::nullopt : std::optional(FFTType::c2c), Direction::inverse, &out);
 }
-void rfft(TensorRef x, const TensorView& out, FFTOptions options) {
+void rfft(TensorRef x, TensorRef out, FFTOptions options) {
   run(std::move(x), options, FFTType::r2c, Direction::forward, &out);
 }
-void irfft(TensorRef x, const TensorView& out, FFTOptions options) {
+void irfft(TensorRef x, TensorRef out, FFTOptions options) {
   run(std::move(x), options, FFTType::c2r, Direction::inverse, &out);
 }
 

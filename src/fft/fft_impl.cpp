@@ -151,15 +151,15 @@ Tensor FftImpl::execute(const FFTExecuteOptions& options) {
     throw InvalidArgument("FFT.execute: direction: an R2C transform runs forward only, got Direction::inverse");
   if (decision_.type == FFTType::c2r && direction != Direction::inverse)
     throw InvalidArgument("FFT.execute: direction: a C2R transform runs inverse only, got Direction::forward");
-  const TensorView* out = options.out ? &*options.out : nullptr;
+  const TensorRef* out = options.out ? &*options.out : nullptr;
   if (out != nullptr) {
     if (inplace_) throw InvalidArgument("FFT.execute: out: an output cannot be given for an in-place transform");
-    check_writable(*out, "out", "FFT.execute");
+    check_writable(out->view(), "out", "FFT.execute");
     // An out in the planned layout cannot overlap itself (that layout was checked when planned): the repeated call
     // pays one comparison; any other out gets the overlap error first, else the mismatch.
-    if (!out_signature_.matches(*out)) [[unlikely]] {
-      check_no_self_overlap(*out, "out", "FFT");
-      out_signature_.require_match(*out, "FFT", "execute", "out");
+    if (!out_signature_.matches(out->view())) [[unlikely]] {
+      check_no_self_overlap(out->view(), "out", "FFT");
+      out_signature_.require_match(out->view(), "FFT", "execute", "out");
     }
   }
   set_callback_data(options.prolog_data, options.epilog_data, "FFT.execute");
@@ -167,11 +167,11 @@ Tensor FftImpl::execute(const FFTExecuteOptions& options) {
 }
 
 Tensor FftImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
-                                  const TensorView* out, bool release_workspace) try {
+                                  const TensorRef* out, bool release_workspace) try {
   NvtxRange range(nvtx_name(nvtx_execute, "cuplan::FFT::execute"));
   // Not part of any plan key: where out lies relative to this call's operand (out of place only; the constructor
   // rejects out with inplace).
-  if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "FFT");
+  if (out != nullptr) check_no_overlap(out->view(), "out", operand_.view(), "operand", "FFT");
   return route_->execute({.direction = direction,
                           .scale = scale_for(direction),
                           .stream = stream,

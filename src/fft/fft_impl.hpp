@@ -31,7 +31,7 @@ class FftImpl final : public CachedPlan {
   /// and `out` (if any) has the planned result shape, dtype, strides, memory space and alignment (the function
   /// forms: the plan key holds all of them).
   Tensor execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
-                           const TensorView* out, bool release_workspace);
+                           const TensorRef* out, bool release_workspace);
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
   /// reset_operand without its own phase and without the layout check, for an operand whose dtype, shape, strides,
   /// memory space and alignment class equal the planned ones (a plan-cache hit): the next execute orders itself

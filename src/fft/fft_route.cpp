@@ -3,6 +3,10 @@
 
 #include "fft/fft_route.hpp"
 
+#include <fmt/format.h>
+
+#include "cuplan/errors.hpp"
+
 #include "fft/routes/cpu_route.hpp"
 #include "fft/routes/device_route.hpp"
 #include "fft/routes/staged_route.hpp"
@@ -10,7 +14,7 @@
 namespace cuplan::detail {
 
 std::optional<Tensor> FftRoute::given_result(const FftCall& call) const {
-  if (call.out != nullptr) return Tensor::wrap(*call.out);
+  if (call.out != nullptr) return call.out->as_tensor();
   if (!context_.inplace) return std::nullopt;
   const LayoutDecision& d = context_.decision;
   if (d.type == FFTType::c2c) return call.operand.as_tensor();  // the result is the operand
@@ -25,6 +29,9 @@ std::optional<Tensor> FftRoute::given_result(const FftCall& call) const {
 std::unique_ptr<FftRoute> make_fft_route(const FftRouteContext& context, const FFTOptions& options,
                                          const TensorView& operand) {
   const ExecutionTarget& target = context.target;
+  if (options.route == FFTRoute::fused && (!target.cuda || target.host_operands))
+    throw NotSupported(fmt::format("FFT: route fused: the fused kernel runs CUDA execution of device operands, got {}",
+                                   !target.cuda ? "CPU execution (FFTW)" : "a host operand with CUDA execution"));
   if (!target.cuda) return std::make_unique<CpuFftRoute>(context, options, operand);
   // CUDA execution of host memory: the operand is not in the execution's memory and goes through the staging engine.
   if (target.host_operands) return std::make_unique<StagedFftRoute>(context, options, operand);

@@ -35,7 +35,7 @@ struct FftCall {
   double scale = 1.0;  ///< multiplies the result (1: none)
   const std::optional<StreamRef>& stream;
   const EventList& after;
-  const TensorView* out = nullptr;  ///< the caller's out (nullptr: a new result, or the operand's memory in place)
+  const TensorRef* out = nullptr;  ///< the caller's out (nullptr: a new result, or the operand's memory in place)
   bool release_workspace = false;
   const TensorRef& operand;
 };

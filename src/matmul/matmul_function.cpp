@@ -5,7 +5,7 @@
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
-#include "plan/cache/cached_call.hpp"
+#include "plan/planning/planned_call.hpp"
 #include "plan/work_area.hpp"
 
 namespace cuplan {
@@ -54,15 +54,46 @@ MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* wh
   const std::complex<double> alpha = options.alpha, beta = options.beta;
   const std::optional<StreamRef>& stream = options.stream;
   const EventList& after = options.after;
-  return detail::run_cached<detail::MatmulImpl>(
-      key,
-      [&] {
-        auto plan = std::make_unique<detail::MatmulImpl>(a, b, options, who);
-        MatmulPlanOptions plan_options;
-        plan_options.stream = stream;
-        plan_options.after = after;
-        plan->plan(plan_options);
-        return plan;
+  const int operand_device = a.view().on_host() ? -1 : a.view().device().index();
+  const auto plan_on = [](detail::MatmulImpl& impl, const std::optional<StreamRef>& s, const EventList& events) {
+    MatmulPlanOptions plan_options;
+    plan_options.stream = s;
+    plan_options.after = events;
+    impl.plan(plan_options);
+  };
+  return detail::run_cached_planning<detail::MatmulImpl>(
+      key, {options.planning_mode, stream, after, who, who}, operand_device,
+      [&] { return std::make_unique<detail::MatmulImpl>(a, b, options, who); },
+      [&](detail::MatmulImpl& impl) { plan_on(impl, stream, after); },
+      [plan_on](detail::MatmulImpl& impl, StreamRef s) { plan_on(impl, s, EventList{}); },
+      [&](const detail::MatmulImpl& impl) {
+        // Epilog outputs besides D (aux, bias gradient) are allocated by the product itself: planned at the call.
+        const detail::mm::EpilogTraits traits = detail::mm::epilog_traits(impl.problem().epilog);
+        return detail::gateable_device(impl.target(), traits.aux_output || traits.bias_gradient);
+      },
+      [&](detail::MatmulImpl& impl, StreamRef caller) {
+        MatmulResult result;
+        result.d = detail::background_result(nullptr, impl.result_shape(), impl.result_strides(), impl.result_dtype(),
+                                             impl.target().device, caller);
+        detail::BackgroundWork<detail::MatmulImpl, MatmulResult> work{result, result.d, {a, b}, {}};
+        for (const std::optional<TensorRef>* input : {&options.c, &options.bias, &options.epilog_aux})
+          if (*input) work.reads.push_back(**input);
+        // Borrowed views: the call ordered the operands on its stream.
+        const auto borrowed = [](const std::optional<TensorRef>& ref) -> std::optional<TensorRef> {
+          if (!ref) return std::nullopt;
+          return TensorRef(ref->view());
+        };
+        MatmulOperands views{TensorRef(a.view()), TensorRef(b.view()), borrowed(options.c), borrowed(options.bias),
+                             borrowed(options.epilog_aux)};
+        const TensorView written = result.d.view();
+        work.enqueue = [views, written](detail::MatmulImpl& planned, StreamRef s) {
+          planned.adopt_operands(MatmulOperands(views));
+          MatmulExecuteOptions execute_options;
+          execute_options.stream = s;
+          execute_options.out = written;
+          (void)planned.execute(execute_options);
+        };
+        return work;
       },
       [&](detail::MatmulImpl& impl) {
         impl.set_scalars(alpha, beta);

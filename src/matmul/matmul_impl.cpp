@@ -211,8 +211,8 @@ Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) try {
     const TensorView* inputs[slot_count] = {};
     for (int i = 0; i < slot_count; ++i)
       if (operands_[i].ref) inputs[i] = &operands_[i].ref->view();
-    mm::check_output_aliasing(*options.out, inputs, who_);
-    out_signature_.require_match(*options.out, who_, "execute", "out", out_strides_note_.c_str());
+    mm::check_output_aliasing(options.out->view(), inputs, who_);
+    out_signature_.require_match(options.out->view(), who_, "execute", "out", out_strides_note_.c_str());
   }
   MatmulResult result = route_->execute(options);
   last_.aux = std::move(result.aux);

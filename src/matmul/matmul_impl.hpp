@@ -38,6 +38,7 @@ class MatmulImpl : public CachedPlan {
   /// alpha / beta of later executes (the function form passes them per call).
   void set_scalars(std::complex<double> alpha, std::complex<double> beta);
 
+  const ExecutionTarget& target() const noexcept { return target_; }
   const Shape& result_shape() const noexcept { return problem_.result_shape; }
   DType result_dtype() const noexcept { return problem_.result_dtype; }
   const Strides& result_strides() const noexcept { return problem_.result_strides; }

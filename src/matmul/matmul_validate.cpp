@@ -21,6 +21,7 @@ void validate_matmul_options(const MatmulOptions& o, const char* who) {
   check_epilog(o.epilog, who);
   check_enum_range(o.compute, Compute::f64, who, "compute", "Compute");
   check_blocking(o.blocking, who);
+  check_planning_mode(o.planning_mode, who);
   check_execution(o.execution, who);
   (void)resolve_work_area(o.work_area, o.work_area_buffer, who);
 }

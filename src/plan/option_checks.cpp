@@ -35,4 +35,8 @@ void check_blocking(Blocking blocking, const char* op) {
   check_enum_range(blocking, Blocking::always, op, "blocking", "Blocking");
 }
 
+void check_planning_mode(PlanningMode mode, const char* op) {
+  check_enum_range(mode, PlanningMode::blocking, op, "planning_mode", "PlanningMode");
+}
+
 }  // namespace cuplan::detail

@@ -31,5 +31,6 @@ int cpu_threads(int threads, const char* op);
 /// Execution kind in range and the thread rule (the device index is checked where a device is chosen).
 void check_execution(Execution execution, const char* op);
 void check_blocking(Blocking blocking, const char* op);
+void check_planning_mode(PlanningMode mode, const char* op);
 
 }  // namespace cuplan::detail

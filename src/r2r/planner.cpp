@@ -97,6 +97,7 @@ void validate_r2r_options(const RealTransformOptions& o, const char* who) {
   for (std::size_t i = 0; i < o.kinds.size(); ++i) check_enum_range(o.kinds[i], R2RKind::dst4, who, "kinds", "R2RKind");
   check_enum_range(o.planning, Planning::patient, who, "planning", "Planning");
   check_blocking(o.blocking, who);
+  check_planning_mode(o.planning_mode, who);
   check_execution(o.execution, who);
   (void)resolve_work_area(o.work_area, o.work_area_buffer, who);
   if (o.axes.size() > 3) [[unlikely]]

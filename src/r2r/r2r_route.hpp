@@ -28,7 +28,7 @@ struct R2RCall {
   Direction direction = Direction::forward;
   const std::optional<StreamRef>& stream;
   const EventList& after;
-  const TensorView* out = nullptr;  ///< the caller's out (nullptr: a new result, or the operand in place)
+  const TensorRef* out = nullptr;  ///< the caller's out (nullptr: a new result, or the operand in place)
   bool release_workspace = false;
   const TensorRef& operand;
 };

@@ -8,8 +8,8 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/r2r.hpp"
-#include "plan/cache/cached_call.hpp"
 #include "plan/handle.hpp"
+#include "plan/planning/planned_call.hpp"
 #include "r2r/real_transform_impl.hpp"
 
 namespace cuplan {
@@ -83,7 +83,7 @@ std::string_view RealTransform::state() const noexcept {
 namespace {
 
 // Everything that defines a RealTransformImpl of a function form (as for fft's key).
-detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, bool all_axes, const TensorView* out) {
+detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, bool all_axes, const TensorRef* out) {
   detail::PlanKey key(detail::PlanKind::r2r);
   key.add(detail::OperandSignature::of(x));
   key.add(o.axes.size());
@@ -99,33 +99,48 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
       .add(o.planning);
   key.add_host_execution_device(x, o.execution);
   key.add_work_area(o.work_area, o.work_area_buffer);
-  if (out != nullptr) key.add(detail::OperandSignature::of(*out));
+  if (out != nullptr) key.add(detail::OperandSignature::of(out->view()));
   return key;
 }
 
-Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Direction direction,
-           const TensorView* out, const char* name) {
+Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Direction direction, const TensorRef* out,
+           const char* name) {
   // Every call, before the key: a hit rejects what a miss rejects.
   detail::validate_r2r_options(options, name);
   if (out != nullptr) {
     if (options.inplace)
       throw InvalidArgument(fmt::format("{}: out: an output cannot be given for an in-place transform", name));
-    detail::check_writable(*out, "out", name);
+    detail::check_writable(out->view(), "out", name);
   }
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
-  return detail::run_cached<detail::RealTransformImpl>(
+  // `out` is not in the key: checked on a hit and a miss alike.
+  const auto check_out = [&](const detail::RealTransformImpl& impl) {
+    if (out != nullptr && !impl.out_signature().matches(out->view())) {
+      detail::check_no_self_overlap(out->view(), "out", name);
+      impl.out_signature().require_match(out->view(), name, nullptr, "out");
+    }
+  };
+  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  return detail::run_cached_planning<detail::RealTransformImpl>(
       make_key(x.view(), options, all_axes, out),
-      [&] {
-        auto impl = std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes);
-        impl->plan(options.stream);
-        return impl;
+      {options.planning_mode, options.stream, options.after, name, "RealTransform"}, operand_device,
+      [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
+      [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
+      [](detail::RealTransformImpl& impl, StreamRef s) { impl.plan(s); },
+      [&](const detail::RealTransformImpl& impl) { return detail::gateable_device(impl.target(), options.inplace); },
+      [&](detail::RealTransformImpl& impl, StreamRef caller) {
+        check_out(impl);
+        const detail::R2RDecision& d = impl.decision();
+        return detail::operand_work<detail::RealTransformImpl>(
+            x, detail::background_result(out, d.shape, d.out_strides, d.dtype, impl.target().device, caller),
+            [direction](detail::RealTransformImpl& planned, StreamRef s, const TensorView& written) {
+              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
+              (void)planned.execute_validated(direction, s, EventList{}, &written_ref, false);
+            });
       },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
       [&](detail::RealTransformImpl& impl) {
-        if (out != nullptr && !impl.out_signature().matches(*out)) {
-          detail::check_no_self_overlap(*out, "out", name);
-          impl.out_signature().require_match(*out, name, nullptr, "out");
-        }
+        check_out(impl);
         return impl.execute_validated(direction, options.stream, options.after, out, false);
       });
 }
@@ -142,18 +157,19 @@ RealTransformOptions common(const Options& o, R2RKind kind) {
   r.stream = o.stream;
   r.after = o.after;
   r.planning = o.planning;
+  r.planning_mode = o.planning_mode;
   r.work_area = WorkAreaPolicy::shared;  // a cached plan uses its stream's area
   return r;
 }
 
-Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorView* out,
+Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorRef* out,
                 const char* name) {
   RealTransformOptions r = common(o, detail::kind_of_type(o.type, sine, name));
   r.axes = {o.axis};
   return run(std::move(x), r, false, direction, out, name);
 }
 
-Tensor several_axes(TensorRef&& x, const R2RNOptions& o, bool sine, Direction direction, const TensorView* out,
+Tensor several_axes(TensorRef&& x, const R2RNOptions& o, bool sine, Direction direction, const TensorRef* out,
                     const char* name) {
   RealTransformOptions r = common(o, detail::kind_of_type(o.type, sine, name));
   r.axes = o.axes;
@@ -186,28 +202,28 @@ Tensor dstn(TensorRef x, R2RNOptions o) {
 Tensor idstn(TensorRef x, R2RNOptions o) {
   return several_axes(std::move(x), o, true, Direction::inverse, nullptr, "idstn");
 }
-void dct(TensorRef x, const TensorView& out, R2ROptions o) {
+void dct(TensorRef x, TensorRef out, R2ROptions o) {
   one_axis(std::move(x), o, false, Direction::forward, &out, "dct");
 }
-void idct(TensorRef x, const TensorView& out, R2ROptions o) {
+void idct(TensorRef x, TensorRef out, R2ROptions o) {
   one_axis(std::move(x), o, false, Direction::inverse, &out, "idct");
 }
-void dst(TensorRef x, const TensorView& out, R2ROptions o) {
+void dst(TensorRef x, TensorRef out, R2ROptions o) {
   one_axis(std::move(x), o, true, Direction::forward, &out, "dst");
 }
-void idst(TensorRef x, const TensorView& out, R2ROptions o) {
+void idst(TensorRef x, TensorRef out, R2ROptions o) {
   one_axis(std::move(x), o, true, Direction::inverse, &out, "idst");
 }
-void dctn(TensorRef x, const TensorView& out, R2RNOptions o) {
+void dctn(TensorRef x, TensorRef out, R2RNOptions o) {
   several_axes(std::move(x), o, false, Direction::forward, &out, "dctn");
 }
-void idctn(TensorRef x, const TensorView& out, R2RNOptions o) {
+void idctn(TensorRef x, TensorRef out, R2RNOptions o) {
   several_axes(std::move(x), o, false, Direction::inverse, &out, "idctn");
 }
-void dstn(TensorRef x, const TensorView& out, R2RNOptions o) {
+void dstn(TensorRef x, TensorRef out, R2RNOptions o) {
   several_axes(std::move(x), o, true, Direction::forward, &out, "dstn");
 }
-void idstn(TensorRef x, const TensorView& out, R2RNOptions o) {
+void idstn(TensorRef x, TensorRef out, R2RNOptions o) {
   several_axes(std::move(x), o, true, Direction::inverse, &out, "idstn");
 }
 

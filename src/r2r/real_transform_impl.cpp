@@ -74,22 +74,22 @@ Tensor RealTransformImpl::execute(const RealTransformExecuteOptions& options) {
   state_.require_planned("execute");
   state_.require_operand("execute");
   check_enum_range(options.direction, Direction::inverse, "RealTransform.execute", "direction", "Direction");
-  const TensorView* out = options.out ? &*options.out : nullptr;
+  const TensorRef* out = options.out ? &*options.out : nullptr;
   if (out != nullptr) {
     if (decision_.inplace)
       throw InvalidArgument("RealTransform.execute: out: an output cannot be given for an in-place transform");
-    check_writable(*out, "out", "RealTransform.execute");
-    if (!out_signature_.matches(*out)) [[unlikely]] {
-      check_no_self_overlap(*out, "out", "RealTransform");
-      out_signature_.require_match(*out, "RealTransform", "execute", "out");
+    check_writable(out->view(), "out", "RealTransform.execute");
+    if (!out_signature_.matches(out->view())) [[unlikely]] {
+      check_no_self_overlap(out->view(), "out", "RealTransform");
+      out_signature_.require_match(out->view(), "RealTransform", "execute", "out");
     }
   }
   return execute_validated(options.direction, options.stream, options.after, out, options.release_workspace);
 }
 
 Tensor RealTransformImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream,
-                                            const EventList& after, const TensorView* out, bool release_workspace) try {
-  if (out != nullptr) check_no_overlap(*out, "out", operand_.view(), "operand", "RealTransform");
+                                            const EventList& after, const TensorRef* out, bool release_workspace) try {
+  if (out != nullptr) check_no_overlap(out->view(), "out", operand_.view(), "operand", "RealTransform");
   return route_->execute({.direction = direction,
                           .stream = stream,
                           .after = after,

@@ -28,7 +28,7 @@ class RealTransformImpl final : public CachedPlan {
   Tensor execute(const RealTransformExecuteOptions& options);
   /// A call already known valid (planned, operand present, direction in range, `out` of the planned signature).
   Tensor execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
-                           const TensorView* out, bool release_workspace);
+                           const TensorRef* out, bool release_workspace);
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
   /// A plan-cache hit's operand (its signature is the key's): no phase, no check.
   void adopt_operand(TensorRef&& operand);

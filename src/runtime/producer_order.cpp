@@ -45,7 +45,7 @@ bool ProducerOrder::same(const Mark& mark, StreamRef stream) const noexcept {
 bool ProducerOrder::lasting(StreamRef stream) const noexcept {
   // The allocation stream outlives the memory: its release is enqueued there.
   if (thread_relative_stream(stream.native())) return false;
-  return lasting_stream(stream) || stream.native() == allocation_stream_;
+  return stream.native() == allocation_stream_ || lasting_stream(stream);
 }
 
 void ProducerOrder::set(Mark& mark, StreamRef stream, int device) {
@@ -80,7 +80,8 @@ void ProducerOrder::mark_work(Mark& mark, StreamRef stream) {
   mark.pending = true;
   mark.lazy = lasting(stream);
   if (mark.lazy) {
-    if (!mark.owner) mark.owner = Access::retain(stream);
+    // The Storage already holds its allocation stream (the common case: every new result): no second share.
+    if (!mark.owner && stream.native() != allocation_stream_) mark.owner = Access::retain(stream);
     return;
   }
   // A handle its owner may destroy (or one that names another stream on each thread): the event now.

@@ -20,33 +20,13 @@ namespace {
 
 using cf = std::complex<float>;
 
-// A device copy of host values (kept alive by the Tensor).
-template <class T>
-Tensor device_copy(const std::vector<T>& values) {
-  const auto n = static_cast<std::int64_t>(values.size());
-  Tensor t = Tensor::empty({n}, dtype_of<T>, Device::cuda(0));
-  copy(TensorView(const_cast<T*>(values.data()), {n}), t.view());
-  return t;
-}
-
-const char* kFilterSource = R"(
-#include <cuplan/fft_callback_device.hpp>
-namespace conv {
-__device__ void multiply(void* out, unsigned long long offset, float2 v, void* info, void*) {
-  const float2* h = cuplan::fft_callback::user_data<const float2>(info);
-  const float2 k = h[cuplan::fft_callback::index(offset, info, 1)];
-  static_cast<float2*>(out)[offset] = make_float2(v.x * k.x - v.y * k.y, v.x * k.y + v.y * k.x);
-}
-}  // namespace conv
-)";
-
 TEST(FftCallbacksGpu, PrologScalesByDeviceUserDataThatChangesBetweenReplayedExecutes) {
   CUPLAN_REQUIRE_GPU();
   const std::vector<std::int64_t> shape{64, 256};
   auto a = HostArray<cf>::random(shape);
   auto b = HostArray<cf>::random(shape);
   Operand xa = to_space(a, Space::cuda), xb = to_space(b, Space::cuda);
-  Tensor two = device_copy(std::vector<float>{2.0f}), five = device_copy(std::vector<float>{5.0f});
+  Tensor two = device_values(std::vector<float>{2.0f}), five = device_values(std::vector<float>{5.0f});
   FFT f(xa.view, {.axes = {1}, .prolog = FFTCallback::cuda_source(kScaleSource, "scale_by", two.data())});
   f.plan();
   const double tol = tolerance(c64, 256);
@@ -60,18 +40,23 @@ TEST(FftCallbacksGpu, PrologScalesByDeviceUserDataThatChangesBetweenReplayedExec
   EXPECT_NE(f.describe().find("prolog 'scale_by'"), std::string::npos) << f.describe();
 }
 
-TEST(FftCallbacksGpu, ConvolutionWithTheFilterInTheR2CEpilogMatchesTheReference) {
+TEST(FftCallbacksGpu, ConvolutionWithTheFilterInTheR2CEpilogMatchesTheReferenceOnBothRoutes) {
   CUPLAN_REQUIRE_GPU();
   const std::vector<std::int64_t> shape{32, 128};
   auto a = HostArray<float>::random(shape);
   Operand x = to_space(a, Space::cuda);
   const std::vector<cf> filter = random_vector<cf>(65);
-  Tensor h = device_copy(filter);
-  const Tensor spectrum =
-      rfft(x.view, {.axes = {1}, .epilog = FFTCallback::cuda_source(kFilterSource, "conv::multiply", h.data())});
+  Tensor h = device_values(filter);
   auto expected = truncate_axis(reference_dft(a.dense(), shape, {1}, -1), shape, 1, 65);
   for (std::size_t i = 0; i < expected.size(); ++i) expected[i] *= cd(filter[i % 65]);
-  EXPECT_LT(relative_error(to_dense(spectrum.view()), expected), tolerance(c64, 128));
+  // automatic takes the fused route in a build with MathDx (docs/fft.md, "Route choice"), cufft cuFFT's callbacks.
+  for (const FFTRoute route : {FFTRoute::automatic, FFTRoute::cufft}) {
+    FFT f(x.view,
+          {.axes = {1}, .epilog = FFTCallback::cuda_source(kFilterSource, "conv::multiply", h.data()), .route = route});
+    const bool fused = route == FFTRoute::automatic && CUPLAN_HAS_FUSED_FFT;
+    EXPECT_NE(f.describe().find(fused ? "route fused" : "route cufft"), std::string::npos) << f.describe();
+    EXPECT_LT(relative_error(to_dense(f.execute().view()), expected), tolerance(c64, 128)) << to_string(route);
+  }
 }
 
 TEST(FftCallbacksGpu, LtoIrFromTheCMakeHelperScalesAC2CLikeTheSource) {
@@ -80,7 +65,7 @@ TEST(FftCallbacksGpu, LtoIrFromTheCMakeHelperScalesAC2CLikeTheSource) {
   const std::vector<std::int64_t> shape{16, 1024};
   auto a = HostArray<cf>::random(shape);
   Operand x = to_space(a, Space::cuda);
-  Tensor three = device_copy(std::vector<float>{3.0f});
+  Tensor three = device_values(std::vector<float>{3.0f});
   const auto prolog =
       FFTCallback::lto_ir(cuplan_test_fft_callback_lto_ir.data(), cuplan_test_fft_callback_lto_ir.size(),
                           cuplan_test_fft_callback_symbol, three.data());
@@ -118,12 +103,12 @@ TEST(FftCallbacksGpu, PositionHelpersNameTheOperandsElementInACopiedStridedLayou
   Operand x = to_space(a, Space::cuda);
   std::vector<cf> dense;
   for (const cd& v : a.dense()) dense.emplace_back(v);
-  Tensor dense_device = device_copy(dense);
-  Tensor counters = device_copy(std::vector<std::int32_t>(121, 0));  // bad, then 120 hit counts
+  Tensor dense_device = device_values(dense);
+  Tensor counters = device_values(std::vector<std::int32_t>(121, 0));  // bad, then 120 hit counts
   // The source's struct Check: three device pointers.
   const auto address = [](const void* p) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p)); };
-  Tensor check = device_copy(std::vector<std::int64_t>{address(dense_device.data()), address(counters.data()),
-                                                       address(counters.data<std::int32_t>() + 1)});
+  Tensor check = device_values(std::vector<std::int64_t>{address(dense_device.data()), address(counters.data()),
+                                                         address(counters.data<std::int32_t>() + 1)});
   FFT f(x.view,
         {.axes = {0, 2}, .prolog = FFTCallback::cuda_source(kCheckIndicesSource, "check_indices", check.data())});
   f.plan();
@@ -165,7 +150,7 @@ TEST(FftCallbacksGpu, ASecondPlanOfTheSameSourceCompilesNothing) {
   CUPLAN_REQUIRE_GPU();
   auto a = HostArray<cf>::random({8, 512});
   Operand x = to_space(a, Space::cuda);
-  Tensor one = device_copy(std::vector<float>{1.0f});
+  Tensor one = device_values(std::vector<float>{1.0f});
   const auto prolog = FFTCallback::cuda_source(std::string(kScaleSource) + "// second plan\n", "scale_by", one.data());
   const FFTCallbackStats before = fft_callback_stats();
   FFT first(x.view, {.axes = {1}, .prolog = prolog});
@@ -184,7 +169,7 @@ TEST(FftCallbacksGpu, FunctionFormsReuseThePlanOfTheSameSourceWithEachCallsUserD
   const std::vector<std::int64_t> shape{16, 64};
   auto a = HostArray<cf>::random(shape);
   Operand x = to_space(a, Space::cuda);
-  Tensor three = device_copy(std::vector<float>{3.0f}), seven = device_copy(std::vector<float>{7.0f});
+  Tensor three = device_values(std::vector<float>{3.0f}), seven = device_values(std::vector<float>{7.0f});
   const auto prolog = FFTCallback::cuda_source(std::string(kScaleSource) + "// function forms\n", "scale_by");
   const auto ref = reference_dft(a.dense(), shape, {1}, -1);
   plan_cache::clear();

@@ -14,20 +14,12 @@
 namespace cuplan::testing {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Queues a 400 ms spin on `s`, runs `call`, and checks that it returned while the spin was still running.
 template <class Call>
 void expect_returns_during_spin(Stream& s, Call&& call, const char* what) {
-  CUPLAN_TEST_CUDA(cudaStreamSynchronize(s.native()));
-  spin_kernel<<<1, 1, 0, s.native()>>>(cycles_for_ms(400));
-  CUPLAN_TEST_CUDA(cudaGetLastError());
-  const auto start = Clock::now();
-  call();
-  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  EXPECT_EQ(cudaStreamQuery(s.native()), cudaErrorNotReady) << what << ": returned only after the queued spin ended";
-  EXPECT_LT(ms, 200.0) << what << ": blocked the host for " << ms << " ms";
-  CUPLAN_TEST_CUDA(cudaStreamSynchronize(s.native()));
+  const CallBehindSpin r = call_behind_spin(s.native(), 400, std::forward<Call>(call));
+  EXPECT_TRUE(r.returned_during_spin) << what << ": returned only after the queued spin ended";
+  EXPECT_LT(r.host_ms, 200.0) << what << ": blocked the host for " << r.host_ms << " ms";
 }
 
 TEST(FftPlannedNonBlocking, ClassFormExecuteReturnsWhileTheStreamIsBusy) {

@@ -107,6 +107,15 @@ Operand to_space(HostArray<T>& host, Space space, std::optional<StreamRef> strea
   return {dev, v};
 }
 
+/// A one-dimensional copy of host `values` on CUDA device 0 (kept alive by the Tensor; callbacks' user data).
+template <class T>
+Tensor device_values(const std::vector<T>& values) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  Tensor t = Tensor::empty({n}, dtype_of<T>, Device::cuda(0));
+  copy(TensorView(const_cast<T*>(values.data()), {n}), t.view());
+  return t;
+}
+
 /// The logical values of `t` (any memory, any strides) in row-major order.
 inline std::vector<cd> to_dense(const TensorView& t) {
   Tensor host = Tensor::empty(t.shape(), t.dtype(), Device::cpu());

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,28 @@ inline long long cycles_for_ms(double milliseconds, int device = 0) {
   int khz = 0;
   CUPLAN_TEST_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
   return static_cast<long long>(milliseconds * static_cast<double>(khz));
+}
+
+/// What a call queued behind a spin did: its host time, and whether the spin was still running when it returned.
+struct CallBehindSpin {
+  double host_ms = 0;
+  bool returned_during_spin = false;
+};
+
+/// Queues a `spin_ms` spin on `stream` (after draining it), runs `call`, and says how long it took and whether it
+/// returned while the spin still ran; drains the stream again before returning.
+template <class Call>
+CallBehindSpin call_behind_spin(cudaStream_t stream, double spin_ms, Call&& call) {
+  CUPLAN_TEST_CUDA(cudaStreamSynchronize(stream));
+  spin_kernel<<<1, 1, 0, stream>>>(cycles_for_ms(spin_ms));
+  CUPLAN_TEST_CUDA(cudaGetLastError());
+  const auto start = std::chrono::steady_clock::now();
+  call();
+  CallBehindSpin result;
+  result.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.returned_during_spin = cudaStreamQuery(stream) == cudaErrorNotReady;
+  CUPLAN_TEST_CUDA(cudaStreamSynchronize(stream));
+  return result;
 }
 
 /// A flag in host-mapped pinned memory that a kernel on the GPU waits for (wait_for_gate). The destructor opens the

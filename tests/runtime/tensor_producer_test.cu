@@ -142,6 +142,33 @@ TEST_F(TensorProducer, HostReadGivenNoStreamSeesAMatmulResultFromAnotherStream) 
   }
 }
 
+// A result written into a Tensor given as `.out` (class form) and as the function form's `out`, each time after the
+// host has already read that Tensor once: the write through `out` is a cuplan write of a cuplan Tensor, so a later
+// read on another stream waits for it rather than for the Tensor's earlier producer.
+TEST_F(TensorProducer, AWriteThroughOutIsTheTensorsNewProducer) {
+  const auto h = random_signal(16);
+  const auto ref = dft_rows(h);
+  Stream s1;
+  Tensor x = upload(h, s1);
+  Tensor y = Tensor::empty({batch, length}, c64, Device::cuda(0), s1);
+  FFT f(x, {.axes = {1}, .stream = s1});
+  f.plan();
+  for (int round = 0; round < 2; ++round) {                                      // a fresh plan, then a graph replay
+    copy(TensorView(std::vector<cf>(h.size()).data(), {batch, length}), y, s1);  // zeros, read once below
+    EXPECT_LT(y.to(Device::cpu()).data<cf>()[0].real(), 1e-30F);
+    spin(s1);
+    const Tensor r = f.execute({.out = y});
+    EXPECT_FALSE(s1.done()) << "the execute returned after its work: nothing was left to order";
+    EXPECT_EQ(r.data(), y.data());
+    EXPECT_LT(relative_error(y.to(Device::cpu()), ref), 1e-5) << "round " << round << ": the read ran first";
+  }
+  copy(TensorView(std::vector<cf>(h.size()).data(), {batch, length}), y, s1);
+  EXPECT_LT(y.to(Device::cpu()).data<cf>()[0].real(), 1e-30F);
+  spin(s1);
+  fft(x, y, {.axes = {1}, .stream = s1});
+  EXPECT_LT(relative_error(y.to(Device::cpu()), ref), 1e-5) << "function form: the read ran first";
+}
+
 // A Tensor allocated and written on s1 (a device-to-device copy behind a long kernel), transformed on s2.
 TEST_F(TensorProducer, AnOperationOnAnotherStreamReadsAfterTheWrite) {
   const auto h = random_signal(14);

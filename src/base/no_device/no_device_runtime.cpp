@@ -115,6 +115,9 @@ cudaError_t cudaStreamGetPriority(cudaStream_t, int* priority) {
 cudaError_t cudaStreamIsCapturing(cudaStream_t, enum cudaStreamCaptureStatus* status) {
   return no_device(status);
 }
+cudaError_t cudaStreamGetFlags(cudaStream_t, unsigned int* flags) {
+  return no_device(flags);
+}
 cudaError_t cudaStreamBeginCapture(cudaStream_t, enum cudaStreamCaptureMode) {
   return no_device();
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The separate-pass route's kernels (see convolution_kernels.hpp). One thread per element of the dense side, a
-// grid-stride loop over 64-bit indices.
+// The separate-pass route's kernels (see convolution_kernels.hpp). Row-wise: grid y (a grid-stride loop) walks the
+// rows, grid x the elements of a row. A row's position (batch entry, outer indices, the kernel's entry) is worked
+// out once per row, not per element: those are 64-bit divisions, a long instruction sequence on a GPU, which in a
+// per-element index computation made these memory-bound passes compute-bound.
 
 #include <cuComplex.h>
 
@@ -12,10 +14,6 @@ namespace cuplan::detail {
 namespace {
 
 constexpr int kThreads = 256;
-
-unsigned blocks_for(std::int64_t count) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((count + kThreads - 1) / kThreads, 1, 65535 * 8));
-}
 
 template <class T>
 struct Complex;
@@ -46,59 +44,73 @@ __device__ std::int64_t batch_offset(const CanonicalWalk& w, std::int64_t b) {
   return offset;
 }
 
+constexpr unsigned kMaxRowBlocks = 65535;  // grid y limit
+
+// Blocks along a row of `length` elements and along `rows` rows.
+dim3 row_grid(std::int64_t length, std::int64_t rows) {
+  return dim3(static_cast<unsigned>(std::clamp<std::int64_t>((length + kThreads - 1) / kThreads, 1, 1024)),
+              static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, kMaxRowBlocks)));
+}
+
+// Row r = (b, i0, i1) of the dense work buffer: the source row (zeros beyond its extents) into dst + r * length[2].
 template <class Src, class Dst>
-__global__ void pad_kernel(const Src* src, CanonicalWalk w, std::int64_t total, WorkDims d, Dst* dst) {
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::int64_t r = e;
-    const std::int64_t i2 = r % d.length[2];
-    r /= d.length[2];
+__global__ void pad_kernel(const Src* src, CanonicalWalk w, std::int64_t rows, WorkDims d, Dst* dst) {
+  for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    std::int64_t r = row;
     const std::int64_t i1 = r % d.length[1];
     r /= d.length[1];
     const std::int64_t i0 = r % d.length[0];
     const std::int64_t b = r / d.length[0];
-    Dst value{};
-    if (i0 < w.extent[0] && i1 < w.extent[1] && i2 < w.extent[2])
-      value = convert<Dst>(src[batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1] + i2 * w.stride[2]]);
-    dst[e] = value;
+    const bool inside = i0 < w.extent[0] && i1 < w.extent[1];
+    const Src* in = src + (inside ? batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1] : 0);
+    const std::int64_t valid = inside ? w.extent[2] : 0;
+    Dst* out = dst + row * d.length[2];
+    for (std::int64_t i2 = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i2 < d.length[2];
+         i2 += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+      out[i2] = i2 < valid ? convert<Dst>(in[i2 * w.stride[2]]) : Dst{};
   }
 }
 
+// Spectrum entry b (`entry` values) times the kernel's entry map.batch_offset(b).
 template <class C>
-__global__ void multiply_kernel(C* spectrum, const C* kernel, std::int64_t total, std::int64_t entry,
+__global__ void multiply_kernel(C* spectrum, const C* kernel, std::int64_t entries, std::int64_t entry,
                                 CanonicalWalk map) {
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t b = e / entry;
-    const C h = kernel[batch_offset(map, b) * entry + (e - b * entry)];
-    const C x = spectrum[e];
-    spectrum[e] = C{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
+  for (std::int64_t b = blockIdx.y; b < entries; b += gridDim.y) {
+    C* x = spectrum + b * entry;
+    const C* h = kernel + batch_offset(map, b) * entry;
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < entry;
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+      const C k = h[i];
+      const C v = x[i];
+      x[i] = C{v.x * k.x - v.y * k.y, v.x * k.y + v.y * k.x};
+    }
   }
 }
 
+// Result row r = (b, i0, i1) of the result's extents: its part of the work buffer's entry b.
 template <class T>
-__global__ void crop_kernel(const T* src, WorkDims d, std::int64_t total, CanonicalWalk w, T* dst) {
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::int64_t r = e;
-    const std::int64_t i2 = r % w.extent[2];
-    r /= w.extent[2];
+__global__ void crop_kernel(const T* src, WorkDims d, std::int64_t rows, CanonicalWalk w, T* dst) {
+  for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    std::int64_t r = row;
     const std::int64_t i1 = r % w.extent[1];
     r /= w.extent[1];
     const std::int64_t i0 = r % w.extent[0];
     const std::int64_t b = r / w.extent[0];
-    const T value =
-        src[b * d.entry + ((i0 + d.offset[0]) * d.length[1] + i1 + d.offset[1]) * d.length[2] + i2 + d.offset[2]];
-    dst[batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1] + i2 * w.stride[2]] = value;
+    const T* in = src + b * d.entry + ((i0 + d.offset[0]) * d.length[1] + i1 + d.offset[1]) * d.length[2] + d.offset[2];
+    T* out = dst + batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1];
+    for (std::int64_t i2 = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i2 < w.extent[2];
+         i2 += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+      out[i2 * w.stride[2]] = in[i2];
   }
 }
 
 template <class Src, class Dst>
 cudaError_t launch_pad(const void* src, const CanonicalWalk& walk, std::int64_t entries, const WorkDims& dims,
                        void* dst, cudaStream_t stream) {
-  const std::int64_t total = entries * dims.entry;
-  pad_kernel<Src, Dst><<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const Src*>(src), walk, total, dims,
-                                                                   static_cast<Dst*>(dst));
+  const std::int64_t rows = entries * dims.length[0] * dims.length[1];
+  if (rows == 0) return cudaSuccess;
+  pad_kernel<Src, Dst><<<row_grid(dims.length[2], rows), kThreads, 0, stream>>>(static_cast<const Src*>(src), walk,
+                                                                                rows, dims, static_cast<Dst*>(dst));
   return cudaGetLastError();
 }
 
@@ -122,33 +134,34 @@ cudaError_t pad_device(const void* src, DType src_dtype, const CanonicalWalk& wa
 
 cudaError_t multiply_device(void* spectrum, const void* kernel, DType dtype, std::int64_t entries, std::int64_t entry,
                             const CanonicalWalk& kernel_entries, cudaStream_t stream) {
-  const std::int64_t total = entries * entry;
+  if (entries * entry == 0) return cudaSuccess;
+  const dim3 grid = row_grid(entry, entries);
   if (dtype.real() == f64)
-    multiply_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-        static_cast<double2*>(spectrum), static_cast<const double2*>(kernel), total, entry, kernel_entries);
+    multiply_kernel<<<grid, kThreads, 0, stream>>>(static_cast<double2*>(spectrum), static_cast<const double2*>(kernel),
+                                                   entries, entry, kernel_entries);
   else
-    multiply_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-        static_cast<float2*>(spectrum), static_cast<const float2*>(kernel), total, entry, kernel_entries);
+    multiply_kernel<<<grid, kThreads, 0, stream>>>(static_cast<float2*>(spectrum), static_cast<const float2*>(kernel),
+                                                   entries, entry, kernel_entries);
   return cudaGetLastError();
 }
 
 cudaError_t crop_device(const void* src, DType dtype, const WorkDims& dims, std::int64_t entries,
                         const CanonicalWalk& walk, void* dst, cudaStream_t stream) {
-  const std::int64_t total = entries * walk.extent[0] * walk.extent[1] * walk.extent[2];
-  if (total == 0) return cudaSuccess;
-  const unsigned blocks = blocks_for(total);
+  const std::int64_t rows = entries * walk.extent[0] * walk.extent[1];
+  if (rows * walk.extent[2] == 0) return cudaSuccess;
+  const dim3 grid = row_grid(walk.extent[2], rows);
   if (dtype == c128)
-    crop_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const double2*>(src), dims, total, walk,
-                                                 static_cast<double2*>(dst));
+    crop_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const double2*>(src), dims, rows, walk,
+                                               static_cast<double2*>(dst));
   else if (dtype == c64)
-    crop_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float2*>(src), dims, total, walk,
-                                                 static_cast<float2*>(dst));
+    crop_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const float2*>(src), dims, rows, walk,
+                                               static_cast<float2*>(dst));
   else if (dtype == f64)
-    crop_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const double*>(src), dims, total, walk,
-                                                 static_cast<double*>(dst));
+    crop_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const double*>(src), dims, rows, walk,
+                                               static_cast<double*>(dst));
   else
-    crop_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(src), dims, total, walk,
-                                                 static_cast<float*>(dst));
+    crop_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const float*>(src), dims, rows, walk,
+                                               static_cast<float*>(dst));
   return cudaGetLastError();
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "base/cuda_check.hpp"
@@ -64,6 +65,23 @@ const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int dev
 
 std::size_t bytes_of(std::int64_t count, std::size_t element) {
   return static_cast<std::size_t>(count) * element;
+}
+
+/// True when the tensor `walk` describes is laid out as the dense work buffer `dims` (the same extents, row-major,
+/// batch entries `entry` apart in canonical order): cuFFT can then read or write it in place of the work buffer,
+/// and the pad or crop pass is not needed (circular mode on dense operands).
+bool is_work_layout(const CanonicalWalk& walk, const WorkDims& dims) {
+  std::int64_t dense = 1;
+  for (int i = 2; i >= 0; --i) {
+    if (walk.extent[i] != dims.length[i] || dims.offset[i] != 0) return false;
+    if (walk.extent[i] != 1 && walk.stride[i] != dense) return false;
+    dense *= dims.length[i];
+  }
+  for (int i = walk.batch_rank - 1; i >= 0; --i) {
+    if (walk.batch_extent[i] != 1 && walk.batch_stride[i] != dense) return false;
+    dense *= walk.batch_extent[i];
+  }
+  return true;
 }
 
 class DeviceConvolutionRunner final : public ConvolutionRunner {
@@ -272,17 +290,27 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const cudaStream_t stream = s.native();
     const CanonicalWalk in_walk = canonical_walk(g, in.shape(), in.strides());
     const CanonicalWalk out_walk = canonical_walk(g, out.shape(), out.strides());
-    CUPLAN_CUDA_CHECK(
-        pad_device(in.data(), in.dtype(), in_walk, g.batch, work_dims(g, false), work_.data(), work_dtype(), stream));
+    const WorkDims dims = work_dims(g, false);
+    // A complex operand already laid out as the work buffer is transformed where it is (cuFFT's out-of-place C2C
+    // leaves its input intact; its R2C is not documented to, so a real operand is always copied); a result laid out
+    // as the work buffer receives the inverse directly.
+    const auto aligned = [&](const void* p) {  // cuFFT's pointers: aligned like the complex type
+      return reinterpret_cast<std::uintptr_t>(p) % complex_dtype().size() == 0;
+    };
+    const bool read_operand =
+        in.dtype() == work_dtype() && in.dtype().is_complex() && aligned(in.data()) && is_work_layout(in_walk, dims);
+    const bool write_result = out.dtype() == work_dtype() && aligned(out.data()) && is_work_layout(out_walk, dims);
+    if (!read_operand)
+      CUPLAN_CUDA_CHECK(pad_device(in.data(), in.dtype(), in_walk, g.batch, dims, work_.data(), work_dtype(), stream));
     forward_->bind(stream, workspace_ptr_);
-    forward_->execute(Direction::forward, work_.data(), work_spectrum_.data());
+    forward_->execute(Direction::forward, read_operand ? in.data() : work_.data(), work_spectrum_.data());
     CUPLAN_CUDA_CHECK(multiply_device(work_spectrum_.data(), spectrum_.data(), complex_dtype(), g.batch,
                                       g.spectrum_size, kernel_entries_, stream));
     CufftPlan& inverse = g.real ? *inverse_ : *forward_;
     inverse.bind(stream, workspace_ptr_);
-    inverse.execute(Direction::inverse, work_spectrum_.data(), work_.data());
-    CUPLAN_CUDA_CHECK(
-        crop_device(work_.data(), g.out_dtype, work_dims(g, false), g.batch, out_walk, out.data(), stream));
+    inverse.execute(Direction::inverse, work_spectrum_.data(), write_result ? out.data() : work_.data());
+    if (!write_result)
+      CUPLAN_CUDA_CHECK(crop_device(work_.data(), g.out_dtype, dims, g.batch, out_walk, out.data(), stream));
   }
 
   void run_fused(const TensorView& in, const TensorView& out, StreamRef s) {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "base/hash128.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/fft_callbacks.hpp"
 #include "fft/callbacks/callback_stats.hpp"
@@ -15,25 +16,7 @@ namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
 namespace {
 
-// Two independent 64-bit FNV-1a streams (different offset bases) make a 128-bit identity: plan caches compare
-// callbacks by it, so a collision would hand one callback's plan to another.
-struct Hash128 {
-  std::uint64_t a = 0xcbf29ce484222325ull;
-  std::uint64_t b = 0x84222325cbf29ce4ull;
-  void add(const void* data, std::size_t size) {
-    const auto* bytes = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < size; ++i) {
-      a = (a ^ bytes[i]) * 0x100000001b3ull;
-      b = (b ^ bytes[i]) * 0x100000001b3ull;
-      b ^= b >> 29;
-    }
-  }
-  void add(std::string_view text) {
-    const std::uint64_t size = text.size();
-    add(&size, sizeof size);  // length first: ("ab", "c") and ("a", "bc") differ
-    add(text.data(), text.size());
-  }
-};
+using detail::Hash128;  // the identity plan caches compare callbacks by
 
 std::atomic<std::uint64_t> g_next_host_id{1};
 

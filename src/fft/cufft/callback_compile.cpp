@@ -14,6 +14,7 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/callbacks/callback_stats.hpp"
+#include "fft/callbacks/nvrtc_program.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -32,10 +33,6 @@ Cache& cache() {
   return *instance;
 }
 
-std::string entry_symbol(CallbackRole role) {
-  return role == CallbackRole::prolog ? "cuplan_fft_prolog_entry" : "cuplan_fft_epilog_entry";
-}
-
 [[noreturn]] void fail(const std::string& name, const std::string& what, const std::string& log) {
   throw CallbackError(fmt::format("FFT: {}: {}{}{}", name, what, log.empty() ? "" : "; log:\n", log), name, log);
 }
@@ -45,53 +42,9 @@ void check_nvrtc(nvrtcResult status, const char* call, const std::string& name) 
     fail(name, fmt::format("{} failed with {} ({})", call, nvrtcGetErrorString(status), static_cast<int>(status)), "");
 }
 
-// The source as NVRTC compiles it: the user's text, then a check of the symbol's type and cuplan's entry point at
-// global scope with C++ linkage. cuFFT declares the callback itself, as a C++ function of the callback type's exact
-// signature named by the symbol, and links that declaration's mangled name: an extern "C" or namespaced function
-// never resolves (the plan fails with CUFFT_INTERNAL_ERROR).
-std::string wrapped_source(const std::string& source, const std::string& symbol, CallbackRole role, DType element,
-                           const std::string& name) {
-  const char* t = device_element_type(element);
-  const std::string pointer = role == CallbackRole::prolog
-                                  ? fmt::format("{} (*)(void*, unsigned long long, void*, void*)", t)
-                                  : fmt::format("void (*)(void*, unsigned long long, {}, void*, void*)", t);
-  const std::string call = role == CallbackRole::prolog ? fmt::format("return {}(d, o, i, s);", symbol)
-                                                        : fmt::format("{}(d, o, e, i, s);", symbol);
-  const std::string params = role == CallbackRole::prolog
-                                 ? "void* d, unsigned long long o, void* i, void* s"
-                                 : fmt::format("void* d, unsigned long long o, {} e, void* i, void* s", t);
-  return fmt::format(
-      "{}\n#line 1 \"cuplan-callback-check\"\n"
-      "namespace cuplan_callback_check {{\n"
-      "template <class A, class B> struct same {{ static constexpr bool value = false; }};\n"
-      "template <class A> struct same<A, A> {{ static constexpr bool value = true; }};\n"
-      "}}\n"
-      "static_assert(cuplan_callback_check::same<decltype(&{}), {}>::value,\n"
-      "  \"cuplan: {} must be declared as: {} ({})\");\n"
-      "__device__ {} {}({}) {{ {} }}\n",
-      source, symbol, pointer, name, callback_signature(role, element, symbol), cufft_callback_type_name(role, element),
-      role == CallbackRole::prolog ? t : "void", entry_symbol(role), params, call);
-}
-
-std::string program_log(nvrtcProgram program) {
-  std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
-  std::string log(size, '\0');
-  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
-  log.resize(size - 1);  // the terminating null
-  return log;
-}
-
-struct Program {
-  nvrtcProgram handle = nullptr;
-  ~Program() {
-    if (handle != nullptr) (void)nvrtcDestroyProgram(&handle);
-  }
-};
-
 // NVRTC to LTO-IR for `sm`; the log goes into the error when compilation fails.
 std::vector<char> compile(const std::string& text, int sm, const std::string& name, const char* file) {
-  Program program;
+  NvrtcProgram program;
   const char* header_text = callback_device_header_text();
   const char* header_name = "cuplan/fft_callback_device.hpp";
   check_nvrtc(nvrtcCreateProgram(&program.handle, text.c_str(), file, 1, &header_text, &header_name),
@@ -101,7 +54,7 @@ std::vector<char> compile(const std::string& text, int sm, const std::string& na
   const nvrtcResult status = nvrtcCompileProgram(program.handle, 4, options);
   if (status != NVRTC_SUCCESS)
     fail(name, fmt::format("NVRTC could not compile the source for sm_{} ({})", sm, nvrtcGetErrorString(status)),
-         program_log(program.handle));
+         nvrtc_program_log(program.handle));
   std::size_t size = 0;
   check_nvrtc(nvrtcGetLTOIRSize(program.handle, &size), "nvrtcGetLTOIRSize", name);
   std::vector<char> lto(size);
@@ -202,10 +155,10 @@ std::shared_ptr<const LtoCallback> lto_callback(const FFTCallback& callback, Cal
   if (source) {
     const auto started = std::chrono::steady_clock::now();
     entry->lto_ir =
-        compile(wrapped_source(code.source, code.symbol, role, element, name), sm, name, "cuplan-callback.cu");
+        compile(checked_callback_source(code.source, code.symbol, role, element, name), sm, name, "cuplan-callback.cu");
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     record_callback_compilation(ms);
-    entry->symbol = entry_symbol(role);
+    entry->symbol = callback_entry_symbol(role);
     log(LogLevel::info, "FFT: compiled {} for sm_{} with NVRTC in {:.1f} ms ({} bytes of LTO-IR)", name, sm, ms,
         entry->lto_ir.size());
   } else {

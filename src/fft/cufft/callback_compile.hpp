@@ -10,6 +10,7 @@
 
 #include "cuplan/dtype.hpp"
 #include "cuplan/fft_callbacks.hpp"
+#include "fft/callbacks/callback_source.hpp"
 #include "fft/callbacks/callback_types.hpp"
 
 namespace cuplan::detail {
@@ -28,8 +29,5 @@ struct LtoCallback {
 /// link fails here, with the log, rather than inside cuFFT's planning. CallbackError naming the callback, with the
 /// compiler's or linker's log.
 std::shared_ptr<const LtoCallback> lto_callback(const FFTCallback& callback, CallbackRole role, DType element, int sm);
-
-/// The text of cuplan/fft_callback_device.hpp that NVRTC compilations include.
-const char* callback_device_header_text() noexcept;
 
 }  // namespace cuplan::detail

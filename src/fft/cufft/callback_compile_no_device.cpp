@@ -22,6 +22,11 @@ cudaError_t launch_write_callback_info(fft_callback::Info* /*destination*/, cons
   return cudaErrorNoDevice;
 }
 
+void write_callback_blocks(const CallbackSet& /*callbacks*/, void* const (&/*blocks*/)[2], std::uint64_t& /*written*/,
+                           cudaStream_t /*stream*/) {
+  throw_built_without_cuda("writing an FFT callback's caller_info block");
+}
+
 cudaError_t load_callback_info_kernel() noexcept {
   return cudaErrorNoDevice;
 }

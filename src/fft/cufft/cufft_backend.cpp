@@ -150,14 +150,7 @@ void CufftPlan::set_callbacks(const CallbackSet& callbacks, int device, StreamRe
 }
 
 void CufftPlan::update_callbacks(const CallbackSet& callbacks, cudaStream_t stream) {
-  if (callbacks.version() == callbacks_version_) return;
-  for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog})
-    if (callbacks.has(role)) {
-      const int i = CallbackSet::index(role);
-      CUPLAN_CUDA_CHECK(
-          launch_write_callback_info(static_cast<fft_callback::Info*>(caller_info_[i]), callbacks.info(role), stream));
-    }
-  callbacks_version_ = callbacks.version();
+  write_callback_blocks(callbacks, caller_info_, callbacks_version_, stream);
 }
 
 CufftPlan::~CufftPlan() {

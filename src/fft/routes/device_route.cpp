@@ -4,6 +4,8 @@
 
 #include "fft/routes/device_route.hpp"
 
+#include <fmt/format.h>
+
 #include "fft/cufft/scale.hpp"
 #include "runtime/access.hpp"
 
@@ -12,8 +14,21 @@ namespace cuplan::detail {
 DeviceFftRoute::DeviceFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand)
     : CufftRoute(context, options, true),
       operand_device_(operand.device()),
+      sm_(device_sm(context.target.device)),
       work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "FFT"), "FFT") {
   replay_.set_enabled(options.graph_replay);
+  route_options_.route = options.route;
+  route_options_.prolog = options.prolog;
+  route_options_.epilog = options.epilog;
+}
+
+void DeviceFftRoute::check_supported(const LayoutDecision& decision) const {
+  const bool wants_fused =
+      route_options_.route == FFTRoute::fused ||
+      (route_options_.route == FFTRoute::automatic && (route_options_.prolog || route_options_.epilog));
+  fused_route_ = wants_fused && takes_fused_route(decision, {route_options_, sm_, fused_fft::headers_problem(),
+                                                             fused_fft::is_native_length});
+  if (!fused_route_) CufftRoute::check_supported(decision);
 }
 
 DeviceFftRoute::~DeviceFftRoute() = default;
@@ -23,7 +38,11 @@ void DeviceFftRoute::plan(const std::optional<StreamRef>& stream, EventList& pen
   Phase phase(context_.order, context_.streams, context_.target, stream, pending_after, "plan");
   pending_after = EventList{};
   load_kernels();
-  if (!cufft_ && decision.layout.rank > 0) {
+  if (fused_route_ && !fused_) {
+    fused_ =
+        std::make_unique<FusedFftPlan>(decision, context_.target.device, sm_, context_.callbacks.get(), phase.stream());
+    replay_.invalidate();
+  } else if (!fused_route_ && !cufft_ && decision.layout.rank > 0) {
     cufft_ = std::make_unique<CufftPlan>(decision, context_.target.device, context_.callbacks.get(), phase.stream());
     replay_.invalidate();  // graphs of an earlier plan (none today: the plan is made once) are stale
   }
@@ -92,7 +111,13 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
   if (decision.output_copy) out = out_stage_ptr_;
   const double scale = call.scale;
   const OutputWalk& walk = context_.walk;
-  if (cufft_) {
+  if (fused_) {
+    // One kernel launch (a graph would replace one launch by one): the scaling is inside it unless an epilog must
+    // see the unscaled value.
+    if (context_.callbacks) fused_->update_callbacks(*context_.callbacks, s.native());  // new user data: before it
+    fused_->execute(call.direction, in, out, scale, s.native());
+    if (scale != 1.0 && !fused_->scales_in_kernel()) scale_device(out, decision.out_dtype, walk, scale, s);
+  } else if (cufft_) {
     // The transform and its scaling, replayed as one graph launch when these pointers came recently.
     ReplayKey key;
     key.add(in).add(out).add(area.data()).add(call.direction).add(scale);
@@ -133,9 +158,10 @@ void DeviceFftRoute::free() noexcept {
   // does not document that destroying the plan waits for them. Function-form plans are destroyed by cache eviction
   // on whichever thread returns a lease, with their last transform possibly still queued on another stream: the
   // object's last phase must be done before its plans go.
-  if (cufft_) wait_for_last_phase();  // graph replays exist only with a cuFFT plan
+  if (cufft_ || fused_) wait_for_last_phase();  // graph replays exist only with a plan
   replay_.reset();
   cufft_.reset();
+  fused_.reset();
   work_area_.release();
   in_stage_.release();
   out_stage_.release();
@@ -147,7 +173,8 @@ std::size_t DeviceFftRoute::estimate_workspace_size() const {
   const LayoutDecision& decision = context_.decision;
   const int device = context_.target.device;
   if (cufft_) return cufft_->workspace_size();
-  if (decision.layout.rank == 0) return 0;  // every transformed axis has length 1: no plan
+  // The fused kernel needs no library work area; every transformed axis of length 1 needs no plan at all.
+  if (fused_route_ || decision.layout.rank == 0) return 0;
   // Callbacks are linked into the plan's kernels, which may change what they need: plan with them, as plan() does.
   if (context_.callbacks)
     return CufftPlan(decision, device, context_.callbacks.get(), current_stream(Device::cuda(device))).workspace_size();
@@ -169,6 +196,16 @@ void DeviceFftRoute::release_idle_memory() noexcept {
 
 std::size_t DeviceFftRoute::workspace_size() const noexcept {
   return cufft_ ? cufft_->workspace_size() : 0;
+}
+
+std::size_t DeviceFftRoute::calls_per_execute() const noexcept {
+  return fused_route_ ? 1 : CufftRoute::calls_per_execute();
+}
+
+std::string DeviceFftRoute::execution() const {
+  if (!fused_route_) return CufftRoute::execution() + " (route cufft)";
+  return fmt::format("route fused: {} on cuda:{}",
+                     fused_ ? fused_->description() : "fused cuFFTDx kernel of cuplan's own", context_.target.device);
 }
 
 }  // namespace cuplan::detail

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The device route of an FFT: CUDA execution of an operand in device memory, through one cuFFT plan (or none when
-// every transformed axis has length 1), with the workspace and the staging copies the layout decision asks for.
-// Repeated transforms replay as one graph launch.
+// every transformed axis has length 1) or cuplan's fused cuFFTDx kernel (fused_fft.hpp: FFTRoute and its rules),
+// with the workspace and the staging copies the layout decision asks for. Repeated transforms replay as one graph
+// launch.
 
 #include <memory>
 
 #include "fft/cufft/cufft_backend.hpp"
 #include "fft/routes/cufft_route.hpp"
+#include "fft/routes/fused_fft.hpp"
 #include "plan/graph_replay.hpp"
 #include "plan/work_area.hpp"
 #include "runtime/recorded_stream.hpp"
@@ -19,6 +21,8 @@ class DeviceFftRoute final : public CufftRoute {
   DeviceFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand);
   ~DeviceFftRoute() override;
 
+  /// Chooses between cuFFT and the fused kernel (NotSupported for a forced fused route that cannot apply).
+  void check_supported(const LayoutDecision& decision) const override;
   void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
   Tensor execute(const FftCall& call) override;
   void order_new_operand(const std::optional<StreamRef>& stream) override;
@@ -27,6 +31,8 @@ class DeviceFftRoute final : public CufftRoute {
   std::size_t estimate_workspace_size() const override;
   std::size_t held_bytes() const noexcept override;
   void release_idle_memory() noexcept override;
+  std::size_t calls_per_execute() const noexcept override;
+  std::string execution() const override;
 
  private:
   void ensure_buffers(StreamRef stream);
@@ -34,6 +40,10 @@ class DeviceFftRoute final : public CufftRoute {
 
   Device operand_device_;
   std::unique_ptr<CufftPlan> cufft_;
+  FFTOptions route_options_;          // the route asked for and the callbacks, for the fused route's rules
+  int sm_ = 0;                        // compute capability of the execution's device
+  mutable bool fused_route_ = false;  // decided by check_supported, once the layout is decided
+  std::unique_ptr<FusedFftPlan> fused_;
   GraphReplay replay_;  // repeated transforms replayed as one graph launch
   WorkArea work_area_;  // owned, the stream's shared area, or the caller's (FFTOptions::work_area)
   DeviceBuffer in_stage_;

@@ -49,7 +49,7 @@ void CpuMatmulRoute::autotune(const AutotuneOptions& /*options*/) {
 MatmulResult CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
   const mm::OperandSlots& operands = context_.operands;
   const mm::Problem& problem = context_.problem;
-  const std::optional<TensorView>& out = options.out;
+  const std::optional<TensorRef>& out = options.out;
   // The caller's `after` events order their producers before this read: device operands are copied to the host
   // (blocking) on a stream of their device that waits for them; host operands wait on the host.
   std::optional<int> operand_device;
@@ -71,7 +71,7 @@ MatmulResult CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
     return host_copies[slot].view();
   };
   std::optional<TensorView> c_view = host_view(slot_c);
-  if (c_view && out && c_view->data() == out->data()) {
+  if (c_view && out && c_view->data() == out->view().data()) {
     // D written over C (checked to be the very same elements): gemm writes D before C is read, so read a copy.
     host_copies[slot_c] = Tensor::empty(c_view->shape(), c_view->dtype(), Device::cpu());
     copy(*c_view, host_copies[slot_c].view());
@@ -80,7 +80,7 @@ MatmulResult CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
   mm::CpuOperands in{*host_view(slot_a), *host_view(slot_b), c_view, host_view(slot_bias), host_view(slot_aux)};
   // Device operands get device results (the blocking rule, as FFT): computed on the host, then copied back.
   const bool device_result = copy_stream.has_value();
-  Tensor d = out && !device_result ? Tensor::wrap(*out)
+  Tensor d = out && !device_result ? out->as_tensor()
                                    : Tensor::empty_strided(problem.result_shape, problem.result_strides,
                                                            problem.result_dtype, Device::cpu());
   const mm::EpilogTraits traits = mm::epilog_traits(problem.epilog);
@@ -91,7 +91,7 @@ MatmulResult CpuMatmulRoute::execute(const MatmulExecuteOptions& options) {
                  {d.data(), aux.data(), bias_gradient.data()}, context_.target.cpu_threads);
   if (!device_result) return {.d = std::move(d), .aux = std::move(aux), .bias_gradient = std::move(bias_gradient)};
   const Device device = Device::cuda(context_.target.operand_device);
-  Tensor device_d = out ? Tensor::wrap(*out)
+  Tensor device_d = out ? out->as_tensor()
                         : Tensor::empty_strided(problem.result_shape, problem.result_strides, problem.result_dtype,
                                                 device, copy_stream);
   copy(d, device_d, copy_stream);  // from host memory: blocking

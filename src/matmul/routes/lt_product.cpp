@@ -245,7 +245,7 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
             bias_gradient_staging_.ensure(bytes_of(problem.bias_gradient_shape, problem.result_dtype), device, stream);
     } else {
       d = options.out
-              ? Tensor::wrap(*options.out)
+              ? options.out->as_tensor()
               : Tensor::empty_strided(problem.result_shape, problem.result_strides, problem.result_dtype, gpu, stream);
       d_ptr = d.data();
       if (traits.aux_output) {
@@ -301,9 +301,9 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
         return host;
       };
       if (options.out) {
-        copy(device_view(d_ptr, problem.result_dtype, problem.result_shape, problem.result_strides, device),
-             *options.out, stream);
-        d = Tensor::wrap(*options.out);
+        d = options.out->as_tensor();
+        copy(TensorRef(device_view(d_ptr, problem.result_dtype, problem.result_shape, problem.result_strides, device)),
+             TensorRef(d), stream);
       } else {
         d = back(d_ptr, problem.result_shape, problem.result_strides, problem.result_dtype);
       }

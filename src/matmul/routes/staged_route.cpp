@@ -60,7 +60,7 @@ MatmulResult StagedMatmulRoute::execute_staged(const MatmulExecuteOptions& optio
   if (!staged_)
     staged_ = std::make_unique<StagedMatmul>(context_.options, problem, operands, target.device, context_.who);
   // A new D is pinned (docs/staging.md): the download DMAs into it, no fresh pageable pages to fault in.
-  Tensor d = options.out ? Tensor::wrap(*options.out)
+  Tensor d = options.out ? options.out->as_tensor()
                          : empty_host_result(problem.result_shape, problem.result_strides, problem.result_dtype);
   staged_->execute(operands, d.view(), context_.options.alpha, context_.options.beta, stream);
   if (options.release_workspace) staged_->release();

@@ -16,9 +16,9 @@ namespace cuplan::detail {
 /// exception with a known state is the ordering checker's OrderingError, raised before the call enqueues anything:
 /// that plan is kept (destroying a cuFFT or cuBLASLt plan may wait for the device, and so for the very work the
 /// error is about).
-template <class Impl, class Make, class Adopt, class Run>
-auto run_cached(const PlanKey& key, Make&& make, Adopt&& adopt, Run&& run) {
-  PlanLease lease = acquire_plan(key, std::forward<Make>(make));
+/// The second half of run_cached, for a lease already taken (a hit, or a plan made by the caller).
+template <class Impl, class Adopt, class Run>
+auto run_leased(PlanLease& lease, Adopt&& adopt, Run&& run) {
   Impl& impl = *static_cast<Impl*>(lease.get());
   try {
     if (lease.hit()) adopt(impl);
@@ -32,6 +32,12 @@ auto run_cached(const PlanKey& key, Make&& make, Adopt&& adopt, Run&& run) {
     lease.discard();
     throw;
   }
+}
+
+template <class Impl, class Make, class Adopt, class Run>
+auto run_cached(const PlanKey& key, Make&& make, Adopt&& adopt, Run&& run) {
+  PlanLease lease = acquire_plan(key, std::forward<Make>(make));
+  return run_leased<Impl>(lease, std::forward<Adopt>(adopt), std::forward<Run>(run));
 }
 
 }  // namespace cuplan::detail

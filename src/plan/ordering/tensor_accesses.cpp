@@ -11,7 +11,7 @@
 
 namespace cuplan::detail {
 
-void TensorAccesses::begin(StreamRef stream, std::initializer_list<OperandUse> uses) {
+void TensorAccesses::begin(StreamRef stream, std::span<const OperandUse> uses) {
   if (host_streams()) return;  // host streams run each call's work before it returns
   stream_ = stream;
   for (const OperandUse& use : uses) {

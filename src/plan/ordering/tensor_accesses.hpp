@@ -7,6 +7,7 @@
 
 #include <array>
 #include <initializer_list>
+#include <span>
 
 #include "base/non_copyable.hpp"
 #include "cuplan/stream.hpp"
@@ -23,7 +24,10 @@ class TensorAccesses : NonCopyable {
   ~TensorAccesses();
 
   /// Orders `stream` after the pending producers of the uses that name an owner (OperandUse::owner).
-  void begin(StreamRef stream, std::initializer_list<OperandUse> uses);
+  void begin(StreamRef stream, std::initializer_list<OperandUse> uses) {
+    begin(stream, std::span<const OperandUse>(uses.begin(), uses.size()));
+  }
+  void begin(StreamRef stream, std::span<const OperandUse> uses);
   /// The call's work is enqueued on the stream given to begin(): notes each access.
   void end();
 

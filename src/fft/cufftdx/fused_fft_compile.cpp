@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fused FFT kernels' source, their NVRTC compilation and the two caches (see fused_fft_kernel.hpp). Host code
+// only: everything here runs without a GPU.
+//
+// NVRTC on the cuFFTDx headers, not libmathdx + nvJitLink: the headers are what the build already requires for the
+// ahead-of-time convolution kernels, NVRTC ships with every CUDA toolkit, and one NVRTC program holds the user's
+// callbacks and the FFT together, so the compiler inlines the callbacks into the loads and stores (with libmathdx
+// the FFT comes as LTO-IR that nvJitLink links to the user's code, one more library to install and a link step
+// per plan). NVRTC's precompiled headers live in the compiling process only and make its first compilation slower
+// (they are created then): CUPLAN_NVRTC_PCH=1 turns them on for processes that compile many programs; the on-disk
+// cache is what makes a second plan cheap, in any process.
+
+#include <nvrtc.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "base/hash128.hpp"
+#include "base/log.hpp"
+#include "cuplan/errors.hpp"
+#include "fft/callbacks/callback_source.hpp"
+#include "fft/callbacks/callback_stats.hpp"
+#include "fft/callbacks/callback_types.hpp"
+#include "fft/callbacks/nvrtc_program.hpp"
+#include "fft/cufftdx/fused_fft_kernel.hpp"
+#include "fft/cufftdx/fused_fft_paths.hpp"
+
+namespace cuplan::detail::fused_fft {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Bumped whenever the generated source's meaning or the cache file format changes.
+constexpr const char* kFormat = "cuplan-fused-fft-1";
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> parts;
+  std::stringstream in(list);
+  for (std::string part; std::getline(in, part, ';');)
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+// The cuFFTDx and CUTLASS include folders: under CUPLAN_MATHDX_ROOT when set (the folder holding include/cufftdx.hpp
+// or a site-packages folder holding nvidia/mathdx), else the build's.
+std::vector<std::string> mathdx_dirs() {
+  const char* variable = std::getenv("CUPLAN_MATHDX_ROOT");
+  const std::string root = variable != nullptr ? variable : "";
+  if (root.empty()) return split(build_mathdx_include_dirs());
+  for (const fs::path& base : {fs::path(root), fs::path(root) / "nvidia" / "mathdx"})
+    if (fs::exists(base / "include" / "cufftdx.hpp"))
+      return {(base / "include").string(), (base / "external" / "cutlass" / "include").string()};
+  return {(fs::path(root) / "include").string()};
+}
+
+std::vector<std::string> cuda_dirs() {
+  for (const char* name : {"CUDA_HOME", "CUDA_PATH"}) {
+    const std::string root = env(name);
+    if (root.empty() || !fs::exists(fs::path(root) / "include" / "cuda_fp16.h")) continue;
+    std::vector<std::string> dirs{(fs::path(root) / "include").string()};
+    if (fs::exists(fs::path(root) / "include" / "cccl")) dirs.push_back((fs::path(root) / "include" / "cccl").string());
+    return dirs;
+  }
+  return split(build_cuda_include_dirs());
+}
+
+const char* real_name(DType precision) {
+  return precision == f64 ? "double" : "float";
+}
+
+// The element types the program loads and stores (cuFFT's callback types).
+const char* in_type(const KernelSpec& s) {
+  return device_element_type(s.type == FFTType::r2c ? s.precision : s.precision.complex());
+}
+const char* out_type(const KernelSpec& s) {
+  return device_element_type(s.type == FFTType::c2r ? s.precision : s.precision.complex());
+}
+
+std::string load_expression(const KernelSpec& s) {
+  const std::string raw = fmt::format("static_cast<const {}*>(rows.in)[in_base + index]", in_type(s));
+  const std::string value =
+      s.prolog ? fmt::format("{}(const_cast<void*>(rows.in), in_base + index, rows.prolog_info, nullptr)",
+                             callback_entry_symbol(CallbackRole::prolog))
+               : raw;
+  if (s.type == FFTType::r2c) return fmt::format("real_data[i] = active ? {} : real_type(0);", value);
+  return fmt::format("{{ const {} v = active ? {} : {}{{}}; data[i] = complex_type{{v.x, v.y}}; }}", in_type(s), value,
+                     in_type(s));
+}
+
+std::string store_expression(const KernelSpec& s) {
+  // Without an epilog the normalization's factor multiplies the stored value; with one the epilog sees the value
+  // unscaled and the factor stays a pass of its own, as on the cuFFT route.
+  const bool real = s.type == FFTType::c2r;
+  const std::string value = real ? (s.epilog ? "real_data[i]" : "real_data[i] * static_cast<real_type>(rows.scale)")
+                            : s.epilog ? fmt::format("{}{{data[i].x, data[i].y}}", out_type(s))
+                                       : fmt::format(
+                                             "{}{{data[i].x * static_cast<real_type>(rows.scale), data[i].y * "
+                                             "static_cast<real_type>(rows.scale)}}",
+                                             out_type(s));
+  if (s.epilog)
+    return fmt::format("{}(rows.out, out_base + index, {}, rows.epilog_info, nullptr);",
+                       callback_entry_symbol(CallbackRole::epilog), value);
+  return fmt::format("static_cast<{}*>(rows.out)[out_base + index] = {};", out_type(s), value);
+}
+
+std::string kernel_text(const char* direction) {
+  return fmt::format(
+      "extern \"C\" __global__ void __launch_bounds__(cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::"
+      "max_threads_per_block) cuplan_fused_fft_{0}(cuplan_fused_rows rows) {{\n"
+      "  cuplan_fused_body<typename cuplan_fused_desc<cufftdx::fft_direction::{0}>::type>(rows);\n"
+      "}}\n"
+      "extern \"C\" __device__ unsigned cuplan_fused_config_{0}[4] = {{\n"
+      "  cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::block_dim.x,\n"
+      "  cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::block_dim.y,\n"
+      "  cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::ffts_per_block,\n"
+      "  cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::shared_memory_size}};\n",
+      direction);
+}
+
+std::vector<std::string> nvrtc_options(int sm) {
+  std::vector<std::string> options{fmt::format("-arch=sm_{}", sm), "-std=c++17", "-default-device"};
+  for (const std::string& dir : mathdx_dirs()) options.push_back("-I" + dir);
+  for (const std::string& dir : cuda_dirs()) options.push_back("-I" + dir);
+  return options;
+}
+
+std::string callbacks_name(const KernelSpec& s) {
+  std::string names;
+  for (const auto* c : {s.prolog.get(), s.epilog.get()})
+    if (c != nullptr) names += (names.empty() ? "" : " and ") + c->name;
+  return names.empty() ? std::string("fused FFT kernel") : names;
+}
+
+[[noreturn]] void fail(const KernelSpec& s, const std::string& what, const std::string& log) {
+  const std::string name = callbacks_name(s);
+  throw CallbackError(fmt::format("FFT: {}: {}{}{}", name, what, log.empty() ? "" : "; log:\n", log), name, log);
+}
+
+void check_nvrtc(const KernelSpec& s, nvrtcResult status, const char* call) {
+  if (status != NVRTC_SUCCESS)
+    fail(s, fmt::format("{} failed with {} ({})", call, nvrtcGetErrorString(status), static_cast<int>(status)), "");
+}
+
+bool use_pch() {
+  const char* value = std::getenv("CUPLAN_NVRTC_PCH");
+  return value != nullptr && *value != '\0' && std::string(value) != "0";
+}
+
+std::vector<char> nvrtc_compile(const KernelSpec& s, const std::string& source,
+                                const std::vector<std::string>& options) {
+  if (use_pch()) {
+    // NVRTC's precompiled header of cufftdx.hpp needs a heap of about 750 MiB; set once per process.
+    static const nvrtcResult heap = nvrtcSetPCHHeapSize(std::size_t{1} << 30);
+    check_nvrtc(s, heap, "nvrtcSetPCHHeapSize");
+  }
+  NvrtcProgram program;
+  const char* header_text = callback_device_header_text();
+  const char* header_name = "cuplan/fft_callback_device.hpp";
+  check_nvrtc(s,
+              nvrtcCreateProgram(&program.handle, source.c_str(), "cuplan-fused-fft.cu", 1, &header_text, &header_name),
+              "nvrtcCreateProgram");
+  std::vector<const char*> raw;
+  for (const std::string& o : options) raw.push_back(o.c_str());
+  if (use_pch()) raw.push_back("-pch");
+  const nvrtcResult status = nvrtcCompileProgram(program.handle, static_cast<int>(raw.size()), raw.data());
+  if (status != NVRTC_SUCCESS)
+    fail(s,
+         fmt::format("NVRTC could not compile the fused FFT kernel ({} {} of length {} for sm_{}) with the callbacks "
+                     "inlined ({})",
+                     to_string(s.type), s.precision.name(), s.length, s.sm, nvrtcGetErrorString(status)),
+         nvrtc_program_log(program.handle));
+  std::size_t size = 0;
+  check_nvrtc(s, nvrtcGetCUBINSize(program.handle, &size), "nvrtcGetCUBINSize");
+  std::vector<char> cubin(size);
+  check_nvrtc(s, nvrtcGetCUBIN(program.handle, cubin.data()), "nvrtcGetCUBIN");
+  return cubin;
+}
+
+// On-disk entries: a header line naming the format and the key, the size, then the cubin. A file whose header or
+// size does not match (another format, a truncated or foreign file) is ignored and replaced.
+std::string file_header(const std::string& key) {
+  return fmt::format("{} {}\n", kFormat, key);
+}
+
+std::optional<std::vector<char>> read_entry(const fs::path& file, const std::string& key) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string header;
+  if (!std::getline(in, header) || header + "\n" != file_header(key)) return std::nullopt;
+  std::uint64_t size = 0;
+  if (!in.read(reinterpret_cast<char*>(&size), sizeof size) || size == 0 || size > (std::uint64_t{1} << 32))
+    return std::nullopt;
+  std::vector<char> cubin(size);
+  if (!in.read(cubin.data(), static_cast<std::streamsize>(size)) || in.peek() != std::char_traits<char>::eof())
+    return std::nullopt;
+  return cubin;
+}
+
+// Written to a temporary file of a unique name in the same folder, then renamed over the entry: a rename within one
+// file system is atomic, so a concurrent reader sees the old entry, no entry or the whole new one. Failures are
+// logged (the cache is an optimization).
+void write_entry(const fs::path& dir, const fs::path& file, const std::string& key, const std::vector<char>& cubin) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) {
+    log(LogLevel::warning, "FFT: kernel cache: cannot create {}: {}", dir.string(), error.message());
+    return;
+  }
+  std::random_device random;
+  const fs::path temporary = dir / fmt::format(".{}.{:08x}{:08x}.tmp", file.filename().string(), random(), random());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    const std::string header = file_header(key);
+    const std::uint64_t size = cubin.size();
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(reinterpret_cast<const char*>(&size), sizeof size);
+    out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+    out.close();
+    if (!out) {
+      log(LogLevel::warning, "FFT: kernel cache: cannot write {}", temporary.string());
+      fs::remove(temporary, error);
+      return;
+    }
+  }
+  fs::rename(temporary, file, error);
+  if (error) {
+    log(LogLevel::warning, "FFT: kernel cache: cannot rename {} to {}: {}", temporary.string(), file.string(),
+        error.message());
+    fs::remove(temporary, error);
+  }
+}
+
+struct ProcessCache {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const CompiledKernel>> entries;
+};
+ProcessCache& process_cache() {
+  static auto* instance = new ProcessCache;  // never destroyed: plans may outlive static destruction order
+  return *instance;
+}
+
+}  // namespace
+
+std::string kernel_source(const KernelSpec& s) {
+  std::string text = "#include <cufftdx.hpp>\n#include <cuplan/fft_callback_device.hpp>\n";
+  if (s.prolog)
+    text += checked_callback_source(s.prolog->source, s.prolog->symbol, CallbackRole::prolog, s.prolog->element,
+                                    s.prolog->name);
+  if (s.epilog) {
+    // One source may define both functions (the cuFFT route compiles each callback on its own): it is included once.
+    const bool shared = s.prolog && s.prolog->source == s.epilog->source;
+    text += checked_callback_source(shared ? std::string() : s.epilog->source, s.epilog->symbol, CallbackRole::epilog,
+                                    s.epilog->element, s.epilog->name);
+  }
+  const bool c2c = s.type == FFTType::c2c;
+  text += fmt::format(
+      "#line 1 \"cuplan-fused-fft\"\n"
+      "struct cuplan_fused_rows {{\n"
+      "  const void* in; void* out; long long rows; long long idist; long long odist;\n"
+      "  void* prolog_info; void* epilog_info; double scale;\n"
+      "}};\n"
+      "template <cufftdx::fft_direction D> struct cuplan_fused_desc {{\n"
+      "  using base = decltype(cufftdx::Block() + cufftdx::Size<{0}>() + cufftdx::Type<cufftdx::fft_type::{1}>() +\n"
+      "                        cufftdx::Precision<{2}>() + cufftdx::Direction<D>() + cufftdx::SM<{3}>());\n"
+      "  using type = decltype(base() + cufftdx::ElementsPerThread<base::elements_per_thread>() +\n"
+      "                        cufftdx::FFTsPerBlock<base::suggested_ffts_per_block>());\n"
+      "  static_assert(!type::requires_workspace, \"cuplan: this length needs a cuFFTDx workspace\");\n"
+      "}};\n"
+      "template <class FFT> __device__ __forceinline__ void cuplan_fused_body(const cuplan_fused_rows& rows) {{\n"
+      "  using complex_type = typename FFT::value_type;\n"
+      "  using real_type = typename complex_type::value_type;\n"
+      "  extern __shared__ __align__(16) unsigned char cuplan_fused_shared[];\n"
+      "  const long long row = static_cast<long long>(blockIdx.x) * FFT::ffts_per_block + threadIdx.y;\n"
+      "  // Every thread takes part in the FFT's shared-memory exchanges, also on a missing last row.\n"
+      "  const bool active = row < rows.rows;\n"
+      "  complex_type data[FFT::storage_size];\n"
+      "  [[maybe_unused]] real_type* real_data = reinterpret_cast<real_type*>(data);\n"
+      "  const unsigned long long in_base = active ? static_cast<unsigned long long>(row * rows.idist) : 0ull;\n"
+      "#pragma unroll\n"
+      "  for (unsigned i = 0; i < FFT::input_ept; ++i) {{\n"
+      "    const unsigned index = i * FFT::stride + threadIdx.x;\n"
+      "    if (index < FFT::input_length) {4}\n"
+      "  }}\n"
+      "  FFT().execute(data, reinterpret_cast<complex_type*>(cuplan_fused_shared));\n"
+      "  if (!active) return;\n"
+      "  const unsigned long long out_base = static_cast<unsigned long long>(row * rows.odist);\n"
+      "#pragma unroll\n"
+      "  for (unsigned i = 0; i < FFT::output_ept; ++i) {{\n"
+      "    const unsigned index = i * FFT::stride + threadIdx.x;\n"
+      "    if (index < FFT::output_length) {5}\n"
+      "  }}\n"
+      "}}\n",
+      s.length,
+      s.type == FFTType::c2c   ? "c2c"
+      : s.type == FFTType::r2c ? "r2c"
+                               : "c2r",
+      real_name(s.precision), s.sm * 10, load_expression(s), store_expression(s));
+  if (c2c || s.type == FFTType::r2c) text += kernel_text("forward");
+  if (c2c || s.type == FFTType::c2r) text += kernel_text("inverse");
+  return text;
+}
+
+std::string headers_problem() {
+  const std::vector<std::string> dirs = mathdx_dirs();
+  if (dirs.empty()) return "this build found no MathDx (cuFFTDx headers) and CUPLAN_MATHDX_ROOT is not set";
+  if (!fs::exists(fs::path(dirs.front()) / "cufftdx.hpp"))
+    return fmt::format("the cuFFTDx headers are not at {} (set CUPLAN_MATHDX_ROOT to an installed MathDx)",
+                       dirs.front());
+  return {};
+}
+
+bool is_native_length(DType precision, std::int64_t length) {
+  const std::vector<std::string> dirs = mathdx_dirs();
+  if (dirs.empty()) return false;
+  static std::mutex mutex;
+  static std::map<std::string, std::set<std::pair<int, std::int64_t>>> by_folder;  // (bits, length)
+  const std::lock_guard lock(mutex);
+  auto [it, added] = by_folder.try_emplace(dirs.front());
+  if (added) {
+    std::error_code error;
+    for (const auto& file : fs::directory_iterator(fs::path(dirs.front()) / "cufftdx" / "database", error)) {
+      long long n = 0;
+      int bits = 0;
+      char tail[8] = {};
+      if (std::sscanf(file.path().filename().string().c_str(), "fft_%lld_fp%d_fwd.hpp.in%1s", &n, &bits, tail) == 3)
+        it->second.emplace(bits, n);
+    }
+  }
+  return it->second.count({precision == f64 ? 64 : 32, length}) != 0;
+}
+
+std::string kernel_cache_directory() {
+  if (const char* dir = std::getenv("CUPLAN_KERNEL_CACHE_DIR"); dir != nullptr) {
+    const std::string value(dir);
+    return value == "off" ? std::string() : value;
+  }
+  if (const std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty())
+    return (fs::path(xdg) / "cuplan" / "kernels").string();
+  if (const std::string home = env("HOME"); !home.empty())
+    return (fs::path(home) / ".cache" / "cuplan" / "kernels").string();
+  return {};
+}
+
+void clear_process_cache_for_testing() {
+  ProcessCache& cache = process_cache();
+  const std::lock_guard lock(cache.mutex);
+  cache.entries.clear();
+}
+
+std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& s) {
+  if (const std::string problem = headers_problem(); !problem.empty())
+    throw NotSupported(
+        fmt::format("FFT: the fused route compiles its kernel with NVRTC on the cuFFTDx headers, but {}", problem));
+  const std::string source = kernel_source(s);
+  const std::vector<std::string> options = nvrtc_options(s.sm);
+  int major = 0, minor = 0;
+  check_nvrtc(s, nvrtcVersion(&major, &minor), "nvrtcVersion");
+  Hash128 hash;
+  hash.add(kFormat);
+  hash.add(source);
+  for (const std::string& o : options) hash.add(o);  // the architecture and the include folders (another MathDx)
+  hash.add(build_mathdx_version());
+  hash.add(fmt::format("nvrtc {}.{}", major, minor));
+  auto entry = std::make_shared<CompiledKernel>();
+  entry->key = fmt::format("fft-{}-{}-{}-sm{}-{:016x}{:016x}", to_string(s.type), s.precision.name(), s.length, s.sm,
+                           hash.a, hash.b);
+
+  ProcessCache& cache = process_cache();
+  // Held while compiling: a second plan of the same program waits for the first compilation instead of repeating it.
+  const std::lock_guard lock(cache.mutex);
+  if (const auto it = cache.entries.find(entry->key); it != cache.entries.end()) {
+    record_callback_cache_hit();
+    return it->second;
+  }
+  const std::string dir = kernel_cache_directory();
+  const fs::path file = dir.empty() ? fs::path() : fs::path(dir) / (entry->key + ".cubin");
+  if (!dir.empty()) {
+    if (std::optional<std::vector<char>> cubin = read_entry(file, entry->key)) {
+      entry->cubin = std::move(*cubin);
+      record_callback_cache_hit();
+      log(LogLevel::info, "FFT: fused kernel {} read from {}", entry->key, file.string());
+      cache.entries.emplace(entry->key, entry);
+      return entry;
+    }
+  }
+  const auto started = std::chrono::steady_clock::now();
+  entry->cubin = nvrtc_compile(s, source, options);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  record_callback_compilation(ms);
+  log(LogLevel::info, "FFT: compiled fused kernel {} with NVRTC in {:.0f} ms ({} bytes of cubin)", entry->key, ms,
+      entry->cubin.size());
+  if (!dir.empty()) write_entry(dir, file, entry->key, entry->cubin);
+  cache.entries.emplace(entry->key, entry);
+  return entry;
+}
+
+}  // namespace cuplan::detail::fused_fft

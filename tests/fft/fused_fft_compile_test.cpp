@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fused FFT route without a GPU: its rules (which transforms it takes, and why not), the generated kernel
+// source, the NVRTC compilation for sm_90 (NVRTC needs no GPU), the on-disk cache (a second plan of the same source
+// compiles nothing, also in a new process; a damaged entry is replaced) and the option's checks through the public
+// API. The compilation cases need the cuFFTDx headers (a build with MathDx) and skip otherwise.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cuplan/cuplan.hpp"
+#include "fft/callback_sources.hpp"
+#include "fft/cufftdx/fused_fft_kernel.hpp"
+#include "fft/planner.hpp"
+#include "fft/routes/fused_fft.hpp"
+#include "support/test_support.hpp"
+
+namespace cuplan::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+LayoutDecision decide(DType dtype, std::vector<std::int64_t> shape, std::vector<int> axes,
+                      std::optional<FFTType> type = {}) {
+  LayoutRequest r;
+  r.dtype = dtype;
+  r.shape = Shape(std::span<const std::int64_t>(shape));
+  std::vector<std::int64_t> strides(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+  r.strides = Strides(std::span<const std::int64_t>(strides));
+  r.axes = std::move(axes);
+  r.type = type;
+  r.loop_is_costly = true;
+  r.aligned_real_calls = true;
+  r.single_call = true;
+  return plan_layout(r);
+}
+
+FFTOptions with_prolog(FFTRoute route = FFTRoute::automatic) {
+  FFTOptions o;
+  o.prolog = FFTCallback::cuda_source(cuplan::testing::kScaleSource, "scale_by");
+  o.route = route;
+  return o;
+}
+
+TEST(FusedFftRules, TakesOneContiguousAxisOfACudaSourceCallbackAtASupportedLength) {
+  const FFTOptions o = with_prolog();
+  const FusedFftContext sm90{o, 90, ""};
+  EXPECT_EQ(fused_fft_refusal(decide(c64, {64, 4096}, {1}), sm90), "");
+  EXPECT_EQ(fused_fft_refusal(decide(c128, {8, 16384}, {1}), sm90), "");
+  EXPECT_EQ(fused_fft_refusal(decide(f32, {8, 32768}, {1}), sm90), "");
+  EXPECT_EQ(fused_fft_refusal(decide(c64, {8, 1000}, {1}), sm90), "");  // 2^3 5^3
+  EXPECT_TRUE(takes_fused_route(decide(c64, {64, 4096}, {1}), sm90));
+  EXPECT_EQ(fused_fft_max_length(f32, 90), 32768);
+  EXPECT_EQ(fused_fft_max_length(f64, 90), 16384);
+  EXPECT_EQ(fused_fft_max_length(f32, 61), 0);
+}
+
+TEST(FusedFftRules, EachRefusalNamesItsReason) {
+  const FFTOptions o = with_prolog();
+  // cuFFTDx's own lengths, as its database would list them (every one here but 1021 and 24000).
+  const auto native = [](DType, std::int64_t n) { return n != 1021 && n != 24000; };
+  const auto refusal = [&](const LayoutDecision& d) { return fused_fft_refusal(d, {o, 90, "", native}); };
+  EXPECT_NE(refusal(decide(c64, {64, 64}, {0, 1})).find("2 axes"), std::string::npos);
+  EXPECT_NE(refusal(decide(c64, {64, 64}, {0})).find("stride 64"), std::string::npos);
+  EXPECT_NE(refusal(decide(c32, {4, 256}, {1})).find("c32"), std::string::npos);
+  EXPECT_NE(refusal(decide(c128, {4, 32768}, {1})).find("2 to 16384"), std::string::npos);
+  EXPECT_NE(refusal(decide(c64, {4, 65536}, {1})).find("2 to 32768"), std::string::npos);
+  EXPECT_NE(refusal(decide(c64, {4, 1021}, {1})).find("not one cuFFTDx runs"), std::string::npos);
+  EXPECT_NE(refusal(decide(f32, {4, 24000}, {1})).find("not one cuFFTDx runs"), std::string::npos);
+  EXPECT_NE(refusal(decide(f32, {4, 375}, {1})).find("odd"), std::string::npos);
+  EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {o, 61, ""}).find("sm_61"), std::string::npos);
+  EXPECT_EQ(fused_fft_refusal(decide(c64, {4, 256}, {1}), {o, 90, "no headers here"}), "no headers here");
+  FFTOptions lto;
+  lto.prolog = FFTCallback::lto_ir(std::vector<unsigned char>{1, 2, 3}, "f");
+  EXPECT_NE(fused_fft_refusal(decide(c64, {4, 256}, {1}), {lto, 90, ""}).find("LTO-IR"), std::string::npos);
+}
+
+TEST(FusedFftRules, NativeLengthsComeFromTheCufftdxDatabase) {
+  if (!fused_fft::headers_problem().empty()) GTEST_SKIP() << fused_fft::headers_problem();
+  for (std::int64_t n : {2, 7, 64, 1000, 2048, 2187, 3125, 4096, 16384, 32768})
+    EXPECT_TRUE(fused_fft::is_native_length(f32, n)) << n;
+  for (std::int64_t n : {1021, 1001, 24000, 65536}) EXPECT_FALSE(fused_fft::is_native_length(f32, n)) << n;
+  EXPECT_TRUE(fused_fft::is_native_length(f64, 16384));
+  EXPECT_FALSE(fused_fft::is_native_length(f64, 32768));
+}
+
+TEST(FusedFftRules, AutomaticNeedsACallbackCufftNeverFusedRaisesWithTheReason) {
+  const LayoutDecision ok = decide(c64, {64, 4096}, {1});
+  const LayoutDecision two_axes = decide(c64, {64, 64}, {0, 1});
+  EXPECT_FALSE(takes_fused_route(ok, {FFTOptions{}, 90, ""}));
+  EXPECT_FALSE(takes_fused_route(ok, {with_prolog(FFTRoute::cufft), 90, ""}));
+  EXPECT_FALSE(takes_fused_route(two_axes, {with_prolog(), 90, ""}));
+  FFTOptions forced;
+  forced.route = FFTRoute::fused;
+  EXPECT_TRUE(takes_fused_route(ok, {forced, 90, ""}));
+  try {
+    (void)takes_fused_route(two_axes, {forced, 90, ""});
+    ADD_FAILURE() << "expected NotSupported";
+  } catch (const NotSupported& e) {
+    EXPECT_NE(std::string(e.what()).find("route fused: the transform has 2 axes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FusedFftRules, TheOptionIsCheckedThroughThePublicApi) {
+  std::vector<std::complex<float>> data(4 * 256);
+  const TensorView x(data.data(), {4, 256});
+  EXPECT_THROW(FFT(x, {.execution = Execution::cpu(), .route = FFTRoute::fused}), NotSupported);
+  try {
+    FFT f(x, {.route = static_cast<FFTRoute>(7)});
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("route"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("got 7"), std::string::npos) << e.what();
+  }
+  FFT cpu(x, {.execution = Execution::cpu(), .route = FFTRoute::cufft});  // accepted: CPU execution runs FFTW
+  EXPECT_EQ(to_string(FFTRoute::fused), "fused");
+}
+
+fused_fft::KernelSpec spec_of(FFTType type, DType precision, std::int64_t n) {
+  fused_fft::KernelSpec spec;
+  spec.type = type;
+  spec.precision = precision;
+  spec.length = n;
+  spec.sm = 90;
+  return spec;
+}
+
+std::shared_ptr<const fused_fft::InlinedCallback> inlined(const char* source, const char* symbol, DType element,
+                                                          CallbackRole role) {
+  return std::make_shared<fused_fft::InlinedCallback>(fused_fft::InlinedCallback{
+      source, symbol, element, fmt::format("{} '{}'", role == CallbackRole::prolog ? "prolog" : "epilog", symbol)});
+}
+
+fused_fft::KernelSpec c2c_with_prolog(std::int64_t n, const char* source = cuplan::testing::kScaleSource) {
+  fused_fft::KernelSpec spec = spec_of(FFTType::c2c, f32, n);
+  spec.prolog = inlined(source, "scale_by", c64, CallbackRole::prolog);
+  return spec;
+}
+
+TEST(FusedFftSource, InlinesThePrologAndNamesTheDescription) {
+  if (!fused_fft::headers_problem().empty()) GTEST_SKIP() << fused_fft::headers_problem();
+  const std::string text = fused_fft::kernel_source(c2c_with_prolog(4096));
+  for (const char* part : {"cufftdx::Size<4096>", "cufftdx::SM<900>", "fft_type::c2c", "Precision<float>",
+                           "cuplan_fft_prolog_entry(const_cast<void*>(rows.in)", "cuplan_fused_fft_forward",
+                           "cuplan_fused_fft_inverse", "__device__ float2 scale_by"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << " not in:\n" << text;
+}
+
+// A fresh cache folder per test, set through the environment as a user would.
+class FusedFftCompile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fused_fft::headers_problem().empty()) GTEST_SKIP() << fused_fft::headers_problem();
+    dir_ = fs::temp_directory_path() / ("cuplan-kernel-cache-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    ::setenv("CUPLAN_KERNEL_CACHE_DIR", dir_.c_str(), 1);
+    fused_fft::clear_process_cache_for_testing();
+  }
+  void TearDown() override {
+    ::unsetenv("CUPLAN_KERNEL_CACHE_DIR");
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::vector<fs::path> entries() const {
+    std::vector<fs::path> files;
+    if (fs::exists(dir_))
+      for (const auto& e : fs::directory_iterator(dir_)) files.push_back(e.path());
+    return files;
+  }
+  fs::path dir_;
+};
+
+TEST_F(FusedFftCompile, CompilesForSm90WithoutAGpuAndASecondPlanCompilesNothingAlsoInANewProcess) {
+  const fused_fft::KernelSpec spec = c2c_with_prolog(4096);
+  const std::uint64_t before = fft_callback_stats().compilations;
+  const auto started = std::chrono::steady_clock::now();
+  const auto compiled = fused_fft::compiled_kernel(spec);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf(
+      "fused C2C f32 4096 with a prolog, forward and inverse kernels: compiled in %.1f s (%zu bytes of "
+      "cubin)\n",
+      seconds, compiled->cubin.size());
+  EXPECT_EQ(fft_callback_stats().compilations, before + 1);
+  ASSERT_GT(compiled->cubin.size(), 4u);
+  EXPECT_EQ(std::string(compiled->cubin.data(), 4),
+            "\x7f"
+            "ELF");
+  // One entry, no temporary file left behind.
+  const std::vector<fs::path> files = entries();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].extension(), ".cubin");
+  EXPECT_NE(files[0].filename().string().find("sm90"), std::string::npos) << files[0];
+
+  // Same process: the process cache, then (once forgotten) the disk.
+  EXPECT_EQ(fused_fft::compiled_kernel(spec)->cubin, compiled->cubin);
+  fused_fft::clear_process_cache_for_testing();
+  EXPECT_EQ(fused_fft::compiled_kernel(spec)->cubin, compiled->cubin);
+  EXPECT_EQ(fft_callback_stats().compilations, before + 1);
+
+  // A new process: its exit code is the number of compilations it made.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::uint64_t own = fft_callback_stats().compilations;
+    const auto again = fused_fft::compiled_kernel(spec);
+    ::_exit(again->cubin == compiled->cubin ? static_cast<int>(fft_callback_stats().compilations - own) : 99);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "compilations in the new process (99: another cubin)";
+
+  // A damaged entry (truncated, as a crash in another writer could not leave it, or edited) is compiled again.
+  {
+    std::ofstream damage(files[0], std::ios::binary | std::ios::trunc);
+    damage << "not a cache entry";
+  }
+  fused_fft::clear_process_cache_for_testing();
+  const auto again = std::chrono::steady_clock::now();
+  EXPECT_EQ(fused_fft::compiled_kernel(spec)->cubin.size(), compiled->cubin.size());
+  std::printf("compiled again in the same process in %.1f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - again).count());
+  EXPECT_EQ(fft_callback_stats().compilations, before + 2);
+  EXPECT_EQ(entries().size(), 1u);
+}
+
+// Real transforms and double precision compile too, and one source may hold both callbacks (included once).
+TEST_F(FusedFftCompile, R2cC2rF64AndOneSourceForBothCallbacksCompile) {
+  const char* both = R"(
+__device__ double2 load_twice(void* in, unsigned long long offset, void*, void*) {
+  const double2 v = static_cast<const double2*>(in)[offset];
+  return make_double2(2.0 * v.x, 2.0 * v.y);
+}
+__device__ void store_conjugate(void* out, unsigned long long offset, double2 v, void*, void*) {
+  static_cast<double2*>(out)[offset] = make_double2(v.x, -v.y);
+}
+)";
+  fused_fft::KernelSpec c2c = spec_of(FFTType::c2c, f64, 16384);
+  c2c.prolog = inlined(both, "load_twice", c128, CallbackRole::prolog);
+  c2c.epilog = inlined(both, "store_conjugate", c128, CallbackRole::epilog);
+  fused_fft::KernelSpec r2c = spec_of(FFTType::r2c, f32, 2048);
+  r2c.epilog = inlined(cuplan::testing::kFilterSource, "conv::multiply", c64, CallbackRole::epilog);
+  // 1000 = 2^3 5^3, no callback: the normalization's factor in the store.
+  fused_fft::KernelSpec c2r = spec_of(FFTType::c2r, f64, 1000);
+  for (const fused_fft::KernelSpec* spec : {&c2c, &r2c, &c2r}) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto compiled = fused_fft::compiled_kernel(*spec);
+    std::printf("%s: compiled in %.1f s (%zu bytes of cubin)\n", compiled->key.c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                compiled->cubin.size());
+    EXPECT_EQ(std::string(compiled->cubin.data(), 4),
+              "\x7f"
+              "ELF");
+  }
+  EXPECT_EQ(entries().size(), 3u);
+}
+
+TEST_F(FusedFftCompile, ACallbackOfTheWrongSignatureFailsWithTheCompilerLog) {
+  const char* wrong = R"(
+__device__ float scale_by(void* in, unsigned long long offset, void*, void*) { return 1.0f; }
+)";
+  try {
+    (void)fused_fft::compiled_kernel(c2c_with_prolog(256, wrong));
+    ADD_FAILURE() << "expected CallbackError";
+  } catch (const CallbackError& e) {
+    EXPECT_EQ(e.callback(), "prolog 'scale_by'");
+    EXPECT_NE(e.log().find("must be declared as"), std::string::npos) << e.log();
+  }
+  EXPECT_TRUE(entries().empty());
+}
+
+}  // namespace
+}  // namespace cuplan::detail
