@@ -124,8 +124,8 @@ ConvolutionData convolution_data(long long rows, long long n, unsigned seed, cp:
   return d;
 }
 
-// (a) and (b) on [rows, n] on both routes of a transform with callbacks: cuplan's fused kernel (FFTRoute::fused,
-// which automatic takes here) and cuFFT with LTO callbacks (FFTRoute::cufft). Returns the fused route's times.
+// (a) and (b) on [rows, n] on both routes of a transform with callbacks: cuplan's fused kernel (FFTRoute::fused)
+// and cuFFT with LTO callbacks (FFTRoute::cufft). Returns the fused route's times.
 FusedTimes convolution_and_scale(long long rows, long long n, int reps, cp::StreamRef s, bench::Csv& csv) {
   const ConvolutionData d = convolution_data(rows, n, 1, s);
   const cp::Tensor &x = d.x, &spectra = d.spectra, &y_separate = d.y_separate, &y_fused = d.y_fused, &filter = d.filter,

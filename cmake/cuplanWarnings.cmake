@@ -16,3 +16,22 @@ function(cuplan_strict_warnings target)
     $<$<COMPILE_LANGUAGE:CXX>:${CUPLAN_STRICT_CXX_FLAGS}>
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${host_flags}>)
 endfunction()
+
+# cuplan_add_programs(OUT_NAMES SOURCE...): one program per source, named after it, with the consumer's strict
+# warnings and the CUDA flags the programs use (device lambdas, constexpr host functions in device code); a
+# distributed_* source only where the distributed component is built. OUT_NAMES receives the programs made, for the
+# caller's libraries and tests.
+function(cuplan_add_programs out_names)
+  set(names)
+  foreach(source ${ARGN})
+    get_filename_component(name ${source} NAME_WE)
+    if(name MATCHES "^distributed_" AND NOT TARGET cuplan_distributed)
+      continue()
+    endif()
+    add_executable(${name} ${source})
+    target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda --expt-relaxed-constexpr>)
+    cuplan_strict_warnings(${name})
+    list(APPEND names ${name})
+  endforeach()
+  set(${out_names} ${names} PARENT_SCOPE)
+endfunction()

@@ -18,6 +18,7 @@
 #include "cuplan/execution.hpp"
 #include "cuplan/export.hpp"
 #include "cuplan/fft.hpp"
+#include "cuplan/operation_members.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -97,60 +98,31 @@ inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// A planned convolution of operands of one layout with one kernel. Move-only. Phases (plan, execute,
 /// reset_operand, reset_kernel) may run on different streams: each waits for the object's previous phase with an
-/// event, so the object's own state never races.
+/// event, so the object's own state never races. The members shared by every planned operation are described in
+/// cuplan/operation_members.hpp. For a Convolution: plan() makes the FFT plans and computes the kernel's spectrum
+/// (the kernel is read by this phase only: the object keeps its spectrum, not the kernel); execute convolves the
+/// operand with the kernel; free() also releases the spectrum. The result's dtype is complex when the operand or
+/// the kernel is, its strides dense row-major; workspace_size() counts work buffers and the kernel's spectrum;
+/// describe() names the dtypes, shapes, axes, mode, FFT lengths, route (and why not fused), backend and workspace.
 class CUPLAN_API Convolution {
  public:
   /// Validates operand, kernel and options and decides the geometry and the route; no GPU work. The kernel has the
   /// operand's rank and dtype precision (real or complex: a complex operand or kernel makes a complex result).
   Convolution(TensorRef operand, TensorRef kernel, ConvolutionOptions options = {});
-  /// Takes over the plan; the moved-from object behaves like a freed one (its calls throw StateError).
-  Convolution(Convolution&&) noexcept;
-  /// Frees this object's plan and takes over the other's; the moved-from object behaves like a freed one.
-  Convolution& operator=(Convolution&&) noexcept;
-  Convolution(const Convolution&) = delete;
-  Convolution& operator=(const Convolution&) = delete;
-  /// Same as free(); never throws.
-  ~Convolution();
+  CUPLAN_OPERATION_MEMBERS(Convolution, ConvolutionExecuteOptions);
+  CUPLAN_OPERATION_QUERIES;
 
-  /// Makes the FFT plans and computes the kernel's spectrum (on `stream`, else the construction stream). The kernel
-  /// is read by this phase only: the object keeps its spectrum, not the kernel.
-  void plan(std::optional<StreamRef> stream = {});
-  /// Convolves the operand with the kernel. Device operands with CUDA execution: returns once enqueued (unless
-  /// Blocking::always); host operands: blocks and returns a host Tensor.
-  Tensor execute(ConvolutionExecuteOptions options = {});
-  /// Replaces the operand by one of the same shape, dtype, memory space class and strides; ordered after the
-  /// object's last phase. InvalidArgument naming what differs otherwise.
-  void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});
   /// Replaces the kernel by one of the same shape, dtype and memory space class and computes its spectrum (after
   /// plan(); ordered after the object's last phase, and every later execute uses the new spectrum).
   void reset_kernel(TensorRef kernel, std::optional<StreamRef> stream = {});
-  /// Drops the object's reference to the operand (an owning Tensor is then freed after its recorded stream uses).
-  void release_operand();
-  /// Releases plans, spectrum and buffers; every later call throws StateError. Waits on the host for the object's
-  /// last phase first.
-  void free() noexcept;
 
-  /// The convolved axes, normalised (non-negative), in the order given.
-  const std::vector<int>& axes() const;
   /// The mode (see ConvolutionMode).
   ConvolutionMode mode() const;
   /// The route taken: `fused` or `separate` on CUDA, `separate` on the CPU.
   ConvolutionRoute route() const;
-  /// Shape of the result.
-  Shape result_shape() const;
-  /// Element type of the result (complex when the operand or the kernel is).
-  DType result_dtype() const;
-  /// Strides of the result (dense row-major); an `out` given to execute must have them.
-  Strides result_strides() const;
   /// The FFT lengths along the convolved axes, in the order of axes(); 1 for an axis where the kernel has length 1,
   /// which needs no transform (there the kernel's value multiplies, as along a batch axis).
   std::vector<std::int64_t> fft_lengths() const;
-  /// True when the convolution runs on CUDA, false on the CPU (FFTW).
-  bool uses_cuda() const;
-  /// Bytes of work buffers and kernel spectrum the object holds (0 before plan()).
-  std::size_t workspace_size() const;
-  /// One line: dtypes, shapes, axes, mode, FFT lengths, route (and why not fused), backend, workspace.
-  std::string describe() const;
 
  private:
   std::unique_ptr<detail::ConvolutionImpl> impl_;

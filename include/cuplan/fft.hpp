@@ -16,6 +16,7 @@
 #include "cuplan/execution.hpp"
 #include "cuplan/export.hpp"
 #include "cuplan/fft_callbacks.hpp"
+#include "cuplan/operation_members.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -43,11 +44,11 @@ enum class Normalization { none, inverse, forward, ortho };
 enum class Planning { estimate, measure, patient };
 
 /// How a transform runs on CUDA (docs/fft.md, "Route choice"):
-/// - `automatic`: a transform with a prolog or epilog runs as cuplan's fused kernel where it applies (one axis,
-///   contiguous in operand and result, a length and precision cuFFTDx supports on the device, callbacks given as
-///   CUDA source, a build with MathDx), else on cuFFT; a transform without callbacks runs on cuFFT;
-/// - `fused`: cuplan's own kernel (cuFFTDx, compiled at plan time with the prolog and epilog inlined);
-///   NotSupported naming the reason where it cannot apply;
+/// - `automatic`: cuFFT, for now; a transform with a prolog or epilog is to run as cuplan's fused kernel where it
+///   applies once that route has run through the whole GPU suite;
+/// - `fused`: cuplan's own kernel (cuFFTDx, compiled at plan time with the prolog and epilog inlined), where it
+///   applies (one axis, contiguous in operand and result, a length and precision cuFFTDx supports on the device,
+///   callbacks given as CUDA source, a build with MathDx); NotSupported naming the reason elsewhere;
 /// - `cufft`: cuFFT, with the callbacks linked in as cuFFT LTO callbacks.
 /// CPU execution runs FFTW whatever the value, except `fused`, which is NotSupported there.
 enum class FFTRoute : std::uint8_t { automatic, fused, cufft };
@@ -139,51 +140,20 @@ inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// A planned FFT over one operand layout. Move-only. Phases (plan, execute, reset_operand) may run on different
 /// streams: each waits for the object's previous phase with an event, so the object's own state never races.
+/// The members shared by every planned operation are described in cuplan/operation_members.hpp. For an FFT: plan()
+/// creates the cuFFT or FFTW plan; in place, execute's result shares the operand's memory (and its ownership, for an
+/// owning Tensor operand: the result keeps that memory alive); free() also releases the staging buffers.
+/// result_strides() are row-major unless ResultLayout::optimized chose another layout, or in place; describe()
+/// names the type, precision, axes, lengths, batch, layout, copies, backend and workspace.
 class CUPLAN_API FFT {
  public:
   /// Validates the operand and options and chooses the layout; no GPU work.
   explicit FFT(TensorRef operand, FFTOptions options = {});
-  /// Takes over the plan; the moved-from object behaves like a freed one (its calls throw StateError).
-  FFT(FFT&&) noexcept;
-  /// Frees this object's plan and takes over the other's; the moved-from object behaves like a freed one.
-  FFT& operator=(FFT&&) noexcept;
-  FFT(const FFT&) = delete;
-  FFT& operator=(const FFT&) = delete;
-  /// Same as free(); never throws.
-  ~FFT();
-
-  /// Creates the cuFFT or FFTW plan and the workspace (on `stream`, else the construction stream).
-  void plan(std::optional<StreamRef> stream = {});
-  /// Runs the transform. Device operands with CUDA execution: returns once enqueued (unless Blocking::always);
-  /// host operands: blocks and returns a host Tensor. In place, the result shares the operand's memory (and its
-  /// ownership, for an owning Tensor operand: the result keeps that memory alive).
-  Tensor execute(FFTExecuteOptions options = {});
-  /// Replaces the operand by one of the same shape, dtype, memory space class and strides; ordered after the
-  /// object's last phase. InvalidArgument naming what differs otherwise.
-  void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});
-  /// Drops the object's reference to the operand (an owning Tensor is then freed after its recorded stream uses).
-  void release_operand();
-  /// Releases plan, workspace and staging buffers; every later call throws StateError. Waits on the host for the
-  /// object's last phase first (its cuFFT plan is read by the work already enqueued).
-  void free() noexcept;
+  CUPLAN_OPERATION_MEMBERS(FFT, FFTExecuteOptions);
+  CUPLAN_OPERATION_QUERIES;
 
   /// The transform type (c2c, r2c or c2r) as resolved from the operand and options.
   FFTType type() const;
-  /// The transformed axes, normalised (non-negative), in the order given.
-  const std::vector<int>& axes() const;
-  /// Shape of the result.
-  Shape result_shape() const;
-  /// Element type of the result.
-  DType result_dtype() const;
-  /// Strides of the result (row-major unless ResultLayout::optimized chose another layout, or in place); an `out`
-  /// given to execute must have them.
-  Strides result_strides() const;
-  /// True when the transform runs on CUDA (cuFFT), false on the CPU (FFTW).
-  bool uses_cuda() const;
-  /// Workspace bytes of the plan (0 before plan()).
-  std::size_t workspace_size() const;
-  /// One line: type, precision, axes, lengths, batch, layout, copies, backend, workspace.
-  std::string describe() const;
   /// The object's lifecycle, for logs: "live", "freed" (free() was called) or "moved-from". Never throws; the
   /// other members throw StateError unless it is "live".
   std::string_view state() const noexcept;

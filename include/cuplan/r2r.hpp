@@ -18,6 +18,7 @@
 #include "cuplan/execution.hpp"
 #include "cuplan/export.hpp"
 #include "cuplan/fft.hpp"
+#include "cuplan/operation_members.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 
@@ -102,50 +103,20 @@ class RealTransformImpl;
 inline namespace CUPLAN_ABI_NAMESPACE {
 
 /// A planned real-to-real transform over one operand layout. Move-only. Phases (plan, execute, reset_operand) may
-/// run on different streams: each waits for the object's previous phase with an event, as for FFT.
+/// run on different streams: each waits for the object's previous phase with an event, as for FFT. The members
+/// shared by every planned operation are described in cuplan/operation_members.hpp. For a RealTransform: plan()
+/// creates the cuFFT or FFTW plans; in place, execute's result is the operand; the result has the operand's shape
+/// and dtype, and row-major strides (the operand's in place); workspace_size() counts device workspace (0 on the
+/// CPU); describe() names the kinds, precision, axes, shape, norm, backend and the algorithm of each axis.
 class CUPLAN_API RealTransform {
  public:
   /// Validates the operand and options (dtype f32 or f64, axes, kinds, lengths valid for each kind); no GPU work.
   explicit RealTransform(TensorRef operand, RealTransformOptions options = {});
-  /// Takes over the plan; the moved-from object behaves like a freed one (its calls throw StateError).
-  RealTransform(RealTransform&&) noexcept;
-  /// Frees this object's plan and takes over the other's; the moved-from object behaves like a freed one.
-  RealTransform& operator=(RealTransform&&) noexcept;
-  RealTransform(const RealTransform&) = delete;
-  RealTransform& operator=(const RealTransform&) = delete;
-  /// Same as free(); never throws.
-  ~RealTransform();
+  CUPLAN_OPERATION_MEMBERS(RealTransform, RealTransformExecuteOptions);
+  CUPLAN_OPERATION_QUERIES;
 
-  /// Creates the cuFFT or FFTW plans and the workspace (on `stream`, else the construction stream).
-  void plan(std::optional<StreamRef> stream = {});
-  /// Runs the transform. Device operands with CUDA execution: returns once enqueued (unless Blocking::always);
-  /// host operands: blocks and returns a host Tensor. In place, the result is the operand.
-  Tensor execute(RealTransformExecuteOptions options = {});
-  /// Replaces the operand by one of the same shape, dtype, memory space class and strides; ordered after the
-  /// object's last phase. InvalidArgument naming what differs otherwise.
-  void reset_operand(TensorRef operand, std::optional<StreamRef> stream = {});
-  /// Drops the object's reference to the operand.
-  void release_operand();
-  /// Releases plans, workspace and buffers; every later call throws StateError. Waits on the host for the object's
-  /// last phase first.
-  void free() noexcept;
-
-  /// The transformed axes, normalised (non-negative), in the order given.
-  const std::vector<int>& axes() const;
   /// The kind of each transformed axis (forward direction), in the order of axes().
   const std::vector<R2RKind>& kinds() const;
-  /// Shape of the result (that of the operand).
-  Shape result_shape() const;
-  /// Element type of the result (that of the operand).
-  DType result_dtype() const;
-  /// Strides of the result (row-major, or the operand's in place); an `out` given to execute must have them.
-  Strides result_strides() const;
-  /// True when the transform runs on CUDA (cuFFT), false on the CPU (FFTW).
-  bool uses_cuda() const;
-  /// Device workspace bytes (0 before plan() and on the CPU).
-  std::size_t workspace_size() const;
-  /// One line: kinds, precision, axes, shape, norm, backend and the algorithm of each axis.
-  std::string describe() const;
   /// The object's lifecycle, for logs: "live", "freed" (free() was called) or "moved-from". Never throws; the
   /// other members throw StateError unless it is "live".
   std::string_view state() const noexcept;

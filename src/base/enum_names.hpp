@@ -14,4 +14,12 @@ constexpr const char* enum_name(Enum value, const char* const (&names)[N], const
   return index < N ? names[index] : unknown;
 }
 
+/// As above, with the table checked against the enumeration at compile time: `Last` is its last enumerator, and the
+/// table names every enumerator up to it.
+template <auto Last, std::size_t N>
+constexpr const char* enum_name(decltype(Last) value, const char* const (&names)[N]) noexcept {
+  static_assert(N == static_cast<std::size_t>(Last) + 1, "the table names each enumerator once, in order");
+  return enum_name(value, names);
+}
+
 }  // namespace cuplan::detail

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_names.hpp"
 #include "base/overlap.hpp"
 #include "convolution/convolution_impl.hpp"
 #include "cuplan/errors.hpp"
@@ -59,9 +60,8 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
         impl.adopt_kernel(TensorRef(kernel.view()));  // borrowed: the call orders the kernel's producers
         return detail::operand_work<detail::ConvolutionImpl>(
             x, detail::background_result(out, g.out_shape, g.out_strides, g.out_dtype, impl.target().device, caller),
-            [](detail::ConvolutionImpl& planned, StreamRef s, const TensorView& written) {
-              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
-              (void)planned.execute_validated(s, EventList{}, &written_ref, false);
+            [](detail::ConvolutionImpl& planned, StreamRef s, const TensorRef& written) {
+              (void)planned.execute_validated(s, EventList{}, &written, false);
             },
             {kernel});
       },
@@ -79,54 +79,16 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
 
 Convolution::Convolution(TensorRef operand, TensorRef kernel, ConvolutionOptions options)
     : impl_(std::make_unique<detail::ConvolutionImpl>(std::move(operand), std::move(kernel), options)) {}
-Convolution::Convolution(Convolution&&) noexcept = default;
-Convolution& Convolution::operator=(Convolution&& other) noexcept {
-  if (this != &other) {
-    free();
-    impl_ = std::move(other.impl_);
-  }
-  return *this;
-}
-Convolution::~Convolution() {
-  free();
-}
+CUPLAN_OPERATION_HANDLE(Convolution, ConvolutionExecuteOptions, geometry, out_shape, out_dtype, out_strides)
 
-void Convolution::plan(std::optional<StreamRef> stream) {
-  detail::live(impl_, who, "plan").plan(stream);
-}
-Tensor Convolution::execute(ConvolutionExecuteOptions options) {
-  return detail::held(impl_, who, "execute").execute(options);
-}
-void Convolution::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
-  detail::live(impl_, who, "reset_operand").reset_operand(std::move(operand), stream);
-}
 void Convolution::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream) {
   detail::held(impl_, who, "reset_kernel").reset_kernel(std::move(kernel), stream);
-}
-void Convolution::release_operand() {
-  detail::live(impl_, who, "release_operand").release_operand();
-}
-void Convolution::free() noexcept {
-  if (impl_) impl_->free();
-}
-
-const std::vector<int>& Convolution::axes() const {
-  return detail::live(impl_, who, "axes").geometry().axes;
 }
 ConvolutionMode Convolution::mode() const {
   return detail::live(impl_, who, "mode").geometry().mode;
 }
 ConvolutionRoute Convolution::route() const {
   return detail::live(impl_, who, "route").route();
-}
-Shape Convolution::result_shape() const {
-  return detail::live(impl_, who, "result_shape").geometry().out_shape;
-}
-DType Convolution::result_dtype() const {
-  return detail::live(impl_, who, "result_dtype").geometry().out_dtype;
-}
-Strides Convolution::result_strides() const {
-  return detail::live(impl_, who, "result_strides").geometry().out_strides;
 }
 std::vector<std::int64_t> Convolution::fft_lengths() const {
   const detail::ConvolutionGeometry& g = detail::live(impl_, who, "fft_lengths").geometry();
@@ -139,15 +101,6 @@ std::vector<std::int64_t> Convolution::fft_lengths() const {
   }
   return lengths;
 }
-bool Convolution::uses_cuda() const {
-  return detail::live(impl_, who, "uses_cuda").target().cuda;
-}
-std::size_t Convolution::workspace_size() const {
-  return detail::live(impl_, who, "workspace_size").workspace_size();
-}
-std::string Convolution::describe() const {
-  return detail::live(impl_, who, "describe").describe();
-}
 
 Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options) {
   options.work_area = detail::function_form_work_area(options.work_area);  // cached plans share their stream's area
@@ -159,29 +112,11 @@ void fftconvolve(TensorRef x, TensorRef kernel, TensorRef out, ConvolutionOption
 }
 
 std::string_view to_string(ConvolutionMode mode) {
-  switch (mode) {
-    case ConvolutionMode::full:
-      return "full";
-    case ConvolutionMode::same:
-      return "same";
-    case ConvolutionMode::valid:
-      return "valid";
-    case ConvolutionMode::circular:
-      return "circular";
-  }
-  return "?";
+  return detail::enum_name<ConvolutionMode::circular>(mode, {"full", "same", "valid", "circular"});
 }
 
 std::string_view to_string(ConvolutionRoute route) {
-  switch (route) {
-    case ConvolutionRoute::automatic:
-      return "automatic";
-    case ConvolutionRoute::fused:
-      return "fused";
-    case ConvolutionRoute::separate:
-      return "separate";
-  }
-  return "?";
+  return detail::enum_name<ConvolutionRoute::separate>(route, {"automatic", "fused", "separate"});
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

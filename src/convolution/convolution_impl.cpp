@@ -7,11 +7,9 @@
 #include <fmt/ranges.h>
 
 #include "base/error_context.hpp"
-#include "base/log.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "plan/option_checks.hpp"
-#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -25,20 +23,11 @@ std::string str(const Dims& dims) {
 void validate_convolution_options(const ConvolutionOptions& o, const char* op) {
   check_enum_range(o.mode, ConvolutionMode::circular, op, "mode", "ConvolutionMode");
   check_enum_range(o.route, cuplan::ConvolutionRoute::separate, op, "route", "ConvolutionRoute");
-  check_enum_range(o.planning, Planning::patient, op, "planning", "Planning");
-  check_blocking(o.blocking, op);
-  check_planning_mode(o.planning_mode, op);
-  check_execution(o.execution, op);
-  (void)resolve_work_area(o.work_area, o.work_area_buffer, op);
-  if (o.axes.size() > 3) [[unlikely]]
-    throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to convolve, got {} axes", op, o.axes.size()));
+  check_operation_options(o, op, "convolve");
 }
 
 ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const ConvolutionOptions& options)
-    : streams_(options.stream, "Convolution"),
-      operand_(std::move(operand)),
-      kernel_(std::move(kernel)),
-      pending_after_(options.after) {
+    : PlannedOperation("Convolution", std::move(operand), options.stream, options.after), kernel_(std::move(kernel)) {
   validate_convolution_options(options, "Convolution");
   const TensorView& x = operand_.view();
   const TensorView& k = kernel_.view();
@@ -57,7 +46,7 @@ ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const Conv
   request.kernel_shape = k.shape();
   request.axes = options.axes;
   request.mode = options.mode;
-  const ConvolutionRunnerContext context{geometry_, target_, order_, streams_};
+  const ConvolutionRunnerContext context{route_context(), geometry_};
   if (target_.cuda) {
     DeviceConvolutionChoice choice = choose_device_convolution(request, x, options.route, target_.device);
     geometry_ = std::move(choice.geometry);
@@ -87,47 +76,30 @@ ConvolutionImpl::~ConvolutionImpl() {
   free();
 }
 
-void ConvolutionImpl::plan(std::optional<StreamRef> stream) try {
-  state_.require_alive("plan");
-  // The first plan computes the kernel's spectrum and drops the kernel; a later plan keeps the spectrum.
-  runner_->plan(stream, pending_after_, kernel_held_ ? &kernel_ : nullptr);
-  kernel_ = TensorRef{};
-  kernel_held_ = false;
-  state_.set_planned(true);
-  log(LogLevel::info, "Convolution: planned {}", describe());
-} catch (const LibraryError& error) {
-  rethrow_with_context(error, "Convolution.plan", [this] { return error_context(); });
+void ConvolutionImpl::plan(std::optional<StreamRef> stream) {
+  plan_phase([&](EventList& pending_after) {
+    // The first plan computes the kernel's spectrum and drops the kernel; a later plan keeps the spectrum.
+    runner_->plan(stream, pending_after, kernel_held_ ? &kernel_ : nullptr);
+    kernel_ = TensorRef{};
+    kernel_held_ = false;
+  });
 }
 
 Tensor ConvolutionImpl::execute(const ConvolutionExecuteOptions& options) {
-  state_.require_planned("execute");
-  state_.require_operand("execute");
-  const TensorRef* out = options.out ? &*options.out : nullptr;
-  if (out != nullptr) {
-    check_writable(out->view(), "out", "Convolution.execute");
-    if (!out_signature_.matches(out->view())) [[unlikely]] {
-      check_no_self_overlap(out->view(), "out", "Convolution");
-      out_signature_.require_match(out->view(), "Convolution", "execute", "out");
-    }
-  }
+  require_runnable("execute");
+  const TensorRef* out = checked_out(options.out, false, "Convolution.execute");
   return execute_validated(options.stream, options.after, out, options.release_workspace);
 }
 
 Tensor ConvolutionImpl::execute_validated(const std::optional<StreamRef>& stream, const EventList& after,
                                           const TensorRef* out, bool release_workspace) try {
-  if (out != nullptr) check_no_overlap(out->view(), "out", operand_.view(), "operand", "Convolution");
-  return runner_->execute(
-      {.stream = stream, .after = after, .out = out, .release_workspace = release_workspace, .operand = operand_});
+  return runner_->execute(route_call(stream, after, out, release_workspace));
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "Convolution.execute", [this] { return error_context(); });
 }
 
 void ConvolutionImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) try {
-  state_.require_alive("reset_operand");
-  operand_signature_.require_match(operand.view(), "Convolution", "reset_operand", "operand");
-  runner_->order_new_operand(stream);
-  operand_ = std::move(operand);
-  state_.set_operand(true);
+  replace_operand(std::move(operand), nullptr, [&] { runner_->order_new_operand(stream); });
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "Convolution.reset_operand", [this] { return error_context(); });
 }
@@ -143,17 +115,6 @@ void ConvolutionImpl::reset_kernel(TensorRef kernel, std::optional<StreamRef> st
 
 void ConvolutionImpl::adopt_kernel(TensorRef&& kernel) {
   if (kernel_held_) kernel_ = std::move(kernel);
-}
-
-void ConvolutionImpl::adopt_operand(TensorRef&& operand) {
-  operand_ = std::move(operand);
-  state_.set_operand(true);
-}
-
-void ConvolutionImpl::release_operand() {
-  state_.require_alive("release_operand");
-  operand_ = TensorRef{};
-  state_.set_operand(false);
 }
 
 void ConvolutionImpl::free() noexcept {

@@ -12,50 +12,31 @@
 
 #include "convolution/planner.hpp"
 #include "cuplan/convolution.hpp"
+#include "plan/operation/operation_route.hpp"
 #include "plan/stateful.hpp"
 
 namespace cuplan::detail {
 
 /// What a route reads of its Convolution; ConvolutionImpl owns all of it and the route.
-struct ConvolutionRunnerContext {
+struct ConvolutionRunnerContext : RouteContext {
   const ConvolutionGeometry& geometry;
-  const ExecutionTarget& target;
-  PhaseOrder& order;
-  PhaseStreams& streams;
 };
 
-/// One execute, validated by ConvolutionImpl.
-struct ConvolutionCall {
-  const std::optional<StreamRef>& stream;
-  const EventList& after;
-  const TensorRef* out = nullptr;  ///< the caller's out (nullptr: a new result)
-  bool release_workspace = false;
-  const TensorRef& operand;
-};
+/// One execute, validated by ConvolutionImpl (never in place: `out` or a new result).
+using ConvolutionCall = OperationCall;
 
-class ConvolutionRunner {
+class ConvolutionRunner : public OperationRoute {
  public:
-  virtual ~ConvolutionRunner() = default;
-  ConvolutionRunner(const ConvolutionRunner&) = delete;
-  ConvolutionRunner& operator=(const ConvolutionRunner&) = delete;
-
   /// The plan phase on `stream`: plans, buffers, and the spectrum of `kernel` (null: keep the spectrum of an earlier
   /// plan); clears `pending_after` once waited for.
   virtual void plan(const std::optional<StreamRef>& stream, EventList& pending_after, const TensorRef* kernel) = 0;
   /// reset_kernel's phase: the spectrum of `kernel`, ordered after the object's last phase.
   virtual void set_kernel(const std::optional<StreamRef>& stream, const EventList& after, const TensorRef& kernel) = 0;
   virtual Tensor execute(const ConvolutionCall& call) = 0;
-  /// reset_operand's phase (default: nothing to order, every execute returns when its result is written).
-  virtual void order_new_operand(const std::optional<StreamRef>& /*stream*/) {}
-  /// Plans, spectrum and buffers go; waits for the object's last phase first where they may still be in use.
-  virtual void free() noexcept = 0;
-  virtual std::size_t workspace_size() const noexcept = 0;
+  /// Every runner states its workspace (free() also drops the kernel's spectrum).
+  std::size_t workspace_size() const noexcept override = 0;
   /// `fused` or `separate`.
   virtual cuplan::ConvolutionRoute kind() const noexcept = 0;
-  /// "cuFFT forward + product + cuFFT inverse on cuda:0", "FFTW, product in its chunked loop" (describe()).
-  virtual std::string execution() const = 0;
-  /// "cuda:0 (cuFFT)", "cpu (FFTW)" (a LibraryError's context).
-  virtual std::string location() const = 0;
 
  protected:
   explicit ConvolutionRunner(const ConvolutionRunnerContext& context) : context_(context) {}

@@ -13,65 +13,12 @@
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
-namespace {
-
-constexpr const char* who = "FFT.";
-
-}  // namespace
-
 FFT::FFT(TensorRef operand, FFTOptions options)
     : impl_(std::make_unique<detail::FftImpl>(std::move(operand), options)) {}
-FFT::FFT(FFT&&) noexcept = default;
-FFT& FFT::operator=(FFT&& other) noexcept {
-  if (this != &other) {
-    free();
-    impl_ = std::move(other.impl_);
-  }
-  return *this;
-}
-FFT::~FFT() {
-  free();
-}
-
-void FFT::plan(std::optional<StreamRef> stream) {
-  detail::live(impl_, who, "plan").plan(stream);
-}
-Tensor FFT::execute(FFTExecuteOptions options) {
-  return detail::held(impl_, who, "execute").execute(options);
-}
-void FFT::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
-  detail::live(impl_, who, "reset_operand").reset_operand(std::move(operand), stream);
-}
-void FFT::release_operand() {
-  detail::live(impl_, who, "release_operand").release_operand();
-}
-void FFT::free() noexcept {
-  if (impl_) impl_->free();
-}
+CUPLAN_OPERATION_HANDLE(FFT, FFTExecuteOptions, decision, out_shape, out_dtype, out_strides)
 
 FFTType FFT::type() const {
-  return detail::live(impl_, who, "type").decision().type;
-}
-const std::vector<int>& FFT::axes() const {
-  return detail::live(impl_, who, "axes").decision().axes;
-}
-Shape FFT::result_shape() const {
-  return detail::live(impl_, who, "result_shape").decision().out_shape;
-}
-DType FFT::result_dtype() const {
-  return detail::live(impl_, who, "result_dtype").decision().out_dtype;
-}
-Strides FFT::result_strides() const {
-  return detail::live(impl_, who, "result_strides").decision().out_strides;
-}
-bool FFT::uses_cuda() const {
-  return detail::live(impl_, who, "uses_cuda").target().cuda;
-}
-std::size_t FFT::workspace_size() const {
-  return detail::live(impl_, who, "workspace_size").workspace_size();
-}
-std::string FFT::describe() const {
-  return detail::live(impl_, who, "describe").describe();
+  return detail::live(impl_, "FFT.", "type").decision().type;
 }
 std::string_view FFT::state() const noexcept {
   return detail::lifecycle_state(impl_);

@@ -118,9 +118,8 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
         const detail::LayoutDecision& d = impl.decision();
         return detail::operand_work<detail::FftImpl>(
             x, detail::background_result(out, d.out_shape, d.out_strides, d.out_dtype, impl.target().device, caller),
-            [direction](detail::FftImpl& planned, StreamRef s, const TensorView& written) {
-              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
-              (void)planned.execute_validated(direction, s, EventList{}, &written_ref, false);
+            [direction](detail::FftImpl& planned, StreamRef s, const TensorRef& written) {
+              (void)planned.execute_validated(direction, s, EventList{}, &written, false);
             });
       },
       [&](detail::FftImpl& impl) {

@@ -11,12 +11,12 @@
 #include <cmath>
 
 #include "base/error_context.hpp"
-#include "base/log.hpp"
 #include "base/nvtx.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "fft/fft_validate.hpp"
+#include "plan/cache/route_memory.hpp"
 #include "runtime/access.hpp"
 #include "runtime/storage.hpp"
 
@@ -30,16 +30,14 @@ std::string str(const Dims& dims) {
 }  // namespace
 
 FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::optional<TensorView>& out_hint)
-    : streams_(options.stream, "FFT"),
-      operand_(std::move(operand)),
+    : PlannedOperation("FFT", std::move(operand), options.stream, options.after),
       inplace_(options.inplace),
-      normalization_(options.normalization),
-      pending_after_(options.after) {
+      normalization_(options.normalization) {
   validate_fft_options(options, "FFT");
   const TensorView& x = operand_.view();
   static constexpr const char* kNames[] = {"operand"};
   target_ = resolve_execution(options.execution, options.blocking, std::span<const TensorView>(&x, 1), kNames, "FFT");
-  route_ = make_fft_route({decision_, walk_, target_, order_, streams_, callbacks_, options.inplace}, options, x);
+  route_ = make_fft_route({route_context(), decision_, walk_, callbacks_, options.inplace}, options, x);
 
   LayoutRequest request;
   // An in-place transform writes the operand: no element may be reached twice (before any layout message).
@@ -132,36 +130,20 @@ const char* FftImpl::nvtx_name(NvtxPhase phase, const char* range) noexcept {
   });
 }
 
-void FftImpl::plan(std::optional<StreamRef> stream) try {
+void FftImpl::plan(std::optional<StreamRef> stream) {
   NvtxRange range(nvtx_name(nvtx_plan, "cuplan::FFT::plan"));
-  state_.require_alive("plan");
-  route_->plan(stream, pending_after_);
-  state_.set_planned(true);
-  log(LogLevel::info, "FFT: planned {}", describe());
-} catch (const LibraryError& error) {
-  rethrow_with_context(error, "FFT.plan", [this] { return error_context(); });
+  plan_phase([&](EventList& pending_after) { route_->plan(stream, pending_after); });
 }
 
 Tensor FftImpl::execute(const FFTExecuteOptions& options) {
-  state_.require_planned("execute");  // planned and operand both check alive first
-  state_.require_operand("execute");
+  require_runnable("execute");  // planned (so alive) and holding an operand
   if (options.direction) check_direction(*options.direction, "FFT.execute");
   const Direction direction = options.direction.value_or(default_direction_);
   if (decision_.type == FFTType::r2c && direction != Direction::forward)
     throw InvalidArgument("FFT.execute: direction: an R2C transform runs forward only, got Direction::inverse");
   if (decision_.type == FFTType::c2r && direction != Direction::inverse)
     throw InvalidArgument("FFT.execute: direction: a C2R transform runs inverse only, got Direction::forward");
-  const TensorRef* out = options.out ? &*options.out : nullptr;
-  if (out != nullptr) {
-    if (inplace_) throw InvalidArgument("FFT.execute: out: an output cannot be given for an in-place transform");
-    check_writable(out->view(), "out", "FFT.execute");
-    // An out in the planned layout cannot overlap itself (that layout was checked when planned): the repeated call
-    // pays one comparison; any other out gets the overlap error first, else the mismatch.
-    if (!out_signature_.matches(out->view())) [[unlikely]] {
-      check_no_self_overlap(out->view(), "out", "FFT");
-      out_signature_.require_match(out->view(), "FFT", "execute", "out");
-    }
-  }
+  const TensorRef* out = checked_out(options.out, inplace_, "FFT.execute");
   set_callback_data(options.prolog_data, options.epilog_data, "FFT.execute");
   return execute_validated(direction, options.stream, options.after, out, options.release_workspace);
 }
@@ -169,29 +151,18 @@ Tensor FftImpl::execute(const FFTExecuteOptions& options) {
 Tensor FftImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                                   const TensorRef* out, bool release_workspace) try {
   NvtxRange range(nvtx_name(nvtx_execute, "cuplan::FFT::execute"));
-  // Not part of any plan key: where out lies relative to this call's operand (out of place only; the constructor
-  // rejects out with inplace).
-  if (out != nullptr) check_no_overlap(out->view(), "out", operand_.view(), "operand", "FFT");
-  return route_->execute({.direction = direction,
-                          .scale = scale_for(direction),
-                          .stream = stream,
-                          .after = after,
-                          .out = out,
-                          .release_workspace = release_workspace,
-                          .operand = operand_});
+  // Out of place only: the constructor rejects out with inplace.
+  return route_->execute({route_call(stream, after, out, release_workspace), direction, scale_for(direction)});
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "FFT.execute", [this] { return error_context(); });
 }
 
 void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) try {
   NvtxRange range(nvtx_name(nvtx_reset, "cuplan::FFT::reset_operand"));
-  state_.require_alive("reset_operand");
-  operand_signature_.require_match(operand.view(), "FFT", "reset_operand", "operand");
-  if (inplace_) check_writable(operand.view(), "operand", "FFT.reset_operand (inplace)");
-  check_inplace_room(operand, "FFT.reset_operand");
-  route_->order_new_operand(stream);
-  operand_ = std::move(operand);
-  state_.set_operand(true);
+  replace_operand(std::move(operand), inplace_ ? "FFT.reset_operand (inplace)" : nullptr, [&] {
+    check_inplace_room(operand, "FFT.reset_operand");
+    route_->order_new_operand(stream);
+  });
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "FFT.reset_operand", [this] { return error_context(); });
 }
@@ -199,15 +170,12 @@ void FftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) 
 void FftImpl::adopt_operand(TensorRef&& operand) {
   // The plan key fixed the view; the owner's size is not in it, so in-place R2C/C2R still checks the room.
   check_inplace_room(operand, "FFT");
-  operand_ = std::move(operand);
-  state_.set_operand(true);
+  PlannedOperation::adopt_operand(std::move(operand));
 }
 
 void FftImpl::release_operand() {
-  state_.require_alive("release_operand");
   NvtxRange range(nvtx_name(nvtx_release, "cuplan::FFT::release_operand"));
-  operand_ = TensorRef{};
-  state_.set_operand(false);
+  PlannedOperation::release_operand();
 }
 
 void FftImpl::set_callback_data(const std::optional<void*>& prolog, const std::optional<void*>& epilog,
@@ -238,17 +206,7 @@ std::size_t FftImpl::estimate_workspace_size() const try {
   rethrow_with_context(error, "estimate_workspace_size", [this] { return error_context(); });
 }
 
-std::size_t FftImpl::held_bytes() const noexcept {
-  return state_.freed() ? 0 : route_->held_bytes();
-}
-
-int FftImpl::memory_device() const noexcept {
-  return target_.cuda ? target_.device : -1;
-}
-
-void FftImpl::release_idle_memory() noexcept {
-  if (!state_.freed()) route_->release_idle_memory();
-}
+CUPLAN_CACHED_PLAN_ROUTE_MEMORY(FftImpl)
 
 std::string FftImpl::describe() const {
   const LayoutDecision& d = decision_;

@@ -14,48 +14,40 @@
 #include "fft/planner.hpp"
 #include "plan/cache/operand_signature.hpp"
 #include "plan/cache/plan_cache.hpp"
+#include "plan/operation/planned_operation.hpp"
 #include "plan/stateful.hpp"
 
 namespace cuplan::detail {
 
-class FftImpl final : public CachedPlan {
+class FftImpl final : public CachedPlan, public PlannedOperation {
  public:
   /// `out_hint`: a user output the plan should write into directly (its strides become the result layout).
   FftImpl(TensorRef operand, const FFTOptions& options, const std::optional<TensorView>& out_hint = {});
   ~FftImpl() override;
 
-  void plan(std::optional<StreamRef> stream);
-  /// Validates the call (direction, `out`) and runs it.
-  Tensor execute(const FFTExecuteOptions& options);
+  CUPLAN_PLANNED_OPERATION_PHASES(FFTExecuteOptions);
   /// Runs a call already known to be valid: the object is planned and has an operand, `direction` fits the type
   /// and `out` (if any) has the planned result shape, dtype, strides, memory space and alignment (the function
   /// forms: the plan key holds all of them).
   Tensor execute_validated(Direction direction, const std::optional<StreamRef>& stream, const EventList& after,
                            const TensorRef* out, bool release_workspace);
-  void reset_operand(TensorRef operand, std::optional<StreamRef> stream);
-  /// reset_operand without its own phase and without the layout check, for an operand whose dtype, shape, strides,
-  /// memory space and alignment class equal the planned ones (a plan-cache hit): the next execute orders itself
-  /// after the last phase.
+  /// PlannedOperation's, after the room check of an in-place R2C/C2R (the plan key does not hold the owner's size).
   void adopt_operand(TensorRef&& operand);
+  /// PlannedOperation's, in an NVTX range of its own.
   void release_operand();
   /// New user data pointers of the callbacks (an execute's override, or a function-form call's options on a plan
   /// cache hit); StateError for a callback the object was planned without.
   void set_callback_data(const std::optional<void*>& prolog, const std::optional<void*>& epilog, const char* method);
-  void free() noexcept;
 
   const LayoutDecision& decision() const noexcept { return decision_; }
-  const ExecutionTarget& target() const noexcept { return target_; }
   std::size_t workspace_size() const noexcept;
   /// What workspace_size() reports once planned, without planning (no work area is allocated).
   std::size_t estimate_workspace_size() const;
   std::size_t held_bytes() const noexcept override;
   int memory_device() const noexcept override;
   void release_idle_memory() noexcept override;
-  std::string describe() const;
-  /// The object as a LibraryError's context names it: operation, dtypes, shapes, axes, device and backend.
-  std::string error_context() const;
-  void require_alive(const char* method) const { state_.require_alive(method); }
-  bool freed() const noexcept { return state_.freed(); }
+  std::string describe() const override;
+  std::string error_context() const override;
 
  private:
   /// In-place R2C/C2R on an owning Tensor: its memory must hold the result's span (padded real rows).
@@ -66,23 +58,15 @@ class FftImpl final : public CachedPlan {
   std::string callbacks_description() const;  // ", prolog 'f', epilog 'g'" or empty
 
   LayoutDecision decision_;
-  ExecutionTarget target_;
-  ObjectState state_{"FFT"};
   /// The phases with an NVTX range of their own, and the range's name for this object (cached: see NvtxNames).
   enum NvtxPhase { nvtx_plan, nvtx_execute, nvtx_reset, nvtx_release, nvtx_free, nvtx_phases };
   NvtxNames<nvtx_phases> nvtx_;
   const char* nvtx_name(NvtxPhase phase, const char* range) noexcept;
-  PhaseOrder order_;
-  PhaseStreams streams_;
-  TensorRef operand_;
-  OperandSignature operand_signature_;  // what reset_operand's operands must match
-  OperandSignature out_signature_;      // what an execute's `out` must match
   Direction default_direction_ = Direction::forward;
   bool inplace_ = false;
   double forward_scale_ = 1.0;
   double inverse_scale_ = 1.0;
   Normalization normalization_ = Normalization::none;
-  EventList pending_after_;  // FFTOptions::after, until a plan phase waits for them
   OutputWalk walk_;
   // Prolog and epilog (null without either): checked at construction, compiled and linked by the route's plan.
   std::unique_ptr<CallbackSet> callbacks_;

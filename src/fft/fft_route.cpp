@@ -13,7 +13,8 @@
 
 namespace cuplan::detail {
 
-std::optional<Tensor> FftRoute::given_result(const FftCall& call) const {
+template <>
+std::optional<Tensor> TransformRoute<FftRouteContext, FftCall>::given_result(const FftCall& call) const {
   if (call.out != nullptr) return call.out->as_tensor();
   if (!context_.inplace) return std::nullopt;
   const LayoutDecision& d = context_.decision;

@@ -14,9 +14,7 @@ inline namespace CUPLAN_ABI_NAMESPACE {
 
 Matmul::Matmul(TensorRef a, TensorRef b, MatmulOptions options)
     : impl_(std::make_unique<detail::MatmulImpl>(std::move(a), std::move(b), std::move(options), "Matmul")) {}
-Matmul::Matmul(Matmul&&) noexcept = default;
-Matmul& Matmul::operator=(Matmul&&) noexcept = default;
-Matmul::~Matmul() = default;
+CUPLAN_HANDLE_LIFETIME(Matmul)
 
 namespace {
 constexpr const char* who = "Matmul.";
@@ -43,23 +41,9 @@ void Matmul::reset_operands(MatmulOperands operands, std::optional<StreamRef> st
 void Matmul::release_operand() {
   detail::live(impl_, who, "release_operand").release_operand();
 }
-void Matmul::free() noexcept {
-  if (impl_) impl_->free();
-}
-Shape Matmul::result_shape() const {
-  return detail::live(impl_, who, "result_shape").result_shape();
-}
-DType Matmul::result_dtype() const {
-  return detail::live(impl_, who, "result_dtype").result_dtype();
-}
-Strides Matmul::result_strides() const {
-  return detail::live(impl_, who, "result_strides").result_strides();
-}
+CUPLAN_HANDLE_RESULT(Matmul, result_shape(), result_dtype(), result_strides())
 std::size_t Matmul::workspace_size() const {
   return detail::live(impl_, who, "workspace_size").workspace_size();
-}
-std::string Matmul::describe() const {
-  return detail::live(impl_, who, "describe").describe();
 }
 std::string_view Matmul::state() const noexcept {
   return detail::lifecycle_state(impl_);

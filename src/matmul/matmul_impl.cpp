@@ -10,6 +10,7 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_validate.hpp"
+#include "plan/cache/route_memory.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -167,17 +168,7 @@ std::size_t MatmulImpl::workspace_size() const noexcept {
   return state_.freed() ? 0 : route_->workspace_size();
 }
 
-std::size_t MatmulImpl::held_bytes() const noexcept {
-  return state_.freed() ? 0 : route_->held_bytes();
-}
-
-int MatmulImpl::memory_device() const noexcept {
-  return target_.cuda ? target_.device : -1;
-}
-
-void MatmulImpl::release_idle_memory() noexcept {
-  if (!state_.freed()) route_->release_idle_memory();
-}
+CUPLAN_CACHED_PLAN_ROUTE_MEMORY(MatmulImpl)
 
 std::string MatmulImpl::describe() const {
   const mm::Problem& p = problem_;

@@ -8,9 +8,11 @@ std::mutex& fftw_planner_mutex() noexcept {
   return mutex;
 }
 
-bool& fftw_threads_initialized() noexcept {
-  static bool initialized = false;
-  return initialized;
+FftwPlannerLock::FftwPlannerLock(void (*init_threads)()) : lock_(fftw_planner_mutex()) {
+  static bool threads_initialized = false;  // read and set only under the mutex
+  if (threads_initialized) return;
+  init_threads();
+  threads_initialized = true;
 }
 
 }  // namespace cuplan::detail

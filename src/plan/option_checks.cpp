@@ -39,4 +39,9 @@ void check_planning_mode(PlanningMode mode, const char* op) {
   check_enum_range(mode, PlanningMode::blocking, op, "planning_mode", "PlanningMode");
 }
 
+void check_axis_count(std::size_t count, const char* op, const char* verb) {
+  if (count > 3) [[unlikely]]
+    throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to {}, got {} axes", op, verb, count));
+}
+
 }  // namespace cuplan::detail

@@ -4,9 +4,11 @@
 // form, function form on a plan-cache hit or miss). A value cast from an out-of-range integer is an InvalidArgument
 // before it can reach a plan key, where it could pack into the same bits as a valid value.
 
+#include <cstddef>
 #include <type_traits>
 
 #include "cuplan/execution.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 
@@ -32,5 +34,22 @@ int cpu_threads(int threads, const char* op);
 void check_execution(Execution execution, const char* op);
 void check_blocking(Blocking blocking, const char* op);
 void check_planning_mode(PlanningMode mode, const char* op);
+/// InvalidArgument "<op>: axes: expected 1 to 3 axes to <verb>, got <count> axes" for more than 3 (checked before
+/// the plan key is built: a longer list would otherwise fail there, with a message about the key).
+void check_axis_count(std::size_t count, const char* op, const char* verb);
+
+/// What the options of FFT, RealTransform and Convolution check alike: FFTW's planning effort, blocking,
+/// planning_mode, execution, the work-area policy and its buffer, and at most 3 axes (`verb`: what is done along
+/// them).
+template <class Options>
+void check_operation_options(const Options& o, const char* op, const char* verb) {
+  using FftwPlanning = decltype(o.planning);  // cuplan::Planning (cuplan/fft.hpp)
+  check_enum_range(o.planning, FftwPlanning::patient, op, "planning", "Planning");
+  check_blocking(o.blocking, op);
+  check_planning_mode(o.planning_mode, op);
+  check_execution(o.execution, op);
+  (void)resolve_work_area(o.work_area, o.work_area_buffer, op);
+  check_axis_count(o.axes.size(), op, verb);
+}
 
 }  // namespace cuplan::detail

@@ -85,6 +85,17 @@ HostPhase::HostPhase(const PhaseStreams& streams, std::optional<int> operand_dev
   }
 }
 
+Tensor HostPhase::result(std::optional<Tensor> given, const Shape& shape, const Strides& strides, DType dtype,
+                         const TensorView& operand) const {
+  if (given) return std::move(*given);
+  return Tensor::empty_strided(shape, strides, dtype, operand.on_host() ? Device::cpu() : operand.device(), stream_);
+}
+
+Tensor HostPhase::finish(Tensor result) const {
+  if (stream_) result.record_stream(*stream_);
+  return result;
+}
+
 void PhaseOrder::begin(StreamRef stream, const EventList& after, int device) {
   wait_for_events(stream, after);
   if (thread_relative_stream(stream.native())) drain_per_thread_stream_at_exit(device);

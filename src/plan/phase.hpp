@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cuplan/stream.hpp"
+#include "cuplan/tensor.hpp"
 #include "plan/execution_target.hpp"
 #include "plan/ordering/ordering_checker.hpp"
 #include "plan/ordering/tensor_accesses.hpp"
@@ -126,8 +127,19 @@ class HostPhase {
  public:
   HostPhase(const PhaseStreams& streams, std::optional<int> operand_device, const std::optional<StreamRef>& stream,
             const EventList& after);
+  /// The phase of a call on `operand`: on its device's stream when it lives in device memory.
+  HostPhase(const PhaseStreams& streams, const TensorView& operand, const std::optional<StreamRef>& stream,
+            const EventList& after)
+      : HostPhase(streams, operand.on_host() ? std::nullopt : std::optional<int>(operand.device().index()), stream,
+                  after) {}
   /// The device operands' stream; unset for host operands.
   const std::optional<StreamRef>& stream() const noexcept { return stream_; }
+  /// The call's result: `given` (the caller's out, or the operand in place), else a new one of this layout beside
+  /// `operand` (in host memory, or on its device, stream-ordered on stream()).
+  Tensor result(std::optional<Tensor> given, const Shape& shape, const Strides& strides, DType dtype,
+                const TensorView& operand) const;
+  /// The result handed back to the caller: in device memory, its use by this phase recorded on stream().
+  Tensor finish(Tensor result) const;
 
  private:
   std::optional<StreamRef> stream_;

@@ -4,7 +4,10 @@
 #include "r2r/algorithms.hpp"
 
 #include <cmath>
+#include <iterator>
 #include <numbers>
+
+#include "base/enum_names.hpp"
 
 namespace cuplan::detail {
 
@@ -15,21 +18,12 @@ R2RTwiddle r2r_twiddle(double x) {
 }
 
 const char* algorithm_summary(R2RAlgorithm algorithm) noexcept {
-  switch (algorithm) {
-    case R2RAlgorithm::dct1_even_extension:
-      return "even extension + R2C(2(n-1))";
-    case R2RAlgorithm::dst1_odd_extension:
-      return "odd extension + R2C(2(n+1))";
-    case R2RAlgorithm::type2_reorder:
-      return "even/odd reorder + R2C(n) + twiddle";
-    case R2RAlgorithm::type3_reorder:
-      return "twiddle + C2R(n) + unreorder";
-    case R2RAlgorithm::type4_half_complex:
-      return "pre-twiddle + C2C(n/2) + post-twiddle";
-    case R2RAlgorithm::type4_padded_complex:
-      return "pre-twiddle + C2C(2n, zero padded) + post-twiddle";
-  }
-  return "?";
+  static constexpr const char* summaries[] = {
+      "even extension + R2C(2(n-1))",          "odd extension + R2C(2(n+1))",
+      "even/odd reorder + R2C(n) + twiddle",   "twiddle + C2R(n) + unreorder",
+      "pre-twiddle + C2C(n/2) + post-twiddle", "pre-twiddle + C2C(2n, zero padded) + post-twiddle"};
+  static_assert(std::size(summaries) == static_cast<std::size_t>(R2RAlgorithm::type4_padded_complex) + 1);
+  return enum_name(algorithm, summaries);
 }
 
 }  // namespace cuplan::detail

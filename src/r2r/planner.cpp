@@ -12,7 +12,6 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "plan/option_checks.hpp"
-#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 
@@ -95,13 +94,7 @@ EdgeScaling R2RDecision::edges(std::size_t i, Direction direction) const noexcep
 void validate_r2r_options(const RealTransformOptions& o, const char* who) {
   check_enum_range(o.norm, R2RNorm::forward, who, "norm", "R2RNorm");
   for (std::size_t i = 0; i < o.kinds.size(); ++i) check_enum_range(o.kinds[i], R2RKind::dst4, who, "kinds", "R2RKind");
-  check_enum_range(o.planning, Planning::patient, who, "planning", "Planning");
-  check_blocking(o.blocking, who);
-  check_planning_mode(o.planning_mode, who);
-  check_execution(o.execution, who);
-  (void)resolve_work_area(o.work_area, o.work_area_buffer, who);
-  if (o.axes.size() > 3) [[unlikely]]
-    throw InvalidArgument(fmt::format("{}: axes: expected 1 to 3 axes to transform, got {} axes", who, o.axes.size()));
+  check_operation_options(o, who, "transform");
   if (o.kinds.size() > 3) [[unlikely]]
     throw InvalidArgument(
         fmt::format("{}: kinds: expected 1 to 3 kinds (one, or one per axis), got {}", who, o.kinds.size()));

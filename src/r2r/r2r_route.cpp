@@ -6,6 +6,7 @@
 
 namespace cuplan::detail {
 
+template <>
 std::optional<Tensor> R2RRoute::given_result(const R2RCall& call) const {
   if (call.out != nullptr) return call.out->as_tensor();
   if (context_.decision.inplace) return call.operand.as_tensor();

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_names.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -14,70 +15,15 @@
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
-namespace {
-
-constexpr const char* who = "RealTransform.";
-
-}  // namespace
-
 RealTransform::RealTransform(TensorRef operand, RealTransformOptions options)
     : impl_(std::make_unique<detail::RealTransformImpl>(std::move(operand), options, "RealTransform")) {}
-RealTransform::RealTransform(RealTransform&&) noexcept = default;
-RealTransform& RealTransform::operator=(RealTransform&& other) noexcept {
-  if (this != &other) {
-    free();
-    impl_ = std::move(other.impl_);
-  }
-  return *this;
-}
-RealTransform::~RealTransform() {
-  free();
-}
+CUPLAN_OPERATION_HANDLE(RealTransform, RealTransformExecuteOptions, decision, shape, dtype, out_strides)
 
-void RealTransform::plan(std::optional<StreamRef> stream) {
-  detail::live(impl_, who, "plan").plan(stream);
-}
-Tensor RealTransform::execute(RealTransformExecuteOptions options) {
-  return detail::held(impl_, who, "execute").execute(options);
-}
-void RealTransform::reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
-  detail::live(impl_, who, "reset_operand").reset_operand(std::move(operand), stream);
-}
-void RealTransform::release_operand() {
-  detail::live(impl_, who, "release_operand").release_operand();
-}
-void RealTransform::free() noexcept {
-  if (impl_) impl_->free();
-}
-
-const std::vector<int>& RealTransform::axes() const {
-  return detail::live(impl_, who, "axes").decision().axes;
-}
 const std::vector<R2RKind>& RealTransform::kinds() const {
-  return detail::live(impl_, who, "kinds").decision().kinds;
+  return detail::live(impl_, "RealTransform.", "kinds").decision().kinds;
 }
-Shape RealTransform::result_shape() const {
-  return detail::live(impl_, who, "result_shape").decision().shape;
-}
-DType RealTransform::result_dtype() const {
-  return detail::live(impl_, who, "result_dtype").decision().dtype;
-}
-Strides RealTransform::result_strides() const {
-  return detail::live(impl_, who, "result_strides").decision().out_strides;
-}
-bool RealTransform::uses_cuda() const {
-  return detail::live(impl_, who, "uses_cuda").target().cuda;
-}
-std::size_t RealTransform::workspace_size() const {
-  return detail::live(impl_, who, "workspace_size").workspace_size();
-}
-std::string RealTransform::describe() const {
-  return detail::live(impl_, who, "describe").describe();
-}
-
 std::string_view RealTransform::state() const noexcept {
-  if (!impl_) return "moved-from";
-  return impl_->freed() ? "freed" : "live";
+  return detail::lifecycle_state(impl_);
 }
 
 namespace {
@@ -133,9 +79,8 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
         const detail::R2RDecision& d = impl.decision();
         return detail::operand_work<detail::RealTransformImpl>(
             x, detail::background_result(out, d.shape, d.out_strides, d.dtype, impl.target().device, caller),
-            [direction](detail::RealTransformImpl& planned, StreamRef s, const TensorView& written) {
-              const TensorRef written_ref(written);  // borrowed: the call ordered it on its stream
-              (void)planned.execute_validated(direction, s, EventList{}, &written_ref, false);
+            [direction](detail::RealTransformImpl& planned, StreamRef s, const TensorRef& written) {
+              (void)planned.execute_validated(direction, s, EventList{}, &written, false);
             });
       },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
@@ -145,104 +90,64 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
       });
 }
 
+// The class form's options for a function form's call: one kind on the given axes, the rest as the call set it.
 template <class Options>
-RealTransformOptions common(const Options& o, R2RKind kind) {
-  RealTransformOptions r;
-  r.kinds = {kind};
-  r.norm = o.norm;
-  r.orthogonalize = o.orthogonalize;
-  r.inplace = o.inplace;
-  r.execution = o.execution;
-  r.blocking = o.blocking;
-  r.stream = o.stream;
-  r.after = o.after;
-  r.planning = o.planning;
-  r.planning_mode = o.planning_mode;
-  r.work_area = WorkAreaPolicy::shared;  // a cached plan uses its stream's area
-  return r;
+RealTransformOptions transform_options(const Options& o, std::vector<int> axes, R2RKind kind) {
+  return {.axes = std::move(axes),
+          .kinds = {kind},
+          .norm = o.norm,
+          .orthogonalize = o.orthogonalize,
+          .inplace = o.inplace,
+          .execution = o.execution,
+          .blocking = o.blocking,
+          .stream = o.stream,
+          .after = o.after,
+          .planning = o.planning,
+          .planning_mode = o.planning_mode,
+          .work_area = WorkAreaPolicy::shared};  // a cached plan uses its stream's area
 }
 
 Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorRef* out,
                 const char* name) {
-  RealTransformOptions r = common(o, detail::kind_of_type(o.type, sine, name));
-  r.axes = {o.axis};
-  return run(std::move(x), r, false, direction, out, name);
+  return run(std::move(x), transform_options(o, {o.axis}, detail::kind_of_type(o.type, sine, name)), false, direction,
+             out, name);
 }
 
 Tensor several_axes(TensorRef&& x, const R2RNOptions& o, bool sine, Direction direction, const TensorRef* out,
                     const char* name) {
-  RealTransformOptions r = common(o, detail::kind_of_type(o.type, sine, name));
-  r.axes = o.axes;
-  return run(std::move(x), r, true, direction, out, name);
+  return run(std::move(x), transform_options(o, o.axes, detail::kind_of_type(o.type, sine, name)), true, direction, out,
+             name);
 }
 
 }  // namespace
 
-Tensor dct(TensorRef x, R2ROptions o) {
-  return one_axis(std::move(x), o, false, Direction::forward, nullptr, "dct");
-}
-Tensor idct(TensorRef x, R2ROptions o) {
-  return one_axis(std::move(x), o, false, Direction::inverse, nullptr, "idct");
-}
-Tensor dst(TensorRef x, R2ROptions o) {
-  return one_axis(std::move(x), o, true, Direction::forward, nullptr, "dst");
-}
-Tensor idst(TensorRef x, R2ROptions o) {
-  return one_axis(std::move(x), o, true, Direction::inverse, nullptr, "idst");
-}
-Tensor dctn(TensorRef x, R2RNOptions o) {
-  return several_axes(std::move(x), o, false, Direction::forward, nullptr, "dctn");
-}
-Tensor idctn(TensorRef x, R2RNOptions o) {
-  return several_axes(std::move(x), o, false, Direction::inverse, nullptr, "idctn");
-}
-Tensor dstn(TensorRef x, R2RNOptions o) {
-  return several_axes(std::move(x), o, true, Direction::forward, nullptr, "dstn");
-}
-Tensor idstn(TensorRef x, R2RNOptions o) {
-  return several_axes(std::move(x), o, true, Direction::inverse, nullptr, "idstn");
-}
-void dct(TensorRef x, TensorRef out, R2ROptions o) {
-  one_axis(std::move(x), o, false, Direction::forward, &out, "dct");
-}
-void idct(TensorRef x, TensorRef out, R2ROptions o) {
-  one_axis(std::move(x), o, false, Direction::inverse, &out, "idct");
-}
-void dst(TensorRef x, TensorRef out, R2ROptions o) {
-  one_axis(std::move(x), o, true, Direction::forward, &out, "dst");
-}
-void idst(TensorRef x, TensorRef out, R2ROptions o) {
-  one_axis(std::move(x), o, true, Direction::inverse, &out, "idst");
-}
-void dctn(TensorRef x, TensorRef out, R2RNOptions o) {
-  several_axes(std::move(x), o, false, Direction::forward, &out, "dctn");
-}
-void idctn(TensorRef x, TensorRef out, R2RNOptions o) {
-  several_axes(std::move(x), o, false, Direction::inverse, &out, "idctn");
-}
-void dstn(TensorRef x, TensorRef out, R2RNOptions o) {
-  several_axes(std::move(x), o, true, Direction::forward, &out, "dstn");
-}
-void idstn(TensorRef x, TensorRef out, R2RNOptions o) {
-  several_axes(std::move(x), o, true, Direction::inverse, &out, "idstn");
-}
+// A forward and inverse pair of function forms (dct and idct, ...), each returning a new Tensor or writing `out`.
+#define CUPLAN_R2R_FUNCTION_PAIR(forward_name, inverse_name, Options, entry, sine)   \
+  Tensor forward_name(TensorRef x, Options o) {                                      \
+    return entry(std::move(x), o, sine, Direction::forward, nullptr, #forward_name); \
+  }                                                                                  \
+  Tensor inverse_name(TensorRef x, Options o) {                                      \
+    return entry(std::move(x), o, sine, Direction::inverse, nullptr, #inverse_name); \
+  }                                                                                  \
+  void forward_name(TensorRef x, TensorRef out, Options o) {                         \
+    entry(std::move(x), o, sine, Direction::forward, &out, #forward_name);           \
+  }                                                                                  \
+  void inverse_name(TensorRef x, TensorRef out, Options o) {                         \
+    entry(std::move(x), o, sine, Direction::inverse, &out, #inverse_name);           \
+  }
+
+CUPLAN_R2R_FUNCTION_PAIR(dct, idct, R2ROptions, one_axis, false)
+CUPLAN_R2R_FUNCTION_PAIR(dst, idst, R2ROptions, one_axis, true)
+CUPLAN_R2R_FUNCTION_PAIR(dctn, idctn, R2RNOptions, several_axes, false)
+CUPLAN_R2R_FUNCTION_PAIR(dstn, idstn, R2RNOptions, several_axes, true)
+#undef CUPLAN_R2R_FUNCTION_PAIR
 
 std::string_view to_string(R2RKind kind) {
-  static constexpr std::string_view names[] = {"dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4"};
-  const auto i = static_cast<unsigned>(kind);
-  return i < 8 ? names[i] : "?";
+  return detail::enum_name<R2RKind::dst4>(kind, {"dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4"});
 }
 
 std::string_view to_string(R2RNorm norm) {
-  switch (norm) {
-    case R2RNorm::backward:
-      return "backward";
-    case R2RNorm::ortho:
-      return "ortho";
-    case R2RNorm::forward:
-      return "forward";
-  }
-  return "?";
+  return detail::enum_name<R2RNorm::forward>(norm, {"backward", "ortho", "forward"});
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

@@ -7,7 +7,6 @@
 #include <fmt/ranges.h>
 
 #include "base/error_context.hpp"
-#include "base/log.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -26,7 +25,7 @@ std::string kinds_text(const std::vector<R2RKind>& kinds) {
 
 RealTransformImpl::RealTransformImpl(TensorRef operand, const RealTransformOptions& options, const char* who,
                                      bool all_axes_by_default)
-    : streams_(options.stream, "RealTransform"), operand_(std::move(operand)), pending_after_(options.after) {
+    : PlannedOperation("RealTransform", std::move(operand), options.stream, options.after) {
   validate_r2r_options(options, who);
   const TensorView& x = operand_.view();
   if (x.data() == nullptr && x.numel() > 0)
@@ -53,7 +52,7 @@ RealTransformImpl::RealTransformImpl(TensorRef operand, const RealTransformOptio
   out_signature_ =
       OperandSignature::result(decision_.dtype, decision_.shape, decision_.out_strides, x.on_host(), x.device().index(),
                                static_cast<std::uint32_t>(decision_.dtype.alignment()));
-  route_ = make_r2r_route({decision_, target_, order_, streams_}, options, x);
+  route_ = make_r2r_route({route_context(), decision_}, options, x);
   state_.set_operand(true);
 }
 
@@ -61,65 +60,29 @@ RealTransformImpl::~RealTransformImpl() {
   free();
 }
 
-void RealTransformImpl::plan(std::optional<StreamRef> stream) try {
-  state_.require_alive("plan");
-  route_->plan(stream, pending_after_);
-  state_.set_planned(true);
-  log(LogLevel::info, "RealTransform: planned {}", describe());
-} catch (const LibraryError& error) {
-  rethrow_with_context(error, "RealTransform.plan", [this] { return error_context(); });
+void RealTransformImpl::plan(std::optional<StreamRef> stream) {
+  plan_phase([&](EventList& pending_after) { route_->plan(stream, pending_after); });
 }
 
 Tensor RealTransformImpl::execute(const RealTransformExecuteOptions& options) {
-  state_.require_planned("execute");
-  state_.require_operand("execute");
+  require_runnable("execute");
   check_enum_range(options.direction, Direction::inverse, "RealTransform.execute", "direction", "Direction");
-  const TensorRef* out = options.out ? &*options.out : nullptr;
-  if (out != nullptr) {
-    if (decision_.inplace)
-      throw InvalidArgument("RealTransform.execute: out: an output cannot be given for an in-place transform");
-    check_writable(out->view(), "out", "RealTransform.execute");
-    if (!out_signature_.matches(out->view())) [[unlikely]] {
-      check_no_self_overlap(out->view(), "out", "RealTransform");
-      out_signature_.require_match(out->view(), "RealTransform", "execute", "out");
-    }
-  }
+  const TensorRef* out = checked_out(options.out, decision_.inplace, "RealTransform.execute");
   return execute_validated(options.direction, options.stream, options.after, out, options.release_workspace);
 }
 
 Tensor RealTransformImpl::execute_validated(Direction direction, const std::optional<StreamRef>& stream,
                                             const EventList& after, const TensorRef* out, bool release_workspace) try {
-  if (out != nullptr) check_no_overlap(out->view(), "out", operand_.view(), "operand", "RealTransform");
-  return route_->execute({.direction = direction,
-                          .stream = stream,
-                          .after = after,
-                          .out = out,
-                          .release_workspace = release_workspace,
-                          .operand = operand_});
+  return route_->execute({route_call(stream, after, out, release_workspace), direction});
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "RealTransform.execute", [this] { return error_context(); });
 }
 
 void RealTransformImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream) try {
-  state_.require_alive("reset_operand");
-  operand_signature_.require_match(operand.view(), "RealTransform", "reset_operand", "operand");
-  if (decision_.inplace) check_writable(operand.view(), "operand", "RealTransform.reset_operand (inplace)");
-  route_->order_new_operand(stream);
-  operand_ = std::move(operand);
-  state_.set_operand(true);
+  replace_operand(std::move(operand), decision_.inplace ? "RealTransform.reset_operand (inplace)" : nullptr,
+                  [&] { route_->order_new_operand(stream); });
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "RealTransform.reset_operand", [this] { return error_context(); });
-}
-
-void RealTransformImpl::adopt_operand(TensorRef&& operand) {
-  operand_ = std::move(operand);
-  state_.set_operand(true);
-}
-
-void RealTransformImpl::release_operand() {
-  state_.require_alive("release_operand");
-  operand_ = TensorRef{};
-  state_.set_operand(false);
 }
 
 void RealTransformImpl::free() noexcept {

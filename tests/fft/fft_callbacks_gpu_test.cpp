@@ -49,11 +49,11 @@ TEST(FftCallbacksGpu, ConvolutionWithTheFilterInTheR2CEpilogMatchesTheReferenceO
   Tensor h = device_values(filter);
   auto expected = truncate_axis(reference_dft(a.dense(), shape, {1}, -1), shape, 1, 65);
   for (std::size_t i = 0; i < expected.size(); ++i) expected[i] *= cd(filter[i % 65]);
-  // automatic takes the fused route in a build with MathDx (docs/fft.md, "Route choice"), cufft cuFFT's callbacks.
-  for (const FFTRoute route : {FFTRoute::automatic, FFTRoute::cufft}) {
+  // fused: cuplan's kernel (a build with MathDx, docs/fft.md, "Route choice"); automatic and cufft: cuFFT's callbacks.
+  for (const FFTRoute route : {CUPLAN_HAS_FUSED_FFT ? FFTRoute::fused : FFTRoute::automatic, FFTRoute::cufft}) {
     FFT f(x.view,
           {.axes = {1}, .epilog = FFTCallback::cuda_source(kFilterSource, "conv::multiply", h.data()), .route = route});
-    const bool fused = route == FFTRoute::automatic && CUPLAN_HAS_FUSED_FFT;
+    const bool fused = route == FFTRoute::fused;
     EXPECT_NE(f.describe().find(fused ? "route fused" : "route cufft"), std::string::npos) << f.describe();
     EXPECT_LT(relative_error(to_dense(f.execute().view()), expected), tolerance(c64, 128)) << to_string(route);
   }

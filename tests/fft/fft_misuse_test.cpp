@@ -179,11 +179,7 @@ std::vector<MisuseRow> rows() {
   return t;
 }
 
-class FftMisuse : public ::testing::TestWithParam<MisuseRow> {};
-TEST_P(FftMisuse, RaisesTypedError) {
-  check_row(GetParam());
-}
-INSTANTIATE_TEST_SUITE_P(Rows, FftMisuse, ::testing::ValuesIn(rows()), row_name);
+CUPLAN_MISUSE_SUITE(FftMisuse, rows());
 
 // An in-place R2C, then an in-place C2R of its result (complex strides [9, 1]): the round trip returns the input.
 // The real rows are padded to 2 * (n / 2 + 1) values, as docs/fft.md describes.

@@ -58,7 +58,8 @@ TEST(FusedFftRules, TakesOneContiguousAxisOfACudaSourceCallbackAtASupportedLengt
   EXPECT_EQ(fused_fft_refusal(decide(c128, {8, 16384}, {1}), sm90), "");
   EXPECT_EQ(fused_fft_refusal(decide(f32, {8, 32768}, {1}), sm90), "");
   EXPECT_EQ(fused_fft_refusal(decide(c64, {8, 1000}, {1}), sm90), "");  // 2^3 5^3
-  EXPECT_TRUE(takes_fused_route(decide(c64, {64, 4096}, {1}), sm90));
+  EXPECT_TRUE(takes_fused_route(decide(c64, {64, 4096}, {1}), {with_prolog(FFTRoute::fused), 90, ""}));
+  EXPECT_FALSE(takes_fused_route(decide(c64, {64, 4096}, {1}), sm90));  // automatic: cuFFT until the GPU suite ran it
   EXPECT_EQ(fused_fft_max_length(f32, 90), 32768);
   EXPECT_EQ(fused_fft_max_length(f64, 90), 16384);
   EXPECT_EQ(fused_fft_max_length(f32, 61), 0);

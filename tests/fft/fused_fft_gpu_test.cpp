@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fused FFT route (FFTRoute::fused, and automatic with callbacks) on a GPU, through the public API: C2C, R2C
+// The fused FFT route (FFTRoute::fused) on a GPU, through the public API: C2C, R2C
 // and C2R in f32 and f64 with prologs and epilogs against a float64 reference with the results poisoned first,
 // normalization with and without an epilog, lengths that fall back to cuFFT, the refusals of a forced fused route,
 // two streams, reset_operand across streams and the compilation cache. Every case needs a GPU and a

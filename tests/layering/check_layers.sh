@@ -19,9 +19,10 @@
 #  - distributed/exchange, the exchange layer that every distributed operation shares, includes no other header of
 #    distributed (the operations sit on it, not it on them), and only it includes NCCL;
 #  - inside plan, the folders stand in their own order: the core (the phase and stateful-object contract, files
-#    directly in plan/) may include plan/ordering; plan/staging may include the core and plan/ordering; plan/ordering
-#    and plan/cache include no other plan header; plan/planning (planning off the caller's thread, on the plan cache)
-#    may include the core, plan/ordering and plan/cache; a plan folder is not a backend folder (no math library).
+#    directly in plan/) may include plan/ordering; plan/staging may include the core and plan/ordering;
+#    plan/operation (the shell every operation shares) and plan/planning (planning off the caller's thread, on the
+#    plan cache) may include the core, plan/ordering and plan/cache; plan/ordering and plan/cache include no other
+#    plan header; a plan folder is not a backend folder (no math library).
 #
 #   check_layers.sh SRC_DIR     exit 1 and one line per violation
 #   check_layers.sh --self-test builds a small tree with one violation of each kind and expects each to be found
@@ -41,6 +42,7 @@ plan_may_include() {
     "") [[ "$2" == ordering ]] ;;
     staging) [[ -z "$2" || "$2" == ordering ]] ;;
     planning) [[ -z "$2" || "$2" == ordering || "$2" == cache ]] ;;
+    operation) [[ -z "$2" || "$2" == ordering || "$2" == cache ]] ;;
     *) return 1 ;;  # ordering, cache and any new folder: self-contained until a rule here says otherwise
   esac
 }
@@ -137,6 +139,11 @@ self_test() {
   printf '#include "plan/staging/pipeline.hpp"\n' >"$tmp"/plan/planning/planned_call.cpp   # planning -> staging
   printf '#include "plan/phase.hpp"\n#include "plan/cache/plan_cache.hpp"\n#include "plan/ordering/ordering_checker.hpp"\n' \
     >"$tmp"/plan/planning/planned_call.hpp                                             # planning -> core, cache, ordering
+  mkdir -p "$tmp"/plan/operation && touch "$tmp"/plan/operation/planned_operation.hpp
+  printf '#include "plan/operation/planned_operation.hpp"\n' >"$tmp"/plan/object_state.cpp  # core -> operation
+  printf '#include "plan/operation/planned_operation.hpp"\n' >"$tmp"/plan/cache/tuning_store.cpp  # cache -> operation
+  printf '#include "plan/phase.hpp"\n#include "plan/cache/plan_cache.hpp"\n#include "plan/ordering/ordering_checker.hpp"\n' \
+    >"$tmp"/plan/operation/planned_operation.cpp                                       # operation -> core, cache, ordering
   mkdir -p "$tmp"/fft/routes && touch "$tmp"/fft/routes/cpu_route.hpp "$tmp"/fft/fft_route.hpp
   printf '#include "fft/routes/cpu_route.hpp"\n' >"$tmp"/fft/fftw/fftw_wisdom.cpp      # backend -> route
   printf '#include "fft/fft_route.hpp"\n#include "fft/fftw/fftw_backend.hpp"\n' >"$tmp"/fft/fft_impl.cpp  # Impl -> backend
@@ -144,7 +151,7 @@ self_test() {
   printf '#include "fft/fftw/fftw_backend.hpp"\n#include "fft/fft_route.hpp"\n' >"$tmp"/fft/routes/cpu_route.cpp
   local out; out="$(check_tree "$tmp")"; local status=$?
   echo "$out"
-  local expected=18 found; found=$(printf '%s\n' "$out" | grep -c .)
+  local expected=20 found; found=$(printf '%s\n' "$out" | grep -c .)
   if ((status == 0 || found != expected)); then
     echo "self-test FAILED: expected $expected violations, found $found"; return 1
   fi

@@ -155,11 +155,7 @@ std::vector<MisuseRow> rows() {
   return t;
 }
 
-class MatmulMisuse : public ::testing::TestWithParam<MisuseRow> {};
-TEST_P(MatmulMisuse, RaisesTypedError) {
-  check_row(GetParam());
-}
-INSTANTIATE_TEST_SUITE_P(Rows, MatmulMisuse, ::testing::ValuesIn(rows()), row_name);
+CUPLAN_MISUSE_SUITE(MatmulMisuse, rows());
 
 // D = A B + C written over C's own memory (same layout as D): C is read before D overwrites it.
 TEST(MatmulAliasing, OutputOverCWorks) {

@@ -88,18 +88,9 @@ inline double relative_error(const std::vector<double>& a, const std::vector<dou
 
 /// The kind an inverse runs (scipy: idct of type 2 is a DCT-III, of type 3 a DCT-II; the others invert themselves).
 inline R2RKind inverse_of(R2RKind kind) {
-  switch (kind) {
-    case R2RKind::dct2:
-      return R2RKind::dct3;
-    case R2RKind::dct3:
-      return R2RKind::dct2;
-    case R2RKind::dst2:
-      return R2RKind::dst3;
-    case R2RKind::dst3:
-      return R2RKind::dst2;
-    default:
-      return kind;
-  }
+  using enum R2RKind;
+  static constexpr R2RKind inverse[] = {dct1, dct3, dct2, dct4, dst1, dst3, dst2, dst4};  // in R2RKind's order
+  return inverse[static_cast<int>(kind)];
 }
 
 /// scipy.fft's definition of one axis with its norm and orthogonalize, in float64: dct(x, type, norm=...,

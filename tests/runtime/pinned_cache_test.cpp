@@ -77,9 +77,7 @@ TEST_F(PinnedCacheTest, PicksTheSmallestFittingBlockAndNeverOneMoreThanTwiceTheR
   void* big = cache.acquire(64 * MiB);
   void* mid = cache.acquire(16 * MiB);
   void* small = cache.acquire(4 * MiB);
-  cache.release(big);
-  cache.release(mid);
-  cache.release(small);
+  for (void* p : {big, mid, small}) cache.release(p);
   EXPECT_EQ(cache.acquire(12 * MiB), mid);  // 16 fits and is the smallest that does; 4 is too small
   void* fresh = cache.acquire(20 * MiB);    // only 64 MiB is idle and fits, but more than twice 20: a new block
   EXPECT_NE(fresh, big);

@@ -91,11 +91,7 @@ std::vector<MisuseRow> dlpack_rows() {
   return t;
 }
 
-class DLPackMisuse : public ::testing::TestWithParam<MisuseRow> {};
-TEST_P(DLPackMisuse, RaisesTypedError) {
-  check_row(GetParam());
-}
-INSTANTIATE_TEST_SUITE_P(Rows, DLPackMisuse, ::testing::ValuesIn(dlpack_rows()), row_name);
+CUPLAN_MISUSE_SUITE(DLPackMisuse, dlpack_rows());
 
 TEST(DLPack, NullStridesMeanRowMajor) {
   DLTensor t = valid_tensor();

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <functional>
+#include <iterator>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -29,16 +31,11 @@ inline void PrintTo(const MisuseRow& row, std::ostream* os) {
   *os << row.name;
 }
 
+/// The exception type a row expects, by name (in Expect's order).
 inline const char* expect_name(Expect e) {
-  switch (e) {
-    case Expect::invalid_argument:
-      return "InvalidArgument";
-    case Expect::not_supported:
-      return "NotSupported";
-    case Expect::state_error:
-      return "StateError";
-  }
-  return "?";
+  static constexpr const char* names[] = {"InvalidArgument", "NotSupported", "StateError"};
+  const auto index = static_cast<std::size_t>(e);
+  return index < std::size(names) ? names[index] : "?";
 }
 
 /// Runs the row's call; the message of the expected exception, or a failure description.
@@ -80,3 +77,11 @@ inline std::string row_name(const ::testing::TestParamInfo<MisuseRow>& info) {
 }
 
 }  // namespace cuplan::testing
+
+/// A parameterized suite `Suite` of the rows `rows` returns: one test per row, named after it, run by check_row.
+#define CUPLAN_MISUSE_SUITE(Suite, rows)                                          \
+  class Suite : public ::testing::TestWithParam<::cuplan::testing::MisuseRow> {}; \
+  TEST_P(Suite, RaisesTypedError) {                                               \
+    ::cuplan::testing::check_row(GetParam());                                     \
+  }                                                                               \
+  INSTANTIATE_TEST_SUITE_P(Rows, Suite, ::testing::ValuesIn(rows), ::cuplan::testing::row_name)

@@ -61,155 +61,70 @@ const char* cudaGetErrorString(cudaError_t error) {
   return "error of a CUDA runtime call (cuplan was built without CUDA: CUPLAN_ENABLE_CUDA=OFF)";
 }
 
-cudaError_t cudaGetDeviceCount(int* count) {
-  return no_device(count);
-}
-cudaError_t cudaGetDevice(int* device) {
-  return no_device(device);
-}
-cudaError_t cudaSetDevice(int) {
-  return no_device();
-}
-cudaError_t cudaDeviceSynchronize() {
-  return no_device();
-}
-cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr, int) {
-  return no_device(value);
-}
+// A call that can only fail: its body is no_device(output), `output` the parameter it would set (if any).
+#define CUPLAN_NO_DEVICE(call, ...) \
+  cudaError_t call {                \
+    return no_device(__VA_ARGS__);  \
+  }
+
+CUPLAN_NO_DEVICE(cudaGetDeviceCount(int* count), count)
+CUPLAN_NO_DEVICE(cudaGetDevice(int* device), device)
+CUPLAN_NO_DEVICE(cudaSetDevice(int))
+CUPLAN_NO_DEVICE(cudaDeviceSynchronize())
+CUPLAN_NO_DEVICE(cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr, int), value)
 cudaError_t cudaDeviceGetStreamPriorityRange(int* least_priority, int* greatest_priority) {
   (void)no_device(least_priority);
   return no_device(greatest_priority);
 }
-cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int) {
-  return no_device(prop);
-}
+CUPLAN_NO_DEVICE(cudaGetDeviceProperties(struct cudaDeviceProp* prop, int), prop)
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
   (void)no_device(free);
   return no_device(total);
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
-  return no_device(stream);
-}
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int, int) {
-  return no_device(stream);
-}
-cudaError_t cudaStreamDestroy(cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaStreamSynchronize(cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaStreamQuery(cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) {
-  return no_device();
-}
-cudaError_t cudaStreamGetDevice(cudaStream_t, int* device) {
-  return no_device(device);
-}
-cudaError_t cudaStreamGetPriority(cudaStream_t, int* priority) {
-  return no_device(priority);
-}
-cudaError_t cudaStreamIsCapturing(cudaStream_t, enum cudaStreamCaptureStatus* status) {
-  return no_device(status);
-}
-cudaError_t cudaStreamGetFlags(cudaStream_t, unsigned int* flags) {
-  return no_device(flags);
-}
-cudaError_t cudaStreamBeginCapture(cudaStream_t, enum cudaStreamCaptureMode) {
-  return no_device();
-}
-cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* graph) {
-  return no_device(graph);
-}
-cudaError_t cudaEventCreate(cudaEvent_t* event) {
-  return no_device(event);
-}
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int) {
-  return no_device(event);
-}
-cudaError_t cudaEventDestroy(cudaEvent_t) {
-  return no_device();
-}
-cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaEventQuery(cudaEvent_t) {
-  return no_device();
-}
-cudaError_t cudaEventSynchronize(cudaEvent_t) {
-  return no_device();
-}
-cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
-  return no_device(ms);
-}
+CUPLAN_NO_DEVICE(cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int), stream)
+CUPLAN_NO_DEVICE(cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int, int), stream)
+CUPLAN_NO_DEVICE(cudaStreamDestroy(cudaStream_t))
+CUPLAN_NO_DEVICE(cudaStreamSynchronize(cudaStream_t))
+CUPLAN_NO_DEVICE(cudaStreamQuery(cudaStream_t))
+CUPLAN_NO_DEVICE(cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int))
+CUPLAN_NO_DEVICE(cudaStreamGetDevice(cudaStream_t, int* device), device)
+CUPLAN_NO_DEVICE(cudaStreamGetPriority(cudaStream_t, int* priority), priority)
+CUPLAN_NO_DEVICE(cudaStreamIsCapturing(cudaStream_t, enum cudaStreamCaptureStatus* status), status)
+CUPLAN_NO_DEVICE(cudaStreamGetFlags(cudaStream_t, unsigned int* flags), flags)
+CUPLAN_NO_DEVICE(cudaStreamBeginCapture(cudaStream_t, enum cudaStreamCaptureMode))
+CUPLAN_NO_DEVICE(cudaStreamEndCapture(cudaStream_t, cudaGraph_t* graph), graph)
+CUPLAN_NO_DEVICE(cudaEventCreate(cudaEvent_t* event), event)
+CUPLAN_NO_DEVICE(cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int), event)
+CUPLAN_NO_DEVICE(cudaEventDestroy(cudaEvent_t))
+CUPLAN_NO_DEVICE(cudaEventRecord(cudaEvent_t, cudaStream_t))
+CUPLAN_NO_DEVICE(cudaEventQuery(cudaEvent_t))
+CUPLAN_NO_DEVICE(cudaEventSynchronize(cudaEvent_t))
+CUPLAN_NO_DEVICE(cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t), ms)
 
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t, unsigned long long) {
-  return no_device(exec);
-}
-cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) {
-  return no_device();
-}
-cudaError_t cudaGraphDestroy(cudaGraph_t) {
-  return no_device();
-}
+CUPLAN_NO_DEVICE(cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t, unsigned long long), exec)
+CUPLAN_NO_DEVICE(cudaGraphLaunch(cudaGraphExec_t, cudaStream_t))
+CUPLAN_NO_DEVICE(cudaGraphExecDestroy(cudaGraphExec_t))
+CUPLAN_NO_DEVICE(cudaGraphDestroy(cudaGraph_t))
 
-cudaError_t cudaMalloc(void** ptr, size_t) {
-  return no_device(ptr);
-}
-cudaError_t cudaFree(void*) {
-  return no_device();
-}
-cudaError_t cudaMallocHost(void** ptr, size_t) {
-  return no_device(ptr);
-}
-cudaError_t cudaFreeHost(void*) {
-  return no_device();
-}
-cudaError_t cudaMallocManaged(void** ptr, size_t, unsigned int) {
-  return no_device(ptr);
-}
-cudaError_t cudaMallocAsync(void** ptr, size_t, cudaStream_t) {
-  return no_device(ptr);
-}
-cudaError_t cudaFreeAsync(void*, cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const struct cudaMemPoolProps*) {
-  return no_device(pool);
-}
-cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t, cudaMemPool_t, cudaStream_t) {
-  return no_device(ptr);
-}
-cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, enum cudaMemPoolAttr, void*) {
-  return no_device();
-}
-cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, enum cudaMemPoolAttr, void*) {
-  return no_device();
-}
-cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) {
-  return no_device();
-}
-cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void*) {
-  return no_device(attributes);
-}
-cudaError_t cudaMemcpyAsync(void*, const void*, size_t, enum cudaMemcpyKind, cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaMemcpy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaMemcpyPeerAsync(void*, int, const void*, int, size_t, cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaMemsetAsync(void*, int, size_t, cudaStream_t) {
-  return no_device();
-}
-cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t, void*) {
-  return no_device();
-}
+CUPLAN_NO_DEVICE(cudaMalloc(void** ptr, size_t), ptr)
+CUPLAN_NO_DEVICE(cudaFree(void*))
+CUPLAN_NO_DEVICE(cudaMallocHost(void** ptr, size_t), ptr)
+CUPLAN_NO_DEVICE(cudaFreeHost(void*))
+CUPLAN_NO_DEVICE(cudaMallocManaged(void** ptr, size_t, unsigned int), ptr)
+CUPLAN_NO_DEVICE(cudaMallocAsync(void** ptr, size_t, cudaStream_t), ptr)
+CUPLAN_NO_DEVICE(cudaFreeAsync(void*, cudaStream_t))
+CUPLAN_NO_DEVICE(cudaMemPoolCreate(cudaMemPool_t* pool, const struct cudaMemPoolProps*), pool)
+CUPLAN_NO_DEVICE(cudaMallocFromPoolAsync(void** ptr, size_t, cudaMemPool_t, cudaStream_t), ptr)
+CUPLAN_NO_DEVICE(cudaMemPoolGetAttribute(cudaMemPool_t, enum cudaMemPoolAttr, void*))
+CUPLAN_NO_DEVICE(cudaMemPoolSetAttribute(cudaMemPool_t, enum cudaMemPoolAttr, void*))
+CUPLAN_NO_DEVICE(cudaMemPoolTrimTo(cudaMemPool_t, size_t))
+CUPLAN_NO_DEVICE(cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void*), attributes)
+CUPLAN_NO_DEVICE(cudaMemcpyAsync(void*, const void*, size_t, enum cudaMemcpyKind, cudaStream_t))
+CUPLAN_NO_DEVICE(cudaMemcpy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, enum cudaMemcpyKind,
+                                   cudaStream_t))
+CUPLAN_NO_DEVICE(cudaMemcpyPeerAsync(void*, int, const void*, int, size_t, cudaStream_t))
+CUPLAN_NO_DEVICE(cudaMemsetAsync(void*, int, size_t, cudaStream_t))
+CUPLAN_NO_DEVICE(cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t, void*))
+
+#undef CUPLAN_NO_DEVICE

@@ -52,15 +52,22 @@ dim3 row_grid(std::int64_t length, std::int64_t rows) {
               static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, kMaxRowBlocks)));
 }
 
+// Row `row` of an array of rows [batch][n[0]][n[1]] as its batch entry and its two outer indices.
+struct RowIndex {
+  std::int64_t batch, i0, i1;
+};
+template <class Extents>
+__device__ RowIndex split_row(std::int64_t row, const Extents& n) {
+  const std::int64_t i1 = row % n[1];
+  row /= n[1];
+  return {row / n[0], row % n[0], i1};
+}
+
 // Row r = (b, i0, i1) of the dense work buffer: the source row (zeros beyond its extents) into dst + r * length[2].
 template <class Src, class Dst>
 __global__ void pad_kernel(const Src* src, CanonicalWalk w, std::int64_t rows, WorkDims d, Dst* dst) {
   for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-    std::int64_t r = row;
-    const std::int64_t i1 = r % d.length[1];
-    r /= d.length[1];
-    const std::int64_t i0 = r % d.length[0];
-    const std::int64_t b = r / d.length[0];
+    const auto [b, i0, i1] = split_row(row, d.length);
     const bool inside = i0 < w.extent[0] && i1 < w.extent[1];
     const Src* in = src + (inside ? batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1] : 0);
     const std::int64_t valid = inside ? w.extent[2] : 0;
@@ -91,11 +98,7 @@ __global__ void multiply_kernel(C* spectrum, const C* kernel, std::int64_t entri
 template <class T>
 __global__ void crop_kernel(const T* src, WorkDims d, std::int64_t rows, CanonicalWalk w, T* dst) {
   for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-    std::int64_t r = row;
-    const std::int64_t i1 = r % w.extent[1];
-    r /= w.extent[1];
-    const std::int64_t i0 = r % w.extent[0];
-    const std::int64_t b = r / w.extent[0];
+    const auto [b, i0, i1] = split_row(row, w.extent);
     const T* in = src + b * d.entry + ((i0 + d.offset[0]) * d.length[1] + i1 + d.offset[1]) * d.length[2] + d.offset[2];
     T* out = dst + batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1];
     for (std::int64_t i2 = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i2 < w.extent[2];

@@ -142,10 +142,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     return result;
   }
 
-  void order_new_operand(const std::optional<StreamRef>& stream) override {
-    Phase phase(context_.order, context_.streams, context_.target, stream, EventList{}, "reset_operand");
-    phase.close();
-  }
+  void order_new_operand(const std::optional<StreamRef>& stream) override { context_.order_after_last_phase(stream); }
 
   void free() noexcept override {
     // cuFFT's plans and the spectrum are read by the work already enqueued: the last phase first.

@@ -12,6 +12,37 @@
 
 namespace cuplan::detail::fused {
 
+/// The product with the kernel's spectrum in registers: each of a thread's `Values` spectrum values of index below
+/// `length` times the row's spectrum (one per row, or periodic over the rows). `FFT`: the forward description.
+template <class FFT, unsigned Values, class Complex>
+__device__ __forceinline__ void multiply_by_spectrum(Complex* thread_data, const FusedRows& rows, std::int64_t row,
+                                                     bool active, unsigned length) {
+  const std::int64_t spectrum_row = !active ? 0 : rows.spectrum_per_row ? row : row % rows.spectrum_period;
+  const auto* spectrum = static_cast<const Complex*>(rows.spectrum) + spectrum_row * rows.spectrum_length;
+#pragma unroll
+  for (unsigned i = 0; i < Values; ++i) {
+    const unsigned index = i * FFT::stride + threadIdx.x;
+    if (index < length) {
+      const Complex h = spectrum[index];
+      const Complex x = thread_data[i];
+      thread_data[i] = Complex{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
+    }
+  }
+}
+
+/// Stores the cropped row: each of a thread's `Values` results of index below `n` goes to out[index - out_offset]
+/// when that lies in [0, out_length). `FFT`: the inverse description.
+template <class FFT, unsigned Values, class T>
+__device__ __forceinline__ void store_cropped(const T* values, const FusedRows& rows, std::int64_t row, unsigned n) {
+  auto* out = static_cast<T*>(rows.out) + row * rows.out_row_stride;
+#pragma unroll
+  for (unsigned i = 0; i < Values; ++i) {
+    const unsigned index = i * FFT::stride + threadIdx.x;
+    const int k = static_cast<int>(index) - rows.out_offset;
+    if (index < n && k >= 0 && k < rows.out_length) out[k] = values[i];
+  }
+}
+
 /// Complex rows (c2c forward, product, c2c inverse). FFTF/FFTI are the forward and inverse cuFFTDx descriptions.
 template <class FFTF, class FFTI>
 __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2c(FusedRows rows) {
@@ -30,27 +61,11 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2
   }
   auto* shared = reinterpret_cast<complex_type*>(fused_shared);
   FFTF().execute(thread_data, shared);
-  const std::int64_t spectrum_row = !active ? 0 : rows.spectrum_per_row ? row : row % rows.spectrum_period;
-  const auto* spectrum = static_cast<const complex_type*>(rows.spectrum) + spectrum_row * rows.spectrum_length;
-#pragma unroll
-  for (unsigned i = 0; i < FFTF::elements_per_thread; ++i) {
-    const unsigned index = i * FFTF::stride + threadIdx.x;
-    if (index < n) {
-      const complex_type h = spectrum[index];
-      const complex_type x = thread_data[i];
-      thread_data[i] = complex_type{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
-    }
-  }
+  multiply_by_spectrum<FFTF, FFTF::elements_per_thread>(thread_data, rows, row, active, n);
   __syncthreads();  // every thread is done with the forward FFT's shared memory before the inverse writes it
   FFTI().execute(thread_data, shared);
   if (!active) return;
-  auto* out = static_cast<complex_type*>(rows.out) + row * rows.out_row_stride;
-#pragma unroll
-  for (unsigned i = 0; i < FFTI::elements_per_thread; ++i) {
-    const unsigned index = i * FFTI::stride + threadIdx.x;
-    const int k = static_cast<int>(index) - rows.out_offset;
-    if (index < n && k >= 0 && k < rows.out_length) out[k] = thread_data[i];
-  }
+  store_cropped<FFTI, FFTI::elements_per_thread>(thread_data, rows, row, n);
 }
 
 /// Real rows (r2c forward, product on the n/2+1 spectrum values, c2r inverse), natural complex layout.
@@ -72,27 +87,11 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2
   }
   auto* shared = reinterpret_cast<complex_type*>(fused_shared);
   FFTF().execute(thread_data, shared);
-  const std::int64_t spectrum_row = !active ? 0 : rows.spectrum_per_row ? row : row % rows.spectrum_period;
-  const auto* spectrum = static_cast<const complex_type*>(rows.spectrum) + spectrum_row * rows.spectrum_length;
-#pragma unroll
-  for (unsigned i = 0; i < FFTF::output_ept; ++i) {
-    const unsigned index = i * FFTF::stride + threadIdx.x;
-    if (index < FFTF::output_length) {
-      const complex_type h = spectrum[index];
-      const complex_type x = thread_data[i];
-      thread_data[i] = complex_type{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
-    }
-  }
+  multiply_by_spectrum<FFTF, FFTF::output_ept>(thread_data, rows, row, active, FFTF::output_length);
   __syncthreads();  // every thread is done with the forward FFT's shared memory before the inverse writes it
   FFTI().execute(thread_data, shared);
   if (!active) return;
-  auto* out = static_cast<real_type*>(rows.out) + row * rows.out_row_stride;
-#pragma unroll
-  for (unsigned i = 0; i < FFTI::output_ept; ++i) {
-    const unsigned index = i * FFTI::stride + threadIdx.x;
-    const int k = static_cast<int>(index) - rows.out_offset;
-    if (index < n && k >= 0 && k < rows.out_length) out[k] = real_data[i];
-  }
+  store_cropped<FFTI, FFTI::output_ept>(real_data, rows, row, n);
 }
 
 }  // namespace cuplan::detail::fused

@@ -118,14 +118,14 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
   }
 
   void set_kernel(const std::optional<StreamRef>& stream, const EventList& after, const TensorRef& kernel) override {
-    const HostPhase phase(context_.streams, device_of(kernel.view()), stream, after);
+    const HostPhase phase(context_.streams, kernel.view(), stream, after);
     compute_spectrum(kernel, phase.stream());
   }
 
   Tensor execute(const ConvolutionCall& call) override {
     const ConvolutionGeometry& g = context_.geometry;
     const TensorView& x = call.operand.view();
-    const HostPhase phase(context_.streams, device_of(x), call.stream, call.after);
+    const HostPhase phase(context_.streams, x, call.stream, call.after);
     const std::optional<StreamRef>& s = phase.stream();
     Tensor result = make_result(call, x.on_host() ? Device::cpu() : operand_device_, s);
     // Device operands on CPU execution: the loop reads and writes host copies.
@@ -185,9 +185,6 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
     Buffer work, spectrum;
   };
 
-  static std::optional<int> device_of(const TensorView& view) {
-    return view.on_host() ? std::nullopt : std::optional<int>(view.device().index());
-  }
   std::int64_t entry_bytes() const {
     const ConvolutionGeometry& g = context_.geometry;
     return work_dims(g, false).entry * static_cast<std::int64_t>(g.real ? sizeof(R) : sizeof(C)) +

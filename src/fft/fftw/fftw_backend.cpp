@@ -26,29 +26,12 @@
 namespace cuplan::detail {
 namespace {
 
-// FFTW's planner (plan creation and destruction, fftw_plan_with_nthreads, wisdom) is not thread-safe: one lock for
-// every operation that plans with FFTW (plan/fftw_planner_lock.hpp).
-std::mutex& planner_mutex() {
-  return fftw_planner_mutex();
+// Run by the first FFTW planner lock of the process (plan/fftw_planner_lock.hpp), which every call into FFTW's
+// planner holds.
+void init_fftw_threads() {
+  fftw_init_threads();
+  fftwf_init_threads();
 }
-
-// Every call into FFTW's planner holds this lock, and the first one initializes FFTW's threads before anything
-// creates the planner. A planner created before fftw_init_threads lacks the threaded Cooley-Tukey solvers for
-// good; the wisdom header is a hash of the solver set, so such a process rejects the wisdom of one that planned
-// first, and the other way round.
-class PlannerLock {
- public:
-  PlannerLock() : lock_(planner_mutex()) {
-    bool& threads_initialized = fftw_threads_initialized();
-    if (threads_initialized) return;
-    fftw_init_threads();
-    fftwf_init_threads();
-    threads_initialized = true;
-  }
-
- private:
-  std::lock_guard<std::mutex> lock_;
-};
 
 std::atomic<long> g_measured_plans{0};
 std::atomic<long> g_plans_from_wisdom{0};
@@ -151,7 +134,7 @@ FftwPlan::~FftwPlan() {
 
 void FftwPlan::destroy(void* plan) const noexcept {
   if (plan == nullptr) return;
-  const PlannerLock lock;
+  const FftwPlannerLock lock(init_fftw_threads);
   if (double_precision_)
     fftw_destroy_plan(static_cast<fftw_plan>(plan));
   else
@@ -224,7 +207,7 @@ void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, i
   void* const probe_in = probe(in_alignment, false);
   void* const probe_out = decision.inplace_compute ? probe_in : probe(out_alignment, true);
   CUPLAN_LIBRARY_FAULT_POINT("FFTW", "fftw_plan_guru64_dft");
-  const PlannerLock lock;
+  const FftwPlannerLock lock(init_fftw_threads);
   void* plan = nullptr;
   const char* source = "estimated";
   double measured_ms = -1.0;  // how long measuring took, when it ran
@@ -304,7 +287,7 @@ FftwPlanCounts fftw_plan_counts() noexcept {
 }
 
 FftwWisdom export_fftw_wisdom() {
-  const PlannerLock lock;
+  const FftwPlannerLock lock(init_fftw_threads);
   FftwWisdom wisdom;
   if (char* text = fftw_export_wisdom_to_string()) {
     wisdom.double_precision = text;
@@ -318,7 +301,7 @@ FftwWisdom export_fftw_wisdom() {
 }
 
 const char* import_fftw_wisdom(const FftwWisdom& wisdom) {
-  const PlannerLock lock;
+  const FftwPlannerLock lock(init_fftw_threads);
   // FFTW imports one precision all or nothing; the double precision wisdom is put back as it was when the single
   // precision one is rejected, so that a failed load changes nothing.
   std::string previous_double;

@@ -12,10 +12,7 @@
 namespace cuplan::detail {
 
 CpuFftRoute::CpuFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand)
-    : FftRoute(context),
-      planning_(options.planning),
-      operand_device_(operand.device()),
-      host_operand_(operand.on_host()) {}
+    : FftRoute(context), planning_(options.planning), host_operand_(operand.on_host()) {}
 
 CpuFftRoute::~CpuFftRoute() = default;
 
@@ -56,13 +53,9 @@ void CpuFftRoute::plan(const std::optional<StreamRef>& /*stream*/, EventList& pe
 Tensor CpuFftRoute::execute(const FftCall& call) {
   const LayoutDecision& decision = context_.decision;
   const TensorView& x = call.operand.view();
-  const HostPhase phase(context_.streams, host_operand_ ? std::nullopt : std::optional<int>(operand_device_.index()),
-                        call.stream, call.after);
+  const HostPhase phase(context_.streams, x, call.stream, call.after);
   const std::optional<StreamRef>& s = phase.stream();
-  std::optional<Tensor> given = given_result(call);
-  Tensor result = given ? std::move(*given)
-                        : Tensor::empty_strided(decision.out_shape, decision.out_strides, decision.out_dtype,
-                                                host_operand_ ? Device::cpu() : operand_device_, s);
+  Tensor result = phase.result(given_result(call), decision.out_shape, decision.out_strides, decision.out_dtype, x);
 
   void* in = x.data();
   void* out = result.data();
@@ -81,8 +74,7 @@ Tensor CpuFftRoute::execute(const FftCall& call) {
     copy(TensorView(out, decision.out_dtype, decision.out_shape, decision.compute_out_strides, Device::cpu(),
                     MemorySpace::host_pageable),
          result, s);
-  if (s) result.record_stream(*s);  // device operands: the result lives on their device
-  return result;
+  return phase.finish(std::move(result));
 }
 
 void CpuFftRoute::free() noexcept {

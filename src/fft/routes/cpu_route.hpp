@@ -12,22 +12,16 @@ namespace cuplan::detail {
 
 class CpuFftRoute final : public FftRoute {
  public:
-  CpuFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand);
-  ~CpuFftRoute() override;
+  CUPLAN_ROUTE_CLASS_MEMBERS(CpuFftRoute, FftRouteContext, FFTOptions, FftCall);
 
   void shape_request(LayoutRequest& request) const override;
   std::size_t required_alignment(DType dtype) const noexcept override;
   void check_supported(const LayoutDecision& decision) const override;
-  void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
-  Tensor execute(const FftCall& call) override;
-  void free() noexcept override;
   std::size_t calls_per_execute() const noexcept override;
-  std::string execution() const override;
-  std::string location() const override;
+  CUPLAN_ROUTE_DESCRIPTIONS;
 
  private:
   Planning planning_;
-  Device operand_device_;  // cpu() for host memory
   bool host_operand_;
   std::unique_ptr<FftwPlan> fftw_;
   Tensor host_in_stage_;

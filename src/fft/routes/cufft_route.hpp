@@ -14,8 +14,7 @@ class CufftRoute : public FftRoute {
   void check_supported(const LayoutDecision& decision) const override;
   std::size_t required_alignment(DType dtype) const noexcept override;
   std::size_t calls_per_execute() const noexcept override;
-  std::string execution() const override;
-  std::string location() const override;
+  CUPLAN_ROUTE_DESCRIPTIONS;
 
  protected:
   /// `operand_memory`: cuFFT reads and writes the operand's memory itself (the device route); else the operand is

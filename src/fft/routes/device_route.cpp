@@ -148,9 +148,7 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
 }
 
 void DeviceFftRoute::order_new_operand(const std::optional<StreamRef>& stream) {
-  // The stream (by the object's rule) now runs after the object's last phase.
-  Phase phase(context_.order, context_.streams, context_.target, stream, EventList{}, "reset_operand");
-  phase.close();
+  context_.order_after_last_phase(stream);
 }
 
 void DeviceFftRoute::free() noexcept {

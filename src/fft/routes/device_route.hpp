@@ -18,19 +18,14 @@ namespace cuplan::detail {
 
 class DeviceFftRoute final : public CufftRoute {
  public:
-  DeviceFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand);
-  ~DeviceFftRoute() override;
+  CUPLAN_ROUTE_CLASS_MEMBERS(DeviceFftRoute, FftRouteContext, FFTOptions, FftCall);
 
-  /// Chooses between cuFFT and the fused kernel (NotSupported for a forced fused route that cannot apply).
-  void check_supported(const LayoutDecision& decision) const override;
-  void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
-  Tensor execute(const FftCall& call) override;
-  void order_new_operand(const std::optional<StreamRef>& stream) override;
-  void free() noexcept override;
-  std::size_t workspace_size() const noexcept override;
+  CUPLAN_DEVICE_ROUTE_MEMBERS;
   std::size_t estimate_workspace_size() const override;
   std::size_t held_bytes() const noexcept override;
   void release_idle_memory() noexcept override;
+  /// Chooses between cuFFT and the fused kernel (NotSupported for a forced fused route that cannot apply).
+  void check_supported(const LayoutDecision& decision) const override;
   std::size_t calls_per_execute() const noexcept override;
   std::string execution() const override;
 

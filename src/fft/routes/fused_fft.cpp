@@ -74,7 +74,8 @@ std::string fused_fft_refusal(const LayoutDecision& d, const FusedFftContext& co
 bool takes_fused_route(const LayoutDecision& decision, const FusedFftContext& context) {
   const FFTOptions& o = context.options;
   if (o.route == FFTRoute::cufft) return false;
-  if (o.route == FFTRoute::automatic && !o.prolog && !o.epilog) return false;  // cuFFT's plain kernel is one pass
+  // automatic stays on cuFFT until the fused route has run through the whole GPU suite (docs/fft.md, "Route choice").
+  if (o.route == FFTRoute::automatic) return false;
   const std::string refusal = fused_fft_refusal(decision, context);
   if (refusal.empty()) return true;
   if (o.route == FFTRoute::fused)

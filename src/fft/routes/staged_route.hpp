@@ -13,12 +13,7 @@ namespace cuplan::detail {
 
 class StagedFftRoute final : public CufftRoute {
  public:
-  StagedFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand);
-  ~StagedFftRoute() override;
-
-  void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
-  Tensor execute(const FftCall& call) override;
-  void free() noexcept override;
+  CUPLAN_ROUTE_CLASS_MEMBERS(StagedFftRoute, FftRouteContext, FFTOptions, FftCall);
 
  private:
   Strides operand_strides_;  // the host operand's strides at construction

@@ -73,7 +73,8 @@ Tensor background_result(const TensorRef* out, const Shape& shape, const Strides
 
 /// The BackgroundWork of a call with one operand and one result (FFT, RealTransform, Convolution): the planned
 /// object takes the operand as a borrowed view (the call ordered its producers), then `execute(planned, stream,
-/// written)` enqueues the work writing `written`. `more_reads` are further operands kept alive (a kernel).
+/// written)` enqueues the work writing `written` (a borrowed TensorRef). `more_reads` are further operands kept alive
+/// (a kernel).
 template <class Impl, class Execute>
 BackgroundWork<Impl, Tensor> operand_work(const TensorRef& operand, Tensor result, Execute execute,
                                           std::vector<TensorRef> more_reads = {}) {
@@ -81,7 +82,7 @@ BackgroundWork<Impl, Tensor> operand_work(const TensorRef& operand, Tensor resul
   work.reads.push_back(operand);
   work.enqueue = [view = operand.view(), written = result.view(), execute](Impl& planned, StreamRef s) {
     planned.adopt_operand(TensorRef(view));
-    execute(planned, s, written);
+    execute(planned, s, TensorRef(written));  // borrowed: the call ordered the result on its stream
   };
   return work;
 }

@@ -40,13 +40,36 @@ R2RRows rows_of(const R2RDecision& d, int axis, const Strides& src, const Stride
   r.rows = 1;
   for (int a = 0; a < d.shape.size(); ++a) {
     if (a == axis || d.shape[a] == 1) continue;
-    r.extent[r.dims] = d.shape[a];
-    r.src_stride[r.dims] = src[a];
-    r.dst_stride[r.dims] = dst[a];
-    ++r.dims;
+    r.digit[r.dims++] = {d.shape[a], src[a], dst[a]};
     r.rows *= d.shape[a];
   }
   return r;
+}
+
+// One cuFFT execution, `exec` named `call` in a failure's message (with the fault-injection site every check has).
+template <class In, class Out, class... Sign>
+void exec_checked(cufftResult (*exec)(cufftHandle, In*, Out*, Sign...), const char* call, cufftHandle handle, void* a,
+                  void* b, Sign... sign) {
+  check_r2r_cufft(fault::inject(fault::Site::library)
+                      ? CUFFT_INTERNAL_ERROR
+                      : exec(handle, static_cast<In*>(a), static_cast<Out*>(b), sign...),
+                  call, {__FILE__, __LINE__});
+}
+
+// The cuFFT call of an axis plan from `a` into `b`: its transform type in the plan's precision (C2C runs forward: the
+// passes around it make every kind).
+void exec_axis_fft(cufftHandle handle, R2RFftType type, bool dp, void* a, void* b) {
+  switch (type) {
+    case R2RFftType::r2c:
+      return dp ? exec_checked(cufftExecD2Z, "cufftExecD2Z", handle, a, b)
+                : exec_checked(cufftExecR2C, "cufftExecR2C", handle, a, b);
+    case R2RFftType::c2r:
+      return dp ? exec_checked(cufftExecZ2D, "cufftExecZ2D", handle, a, b)
+                : exec_checked(cufftExecC2R, "cufftExecC2R", handle, a, b);
+    case R2RFftType::c2c:
+      return dp ? exec_checked(cufftExecZ2Z, "cufftExecZ2Z", handle, a, b, CUFFT_FORWARD)
+                : exec_checked(cufftExecC2C, "cufftExecC2C", handle, a, b, CUFFT_FORWARD);
+  }
 }
 
 }  // namespace
@@ -162,30 +185,7 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftExec");
     CUPLAN_R2R_CUFFT_CHECK(cufftSetStream(handle, s));
     CUPLAN_R2R_CUFFT_CHECK(cufftSetWorkArea(handle, work));
-    switch (p.algorithm.fft) {
-      case R2RFftType::r2c:
-        if (dp)
-          CUPLAN_R2R_CUFFT_CHECK(
-              cufftExecD2Z(handle, static_cast<cufftDoubleReal*>(a), static_cast<cufftDoubleComplex*>(b)));
-        else
-          CUPLAN_R2R_CUFFT_CHECK(cufftExecR2C(handle, static_cast<cufftReal*>(a), static_cast<cufftComplex*>(b)));
-        break;
-      case R2RFftType::c2r:
-        if (dp)
-          CUPLAN_R2R_CUFFT_CHECK(
-              cufftExecZ2D(handle, static_cast<cufftDoubleComplex*>(a), static_cast<cufftDoubleReal*>(b)));
-        else
-          CUPLAN_R2R_CUFFT_CHECK(cufftExecC2R(handle, static_cast<cufftComplex*>(a), static_cast<cufftReal*>(b)));
-        break;
-      case R2RFftType::c2c:
-        if (dp)
-          CUPLAN_R2R_CUFFT_CHECK(cufftExecZ2Z(handle, static_cast<cufftDoubleComplex*>(a),
-                                              static_cast<cufftDoubleComplex*>(b), CUFFT_FORWARD));
-        else
-          CUPLAN_R2R_CUFFT_CHECK(
-              cufftExecC2C(handle, static_cast<cufftComplex*>(a), static_cast<cufftComplex*>(b), CUFFT_FORWARD));
-        break;
-    }
+    exec_axis_fft(handle, p.algorithm.fft, dp, a, b);
     args.first = edges.post_first;
     args.last = edges.post_last;
     args.scale = i + 1 == plans.size() ? d.scale(direction) : 1.0;

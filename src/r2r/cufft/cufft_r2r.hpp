@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/non_copyable.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 #include "r2r/algorithms.hpp"
@@ -18,12 +19,10 @@
 
 namespace cuplan::detail {
 
-class CufftR2R {
+class CufftR2R : NonCopyable {
  public:
   CufftR2R(const R2RDecision& decision, int device);
   ~CufftR2R();
-  CufftR2R(const CufftR2R&) = delete;
-  CufftR2R& operator=(const CufftR2R&) = delete;
 
   /// Makes the cuFFT plans of both directions (no workspace is allocated yet).
   void plan();

@@ -13,11 +13,15 @@ namespace cuplan::detail {
 /// The rows of one axis pass: every index of the other axes, as a mixed-radix number (outermost first), with the
 /// element strides of the pass's source and destination.
 struct R2RRows {
+  /// One digit of the row number: an axis's extent and its strides in the source and the destination.
+  struct Digit {
+    std::int64_t extent = 1;
+    std::int64_t src_stride = 0;
+    std::int64_t dst_stride = 0;
+  };
   static constexpr int max_dims = 8;
   int dims = 0;
-  std::int64_t extent[max_dims] = {};
-  std::int64_t src_stride[max_dims] = {};
-  std::int64_t dst_stride[max_dims] = {};
+  Digit digit[max_dims] = {};
   std::int64_t rows = 0;
 };
 

@@ -20,19 +20,11 @@
 namespace cuplan::detail {
 namespace {
 
-class PlannerLock {
- public:
-  PlannerLock() : lock_(fftw_planner_mutex()) {
-    bool& initialized = fftw_threads_initialized();
-    if (initialized) return;
-    fftw_init_threads();
-    fftwf_init_threads();
-    initialized = true;
-  }
-
- private:
-  std::lock_guard<std::mutex> lock_;
-};
+// Run by the first FFTW planner lock of the process, which every call into FFTW's planner holds.
+void init_fftw_threads() {
+  fftw_init_threads();
+  fftwf_init_threads();
+}
 
 fftw_r2r_kind fftw_kind(R2RKind kind) {
   static constexpr fftw_r2r_kind kinds[] = {FFTW_REDFT00, FFTW_REDFT10, FFTW_REDFT01, FFTW_REDFT11,
@@ -68,7 +60,7 @@ FftwR2RPlan::FftwR2RPlan(const R2RDecision& decision, int threads, Planning plan
 
 FftwR2RPlan::~FftwR2RPlan() {
   if (slots_.empty()) return;
-  const PlannerLock lock;
+  const FftwPlannerLock lock(init_fftw_threads);
   for (const Slot& slot : slots_) {
     if (slot.plan == nullptr) continue;
     if (double_precision_)
@@ -115,7 +107,7 @@ void* FftwR2RPlan::make_plan(Direction direction, bool in_place, void* in, void*
     return p;
   };
   CUPLAN_LIBRARY_FAULT_POINT("FFTW", "fftw_plan_guru64_r2r");
-  const PlannerLock lock;
+  const FftwPlannerLock lock(init_fftw_threads);
   // FFTW_ESTIMATE never touches the arrays; a measuring planner (without wisdom for the problem) overwrites them,
   // so it plans on scratch arrays of the same layout and alignment.
   if (planning_ == Planning::estimate) return plan_on(in, out, flags);

@@ -13,10 +13,7 @@
 namespace cuplan::detail {
 
 CpuR2RRoute::CpuR2RRoute(const R2RRouteContext& context, const RealTransformOptions& options, const TensorView& operand)
-    : R2RRoute(context),
-      planning_(options.planning),
-      operand_device_(operand.device()),
-      host_operand_(operand.on_host()) {}
+    : R2RRoute(context), planning_(options.planning), host_operand_(operand.on_host()) {}
 
 CpuR2RRoute::~CpuR2RRoute() = default;
 
@@ -41,13 +38,8 @@ void CpuR2RRoute::plan(const std::optional<StreamRef>& /*stream*/, EventList& pe
 Tensor CpuR2RRoute::execute(const R2RCall& call) {
   const R2RDecision& d = context_.decision;
   const TensorView& x = call.operand.view();
-  const HostPhase phase(context_.streams, host_operand_ ? std::nullopt : std::optional<int>(operand_device_.index()),
-                        call.stream, call.after);
-  const std::optional<StreamRef>& s = phase.stream();
-  std::optional<Tensor> given = given_result(call);
-  Tensor result = given ? std::move(*given)
-                        : Tensor::empty_strided(d.shape, d.out_strides, d.dtype,
-                                                host_operand_ ? Device::cpu() : operand_device_, s);
+  const HostPhase phase(context_.streams, x, call.stream, call.after);
+  Tensor result = phase.result(given_result(call), d.shape, d.out_strides, d.dtype, x);
   if (x.numel() == 0) return result;
   bool needs_input_scaling = false;
   for (std::size_t i = 0; i < d.transformed.size(); ++i)
@@ -55,13 +47,12 @@ Tensor CpuR2RRoute::execute(const R2RCall& call) {
 
   if (!host_operand_) {
     // Device memory: through the host stage (row-major, or the operand's layout in place), blocking copies.
-    copy(call.operand, host_stage_.view(), s);  // after a cuplan Tensor's pending producer
+    copy(call.operand, host_stage_.view(), phase.stream());  // after a cuplan Tensor's pending producer
     scale_input_edges(host_stage_.data(), d.out_strides, d, call.direction);
     fftw_->execute_in_place(call.direction, host_stage_.data());
     scale_output(host_stage_.data(), d.out_strides, d, call.direction);
-    copy(host_stage_.view(), result, s);
-    if (s) result.record_stream(*s);
-    return result;
+    copy(host_stage_.view(), result, phase.stream());
+    return phase.finish(std::move(result));
   }
   void* out = result.data();
   if (d.inplace) {

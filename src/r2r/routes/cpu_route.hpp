@@ -12,17 +12,11 @@ namespace cuplan::detail {
 
 class CpuR2RRoute final : public R2RRoute {
  public:
-  CpuR2RRoute(const R2RRouteContext& context, const RealTransformOptions& options, const TensorView& operand);
-  ~CpuR2RRoute() override;
-  void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
-  Tensor execute(const R2RCall& call) override;
-  void free() noexcept override;
-  std::string execution() const override;
-  std::string location() const override;
+  CUPLAN_ROUTE_CLASS_MEMBERS(CpuR2RRoute, R2RRouteContext, RealTransformOptions, R2RCall);
+  CUPLAN_ROUTE_DESCRIPTIONS;
 
  private:
   Planning planning_;
-  Device operand_device_;
   bool host_operand_;
   std::unique_ptr<FftwR2RPlan> fftw_;
   Tensor host_stage_;  // device operands: the operand and result on the host, in the result's layout

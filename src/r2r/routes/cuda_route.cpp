@@ -89,8 +89,7 @@ Tensor CudaR2RRoute::execute(const R2RCall& call) {
 }
 
 void CudaR2RRoute::order_new_operand(const std::optional<StreamRef>& stream) {
-  Phase phase(context_.order, context_.streams, context_.target, stream, EventList{}, "reset_operand");
-  phase.close();
+  context_.order_after_last_phase(stream);
 }
 
 void CudaR2RRoute::free() noexcept {

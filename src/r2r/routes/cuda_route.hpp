@@ -17,15 +17,9 @@ namespace cuplan::detail {
 
 class CudaR2RRoute final : public R2RRoute {
  public:
-  CudaR2RRoute(const R2RRouteContext& context, const RealTransformOptions& options, const TensorView& operand);
-  ~CudaR2RRoute() override;
-  void plan(const std::optional<StreamRef>& stream, EventList& pending_after) override;
-  Tensor execute(const R2RCall& call) override;
-  void order_new_operand(const std::optional<StreamRef>& stream) override;
-  void free() noexcept override;
-  std::size_t workspace_size() const noexcept override;
-  std::string execution() const override;
-  std::string location() const override;
+  CUPLAN_ROUTE_CLASS_MEMBERS(CudaR2RRoute, R2RRouteContext, RealTransformOptions, R2RCall);
+  CUPLAN_DEVICE_ROUTE_MEMBERS;
+  CUPLAN_ROUTE_DESCRIPTIONS;
 
  private:
   bool host_operand_;
