@@ -18,7 +18,7 @@
 
 #include "cuplan/cuplan.hpp"
 #include "fft/callback_sources.hpp"
-#include "fft/cufftdx/fused_fft_kernel.hpp"
+#include "fft/fused_kernels/fused_fft_kernel.hpp"
 #include "fft/planner.hpp"
 #include "fft/routes/fused_fft.hpp"
 #include "support/test_support.hpp"

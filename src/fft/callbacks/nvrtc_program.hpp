@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An NVRTC program handle owned by RAII and its compilation log, for the backends that compile callbacks with
-// NVRTC (cuFFT's LTO callbacks in fft/cufft, the fused kernel in fft/cufftdx). Included by CUDA builds only.
+// NVRTC (cuFFT's LTO callbacks in fft/cufft, the fused kernel in fft/fused_kernels). Included by CUDA builds only.
 
 #include <nvrtc.h>
 

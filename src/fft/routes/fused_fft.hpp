@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fused FFT route's rules and plan (docs/fft.md, "Route choice"): the device route runs a transform as one
-// kernel of cuplan's own (cuFFTDx, fft/cufftdx) with the prolog and epilog inlined, where the rules allow it,
+// kernel of cuplan's own (cuFFTDx, fft/fused_kernels) with the prolog and epilog inlined, where the rules allow it,
 // instead of cuFFT with LTO callbacks. The rules are pure (tested without a GPU); the plan compiles (no GPU needed)
 // and then loads and launches the kernel.
 
@@ -13,7 +13,7 @@
 
 #include "cuplan/fft.hpp"
 #include "fft/callbacks/callback_set.hpp"
-#include "fft/cufftdx/fused_fft_kernel.hpp"
+#include "fft/fused_kernels/fused_fft_kernel.hpp"
 #include "fft/planner.hpp"
 #include "runtime/device_buffer.hpp"
 

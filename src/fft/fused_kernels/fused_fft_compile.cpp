@@ -33,8 +33,8 @@
 #include "fft/callbacks/callback_stats.hpp"
 #include "fft/callbacks/callback_types.hpp"
 #include "fft/callbacks/nvrtc_program.hpp"
-#include "fft/cufftdx/fused_fft_kernel.hpp"
-#include "fft/cufftdx/fused_fft_paths.hpp"
+#include "fft/fused_kernels/fused_fft_kernel.hpp"
+#include "fft/fused_kernels/fused_fft_paths.hpp"
 
 namespace cuplan::detail::fused_fft {
 namespace {

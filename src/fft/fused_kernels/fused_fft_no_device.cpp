@@ -3,7 +3,7 @@
 // there (its rules refuse CPU execution); this answers any remaining call.
 
 #include "base/cuda_check.hpp"
-#include "fft/cufftdx/fused_fft_kernel.hpp"
+#include "fft/fused_kernels/fused_fft_kernel.hpp"
 
 namespace cuplan::detail::fused_fft {
 

@@ -10,7 +10,7 @@
 #include "base/cuda_check.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
-#include "fft/cufftdx/fused_fft_kernel.hpp"
+#include "fft/fused_kernels/fused_fft_kernel.hpp"
 
 namespace cuplan::detail::fused_fft {
 namespace {
