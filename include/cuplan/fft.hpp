@@ -101,12 +101,13 @@ struct FFTOptions {
   /// the call returns at once.
   /// (`planning` above is FFTW's planning effort.)
   PlanningMode planning_mode = PlanningMode::blocking;
-  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned` for FFT, `shared` for the
-  /// function forms. Operands in device memory only: host operands run through staging buffers of their own.
+  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned`, for FFT and the function forms
+  /// alike. Operands in device memory only: host operands and CPU execution use staging of their own (an external
+  /// buffer is refused there, owned and shared change nothing).
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
-  /// The caller's buffer for WorkAreaPolicy::external: device memory on the transform's device, 256-byte aligned,
-  /// at least workspace_size() bytes (estimate_workspace_size() says how many before any object exists). It must
-  /// stay valid while the object can run.
+  /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the transform's device, 256-byte
+  /// aligned, apart from the operand and `out`, at least workspace_size() bytes (estimate_workspace_size() says how
+  /// many before any object exists). It must stay valid while the object can run.
   std::optional<TensorView> work_area_buffer{};
 };
 

@@ -255,7 +255,7 @@ struct fmt::formatter<cuplan::PlanCacheStats> {
     auto out =
         fmt::format_to(ctx.out(), "plan cache: {} hits, {} misses, {} evictions, {} plans (capacity {}), {} B held",
                        stats.hits, stats.misses, stats.evictions, stats.size, stats.capacity, stats.bytes);
-    if (stats.byte_limit == 0) return out;
+    if (stats.byte_limit == cuplan::plan_cache::no_byte_limit) return out;
     return fmt::format_to(out, " (limit {} B, {} idle plans' memory released)", stats.byte_limit,
                           stats.work_areas_released);
   }

@@ -110,12 +110,12 @@ struct MatmulOptions {
   /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
   /// the call returns at once.
   PlanningMode planning_mode = PlanningMode::blocking;
-  /// Where cuBLASLt's workspace comes from (see WorkAreaPolicy): automatic is `owned` for Matmul, `shared` for the
-  /// function form matmul.
+  /// Where cuBLASLt's workspace comes from (see WorkAreaPolicy): automatic is `owned`, for Matmul and the function
+  /// forms alike. CPU execution has none (an external buffer is refused there).
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
-  /// The caller's buffer for WorkAreaPolicy::external: device memory on the product's device, 256-byte aligned,
-  /// at least workspace_size() bytes (estimate_workspace_size() says how many before any object exists). It must
-  /// stay valid while the object can run.
+  /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the product's device, 256-byte
+  /// aligned, apart from every operand and `out`, at least workspace_size() bytes (estimate_workspace_size() says how
+  /// many before any object exists). It must stay valid while the object can run.
   std::optional<TensorView> work_area_buffer{};
 };
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "base/enum_names.hpp"
 #include "base/overlap.hpp"
 #include "convolution/convolution_impl.hpp"
@@ -39,6 +41,11 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
   // Every call, before the plan key: a hit must reject what a miss rejects.
   detail::validate_convolution_options(options, "fftconvolve");
   if (out != nullptr) detail::check_writable(out->view(), "out", "fftconvolve");
+  // Up front as well as in the runner: a background plan's call must refuse it before returning.
+  const std::pair<const TensorRef*, const char*> operands[] = {{&x, "operand"}, {&kernel, "kernel"}, {out, "out"}};
+  for (const auto& [operand, name] : operands)
+    if (operand != nullptr)
+      detail::check_work_area_apart(options.work_area, options.work_area_buffer, operand->view(), name, "fftconvolve");
   // `out` is not in the key: checked on a hit and a miss alike.
   const auto check_out = [&](const detail::ConvolutionImpl& impl) {
     if (out != nullptr && !impl.out_signature().matches(out->view())) {
@@ -84,6 +91,9 @@ CUPLAN_OPERATION_HANDLE(Convolution, ConvolutionExecuteOptions, geometry, out_sh
 void Convolution::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream) {
   detail::held(impl_, who, "reset_kernel").reset_kernel(std::move(kernel), stream);
 }
+std::size_t Convolution::work_area_size() const {
+  return detail::live(impl_, who, "work_area_size").work_area_size();
+}
 ConvolutionMode Convolution::mode() const {
   return detail::live(impl_, who, "mode").geometry().mode;
 }
@@ -102,12 +112,15 @@ std::vector<std::int64_t> Convolution::fft_lengths() const {
   return lengths;
 }
 
+std::size_t estimate_work_area_size(TensorRef x, TensorRef kernel, const ConvolutionOptions& options) {
+  // The class form's construction (its checks and geometry, no GPU work), then cuFFT's sizes for its plans.
+  return detail::ConvolutionImpl(std::move(x), std::move(kernel), options).estimate_work_area_size();
+}
+
 Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options) {
-  options.work_area = detail::function_form_work_area(options.work_area);  // cached plans share their stream's area
   return run(std::move(x), std::move(kernel), options, nullptr);
 }
 void fftconvolve(TensorRef x, TensorRef kernel, TensorRef out, ConvolutionOptions options) {
-  options.work_area = detail::function_form_work_area(options.work_area);
   run(std::move(x), std::move(kernel), options, &out);
 }
 

@@ -9,7 +9,9 @@
 #include "base/error_context.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
+#include "plan/cache/route_memory.hpp"
 #include "plan/option_checks.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -53,6 +55,7 @@ ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const Conv
     not_fused_ = choice.not_fused;
     runner_ = make_device_convolution_runner(context, options, choice, x);
   } else {
+    check_work_area_unused(options.work_area_buffer, "Convolution", "CPU execution");
     geometry_ = plan_convolution(request);
     if (options.route == cuplan::ConvolutionRoute::fused)
       throw NotSupported(
@@ -124,6 +127,15 @@ void ConvolutionImpl::free() noexcept {
   kernel_ = TensorRef{};
   state_.set_freed();
 }
+
+std::size_t ConvolutionImpl::estimate_work_area_size() const try {
+  state_.require_alive("estimate_work_area_size");
+  return runner_->estimate_work_area_size();
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "estimate_work_area_size", [this] { return error_context(); });
+}
+
+CUPLAN_CACHED_PLAN_ROUTE_MEMORY(ConvolutionImpl, runner_)
 
 std::string ConvolutionImpl::describe() const {
   const ConvolutionGeometry& g = geometry_;

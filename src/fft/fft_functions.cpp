@@ -85,8 +85,10 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
   const char* name = function_name(options.fft_type.value_or(FFTType::c2c), direction);
   if (out != nullptr) detail::check_writable(out->view(), "out", name);
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
-  // A cached plan shares its device's per-stream work areas unless the call asks otherwise.
-  options.work_area = detail::function_form_work_area(options.work_area);
+  // Up front as well as in the route's execute: a background plan's call must refuse it before returning.
+  detail::check_work_area_apart(options.work_area, options.work_area_buffer, x.view(), "operand", name);
+  if (out != nullptr)
+    detail::check_work_area_apart(options.work_area, options.work_area_buffer, out->view(), "out", name);
   // The resolved type goes into the key, so fft() and ifft() of one operand share a plan.
   const FFTType resolved = detail::resolve_fft_type(x.view().dtype(), options.fft_type);
   options.fft_type = resolved;

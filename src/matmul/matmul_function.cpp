@@ -2,6 +2,8 @@
 // Function forms: matmul and matmul_with_aux on the shared plan cache.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
@@ -48,8 +50,13 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
 MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
   // Every call, before the plan key (hit or miss): enum values could otherwise alias valid ones in the key.
   detail::mm::validate_matmul_options(options, who);
-  // A cached plan shares its device's per-stream work areas unless the call asks otherwise.
-  options.work_area = detail::function_form_work_area(options.work_area);
+  // Up front as well as in the product's execute: a background plan's call must refuse it before returning.
+  for (const auto& [operand, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})
+    detail::check_work_area_apart(options.work_area, options.work_area_buffer, operand->view(), name, who);
+  for (const auto& [operand, name] :
+       {std::pair{&options.c, "c"}, std::pair{&options.bias, "bias"}, std::pair{&options.epilog_aux, "epilog_aux"}})
+    if (*operand)
+      detail::check_work_area_apart(options.work_area, options.work_area_buffer, (*operand)->view(), name, who);
   const detail::PlanKey key = matmul_key(a, b, options);
   const std::complex<double> alpha = options.alpha, beta = options.beta;
   const std::optional<StreamRef>& stream = options.stream;

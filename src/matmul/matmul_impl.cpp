@@ -11,6 +11,7 @@
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_validate.hpp"
 #include "plan/cache/route_memory.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -49,6 +50,7 @@ MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const ch
     names.push_back(slot_names[i]);
   }
   target_ = resolve_execution(options_.execution, options_.blocking, views, names, who_);
+  if (!target_.cuda) check_work_area_unused(options_.work_area_buffer, who_, "CPU execution");
   route_ = make_matmul_route({who_, options_, problem_, operands_, target_, order_, streams_});
   validate_and_plan_problem();
   state_.set_operand(true);
@@ -168,7 +170,7 @@ std::size_t MatmulImpl::workspace_size() const noexcept {
   return state_.freed() ? 0 : route_->workspace_size();
 }
 
-CUPLAN_CACHED_PLAN_ROUTE_MEMORY(MatmulImpl)
+CUPLAN_CACHED_PLAN_ROUTE_MEMORY(MatmulImpl, route_)
 
 std::string MatmulImpl::describe() const {
   const mm::Problem& p = problem_;

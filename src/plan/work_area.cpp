@@ -15,7 +15,9 @@
 #include <utility>
 
 #include "base/log.hpp"
+#include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/format.hpp"
 #include "cuplan/memory.hpp"
 #include "cuplan/names.hpp"
 #include "plan/option_checks.hpp"
@@ -99,6 +101,11 @@ WorkAreaSpec resolve_work_area(WorkAreaPolicy policy, const std::optional<Tensor
   if (b.memory_space() != MemorySpace::device && b.memory_space() != MemorySpace::managed)
     throw InvalidArgument(fmt::format("{}: work_area_buffer: expected device or managed memory, got {} memory", who,
                                       to_string(b.memory_space())));
+  if (!b.is_contiguous())
+    throw InvalidArgument(fmt::format(
+        "{}: work_area_buffer: expected a contiguous buffer (the library writes every byte of its span), got shape {} "
+        "strides {}",
+        who, b.shape(), b.strides()));
   const auto address = reinterpret_cast<std::uintptr_t>(b.data());
   if (address % work_area_alignment != 0)
     throw InvalidArgument(
@@ -108,7 +115,27 @@ WorkAreaSpec resolve_work_area(WorkAreaPolicy policy, const std::optional<Tensor
   spec.buffer = b.data();
   spec.buffer_bytes = b.span_bytes();
   spec.buffer_device = b.device().index();
+  spec.buffer_view = b;
   return spec;
+}
+
+void check_work_area_unused(const std::optional<TensorView>& buffer, const char* who, const char* where) {
+  if (buffer)
+    throw InvalidArgument(
+        fmt::format("{}: work_area_buffer: expected none with {} (its device memory is staging of its own), got a "
+                    "buffer of {} bytes",
+                    who, where, buffer->span_bytes()));
+}
+
+void check_work_area_apart(WorkAreaPolicy policy, const std::optional<TensorView>& buffer, const TensorView& view,
+                           const char* operand, const char* who) {
+  if (policy != WorkAreaPolicy::external || !buffer || view.numel() == 0) return;
+  if (views_overlap(*buffer, view))
+    throw InvalidArgument(fmt::format(
+        "{}: work_area_buffer: expected memory apart from {} (the library overwrites its work area mid-call), got "
+        "bytes [{:#x}, {:#x}) overlapping {} at bytes [{:#x}, {:#x})",
+        who, operand, byte_range(*buffer).begin, byte_range(*buffer).end, operand, byte_range(view).begin,
+        byte_range(view).end));
 }
 
 WorkArea::~WorkArea() {
@@ -127,6 +154,11 @@ void WorkArea::check(std::size_t bytes, int device) const {
         fmt::format("{}: work_area_buffer: expected at least {} bytes (the planned work area), got {} "
                     "bytes",
                     who_, bytes, spec_.buffer_bytes));
+}
+
+void WorkArea::check_apart(const TensorView& view, const char* operand) const {
+  if (spec_.policy != WorkAreaPolicy::external) return;
+  check_work_area_apart(spec_.policy, spec_.buffer_view, view, operand, who_);
 }
 
 WorkAreaHold WorkArea::acquire(std::size_t bytes, int device, StreamRef stream) {
@@ -155,8 +187,10 @@ WorkAreaHold WorkArea::acquire(std::size_t bytes, int device, StreamRef stream) 
       break;
     }
   }
-  hold.view_ = TensorView(hold.data_, i8, {static_cast<std::int64_t>(hold.bytes_)}, Strides{1}, Device::cuda(device),
-                          MemorySpace::device);
+  // An owned area is the object's alone and its phases are ordered: the ordering checker sees the others.
+  if (spec_.policy != WorkAreaPolicy::owned)
+    hold.view_ = TensorView(hold.data_, i8, {static_cast<std::int64_t>(hold.bytes_)}, Strides{1}, Device::cuda(device),
+                            MemorySpace::device);
   return hold;
 }
 

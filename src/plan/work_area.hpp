@@ -30,26 +30,36 @@ struct WorkAreaSpec {
   void* buffer = nullptr;
   std::size_t buffer_bytes = 0;
   int buffer_device = -1;
+  TensorView buffer_view;  // the caller's view, for the overlap checks
 };
 
-/// Checks the options (`who`: "FFT", "Matmul", naming the call) and resolves automatic to owned (the function forms
-/// ask for shared before they make a plan: function_form_work_area). InvalidArgument for a policy outside the enum,
-/// external without a buffer, a buffer with another policy, a buffer not in device memory or not 256-byte aligned.
+/// Checks the options (`who`: "FFT", "Matmul", naming the call) and resolves automatic to owned, for the class and
+/// the function forms alike (shared is asked for by name until it has run through the GPU suite). InvalidArgument
+/// for a policy outside the enum, external without a buffer or with an empty one, a buffer with another policy, a
+/// buffer not in device memory, not contiguous or not 256-byte aligned.
 WorkAreaSpec resolve_work_area(WorkAreaPolicy policy, const std::optional<TensorView>& buffer, const char* who);
+
+/// For operations whose operand is in host memory or that run on the CPU (`where`: "an operand in host memory",
+/// "CPU execution"): InvalidArgument naming work_area_buffer when an external buffer is given, which they could not
+/// use (their device memory is staging of their own). owned and shared are accepted: nothing is shared there.
+void check_work_area_unused(const std::optional<TensorView>& buffer, const char* who, const char* where);
+
+/// For a call's operand or output `view` (`operand`: "operand", "out", "a"), before any work: InvalidArgument
+/// naming work_area_buffer and the operand when an external buffer (`policy` external) overlaps it, which the
+/// library would overwrite mid-call. Nothing for the other policies. The function forms call it up front, the
+/// routes at every execute (WorkArea::check_apart), so every path checks it.
+void check_work_area_apart(WorkAreaPolicy policy, const std::optional<TensorView>& buffer, const TensorView& view,
+                           const char* operand, const char* who);
 
 /// The area one phase uses; the memory stays valid while the hold lives (a shared area that grows meanwhile is
 /// released only after the hold ends, stream-ordered after the work enqueued with it).
-/// The policy of a function form's cached plan: automatic means shared there.
-inline WorkAreaPolicy function_form_work_area(WorkAreaPolicy policy) noexcept {
-  return policy == WorkAreaPolicy::automatic ? WorkAreaPolicy::shared : policy;
-}
-
 class WorkAreaHold {
  public:
   WorkAreaHold() = default;
   void* data() const noexcept { return data_; }
   std::size_t bytes() const noexcept { return bytes_; }
-  /// The area as an i8 view, for the ordering checker (an operand the phase writes); empty for no area.
+  /// The area as an i8 view, for the ordering checker (an operand the phase writes): a shared or external area,
+  /// which other objects can use too; empty for no area and for an owned one (the object's phases are ordered).
   const TensorView& view() const noexcept { return view_; }
 
  private:
@@ -71,6 +81,9 @@ class WorkArea {
   /// At plan time, for external: InvalidArgument naming the buffer when it is smaller than `bytes` or on another
   /// device than `device`. Nothing for the other policies.
   void check(std::size_t bytes, int device) const;
+  /// At every execute, before any work, for external: InvalidArgument naming the buffer and `operand` ("operand",
+  /// "out") when the buffer overlaps `view`, which the library would then overwrite mid-transform.
+  void check_apart(const TensorView& view, const char* operand) const;
   /// The area for work enqueued on `stream` of `device` next: at least `bytes` (no area for 0 bytes).
   WorkAreaHold acquire(std::size_t bytes, int device, StreamRef stream);
   /// owned: frees the buffer (stream-ordered after its uses); shared and external: nothing is held between phases.

@@ -11,6 +11,7 @@
 #include "cuplan/r2r.hpp"
 #include "plan/handle.hpp"
 #include "plan/planning/planned_call.hpp"
+#include "plan/work_area.hpp"
 #include "r2r/real_transform_impl.hpp"
 
 namespace cuplan {
@@ -59,6 +60,10 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
     detail::check_writable(out->view(), "out", name);
   }
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
+  // Up front as well as in the route's execute: a background plan's call must refuse it before returning.
+  detail::check_work_area_apart(options.work_area, options.work_area_buffer, x.view(), "operand", name);
+  if (out != nullptr)
+    detail::check_work_area_apart(options.work_area, options.work_area_buffer, out->view(), "out", name);
   // `out` is not in the key: checked on a hit and a miss alike.
   const auto check_out = [&](const detail::RealTransformImpl& impl) {
     if (out != nullptr && !impl.out_signature().matches(out->view())) {
@@ -104,7 +109,8 @@ RealTransformOptions transform_options(const Options& o, std::vector<int> axes, 
           .after = o.after,
           .planning = o.planning,
           .planning_mode = o.planning_mode,
-          .work_area = WorkAreaPolicy::shared};  // a cached plan uses its stream's area
+          .work_area = o.work_area,
+          .work_area_buffer = o.work_area_buffer};
 }
 
 Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorRef* out,

@@ -55,7 +55,7 @@ class PlanCacheBytesTest : public ::testing::Test {
   void SetUp() override {
     plan_cache::clear();
     plan_cache::set_capacity(64);
-    plan_cache::set_byte_limit(0);
+    plan_cache::set_byte_limit(plan_cache::no_byte_limit);
     plan_cache::reset_stats();
     std::lock_guard lock(g_released_mutex);
     g_released.clear();
@@ -63,7 +63,7 @@ class PlanCacheBytesTest : public ::testing::Test {
   void TearDown() override {
     plan_cache::clear();
     plan_cache::set_capacity(64);
-    plan_cache::set_byte_limit(0);
+    plan_cache::set_byte_limit(plan_cache::no_byte_limit);
   }
 };
 
@@ -86,7 +86,7 @@ TEST_F(PlanCacheBytesTest, TwoHundredShapesStayWithinTheByteLimit) {
   EXPECT_GT(most, limit - 9 * MiB);  // the limit is used, not just respected
   // Without a limit the same calls hold the sum of every plan's memory.
   plan_cache::clear();
-  plan_cache::set_byte_limit(0);
+  plan_cache::set_byte_limit(plan_cache::no_byte_limit);
   std::size_t sum = 0;
   for (int shape = 0; shape < 200; ++shape) {
     call(shape, MiB * static_cast<std::size_t>(1 + shape % 9));

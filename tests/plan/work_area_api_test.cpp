@@ -406,8 +406,8 @@ void plans_in_turn(int streams) {
       Tensor out = poisoned(data[i].device.shape(), s);
       (void)ffts[i].execute({.stream = s, .out = out.view()});
       EXPECT_LT(relative_error(settled(out, s), expected[i]), 1e-5) << "round " << round << " plan " << i;
-      // The function form's cached plan, on the same stream: default policy shared.
-      Tensor y = fft(data[i].device, {.axes = shapes[i].axes, .stream = s});
+      // The function form's cached plan, on the same stream, asking for the shared area.
+      Tensor y = fft(data[i].device, {.axes = shapes[i].axes, .stream = s, .work_area = WorkAreaPolicy::shared});
       EXPECT_LT(relative_error(settled(y, s), expected[i]), 1e-5) << "function form, round " << round;
     }
   }
@@ -553,7 +553,7 @@ TEST(WorkAreaGpu, ConvolutionPoliciesGiveTheReferenceResult) {
     EXPECT_LT(relative_error(settled(out, s), expected), 1e-5) << to_string(policy) << " " << c.describe();
   }
   // The function form on the stream's shared area.
-  const Tensor y = fftconvolve(x, k, {.axes = {1}, .stream = s});
+  const Tensor y = fftconvolve(x, k, {.axes = {1}, .stream = s, .work_area = WorkAreaPolicy::shared});
   EXPECT_LT(relative_error(settled(y, s), expected), 1e-5);
   s.synchronize();
 }
@@ -577,7 +577,7 @@ TEST(WorkAreaGpu, CacheByteLimitReleasesIdlePlansOwnedAreas) {
   EXPECT_EQ(stats.misses, 2u);  // the two plans stay cached: every later call is a hit
   EXPECT_EQ(stats.hits, 4u);
   EXPECT_GE(stats.work_areas_released, 4u);
-  plan_cache::set_byte_limit(0);
+  plan_cache::set_byte_limit(plan_cache::no_byte_limit);
   plan_cache::clear();
   s.synchronize();
 }

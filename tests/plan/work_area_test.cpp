@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Work-area options: the policy's range, automatic per form, and an external buffer's memory, alignment, size and
-// device, each refused with a message naming the option, the expected and the actual value. No GPU: the views name
-// their memory space, so nothing is queried.
+// Work-area options: the policy's range, automatic (owned for every form), and an external buffer's memory,
+// contiguity, alignment, size, device and overlap with the call's operands, each refused with a message naming the
+// option, the expected and the actual value. No GPU: the views name their memory space, so nothing is queried.
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,6 @@
 namespace cuplan {
 namespace {
 
-using detail::function_form_work_area;
 using detail::resolve_work_area;
 using testing::expect_throw_naming;
 
@@ -26,14 +25,12 @@ TensorView device_bytes(std::uintptr_t address, std::int64_t bytes, int device =
                     MemorySpace::device);
 }
 
-TEST(WorkAreaOptions, AutomaticIsOwnedForObjectsAndSharedForTheFunctionForms) {
+TEST(WorkAreaOptions, AutomaticIsOwnedForEveryForm) {
+  // The class and the function forms resolve their options alike: shared is asked for by name for now.
   EXPECT_EQ(resolve_work_area(WorkAreaPolicy::automatic, std::nullopt, "FFT").policy, WorkAreaPolicy::owned);
-  EXPECT_EQ(function_form_work_area(WorkAreaPolicy::automatic), WorkAreaPolicy::shared);
-  for (WorkAreaPolicy p : {WorkAreaPolicy::owned, WorkAreaPolicy::shared}) {
-    EXPECT_EQ(resolve_work_area(p, std::nullopt, "FFT").policy, p);
-    EXPECT_EQ(function_form_work_area(p), p);  // an explicit choice stays
-  }
-  EXPECT_EQ(function_form_work_area(WorkAreaPolicy::external), WorkAreaPolicy::external);
+  EXPECT_EQ(resolve_work_area(WorkAreaPolicy::automatic, std::nullopt, "fft").policy, WorkAreaPolicy::owned);
+  for (WorkAreaPolicy p : {WorkAreaPolicy::owned, WorkAreaPolicy::shared})
+    EXPECT_EQ(resolve_work_area(p, std::nullopt, "FFT").policy, p);  // an explicit choice stays
 }
 
 TEST(WorkAreaOptions, PolicyOutsideTheEnumNamesTheOptionAndTheValue) {
@@ -79,6 +76,31 @@ TEST(WorkAreaOptions, ExternalBufferIsCheckedForSizeAndDeviceWhenPlanned) {
   const detail::WorkArea owned(resolve_work_area(WorkAreaPolicy::owned, std::nullopt, "FFT"), "FFT");
   EXPECT_NO_THROW(owned.check(std::size_t{1} << 40, 3));
   EXPECT_EQ(owned.held_bytes(), 0u);
+}
+
+TEST(WorkAreaOptions, ExternalBufferMustBeContiguousAndApartFromTheOperands) {
+  const TensorView strided(reinterpret_cast<void*>(0x10000), i8, {1024}, Strides{2}, Device::cuda(0),
+                           MemorySpace::device);
+  expect_throw_naming<InvalidArgument>([&] { (void)resolve_work_area(WorkAreaPolicy::external, strided, "FFT"); },
+                                       {"FFT", "work_area_buffer", "expected a contiguous buffer"});
+  const detail::WorkArea area(resolve_work_area(WorkAreaPolicy::external, device_bytes(0x10000, 4096), "FFT"), "FFT");
+  const auto c64_at = [](std::uintptr_t address) {
+    return TensorView(reinterpret_cast<void*>(address), c64, {4, 4}, Strides{4, 1}, Device::cuda(0),
+                      MemorySpace::device);
+  };
+  // The last byte of the area and the first of an operand: refused; one past the end: apart.
+  expect_throw_naming<InvalidArgument>(
+      [&] { area.check_apart(c64_at(0x10000 + 4096 - 8), "out"); },
+      {"FFT", "work_area_buffer", "apart from out", "0x10000", "0x11000", "overlapping out"});
+  EXPECT_NO_THROW(area.check_apart(c64_at(0x10000 + 4096), "operand"));
+  EXPECT_NO_THROW(area.check_apart(c64_at(0x10000 - 128), "operand"));  // ends at the area's first byte
+  // A strided operand whose elements all fall in the area's gaps would be apart; one that reaches in is not.
+  const TensorView straddling(reinterpret_cast<void*>(0x10000 - 64), c64, {2}, Strides{512}, Device::cuda(0),
+                              MemorySpace::device);
+  expect_throw_naming<InvalidArgument>([&] { area.check_apart(straddling, "operand"); }, {"apart from operand"});
+  // Only external areas are the caller's memory.
+  const detail::WorkArea shared(resolve_work_area(WorkAreaPolicy::shared, std::nullopt, "FFT"), "FFT");
+  EXPECT_NO_THROW(shared.check_apart(c64_at(0x10000), "operand"));
 }
 
 }  // namespace

@@ -82,6 +82,9 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
   const LayoutDecision& decision = context_.decision;
   const ExecutionTarget& target = context_.target;
   const int device = target.device;
+  // An external area the call's operands lie in would be overwritten mid-transform: refused before any work.
+  work_area_.check_apart(call.operand.view(), "operand");
+  if (call.out != nullptr) work_area_.check_apart(call.out->view(), "out");
   Phase phase(context_.order, context_.streams, target, call.stream, call.after, "execute");
   const StreamRef s = phase.stream();
   if (!buffers_ready_ || s.native() != buffers_stream_) ensure_buffers(s);

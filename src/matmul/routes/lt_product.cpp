@@ -223,6 +223,11 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
   const mm::OperandSlots& operands = context_.operands;
   const mm::Problem& problem = context_.problem;
   const int device = target.device;
+  // An external area the call's operands lie in would be overwritten mid-product: refused before any work.
+  static constexpr const char* slot_names[mm::slot_count] = {"a", "b", "c", "bias", "epilog_aux"};
+  for (int slot = 0; slot < mm::slot_count; ++slot)
+    if (operands[slot].ref) work_area_.check_apart(operands[slot].ref->view(), slot_names[slot]);
+  if (options.out) work_area_.check_apart(options.out->view(), "out");
   // cuBLASLt runs on the current device, which the phase makes the target's.
   Phase phase(context_.order, context_.streams, target, options.stream, options.after, "execute");
   const StreamRef stream = phase.stream();

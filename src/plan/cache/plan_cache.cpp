@@ -63,7 +63,7 @@ PlanKey& PlanKey::add_host_execution_device(const TensorView& operand, Execution
 }
 
 PlanKey& PlanKey::add_work_area(WorkAreaPolicy policy, const std::optional<TensorView>& buffer) {
-  add(policy);
+  add(policy == WorkAreaPolicy::automatic ? WorkAreaPolicy::owned : policy);  // one plan for both names
   if (buffer)
     add(reinterpret_cast<std::intptr_t>(buffer->data()))
         .add(static_cast<std::int64_t>(buffer->span_bytes()))
@@ -230,12 +230,13 @@ class PlanCache {
   // Over the byte limit: releases the idle plans' memory, least recently used first, until the bytes fit (plans in
   // use keep theirs: their calls are running). Releasing is stream-ordered and never blocks, so it runs locked.
   void release_over_limit() noexcept {
-    for (auto it = entries_.end(); byte_limit_ != 0 && bytes_ > byte_limit_ && it != entries_.begin();) {
+    for (auto it = entries_.end(); bytes_ > byte_limit_ && it != entries_.begin();) {
       --it;
       if (it->busy || it->bytes == 0) continue;
       it->plan->release_idle_memory();
+      const std::size_t before = it->bytes;
       set_bytes(*it, it->plan->held_bytes());
-      ++released_;
+      if (it->bytes < before) ++released_;  // a kernel's spectrum (Convolution) stays: nothing else to release
     }
   }
 
@@ -262,8 +263,8 @@ class PlanCache {
   List entries_;
   std::unordered_multimap<std::size_t, List::iterator> index_;
   std::size_t capacity_ = 64;
-  std::size_t byte_limit_ = 0;  // 0: none
-  std::size_t bytes_ = 0;       // sum of the entries' bytes
+  std::size_t byte_limit_ = plan_cache::no_byte_limit;
+  std::size_t bytes_ = 0;  // sum of the entries' bytes
   std::size_t busy_ = 0;
   std::uint64_t hits_ = 0, misses_ = 0, evictions_ = 0, released_ = 0;
 };
@@ -330,6 +331,16 @@ void reset_stats() {
   detail::plan_cache_instance().reset_stats();
 }
 void set_byte_limit(std::size_t bytes) {
+  if (bytes == 0)
+    throw InvalidArgument(
+        fmt::format("plan_cache::set_byte_limit: bytes: expected 1 to {} or plan_cache::no_byte_limit, got 0 (a cache "
+                    "that may hold no byte; plan_cache::clear() empties the cache, set_capacity bounds its plans)",
+                    max_byte_limit));
+  if (bytes > max_byte_limit && bytes != no_byte_limit)
+    throw InvalidArgument(
+        fmt::format("plan_cache::set_byte_limit: bytes: expected 1 to {} (1 PiB) or plan_cache::no_byte_limit, got {} "
+                    "(a negative number converted?)",
+                    max_byte_limit, bytes));
   detail::plan_cache_instance().set_byte_limit(bytes);
 }
 }  // namespace plan_cache

@@ -27,18 +27,17 @@ void CudaR2RRoute::plan(const std::optional<StreamRef>& stream, EventList& pendi
   pending_after = EventList{};
   if (!cufft_) cufft_ = std::make_unique<CufftR2R>(context_.decision, context_.target.device);
   cufft_->plan();
-  if (host_operand_) {
-    (void)cufft_->reserve_workspace(phase.stream());
-  } else {
-    work_area_.check(cufft_->workspace_size(), context_.target.device);  // external: big enough, on this device
-    (void)work_area_.acquire(cufft_->workspace_size(), context_.target.device, phase.stream());
-  }
+  work_area_.check(cufft_->workspace_size(), context_.target.device);  // external: big enough, on this device
+  (void)work_area_.acquire(cufft_->workspace_size(), context_.target.device, phase.stream());
   phase.close();
 }
 
 Tensor CudaR2RRoute::execute(const R2RCall& call) {
   const R2RDecision& d = context_.decision;
   const TensorView& x = call.operand.view();
+  // An external area the call's operands lie in would be overwritten mid-transform: refused before any work.
+  work_area_.check_apart(x, "operand");
+  if (call.out != nullptr) work_area_.check_apart(call.out->view(), "out");
   Phase phase(context_.order, context_.streams, context_.target, call.stream, call.after, "execute");
   const StreamRef s = phase.stream();
   std::optional<Tensor> given = given_result(call);
@@ -74,12 +73,12 @@ Tensor CudaR2RRoute::execute(const R2RCall& call) {
   if (x.numel() > 0) {
     if (device_stage_.data() == nullptr)
       device_stage_ = Tensor::empty_strided(d.shape, d.out_strides, d.dtype, Device::cuda(context_.target.device), s);
+    const WorkAreaHold area = work_area_.acquire(cufft_->workspace_size(), context_.target.device, s);
     copy(x, device_stage_.view(), s);
-    cufft_->execute(call.direction, device_stage_.data(), d.out_strides, device_stage_.data(),
-                    cufft_->reserve_workspace(s), s.native());
+    cufft_->execute(call.direction, device_stage_.data(), d.out_strides, device_stage_.data(), area.data(), s.native());
     copy(device_stage_.view(), result.view(), s);
     if (call.release_workspace) {
-      cufft_->release_workspace();
+      work_area_.release();
       device_stage_ = Tensor{};
     }
   }
@@ -108,6 +107,16 @@ void CudaR2RRoute::free() noexcept {
 
 std::size_t CudaR2RRoute::workspace_size() const noexcept {
   return cufft_ ? cufft_->workspace_size() : 0;
+}
+
+std::size_t CudaR2RRoute::held_bytes() const noexcept {
+  return work_area_.held_bytes() + (device_stage_.data() != nullptr ? device_stage_.view().span_bytes() : 0);
+}
+
+void CudaR2RRoute::release_idle_memory() noexcept {
+  // Stream-ordered after the last use (the stage's uses are recorded on its stream); the next execute allocates.
+  work_area_.release();
+  device_stage_ = Tensor{};
 }
 
 std::string CudaR2RRoute::execution() const {
