@@ -114,8 +114,8 @@ struct Report {
 /// The memory report of `device` (a CUDA device, or Device::cpu() for the host figures alone). Never blocks on
 /// the device; the figures are a snapshot that other threads may change at once.
 CUPLAN_API Report report(Device device);
-/// Releases the shared work areas of `device` (stream-ordered after their last use on each stream); the next user
-/// on a stream allocates again. Call it after destroying a stream that used shared areas: its area stays until then.
+/// Releases the shared work areas of `device` (stream-ordered after their last use; InvalidArgument for the cpu or a
+/// device that does not exist). Call it after destroying a stream that used shared areas: its area stays until then.
 CUPLAN_API void release_work_areas(Device device);
 
 }  // namespace memory

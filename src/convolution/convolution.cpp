@@ -56,8 +56,9 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
   return detail::run_cached_planning<detail::ConvolutionImpl>(
       make_key(x.view(), kernel.view(), options),
-      {options.planning_mode, options.stream, options.after, "fftconvolve", "Convolution"}, operand_device,
-      [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
+      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, options.stream,
+       options.after, "fftconvolve", "Convolution"},
+      operand_device, [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
       [&](detail::ConvolutionImpl& impl) { impl.plan(options.stream); },
       [](detail::ConvolutionImpl& impl, StreamRef s) { impl.plan(s); },
       [&](const detail::ConvolutionImpl& impl) { return detail::gateable_device(impl.target()); },

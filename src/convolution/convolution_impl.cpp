@@ -37,6 +37,9 @@ ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const Conv
     throw InvalidArgument("Convolution: operand: expected a tensor with data, got an empty operand (null pointer)");
   if (k.data() == nullptr)
     throw InvalidArgument("Convolution: kernel: expected a tensor with data, got an empty kernel (null pointer)");
+  // The construction's operand and kernel, before anything else (execute and reset_kernel check later ones).
+  check_work_area_apart(options.work_area, options.work_area_buffer, x, "operand", "Convolution");
+  check_work_area_apart(options.work_area, options.work_area_buffer, k, "kernel", "Convolution");
   const TensorView views[] = {x, k};
   static constexpr const char* kNames[] = {"operand", "kernel"};
   target_ = resolve_execution(options.execution, options.blocking, views, kNames, "Convolution");

@@ -101,9 +101,12 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                       resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
   // A hit has the key's operand and out signatures, so execute_validated checks neither again.
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  // An external work area plans at the call: its size and device are checked against the plan, and an error about
+  // the caller's buffer belongs to the call that gave it, not to a later one.
+  const PlanningMode planning =
+      options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode;
   return detail::run_cached_planning<detail::FftImpl>(
-      make_key(x.view(), options, out), {options.planning_mode, options.stream, options.after, name, "FFT"},
-      operand_device,
+      make_key(x.view(), options, out), {planning, options.stream, options.after, name, "FFT"}, operand_device,
       [&] {
         std::optional<TensorView> hint;
         if (out != nullptr) hint = out->view();

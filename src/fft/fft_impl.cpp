@@ -36,6 +36,8 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
       normalization_(options.normalization) {
   validate_fft_options(options, "FFT");
   const TensorView& x = operand_.view();
+  // The construction's operand, before anything else (execute checks every later one).
+  check_work_area_apart(options.work_area, options.work_area_buffer, x, "operand", "FFT");
   static constexpr const char* kNames[] = {"operand"};
   target_ = resolve_execution(options.execution, options.blocking, std::span<const TensorView>(&x, 1), kNames, "FFT");
   // An external area serves cuFFT on device operands; the CPU and the staged route of a host operand have none.

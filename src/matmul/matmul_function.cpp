@@ -69,8 +69,10 @@ MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* wh
     impl.plan(plan_options);
   };
   return detail::run_cached_planning<detail::MatmulImpl>(
-      key, {options.planning_mode, stream, after, who, who}, operand_device,
-      [&] { return std::make_unique<detail::MatmulImpl>(a, b, options, who); },
+      key,
+      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, stream, after,
+       who, who},
+      operand_device, [&] { return std::make_unique<detail::MatmulImpl>(a, b, options, who); },
       [&](detail::MatmulImpl& impl) { plan_on(impl, stream, after); },
       [plan_on](detail::MatmulImpl& impl, StreamRef s) { plan_on(impl, s, EventList{}); },
       [&](const detail::MatmulImpl& impl) {

@@ -43,6 +43,8 @@ MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const ch
   for (int i = 0; i < slot_count; ++i) {
     if (!operands_[i].ref) continue;
     const TensorView& v = operands_[i].ref->view();
+    // The construction's operands, before anything else (execute checks every later one).
+    check_work_area_apart(options_.work_area, options_.work_area_buffer, v, slot_names[i], who_);
     check_alignment(v.data(), v.dtype().alignment(), slot_names[i], who_);
     operands_[i].planned = OperandSignature::of(v);
     planned_views_[i] = v;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -214,6 +215,12 @@ void memory::release_work_areas(Device device) {
     throw InvalidArgument(
         "memory::release_work_areas: device: expected a CUDA device, got cpu (work areas are "
         "device memory)");
+  const int count = cuda_device_count();
+  if (device.index() >= count)
+    throw InvalidArgument(fmt::format(
+        "memory::release_work_areas: device: expected {}, got {}",
+        count == 0 ? std::string("a CUDA device (none is present)") : fmt::format("cuda:0 to cuda:{}", count - 1),
+        device));
   detail::shared_areas().release(device.index());
 }
 

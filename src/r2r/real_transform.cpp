@@ -74,8 +74,9 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
   return detail::run_cached_planning<detail::RealTransformImpl>(
       make_key(x.view(), options, all_axes, out),
-      {options.planning_mode, options.stream, options.after, name, "RealTransform"}, operand_device,
-      [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
+      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, options.stream,
+       options.after, name, "RealTransform"},
+      operand_device, [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
       [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
       [](detail::RealTransformImpl& impl, StreamRef s) { impl.plan(s); },
       [&](const detail::RealTransformImpl& impl) { return detail::gateable_device(impl.target(), options.inplace); },

@@ -32,6 +32,8 @@ RealTransformImpl::RealTransformImpl(TensorRef operand, const RealTransformOptio
   const TensorView& x = operand_.view();
   if (x.data() == nullptr && x.numel() > 0)
     throw InvalidArgument(fmt::format("{}: operand: expected a tensor with data, got a null pointer", who));
+  // The construction's operand, before anything else (execute checks every later one).
+  check_work_area_apart(options.work_area, options.work_area_buffer, x, "operand", who);
   static constexpr const char* kNames[] = {"operand"};
   target_ = resolve_execution(options.execution, options.blocking, std::span<const TensorView>(&x, 1), kNames, who);
   if (options.inplace) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Bad work-area input as a user passes it, and what the default policy is. CPU (views stated as device memory, which
-// the function forms refuse before any device work): an external buffer overlapping an operand or the output, not
-// contiguous, misaligned, empty or absent, given to CPU execution, a byte limit of 0 or past max_byte_limit, calls
+// the forms refuse before any device work): an external buffer overlapping an operand, the kernel or the output
+// (function forms, and the class forms' construction), not contiguous, misaligned, empty or absent, given to CPU
+// execution, a byte limit of 0 or past max_byte_limit, releasing the areas of a device that does not exist, calls
 // after free(); one plan for automatic and owned. GPU (skipped without one): the function forms' default is owned
 // (no shared area appears), RealTransform, Convolution and host-operand plans report the bytes they hold to the
 // cache and release them under its byte limit, Convolution's external area is exactly work_area_size() bytes (one
@@ -94,6 +95,18 @@ TEST(WorkAreaChecks, ExternalBufferOverlappingAnOperandIsRefusedByEveryFunctionF
   const R2RNOptions rno{.work_area = WorkAreaPolicy::external, .work_area_buffer = area};
   expect_throw_naming<InvalidArgument>([&] { (void)dctn(real_inside, rno); },
                                        {"dctn", "work_area_buffer", "apart from operand"});
+  // The class forms refuse the construction's operands at once (execute checks every later one, on a GPU below).
+  expect_throw_naming<InvalidArgument>([&] { FFT f(inside, fo); }, {"FFT", "work_area_buffer", "apart from operand"});
+  mo.c.reset();
+  expect_throw_naming<InvalidArgument>([&] { Matmul m(b_apart, a_inside, mo); },
+                                       {"Matmul", "work_area_buffer", "apart from b"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { RealTransform t(real_inside, {.work_area = WorkAreaPolicy::external, .work_area_buffer = area}); },
+      {"RealTransform", "work_area_buffer", "apart from operand"});
+  expect_throw_naming<InvalidArgument>([&] { Convolution c(real_apart, kernel_inside, co); },
+                                       {"Convolution", "work_area_buffer", "apart from kernel"});
+  expect_throw_naming<InvalidArgument>([&] { (void)estimate_workspace_size(inside, fo); },
+                                       {"work_area_buffer", "apart from operand"});
 }
 
 TEST(WorkAreaChecks, ExternalBufferMustBeContiguousAlignedAndPresent) {
@@ -198,6 +211,13 @@ TEST(WorkAreaChecks, ByteLimitOfZeroOrPastTheMaximumIsRefused) {
   EXPECT_EQ(plan_cache::stats().byte_limit, 1u);
   plan_cache::set_byte_limit(plan_cache::no_byte_limit);
   EXPECT_EQ(fmt::format("{}", plan_cache::stats()).find("limit"), std::string::npos);
+}
+
+TEST(WorkAreaChecks, ReleasingTheAreasOfADeviceThatDoesNotExistIsRefused) {
+  const int count = cuda_device_count();
+  expect_throw_naming<InvalidArgument>([&] { memory::release_work_areas(Device::cuda(count)); },
+                                       {"memory::release_work_areas", "device", fmt::format("got cuda:{}", count)});
+  expect_throw_naming<InvalidArgument>([] { memory::release_work_areas(Device::cpu()); }, {"CUDA device", "cpu"});
 }
 
 TEST(WorkAreaChecks, AutomaticAndOwnedShareOneCachedPlan) {
