@@ -46,8 +46,8 @@ void check_work_area_unused(const std::optional<TensorView>& buffer, const char*
 
 /// For a call's operand or output `view` (`operand`: "operand", "out", "a"), before any work: InvalidArgument
 /// naming work_area_buffer and the operand when an external buffer (`policy` external) overlaps it, which the
-/// library would overwrite mid-call. Nothing for the other policies. The function forms call it up front, the
-/// routes at every execute (WorkArea::check_apart), so every path checks it.
+/// library would overwrite mid-call. Nothing for the other policies. The function forms and the constructors call
+/// it up front, the routes at every execute and kernel phase (WorkArea::check_apart): every path checks it.
 void check_work_area_apart(WorkAreaPolicy policy, const std::optional<TensorView>& buffer, const TensorView& view,
                            const char* operand, const char* who);
 

@@ -382,6 +382,38 @@ TEST(WorkAreaChecksGpu, ConvolutionExternalAreaIsExactlyWorkAreaSize) {
   EXPECT_TRUE(some_area) << "no case needed a cuFFT work area: the exactness was not shown";
 }
 
+// Background planning would defer a plan's errors to a later call: with an external area the call plans itself, so
+// a buffer too small for the plan is refused by the very call that gave it, miss or hit.
+TEST(WorkAreaChecksGpu, FunctionFormWithAnExternalAreaRefusesASmallBufferAtTheCall) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s;
+  plan_cache::clear();
+  plan_cache::reset_stats();
+  const Shape shape{64, std::int64_t{1} << 20};
+  const Tensor x = Tensor::empty(shape, c64, Device::cuda(0), s);
+  const std::size_t need = estimate_workspace_size(x, {.axes = {1}, .stream = s});
+  ASSERT_GT(need, 256u);
+  Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s);
+  const TensorView small(area.data(), i8, {static_cast<std::int64_t>(need - 256)}, Strides{1}, Device::cuda(0),
+                         MemorySpace::device);
+  const FFTOptions options{.axes = {1},
+                           .stream = s,
+                           .planning_mode = PlanningMode::background,
+                           .work_area = WorkAreaPolicy::external,
+                           .work_area_buffer = small};
+  for (int call = 0; call < 2; ++call)
+    expect_throw_naming<InvalidArgument>(
+        [&] { (void)fft(x, options); },
+        {"work_area_buffer", fmt::format("at least {} bytes", need), fmt::format("got {} bytes", need - 256)});
+  FFTOptions fits = options;
+  fits.work_area_buffer = area.view();
+  const Tensor y = fft(x, fits);  // planned at the call, then a hit
+  const Tensor z = fft(x, fits);
+  s.synchronize();
+  EXPECT_EQ(plan_cache::stats().hits, 1u);
+  plan_cache::clear();
+}
+
 TEST(WorkAreaChecksGpu, ClassFormsRefuseOperandsInsideTheExternalArea) {
   CUPLAN_REQUIRE_GPU();
   Stream s;
