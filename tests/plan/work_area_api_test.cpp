@@ -510,6 +510,9 @@ TEST(WorkAreaGpu, RealTransformPoliciesGiveTheReferenceResult) {
     copy(TensorView(nan.data(), shape_of(dims)), out.view(), s);
     (void)t.execute({.out = out.view()});
     EXPECT_LT(relative_error(settled(out, s), expected), 1e-5) << to_string(policy);
+    // The function form takes the same choice (R2RNOptions::work_area).
+    const Tensor y = dctn(x, {.stream = s, .work_area = policy, .work_area_buffer = options.work_area_buffer});
+    EXPECT_LT(relative_error(settled(y, s), expected), 1e-5) << "dctn, " << to_string(policy);
   }
   const TensorView small(area.data(), i8, {static_cast<std::int64_t>(need - 256)}, Strides{1}, Device::cuda(0),
                          MemorySpace::device);
