@@ -66,6 +66,14 @@ struct ConvolutionOptions {
   /// plans before the call returns; `background` plans on cuplan's planner thread for device operands, so the call
   /// returns at once.
   PlanningMode planning_mode = PlanningMode::blocking;
+  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned`, for Convolution and fftconvolve
+  /// alike. The padded work buffers and the kernel's spectrum stay the object's own.
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the convolution's device,
+  /// 256-byte aligned, apart from the operand, the kernel and `out`, of at least work_area_size() bytes (exact;
+  /// estimate_work_area_size() says how many before any object exists; plan() names both numbers when it is
+  /// smaller). It must stay valid while the object can run.
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// Options of one Convolution::execute call.
@@ -116,10 +124,19 @@ class CUPLAN_API Convolution {
   /// The FFT lengths along the convolved axes, in the order of axes(); 1 for an axis where the kernel has length 1,
   /// which needs no transform (there the kernel's value multiplies, as along a batch axis).
   std::vector<std::int64_t> fft_lengths() const;
+  /// Bytes of cuFFT's work area as planned: exactly what a WorkAreaPolicy::external buffer must hold (one area
+  /// serves the kernel's and the operand's transforms in turn, so it is the largest of their needs). 0 before
+  /// plan() and on the CPU. workspace_size() counts more: the work buffers and the kernel's spectrum too.
+  std::size_t work_area_size() const;
 
  private:
   std::unique_ptr<detail::ConvolutionImpl> impl_;
 };
+
+/// The work_area_size() a Convolution over these operands and options would report after plan(), without making
+/// one: the same validation (the same errors), then cuFFT's sizes for the planned layouts (plans made and destroyed
+/// at once, nothing allocated) on CUDA, 0 on the CPU. Size an external work area (WorkAreaPolicy::external) with it.
+CUPLAN_API std::size_t estimate_work_area_size(TensorRef x, TensorRef kernel, const ConvolutionOptions& options = {});
 
 /// Convolves `x` with `kernel` (scipy.signal.fftconvolve; options.mode, default full), backed by the shared plan
 /// cache. Each call computes the kernel's spectrum again: for one kernel over many operands use Convolution.

@@ -58,6 +58,15 @@ enum class Blocking : std::uint8_t { automatic, always };
 /// stream and the ordering checker plan on the caller's thread in either mode. `blocking`: the call plans before it
 /// returns. Explicit plan() of the class forms always plans before it returns.
 enum class PlanningMode : std::uint8_t { background, blocking };
+/// Where an operation's library work area (cuFFT's work area, cuBLASLt's workspace) comes from (docs/memory.md,
+/// "Work areas"). `owned`: the object allocates its own, kept until free() or `release_workspace`. `shared`: one
+/// area per device and stream, grown to the largest user, which every object and cached plan with this policy uses
+/// on that stream (work on one stream never runs at once, so they never race); a phase on another stream takes that
+/// stream's area. `external`: the caller's buffer (`work_area_buffer` of the options), validated for size, device
+/// and alignment when the object plans, and kept apart from the call's operands at every call; the caller orders
+/// its other uses. `automatic`: `owned`, for the class forms and the function forms' cached plans alike (`shared`
+/// becomes the function forms' default once it has run through the GPU suite; until then it is asked for by name).
+enum class WorkAreaPolicy : std::uint8_t { automatic, owned, shared, external };
 
 /// Where a long tuning run stands (Matmul::autotune; one type for every operation that tunes): passed to the
 /// `progress` callback of its options after each round of timed runs (docs/matmul.md, "Autotune progress").
@@ -99,16 +108,33 @@ struct PlanCacheStats {
   std::uint64_t evictions = 0;  ///< idle plans destroyed to stay within the capacity
   std::size_t size = 0;         ///< plans held now (idle and in use)
   std::size_t capacity = 0;     ///< most plans kept idle; least recently used beyond it are destroyed
+  std::size_t bytes = 0;        ///< memory the plans hold now (own work areas, staging buffers; not shared areas)
+  std::size_t byte_limit = static_cast<std::size_t>(-1);  ///< most bytes the plans may hold (plan_cache::no_byte_limit)
+  std::uint64_t work_areas_released = 0;  ///< idle plans' work areas released to stay within the byte limit
 };
 
 /// The function forms' plan cache: a thread-safe, bounded LRU keyed by everything that defines a plan (operation,
 /// shapes, strides, dtypes, options, device). A plan is used by one thread at a time; a call that finds its plan
-/// busy makes another.
+/// busy makes another. Bounded in plans (capacity) and in bytes (byte limit): over the byte limit, the idle plans'
+/// work areas and buffers are released first, least recently used first, then idle plans are destroyed, least
+/// recently used first (docs/performance.md, "The plan cache").
 namespace plan_cache {
 /// The counters now.
 CUPLAN_API PlanCacheStats stats();
 CUPLAN_API void set_capacity(std::size_t capacity);  ///< default 64
 CUPLAN_API void clear();                             ///< destroys idle plans; plans in use go when their call ends
+/// The byte limit that sets none, the default: the cache then keeps every idle plan's memory, as before the limit
+/// existed, and is bounded by its capacity alone.
+inline constexpr std::size_t no_byte_limit = static_cast<std::size_t>(-1);
+/// The largest byte limit other than no_byte_limit: 1 PiB, more than any device holds (a larger value is most
+/// likely a negative number converted).
+inline constexpr std::size_t max_byte_limit = std::size_t{1} << 50;
+/// Most bytes the cached plans may hold (see PlanCacheStats::bytes): 1 to max_byte_limit, or no_byte_limit (the
+/// default). Over it, idle plans release their memory, least recently used first; they stay cached (a later hit
+/// allocates again, so its work area may move). Plans in use are never touched: their memory is released, if need
+/// be, when their call ends. InvalidArgument naming `bytes` for 0 (clear() empties the cache) and for a value above
+/// max_byte_limit.
+CUPLAN_API void set_byte_limit(std::size_t bytes);
 /// Sets hits, misses and evictions to zero.
 CUPLAN_API void reset_stats();
 }  // namespace plan_cache

@@ -102,6 +102,14 @@ struct FFTOptions {
   /// the call returns at once.
   /// (`planning` above is FFTW's planning effort.)
   PlanningMode planning_mode = PlanningMode::blocking;
+  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned`, for FFT and the function forms
+  /// alike. Operands in device memory only: host operands and CPU execution use staging of their own (an external
+  /// buffer is refused there, owned and shared change nothing).
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the transform's device, 256-byte
+  /// aligned, apart from the operand and `out`, at least workspace_size() bytes (estimate_workspace_size() says how
+  /// many before any object exists). It must stay valid while the object can run.
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// Options of one FFT::execute call.
@@ -155,6 +163,12 @@ class CUPLAN_API FFT {
  private:
   std::unique_ptr<detail::FftImpl> impl_;
 };
+
+/// The workspace_size() an FFT over this operand and options would report after plan(), without making one: the
+/// same validation (the same errors), then cuFFT's size for the planned layout (a plan made and destroyed at once,
+/// no work area allocated) on CUDA, 0 on the CPU and for host operands. Size an external work area
+/// (WorkAreaPolicy::external) with it.
+CUPLAN_API std::size_t estimate_workspace_size(TensorRef operand, const FFTOptions& options = {});
 
 /// Forward transform (C2C for a complex operand, R2C for a real one unless options.fft_type says otherwise).
 CUPLAN_API Tensor fft(TensorRef x, FFTOptions options = {});

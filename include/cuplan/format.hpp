@@ -11,8 +11,9 @@
 //   Stream "Stream(0x5581..., cuda:0, owning)" or "Stream(moved-from)", StreamRef "StreamRef(0x5581...)" or
 //   "StreamRef(legacy default)", Event "Event(recorded, timing)",
 //   AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)", EventRef "EventRef(0x...)",
-//   PlanCacheStats "plan cache: 5 hits, 1 misses, ...", memory::Stats "device memory: 1024 B in use, peak 4096 B,
-//   ...", FFT and Matmul by describe() (their plan). (The distributed types: cuplan/distributed_format.hpp.)
+//   PlanCacheStats "plan cache: 5 hits, 1 misses, ..., 0 B held", memory::Stats "device memory: 1024 B in use,
+//   peak 4096 B, ...", memory::Report "memory of cuda:0: 1 shared work areas 536870912 B, ...", WorkAreaPolicy
+//   "shared", FFT and Matmul by describe() (their plan). (The distributed types: cuplan/distributed_format.hpp.)
 // Opt-in: cuplan/cuplan.hpp does not include this header (nor fmt); a file that formats cuplan types with fmt
 // includes it. The names the formatters print (to_string, error_kind) are in cuplan/names.hpp, which needs no fmt.
 
@@ -158,6 +159,8 @@ struct fmt::formatter<cuplan::Blocking> : cuplan::detail::EnumFormatter<cuplan::
 template <>
 struct fmt::formatter<cuplan::PlanningMode> : cuplan::detail::EnumFormatter<cuplan::PlanningMode> {};
 template <>
+struct fmt::formatter<cuplan::WorkAreaPolicy> : cuplan::detail::EnumFormatter<cuplan::WorkAreaPolicy> {};
+template <>
 struct fmt::formatter<cuplan::LogLevel> : cuplan::detail::EnumFormatter<cuplan::LogLevel> {};
 template <>
 struct fmt::formatter<cuplan::Epilog> : cuplan::detail::EnumFormatter<cuplan::Epilog> {};
@@ -249,8 +252,12 @@ struct fmt::formatter<cuplan::PlanCacheStats> {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   template <class FormatContext>
   auto format(const cuplan::PlanCacheStats& stats, FormatContext& ctx) const {
-    return fmt::format_to(ctx.out(), "plan cache: {} hits, {} misses, {} evictions, {} plans (capacity {})", stats.hits,
-                          stats.misses, stats.evictions, stats.size, stats.capacity);
+    auto out =
+        fmt::format_to(ctx.out(), "plan cache: {} hits, {} misses, {} evictions, {} plans (capacity {}), {} B held",
+                       stats.hits, stats.misses, stats.evictions, stats.size, stats.capacity, stats.bytes);
+    if (stats.byte_limit == cuplan::plan_cache::no_byte_limit) return out;
+    return fmt::format_to(out, " (limit {} B, {} idle plans' memory released)", stats.byte_limit,
+                          stats.work_areas_released);
   }
 };
 
@@ -262,6 +269,20 @@ struct fmt::formatter<cuplan::memory::Stats> {
     return fmt::format_to(
         ctx.out(), "device memory: {} B in use, peak {} B, {} allocations, {} deallocations, pool reserves {} B",
         stats.bytes_in_use, stats.peak_bytes, stats.allocations, stats.deallocations, stats.pool_reserved);
+  }
+};
+
+template <>
+struct fmt::formatter<cuplan::memory::Report> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <class FormatContext>
+  auto format(const cuplan::memory::Report& r, FormatContext& ctx) const {
+    return fmt::format_to(ctx.out(),
+                          "memory of {}: {} shared work areas {} B, {} owned work areas {} B, {} cached plans {} B, "
+                          "{} B in use on the device; host: staging rings {} B, pinned cache {} B live {} B idle",
+                          r.device, r.shared_work_areas, r.shared_work_area_bytes, r.owned_work_areas,
+                          r.owned_work_area_bytes, r.cached_plans, r.cached_plan_bytes, r.device_bytes_in_use,
+                          r.staging_ring_bytes, r.pinned_cache_live_bytes, r.pinned_cache_idle_bytes);
   }
 };
 

@@ -110,6 +110,13 @@ struct MatmulOptions {
   /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
   /// the call returns at once.
   PlanningMode planning_mode = PlanningMode::blocking;
+  /// Where cuBLASLt's workspace comes from (see WorkAreaPolicy): automatic is `owned`, for Matmul and the function
+  /// forms alike. CPU execution has none (an external buffer is refused there).
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the product's device, 256-byte
+  /// aligned, apart from every operand and `out`, at least workspace_size() bytes (estimate_workspace_size() says how
+  /// many before any object exists). It must stay valid while the object can run.
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// One operand of a planned product, for Matmul::reset_operand.
@@ -241,6 +248,9 @@ class CUPLAN_API Matmul {
   DType result_dtype() const;
   /// Strides of D as planned (row-major or column-major, see above); an `out` given to execute must have them.
   Strides result_strides() const;
+  /// Workspace bytes of the planned algorithm (cuBLASLt's heuristic choice, or the autotuned one); 0 before plan()
+  /// and on the CPU.
+  std::size_t workspace_size() const;
   /// One line: product size, dtypes, epilog, layout of D, backend and algorithm.
   std::string describe() const;
   /// The object's lifecycle, for logs: "live", "freed" (free() was called) or "moved-from". Never throws; the
@@ -259,6 +269,12 @@ class CUPLAN_API Matmul {
 /// D = epilog(alpha op(A) @ op(B) + beta C), planned once per distinct problem through the shared plan cache.
 /// Epilogs with extra outputs (*_aux, *_bgrad, bgrada, bgradb) need matmul_with_aux (InvalidArgument here).
 CUPLAN_API Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options = {});
+
+/// The workspace_size() a Matmul over these operands and options would report after plan(plan_options), without
+/// making one: the same validation (the same errors), then cuBLASLt's heuristic choice on CUDA (no memory is
+/// allocated, nothing is enqueued), 0 on the CPU. Size an external work area (WorkAreaPolicy::external) with it.
+CUPLAN_API std::size_t estimate_workspace_size(TensorRef a, TensorRef b, const MatmulOptions& options = {},
+                                               const MatmulPlanOptions& plan_options = {});
 /// As matmul, also returning the epilog's aux output and bias gradient.
 CUPLAN_API MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options = {});
 

@@ -95,6 +95,29 @@ CUPLAN_API Stats stats(Device device);
 /// Starts a new peak measurement at the bytes in use now.
 CUPLAN_API void reset_peak(Device device);
 
+/// What cuplan holds for one device, by purpose (docs/memory.md, "The memory report"). The device figures are
+/// cuplan's own allocations on that device; the host figures (pinned staging rings and the pinned block cache) are
+/// the process's, the same for every device.
+struct Report {
+  Device device = Device::cpu();            ///< the device reported on
+  std::size_t shared_work_areas = 0;        ///< shared work areas on the device (one per stream that used one)
+  std::size_t shared_work_area_bytes = 0;   ///< their bytes
+  std::size_t owned_work_areas = 0;         ///< work areas objects with WorkAreaPolicy::owned hold on the device
+  std::size_t owned_work_area_bytes = 0;    ///< their bytes
+  std::size_t cached_plans = 0;             ///< plans of the function forms' cache for the device (idle and in use)
+  std::size_t cached_plan_bytes = 0;        ///< bytes those plans hold (own work areas, staging buffers)
+  std::size_t staging_ring_bytes = 0;       ///< pinned host staging rings of host-operand calls (process-wide)
+  std::size_t pinned_cache_live_bytes = 0;  ///< pinned host blocks handed out by the pinned cache (process-wide)
+  std::size_t pinned_cache_idle_bytes = 0;  ///< pinned host blocks kept for reuse (process-wide)
+  std::size_t device_bytes_in_use = 0;      ///< every live cuplan allocation on the device (Stats::bytes_in_use)
+};
+/// The memory report of `device` (a CUDA device, or Device::cpu() for the host figures alone). Never blocks on
+/// the device; the figures are a snapshot that other threads may change at once.
+CUPLAN_API Report report(Device device);
+/// Releases the shared work areas of `device` (stream-ordered after their last use; InvalidArgument for the cpu or a
+/// device that does not exist). Call it after destroying a stream that used shared areas: its area stays until then.
+CUPLAN_API void release_work_areas(Device device);
+
 }  // namespace memory
 }  // namespace CUPLAN_ABI_NAMESPACE
 }  // namespace cuplan

@@ -5,6 +5,8 @@
 // includes this header; the fmt formatters built on it are in cuplan/format.hpp, which a file includes when it
 // formats cuplan types with fmt.
 
+#include <cstddef>
+#include <iterator>
 #include <string_view>
 
 #include "cuplan/device.hpp"
@@ -84,6 +86,13 @@ constexpr std::string_view to_string(Planning planning) noexcept {
       return "patient";
   }
   return "?";
+}
+
+/// "automatic", "owned", "shared" or "external"; "?" outside the enum.
+constexpr std::string_view to_string(WorkAreaPolicy policy) noexcept {
+  constexpr std::string_view names[] = {"automatic", "owned", "shared", "external"};
+  const auto index = static_cast<std::size_t>(policy);
+  return index < std::size(names) ? names[index] : "?";
 }
 
 constexpr std::string_view to_string(Blocking blocking) noexcept {

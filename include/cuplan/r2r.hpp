@@ -68,6 +68,14 @@ struct RealTransformOptions {
   /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
   /// the call returns at once.
   PlanningMode planning_mode = PlanningMode::blocking;
+  /// Where the device work area (cuFFT's areas and the row buffers of the passes, workspace_size() bytes) comes
+  /// from (see WorkAreaPolicy): automatic is `owned`, for RealTransform and the function forms alike. CPU execution
+  /// has none (an external buffer is refused there).
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the transform's device, 256-byte
+  /// aligned, apart from the operand and `out`, at least workspace_size() bytes. It must stay valid while the
+  /// object can run.
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// Options of one RealTransform::execute call.
@@ -145,6 +153,11 @@ struct R2ROptions {
   /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
   /// the call returns at once.
   PlanningMode planning_mode = PlanningMode::blocking;
+  /// Where the cached plan's device work area comes from (see WorkAreaPolicy and RealTransformOptions::work_area):
+  /// automatic is `owned`; `shared` shares one area per device and stream with every plan that asks for it.
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external (as RealTransformOptions::work_area_buffer).
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// Options of the several-axes function forms dctn, idctn, dstn, idstn (scipy.fft's arguments, `s` and `workers`
@@ -174,6 +187,11 @@ struct R2RNOptions {
   /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
   /// the call returns at once.
   PlanningMode planning_mode = PlanningMode::blocking;
+  /// Where the cached plan's device work area comes from (see WorkAreaPolicy and RealTransformOptions::work_area):
+  /// automatic is `owned`; `shared` shares one area per device and stream with every plan that asks for it.
+  WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
+  /// The caller's buffer for WorkAreaPolicy::external (as RealTransformOptions::work_area_buffer).
+  std::optional<TensorView> work_area_buffer{};
 };
 
 /// \name Function forms (scipy.fft.dct, idct, dst, idst, dctn, idctn, dstn, idstn)

@@ -6,12 +6,15 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "base/enum_names.hpp"
 #include "base/overlap.hpp"
 #include "convolution/convolution_impl.hpp"
 #include "cuplan/errors.hpp"
 #include "plan/handle.hpp"
 #include "plan/planning/planned_call.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -30,6 +33,7 @@ detail::PlanKey make_key(const TensorView& x, const TensorView& kernel, const Co
   key.add(o.mode).add(o.route).add(o.blocking).add(o.execution.kind()).add(o.planning);
   key.add(o.execution.device()).add(o.execution.threads());
   key.add_host_execution_device(x, o.execution);
+  key.add_work_area(o.work_area, o.work_area_buffer);
   return key;
 }
 
@@ -37,6 +41,11 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
   // Every call, before the plan key: a hit must reject what a miss rejects.
   detail::validate_convolution_options(options, "fftconvolve");
   if (out != nullptr) detail::check_writable(out->view(), "out", "fftconvolve");
+  // Up front as well as in the runner: a background plan's call must refuse it before returning.
+  const std::pair<const TensorRef*, const char*> operands[] = {{&x, "operand"}, {&kernel, "kernel"}, {out, "out"}};
+  for (const auto& [operand, name] : operands)
+    if (operand != nullptr)
+      detail::check_work_area_apart(options.work_area, options.work_area_buffer, operand->view(), name, "fftconvolve");
   // `out` is not in the key: checked on a hit and a miss alike.
   const auto check_out = [&](const detail::ConvolutionImpl& impl) {
     if (out != nullptr && !impl.out_signature().matches(out->view())) {
@@ -47,8 +56,9 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
   return detail::run_cached_planning<detail::ConvolutionImpl>(
       make_key(x.view(), kernel.view(), options),
-      {options.planning_mode, options.stream, options.after, "fftconvolve", "Convolution"}, operand_device,
-      [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
+      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, options.stream,
+       options.after, "fftconvolve", "Convolution"},
+      operand_device, [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
       [&](detail::ConvolutionImpl& impl) { impl.plan(options.stream); },
       [](detail::ConvolutionImpl& impl, StreamRef s) { impl.plan(s); },
       [&](const detail::ConvolutionImpl& impl) { return detail::gateable_device(impl.target()); },
@@ -82,6 +92,9 @@ CUPLAN_OPERATION_HANDLE(Convolution, ConvolutionExecuteOptions, geometry, out_sh
 void Convolution::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream) {
   detail::held(impl_, who, "reset_kernel").reset_kernel(std::move(kernel), stream);
 }
+std::size_t Convolution::work_area_size() const {
+  return detail::live(impl_, who, "work_area_size").work_area_size();
+}
 ConvolutionMode Convolution::mode() const {
   return detail::live(impl_, who, "mode").geometry().mode;
 }
@@ -98,6 +111,11 @@ std::vector<std::int64_t> Convolution::fft_lengths() const {
     lengths.push_back(length);
   }
   return lengths;
+}
+
+std::size_t estimate_work_area_size(TensorRef x, TensorRef kernel, const ConvolutionOptions& options) {
+  // The class form's construction (its checks and geometry, no GPU work), then cuFFT's sizes for its plans.
+  return detail::ConvolutionImpl(std::move(x), std::move(kernel), options).estimate_work_area_size();
 }
 
 Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options) {

@@ -9,7 +9,9 @@
 #include "base/error_context.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
+#include "plan/cache/route_memory.hpp"
 #include "plan/option_checks.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -35,6 +37,9 @@ ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const Conv
     throw InvalidArgument("Convolution: operand: expected a tensor with data, got an empty operand (null pointer)");
   if (k.data() == nullptr)
     throw InvalidArgument("Convolution: kernel: expected a tensor with data, got an empty kernel (null pointer)");
+  // The construction's operand and kernel, before anything else (execute and reset_kernel check later ones).
+  check_work_area_apart(options.work_area, options.work_area_buffer, x, "operand", "Convolution");
+  check_work_area_apart(options.work_area, options.work_area_buffer, k, "kernel", "Convolution");
   const TensorView views[] = {x, k};
   static constexpr const char* kNames[] = {"operand", "kernel"};
   target_ = resolve_execution(options.execution, options.blocking, views, kNames, "Convolution");
@@ -51,8 +56,9 @@ ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const Conv
     DeviceConvolutionChoice choice = choose_device_convolution(request, x, options.route, target_.device);
     geometry_ = std::move(choice.geometry);
     not_fused_ = choice.not_fused;
-    runner_ = make_device_convolution_runner(context, choice, x);
+    runner_ = make_device_convolution_runner(context, options, choice, x);
   } else {
+    check_work_area_unused(options.work_area_buffer, "Convolution", "CPU execution");
     geometry_ = plan_convolution(request);
     if (options.route == cuplan::ConvolutionRoute::fused)
       throw NotSupported(
@@ -124,6 +130,15 @@ void ConvolutionImpl::free() noexcept {
   kernel_ = TensorRef{};
   state_.set_freed();
 }
+
+std::size_t ConvolutionImpl::estimate_work_area_size() const try {
+  state_.require_alive("estimate_work_area_size");
+  return runner_->estimate_work_area_size();
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "estimate_work_area_size", [this] { return error_context(); });
+}
+
+CUPLAN_CACHED_PLAN_ROUTE_MEMORY(ConvolutionImpl, runner_)
 
 std::string ConvolutionImpl::describe() const {
   const ConvolutionGeometry& g = geometry_;

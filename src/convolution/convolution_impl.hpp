@@ -40,6 +40,13 @@ class ConvolutionImpl final : public CachedPlan, public PlannedOperation {
   const ConvolutionGeometry& geometry() const noexcept { return geometry_; }
   cuplan::ConvolutionRoute route() const noexcept { return runner_->kind(); }
   std::size_t workspace_size() const noexcept { return runner_->workspace_size(); }
+  /// The library work area as planned: exactly what WorkAreaPolicy::external needs (0 before plan()).
+  std::size_t work_area_size() const noexcept { return runner_->work_area_size(); }
+  /// What work_area_size() reports once planned, without planning.
+  std::size_t estimate_work_area_size() const;
+  std::size_t held_bytes() const noexcept override;
+  int memory_device() const noexcept override;
+  void release_idle_memory() noexcept override;
   std::string describe() const override;
   std::string error_context() const override;
 

@@ -35,6 +35,10 @@ class ConvolutionRunner : public OperationRoute {
   virtual Tensor execute(const ConvolutionCall& call) = 0;
   /// Every runner states its workspace (free() also drops the kernel's spectrum).
   std::size_t workspace_size() const noexcept override = 0;
+  /// Bytes of the library work area as planned, exactly what WorkAreaPolicy::external needs (0 before plan()).
+  virtual std::size_t work_area_size() const noexcept { return 0; }
+  /// What work_area_size() reports once planned, without planning (nothing allocated).
+  virtual std::size_t estimate_work_area_size() const { return 0; }
   /// `fused` or `separate`.
   virtual cuplan::ConvolutionRoute kind() const noexcept = 0;
 
@@ -63,6 +67,7 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
                                                   cuplan::ConvolutionRoute route, int device);
 /// The device route for `choice` (convolution/cuda).
 std::unique_ptr<ConvolutionRunner> make_device_convolution_runner(const ConvolutionRunnerContext& context,
+                                                                  const ConvolutionOptions& options,
                                                                   const DeviceConvolutionChoice& choice,
                                                                   const TensorView& operand);
 

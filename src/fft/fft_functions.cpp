@@ -11,6 +11,7 @@
 #include "fft/fft_impl.hpp"
 #include "fft/fft_validate.hpp"
 #include "plan/planning/planned_call.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -50,6 +51,7 @@ detail::PlanKey make_key(const TensorView& x, const FFTOptions& o, const TensorR
   key.add_host_execution_device(x, o.execution);
   key.add(static_cast<std::uint64_t>(o.device_memory_limit));  // the staged split of a host operand depends on it
   key.add(static_cast<std::uint64_t>(o.planning) | (static_cast<std::uint64_t>(o.route) << 8));
+  key.add_work_area(o.work_area, o.work_area_buffer);
   if (out != nullptr) key.add(detail::OperandSignature::of(out->view()));
   // The callbacks' identity (code hash, or the host callable's number), not their user data: a hit takes the
   // call's user data pointers instead.
@@ -83,6 +85,10 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
   const char* name = function_name(options.fft_type.value_or(FFTType::c2c), direction);
   if (out != nullptr) detail::check_writable(out->view(), "out", name);
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
+  // Up front as well as in the route's execute: a background plan's call must refuse it before returning.
+  detail::check_work_area_apart(options.work_area, options.work_area_buffer, x.view(), "operand", name);
+  if (out != nullptr)
+    detail::check_work_area_apart(options.work_area, options.work_area_buffer, out->view(), "out", name);
   // The resolved type goes into the key, so fft() and ifft() of one operand share a plan.
   const FFTType resolved = detail::resolve_fft_type(x.view().dtype(), options.fft_type);
   options.fft_type = resolved;
@@ -95,9 +101,12 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                       resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
   // A hit has the key's operand and out signatures, so execute_validated checks neither again.
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
+  // An external work area plans at the call: its size and device are checked against the plan, and an error about
+  // the caller's buffer belongs to the call that gave it, not to a later one.
+  const PlanningMode planning =
+      options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode;
   return detail::run_cached_planning<detail::FftImpl>(
-      make_key(x.view(), options, out), {options.planning_mode, options.stream, options.after, name, "FFT"},
-      operand_device,
+      make_key(x.view(), options, out), {planning, options.stream, options.after, name, "FFT"}, operand_device,
       [&] {
         std::optional<TensorView> hint;
         if (out != nullptr) hint = out->view();
@@ -143,6 +152,11 @@ Tensor rfft(TensorRef x, FFTOptions options) {
 }
 Tensor irfft(TensorRef x, FFTOptions options) {
   return run(std::move(x), options, FFTType::c2r, Direction::inverse, nullptr);
+}
+
+std::size_t estimate_workspace_size(TensorRef operand, const FFTOptions& options) {
+  // The class form's construction (its checks and layout decision, no GPU work), then the backend's size.
+  return detail::FftImpl(std::move(operand), options).estimate_workspace_size();
 }
 
 void fft(TensorRef x, TensorRef out, FFTOptions options) {

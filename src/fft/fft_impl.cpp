@@ -16,6 +16,8 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "fft/fft_validate.hpp"
+#include "plan/cache/route_memory.hpp"
+#include "plan/work_area.hpp"
 #include "runtime/access.hpp"
 #include "runtime/storage.hpp"
 
@@ -34,8 +36,15 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
       normalization_(options.normalization) {
   validate_fft_options(options, "FFT");
   const TensorView& x = operand_.view();
+  // The construction's operand, before anything else (execute checks every later one).
+  check_work_area_apart(options.work_area, options.work_area_buffer, x, "operand", "FFT");
   static constexpr const char* kNames[] = {"operand"};
   target_ = resolve_execution(options.execution, options.blocking, std::span<const TensorView>(&x, 1), kNames, "FFT");
+  // An external area serves cuFFT on device operands; the CPU and the staged route of a host operand have none.
+  if (!target_.cuda)
+    check_work_area_unused(options.work_area_buffer, "FFT", "CPU execution");
+  else if (x.on_host())
+    check_work_area_unused(options.work_area_buffer, "FFT", "an operand in host memory");
   route_ = make_fft_route({route_context(), decision_, walk_, callbacks_, options.inplace}, options, x);
 
   LayoutRequest request;
@@ -197,6 +206,15 @@ void FftImpl::free() noexcept {
 std::size_t FftImpl::workspace_size() const noexcept {
   return route_->workspace_size();
 }
+
+std::size_t FftImpl::estimate_workspace_size() const try {
+  state_.require_alive("estimate_workspace_size");
+  return route_->estimate_workspace_size();
+} catch (const LibraryError& error) {
+  rethrow_with_context(error, "estimate_workspace_size", [this] { return error_context(); });
+}
+
+CUPLAN_CACHED_PLAN_ROUTE_MEMORY(FftImpl, route_)
 
 std::string FftImpl::describe() const {
   const LayoutDecision& d = decision_;

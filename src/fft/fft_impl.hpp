@@ -41,6 +41,11 @@ class FftImpl final : public CachedPlan, public PlannedOperation {
 
   const LayoutDecision& decision() const noexcept { return decision_; }
   std::size_t workspace_size() const noexcept;
+  /// What workspace_size() reports once planned, without planning (no work area is allocated).
+  std::size_t estimate_workspace_size() const;
+  std::size_t held_bytes() const noexcept override;
+  int memory_device() const noexcept override;
+  void release_idle_memory() noexcept override;
   std::string describe() const override;
   std::string error_context() const override;
 

@@ -42,6 +42,9 @@ void Matmul::release_operand() {
   detail::live(impl_, who, "release_operand").release_operand();
 }
 CUPLAN_HANDLE_RESULT(Matmul, result_shape(), result_dtype(), result_strides())
+std::size_t Matmul::workspace_size() const {
+  return detail::live(impl_, who, "workspace_size").workspace_size();
+}
 std::string_view Matmul::state() const noexcept {
   return detail::lifecycle_state(impl_);
 }

@@ -2,10 +2,13 @@
 // Function forms: matmul and matmul_with_aux on the shared plan cache.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "matmul/matmul_validate.hpp"
 #include "plan/planning/planned_call.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -35,6 +38,7 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
       .add(static_cast<std::int64_t>(o.graph_replay))
       .add(static_cast<std::uint64_t>(o.device_memory_limit))
       .add_host_execution_device(a.view(), o.execution);
+  key.add_work_area(o.work_area, o.work_area_buffer);
   // fp8 scales: host values are uploaded when planned, tensors are bound by address.
   for (const ScaleFactor* s : {&o.scales.a, &o.scales.b, &o.scales.c, &o.scales.d}) {
     key.add(static_cast<double>(s->value.value_or(-0.0f))).add(static_cast<std::int64_t>(s->value.has_value()));
@@ -46,6 +50,13 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
 MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
   // Every call, before the plan key (hit or miss): enum values could otherwise alias valid ones in the key.
   detail::mm::validate_matmul_options(options, who);
+  // Up front as well as in the product's execute: a background plan's call must refuse it before returning.
+  for (const auto& [operand, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})
+    detail::check_work_area_apart(options.work_area, options.work_area_buffer, operand->view(), name, who);
+  for (const auto& [operand, name] :
+       {std::pair{&options.c, "c"}, std::pair{&options.bias, "bias"}, std::pair{&options.epilog_aux, "epilog_aux"}})
+    if (*operand)
+      detail::check_work_area_apart(options.work_area, options.work_area_buffer, (*operand)->view(), name, who);
   const detail::PlanKey key = matmul_key(a, b, options);
   const std::complex<double> alpha = options.alpha, beta = options.beta;
   const std::optional<StreamRef>& stream = options.stream;
@@ -58,8 +69,10 @@ MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* wh
     impl.plan(plan_options);
   };
   return detail::run_cached_planning<detail::MatmulImpl>(
-      key, {options.planning_mode, stream, after, who, who}, operand_device,
-      [&] { return std::make_unique<detail::MatmulImpl>(a, b, options, who); },
+      key,
+      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, stream, after,
+       who, who},
+      operand_device, [&] { return std::make_unique<detail::MatmulImpl>(a, b, options, who); },
       [&](detail::MatmulImpl& impl) { plan_on(impl, stream, after); },
       [plan_on](detail::MatmulImpl& impl, StreamRef s) { plan_on(impl, s, EventList{}); },
       [&](const detail::MatmulImpl& impl) {
@@ -119,6 +132,14 @@ Tensor matmul(TensorRef a, TensorRef b, MatmulOptions options) {
 
 MatmulResult matmul_with_aux(TensorRef a, TensorRef b, MatmulOptions options) {
   return run(std::move(a), std::move(b), std::move(options), "matmul_with_aux");
+}
+
+std::size_t estimate_workspace_size(TensorRef a, TensorRef b, const MatmulOptions& options,
+                                    const MatmulPlanOptions& plan_options) {
+  // The class form's construction and plan (cuBLASLt's heuristic, no workspace allocated), then its size.
+  detail::MatmulImpl impl(std::move(a), std::move(b), options, "estimate_workspace_size");
+  impl.plan(plan_options);
+  return impl.workspace_size();
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

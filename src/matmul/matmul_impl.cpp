@@ -10,6 +10,8 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_validate.hpp"
+#include "plan/cache/route_memory.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -41,6 +43,8 @@ MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const ch
   for (int i = 0; i < slot_count; ++i) {
     if (!operands_[i].ref) continue;
     const TensorView& v = operands_[i].ref->view();
+    // The construction's operands, before anything else (execute checks every later one).
+    check_work_area_apart(options_.work_area, options_.work_area_buffer, v, slot_names[i], who_);
     check_alignment(v.data(), v.dtype().alignment(), slot_names[i], who_);
     operands_[i].planned = OperandSignature::of(v);
     planned_views_[i] = v;
@@ -48,6 +52,7 @@ MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const ch
     names.push_back(slot_names[i]);
   }
   target_ = resolve_execution(options_.execution, options_.blocking, views, names, who_);
+  if (!target_.cuda) check_work_area_unused(options_.work_area_buffer, who_, "CPU execution");
   route_ = make_matmul_route({who_, options_, problem_, operands_, target_, order_, streams_});
   validate_and_plan_problem();
   state_.set_operand(true);
@@ -162,6 +167,12 @@ std::string MatmulImpl::error_context() const {
                      p.batch_count, p.a_dtype.name(), p.b_dtype.name(), p.result_dtype.name(), to_string(p.epilog),
                      mm::shape_string(p.result_shape), route.location);
 }
+
+std::size_t MatmulImpl::workspace_size() const noexcept {
+  return state_.freed() ? 0 : route_->workspace_size();
+}
+
+CUPLAN_CACHED_PLAN_ROUTE_MEMORY(MatmulImpl, route_)
 
 std::string MatmulImpl::describe() const {
   const mm::Problem& p = problem_;

@@ -43,6 +43,11 @@ class MatmulImpl : public CachedPlan {
   DType result_dtype() const noexcept { return problem_.result_dtype; }
   const Strides& result_strides() const noexcept { return problem_.result_strides; }
   std::string describe() const;
+  /// The planned algorithm's workspace bytes (0 before plan() and on the CPU).
+  std::size_t workspace_size() const noexcept;
+  std::size_t held_bytes() const noexcept override;
+  int memory_device() const noexcept override;
+  void release_idle_memory() noexcept override;
   /// The object as a LibraryError's context names it: product size, dtypes, epilog, shape of D, device, backend.
   std::string error_context() const;
   void require_alive(const char* method) const { state_.require_alive(method); }

@@ -78,6 +78,12 @@ class MatmulRoute {
   virtual void operands_changed() noexcept {}
   /// Plans, workspace and buffers go.
   virtual void free() noexcept = 0;
+  /// The planned algorithm's workspace bytes (default: none, the CPU).
+  virtual std::size_t workspace_size() const noexcept { return 0; }
+  /// Memory the route holds between calls by itself (an owned work area, staging buffers), for the plan cache.
+  virtual std::size_t held_bytes() const noexcept { return 0; }
+  /// Releases what held_bytes() counts (stream-ordered); the next execute allocates again.
+  virtual void release_idle_memory() noexcept {}
   virtual MatmulRouteDescription description() const = 0;
 
  protected:

@@ -9,6 +9,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "plan/option_checks.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail::mm {
 
@@ -22,6 +23,7 @@ void validate_matmul_options(const MatmulOptions& o, const char* who) {
   check_blocking(o.blocking, who);
   check_planning_mode(o.planning_mode, who);
   check_execution(o.execution, who);
+  (void)resolve_work_area(o.work_area, o.work_area_buffer, who);
 }
 
 void check_preferences(const MatmulPreferences& p, const char* who) {

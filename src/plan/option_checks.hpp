@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "cuplan/execution.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 
@@ -38,7 +39,8 @@ void check_planning_mode(PlanningMode mode, const char* op);
 void check_axis_count(std::size_t count, const char* op, const char* verb);
 
 /// What the options of FFT, RealTransform and Convolution check alike: FFTW's planning effort, blocking,
-/// planning_mode, execution and at most 3 axes (`verb`: what is done along them).
+/// planning_mode, execution, the work-area policy and its buffer, and at most 3 axes (`verb`: what is done along
+/// them).
 template <class Options>
 void check_operation_options(const Options& o, const char* op, const char* verb) {
   using FftwPlanning = decltype(o.planning);  // cuplan::Planning (cuplan/fft.hpp)
@@ -46,6 +48,7 @@ void check_operation_options(const Options& o, const char* op, const char* verb)
   check_blocking(o.blocking, op);
   check_planning_mode(o.planning_mode, op);
   check_execution(o.execution, op);
+  (void)resolve_work_area(o.work_area, o.work_area_buffer, op);
   check_axis_count(o.axes.size(), op, verb);
 }
 

@@ -11,6 +11,7 @@
 #include "cuplan/r2r.hpp"
 #include "plan/handle.hpp"
 #include "plan/planning/planned_call.hpp"
+#include "plan/work_area.hpp"
 #include "r2r/real_transform_impl.hpp"
 
 namespace cuplan {
@@ -44,6 +45,7 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
       .add(o.execution.threads())
       .add(o.planning);
   key.add_host_execution_device(x, o.execution);
+  key.add_work_area(o.work_area, o.work_area_buffer);
   if (out != nullptr) key.add(detail::OperandSignature::of(out->view()));
   return key;
 }
@@ -58,6 +60,10 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
     detail::check_writable(out->view(), "out", name);
   }
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
+  // Up front as well as in the route's execute: a background plan's call must refuse it before returning.
+  detail::check_work_area_apart(options.work_area, options.work_area_buffer, x.view(), "operand", name);
+  if (out != nullptr)
+    detail::check_work_area_apart(options.work_area, options.work_area_buffer, out->view(), "out", name);
   // `out` is not in the key: checked on a hit and a miss alike.
   const auto check_out = [&](const detail::RealTransformImpl& impl) {
     if (out != nullptr && !impl.out_signature().matches(out->view())) {
@@ -68,8 +74,9 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
   return detail::run_cached_planning<detail::RealTransformImpl>(
       make_key(x.view(), options, all_axes, out),
-      {options.planning_mode, options.stream, options.after, name, "RealTransform"}, operand_device,
-      [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
+      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, options.stream,
+       options.after, name, "RealTransform"},
+      operand_device, [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
       [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
       [](detail::RealTransformImpl& impl, StreamRef s) { impl.plan(s); },
       [&](const detail::RealTransformImpl& impl) { return detail::gateable_device(impl.target(), options.inplace); },
@@ -102,7 +109,9 @@ RealTransformOptions transform_options(const Options& o, std::vector<int> axes, 
           .stream = o.stream,
           .after = o.after,
           .planning = o.planning,
-          .planning_mode = o.planning_mode};
+          .planning_mode = o.planning_mode,
+          .work_area = o.work_area,
+          .work_area_buffer = o.work_area_buffer};
 }
 
 Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorRef* out,

@@ -10,7 +10,9 @@
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
+#include "plan/cache/route_memory.hpp"
 #include "plan/option_checks.hpp"
+#include "plan/work_area.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -30,6 +32,8 @@ RealTransformImpl::RealTransformImpl(TensorRef operand, const RealTransformOptio
   const TensorView& x = operand_.view();
   if (x.data() == nullptr && x.numel() > 0)
     throw InvalidArgument(fmt::format("{}: operand: expected a tensor with data, got a null pointer", who));
+  // The construction's operand, before anything else (execute checks every later one).
+  check_work_area_apart(options.work_area, options.work_area_buffer, x, "operand", who);
   static constexpr const char* kNames[] = {"operand"};
   target_ = resolve_execution(options.execution, options.blocking, std::span<const TensorView>(&x, 1), kNames, who);
   if (options.inplace) {
@@ -52,6 +56,7 @@ RealTransformImpl::RealTransformImpl(TensorRef operand, const RealTransformOptio
   out_signature_ =
       OperandSignature::result(decision_.dtype, decision_.shape, decision_.out_strides, x.on_host(), x.device().index(),
                                static_cast<std::uint32_t>(decision_.dtype.alignment()));
+  if (!target_.cuda) check_work_area_unused(options.work_area_buffer, who, "CPU execution");
   route_ = make_r2r_route({route_context(), decision_}, options, x);
   state_.set_operand(true);
 }
@@ -91,6 +96,8 @@ void RealTransformImpl::free() noexcept {
   operand_ = TensorRef{};
   state_.set_freed();
 }
+
+CUPLAN_CACHED_PLAN_ROUTE_MEMORY(RealTransformImpl, route_)
 
 std::string RealTransformImpl::describe() const {
   const R2RDecision& d = decision_;

@@ -32,6 +32,9 @@ class RealTransformImpl final : public CachedPlan, public PlannedOperation {
 
   const R2RDecision& decision() const noexcept { return decision_; }
   std::size_t workspace_size() const noexcept { return route_->workspace_size(); }
+  std::size_t held_bytes() const noexcept override;
+  int memory_device() const noexcept override;
+  void release_idle_memory() noexcept override;
   std::string describe() const override;
   std::string error_context() const override;
 

@@ -16,6 +16,8 @@
 #include "cuplan/format.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/memory_registry.hpp"
+#include "runtime/memory_uses.hpp"
+#include "runtime/pinned_cache.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan {
@@ -181,6 +183,30 @@ Stats stats(Device device) {
 void reset_peak(Device device) {
   DeviceMemory& memory = device_memory(device, "memory::reset_peak");
   memory.peak.store(memory.in_use.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+Report report(Device device) {
+  using detail::MemoryUse;
+  Report r;
+  r.device = device;
+  const int index = device.index();  // -1 for the host
+  if (device.is_cuda()) {
+    r.device_bytes_in_use = stats(device).bytes_in_use;  // InvalidArgument for a device that does not exist
+    const detail::MemoryUseTotal shared = detail::memory_use(MemoryUse::shared_work_area, index);
+    const detail::MemoryUseTotal owned = detail::memory_use(MemoryUse::owned_work_area, index);
+    r.shared_work_areas = shared.items;
+    r.shared_work_area_bytes = shared.bytes;
+    r.owned_work_areas = owned.items;
+    r.owned_work_area_bytes = owned.bytes;
+  }
+  const detail::MemoryUseTotal plans = detail::memory_use(MemoryUse::cached_plan, index);
+  r.cached_plans = plans.items;
+  r.cached_plan_bytes = plans.bytes;
+  r.staging_ring_bytes = detail::memory_use(MemoryUse::staging_ring, -1).bytes;
+  const detail::PinnedCacheStats pinned = detail::pinned_cache().stats();
+  r.pinned_cache_live_bytes = pinned.live_bytes;
+  r.pinned_cache_idle_bytes = pinned.idle_bytes;
+  return r;
 }
 
 }  // namespace memory

@@ -46,7 +46,17 @@ TEST(Format, EnumsByName) {
 
 TEST(Format, Statistics) {
   EXPECT_EQ(fmt::format("{}", PlanCacheStats{.hits = 5, .misses = 1, .evictions = 0, .size = 1, .capacity = 64}),
-            "plan cache: 5 hits, 1 misses, 0 evictions, 1 plans (capacity 64)");
+            "plan cache: 5 hits, 1 misses, 0 evictions, 1 plans (capacity 64), 0 B held");
+  EXPECT_EQ(fmt::format("{}", PlanCacheStats{.hits = 5,
+                                             .misses = 1,
+                                             .evictions = 0,
+                                             .size = 1,
+                                             .capacity = 64,
+                                             .bytes = 512,
+                                             .byte_limit = 1024,
+                                             .work_areas_released = 3}),
+            "plan cache: 5 hits, 1 misses, 0 evictions, 1 plans (capacity 64), 512 B held (limit 1024 B, 3 idle plans' "
+            "memory released)");
   memory::Stats stats;
   stats.bytes_in_use = 1024;
   stats.peak_bytes = 4096;

@@ -21,6 +21,7 @@
 #include "fft/cufft/cufft_backend.hpp"
 #include "fft/cufft/scale.hpp"
 #include "plan/ordering/tensor_accesses.hpp"
+#include "plan/work_area.hpp"
 #include "runtime/access.hpp"
 
 namespace cuplan::detail {
@@ -85,11 +86,15 @@ bool is_work_layout(const CanonicalWalk& walk, const WorkDims& dims) {
 
 class DeviceConvolutionRunner final : public ConvolutionRunner {
  public:
-  DeviceConvolutionRunner(const ConvolutionRunnerContext& context, const DeviceConvolutionChoice& choice,
-                          const TensorView& operand)
-      : ConvolutionRunner(context), fused_(choice.fused), operand_device_(operand.device()) {}
+  DeviceConvolutionRunner(const ConvolutionRunnerContext& context, const ConvolutionOptions& options,
+                          const DeviceConvolutionChoice& choice, const TensorView& operand)
+      : ConvolutionRunner(context),
+        fused_(choice.fused),
+        operand_device_(operand.device()),
+        work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "Convolution"), "Convolution") {}
 
   void plan(const std::optional<StreamRef>& stream, EventList& pending_after, const TensorRef* kernel) override {
+    if (kernel != nullptr) work_area_.check_apart(kernel->view(), "kernel");  // read while the area is written
     Phase phase(context_.order, context_.streams, context_.target, stream, pending_after, "plan");
     pending_after = EventList{};
     const StreamRef s = phase.stream();
@@ -99,6 +104,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   void set_kernel(const std::optional<StreamRef>& stream, const EventList& after, const TensorRef& kernel) override {
+    work_area_.check_apart(kernel.view(), "kernel");
     Phase phase(context_.order, context_.streams, context_.target, stream, after, "reset_kernel");
     compute_spectrum(kernel, phase.stream());
     phase.close();
@@ -107,6 +113,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   Tensor execute(const ConvolutionCall& call) override {
     const ConvolutionGeometry& g = context_.geometry;
     const ExecutionTarget& target = context_.target;
+    // An external area the call's operands lie in would be overwritten mid-call: refused before any work.
+    work_area_.check_apart(call.operand.view(), "operand");
+    if (call.out != nullptr) work_area_.check_apart(call.out->view(), "out");
     Phase phase(context_.order, context_.streams, target, call.stream, call.after, "execute");
     const StreamRef s = phase.stream();
     const TensorView& given = call.operand.view();
@@ -117,11 +126,12 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const Tensor device_in = host ? Tensor::wrap(given).to(Device::cuda(target.device), s) : Tensor::wrap(given);
     const Tensor device_out =
         host ? Tensor::empty_strided(g.out_shape, g.out_strides, g.out_dtype, Device::cuda(target.device), s) : result;
+    ensure_work(s);
     // cuplan Tensors are ordered after their pending producers first.
     if (!host)
       phase.operands({{"operand", &given, false, false, Access::storage(call.operand).get()},
-                      {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()}});
-    ensure_work(s);
+                      {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()},
+                      {"work area", &area_.view(), true}});
     if (fused_ && context_.geometry.rank > 1)
       run_fused_inner(device_in.view(), device_out.view(), s);
     else if (fused_)
@@ -130,6 +140,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       run_separate(device_in.view(), device_out.view(), s);
     if (host) cuplan::copy(device_out.view(), result.view(), s);
     if (call.operand.owning()) call.operand.record_stream(s);
+    area_ = WorkAreaHold{};  // the work is enqueued: a shared area may be replaced now
     phase.close();
     if (call.release_workspace) release_work();
     if (target.blocking) finish_call(target, s);
@@ -154,7 +165,22 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   std::size_t workspace_size() const noexcept override {
-    return spectrum_.size() + workspace_.size() + work_.size() + work_spectrum_.size();
+    return spectrum_.size() + work_area_.held_bytes() + work_.size() + work_spectrum_.size();
+  }
+  std::size_t work_area_size() const noexcept override { return planned_ ? workspace_bytes_ : 0; }
+  std::size_t estimate_work_area_size() const override {
+    if (planned_) return workspace_bytes_;
+    // The plans' layouts sized by cuFFT with auto-allocation off (nothing allocated, nothing enqueued): the very
+    // calls make_plans makes, so the same bytes.
+    std::size_t bytes = 0;
+    for (const LayoutDecision& layout : plan_layouts())
+      bytes = std::max(bytes, cufft_workspace_size(layout, context_.target.device));
+    return bytes;
+  }
+  std::size_t held_bytes() const noexcept override { return workspace_size(); }
+  void release_idle_memory() noexcept override {
+    // The kernel's spectrum stays: it is the plan (the kernel may be gone). The rest is allocated again at need.
+    release_work();
   }
   cuplan::ConvolutionRoute kind() const noexcept override {
     return fused_ ? cuplan::ConvolutionRoute::fused : cuplan::ConvolutionRoute::separate;
@@ -189,45 +215,57 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     return shape;
   }
 
+  /// The layouts of the cuFFT plans, in the order make_plans makes them: the kernel's forward transform, then the
+  /// operand's forward transform (fused 2D and 3D: the outer axes, in place, both directions), then the inverse
+  /// (separate route, real operands). One batch axis per buffer (the batch axes are dense): each transform is one
+  /// cuFFT call.
+  std::vector<LayoutDecision> plan_layouts() const {
+    const ConvolutionGeometry& g = context_.geometry;
+    const DType precision = g.out_dtype.real();
+    const FFTType forward_type = g.real ? FFTType::r2c : FFTType::c2c;
+    std::vector<LayoutDecision> layouts;
+    layouts.push_back(plan_layout(transform_request(flat(g.kernel_batch, false), g.rank, work_dtype(), forward_type)));
+    if (fused_) {
+      if (g.rank > 1) {
+        LayoutRequest outer = transform_request(flat(g.batch, false), g.rank, work_dtype(), FFTType::c2c);
+        outer.axes.pop_back();
+        outer.inplace = true;
+        layouts.push_back(plan_layout(outer));
+      }
+    } else {
+      layouts.push_back(plan_layout(transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type)));
+      if (g.real)
+        layouts.push_back(plan_layout(transform_request(flat(g.batch, true), g.rank, precision.complex(), FFTType::c2r,
+                                                        g.fft_length[g.rank - 1])));
+    }
+    return layouts;
+  }
+
   void make_plans(StreamRef s) {
     const ConvolutionGeometry& g = context_.geometry;
     const int device = context_.target.device;
-    const DType precision = g.out_dtype.real();
-    const FFTType forward_type = g.real ? FFTType::r2c : FFTType::c2c;
-    // One batch axis per buffer (the batch axes are dense): each transform is one cuFFT call.
-    kernel_decision_ = plan_layout(transform_request(flat(g.kernel_batch, false), g.rank, work_dtype(), forward_type));
-    kernel_forward_ = std::make_unique<CufftPlan>(kernel_decision_, device, nullptr, s);
-    kernel_forward_->order_setup_before(s.native());
-    std::size_t workspace = kernel_forward_->workspace_size();
+    std::vector<LayoutDecision> layouts = plan_layouts();
+    kernel_decision_ = layouts[0];
+    const auto make = [&](const LayoutDecision& layout) {
+      auto plan = std::make_unique<CufftPlan>(layout, device, nullptr, s);
+      plan->order_setup_before(s.native());
+      return plan;
+    };
+    kernel_forward_ = make(kernel_decision_);
     if (fused_) {
       std::string why_not;
       launcher_ = fused_launcher(g, device, why_not);
       if (launcher_ == nullptr) throw NotSupported(fmt::format("Convolution: route: fused: {}", why_not));
       CUPLAN_CUDA_CHECK(launcher_->prepare());
-      if (g.rank > 1) {
-        // 2D and 3D: cuFFT on the outer axes of the work buffer, in place, both directions with one plan.
-        LayoutRequest outer = transform_request(flat(g.batch, false), g.rank, work_dtype(), FFTType::c2c);
-        outer.axes.pop_back();
-        outer.inplace = true;
-        forward_ = std::make_unique<CufftPlan>(plan_layout(outer), device, nullptr, s);
-        forward_->order_setup_before(s.native());
-        workspace = std::max(workspace, forward_->workspace_size());
-      }
-    } else {
-      forward_ = std::make_unique<CufftPlan>(
-          plan_layout(transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type)), device, nullptr, s);
-      forward_->order_setup_before(s.native());
-      workspace = std::max(workspace, forward_->workspace_size());
-      if (g.real) {
-        inverse_ =
-            std::make_unique<CufftPlan>(plan_layout(transform_request(flat(g.batch, true), g.rank, precision.complex(),
-                                                                      FFTType::c2r, g.fft_length[g.rank - 1])),
-                                        device, nullptr, s);
-        inverse_->order_setup_before(s.native());
-        workspace = std::max(workspace, inverse_->workspace_size());
-      }
     }
+    if (layouts.size() > 1) forward_ = make(layouts[1]);
+    if (layouts.size() > 2) inverse_ = make(layouts[2]);
+    // One area serves every plan (they run one after another on the phase's stream): the largest need.
+    std::size_t workspace = 0;
+    for (const CufftPlan* plan : {kernel_forward_.get(), forward_.get(), inverse_.get()})
+      if (plan != nullptr) workspace = std::max(workspace, plan->workspace_size());
     workspace_bytes_ = workspace;
+    work_area_.check(workspace_bytes_, device);  // an external buffer: big enough, on this device
     spectrum_.ensure(bytes_of(g.kernel_batch * g.spectrum_size, complex_dtype().size()), device, s);
     kernel_entries_ = kernel_entries(g);
     planned_ = true;
@@ -236,7 +274,8 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   void ensure_work(StreamRef s) {
     const ConvolutionGeometry& g = context_.geometry;
     const int device = context_.target.device;
-    workspace_ptr_ = workspace_.ensure(workspace_bytes_, device, s);
+    area_ = work_area_.acquire(workspace_bytes_, device, s);
+    workspace_ptr_ = area_.data();
     if (fused_ && g.rank == 1) return;  // reads the operand and writes the result directly
     work_.ensure(bytes_of(g.batch * g.fft_size, work_dtype().size()), device, s);
     if (fused_) return;  // 2D, 3D: transformed in place
@@ -244,7 +283,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   void release_work() noexcept {
-    workspace_.release();
+    work_area_.release();
     work_.release();
     work_spectrum_.release();
     workspace_ptr_ = nullptr;
@@ -261,7 +300,8 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const CanonicalWalk walk = kernel_walk(g, device_kernel.strides());
     DeviceBuffer padded;
     void* padded_ptr = padded.ensure(bytes_of(g.kernel_batch * g.fft_size, work_dtype().size()), device, s);
-    void* workspace = workspace_.ensure(workspace_bytes_, device, s);
+    const WorkAreaHold area = work_area_.acquire(workspace_bytes_, device, s);
+    void* workspace = area.data();
     CUPLAN_CUDA_CHECK(pad_device(device_kernel.data(), k.dtype(), walk, g.kernel_batch, work_dims(g, false), padded_ptr,
                                  work_dtype(), s.native()));
     kernel_forward_->bind(s.native(), workspace);
@@ -361,7 +401,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   std::unique_ptr<CufftPlan> forward_, inverse_, kernel_forward_;
   CanonicalWalk kernel_entries_;
   std::size_t workspace_bytes_ = 0;
-  DeviceBuffer spectrum_, workspace_, work_, work_spectrum_;
+  WorkArea work_area_;  // cuFFT's: owned, the stream's shared area, or the caller's (ConvolutionOptions::work_area)
+  WorkAreaHold area_;   // the area of the execute being enqueued
+  DeviceBuffer spectrum_, work_, work_spectrum_;
   void* workspace_ptr_ = nullptr;
 };
 
@@ -395,9 +437,10 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
 }
 
 std::unique_ptr<ConvolutionRunner> make_device_convolution_runner(const ConvolutionRunnerContext& context,
+                                                                  const ConvolutionOptions& options,
                                                                   const DeviceConvolutionChoice& choice,
                                                                   const TensorView& operand) {
-  return std::make_unique<DeviceConvolutionRunner>(context, choice, operand);
+  return std::make_unique<DeviceConvolutionRunner>(context, options, choice, operand);
 }
 
 }  // namespace cuplan::detail

@@ -13,6 +13,7 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& /*re
 }
 
 std::unique_ptr<ConvolutionRunner> make_device_convolution_runner(const ConvolutionRunnerContext& /*context*/,
+                                                                  const ConvolutionOptions& /*options*/,
                                                                   const DeviceConvolutionChoice& /*choice*/,
                                                                   const TensorView& /*operand*/) {
   throw NotSupported("Convolution: no CUDA device: this is the CPU-only build (CUPLAN_HAS_CUDA 0)");

@@ -28,7 +28,46 @@ cudaDataType data_type(DType dtype) {
   return *type;
 }
 
+// The planning call on a handle whose auto-allocation is off: cuFFT's work-area size for the layout in `size`.
+void make_plan(cufftHandle handle, const LayoutDecision& d, std::size_t& size) {
+  const AdvancedLayout& l = d.layout;
+  long long n[3], inembed[3], onembed[3];
+  for (int k = 0; k < 3; ++k) {
+    n[k] = l.n[k];
+    inembed[k] = l.inembed[k];
+    onembed[k] = l.onembed[k];
+  }
+  // A dense C2C batch is cuFFT's basic layout: null embeds then make the very plan of cufftPlanMany with defaults
+  // (strides 1, distance the product of the lengths), the library's most direct path.
+  std::int64_t dense_dist = 1;
+  for (int k = 0; k < l.rank; ++k) dense_dist *= l.n[k];
+  bool basic = d.type == FFTType::c2c && l.istride == 1 && l.ostride == 1 &&
+               (l.batch == 1 || (l.idist == dense_dist && l.odist == dense_dist));
+  for (int k = 1; k < l.rank; ++k) basic = basic && l.inembed[k] == l.n[k] && l.onembed[k] == l.n[k];
+  const cudaDataType execution_type = data_type(d.in_dtype.complex());
+  CUPLAN_CUFFT_CHECK(cufftXtMakePlanMany(handle, l.rank, n, basic ? nullptr : inembed, l.istride, l.idist,
+                                         data_type(d.in_dtype), basic ? nullptr : onembed, l.ostride, l.odist,
+                                         data_type(d.out_dtype), l.batch, &size, execution_type));
+}
+
 }  // namespace
+
+std::size_t cufft_workspace_size(const LayoutDecision& decision, int device) {
+  check_cufft_supports(decision);
+  DeviceScope scope(Device::cuda(device));
+  cufftHandle handle = 0;
+  CUPLAN_CUFFT_CHECK(cufftCreate(&handle));
+  std::size_t size = 0;
+  try {
+    CUPLAN_CUFFT_CHECK(cufftSetAutoAllocation(handle, 0));
+    make_plan(handle, decision, size);
+  } catch (...) {
+    (void)cufftDestroy(handle);
+    throw;
+  }
+  CUPLAN_CUFFT_CHECK(cufftDestroy(handle));
+  return size;
+}
 
 CufftPlan::CufftPlan(const LayoutDecision& d, int device, const CallbackSet* callbacks, std::optional<StreamRef> stream)
     : type_(d.type),
@@ -44,26 +83,10 @@ CufftPlan::CufftPlan(const LayoutDecision& d, int device, const CallbackSet* cal
   created_ = true;
   try {
     CUPLAN_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
-    long long n[3], inembed[3], onembed[3];
-    for (int k = 0; k < 3; ++k) {
-      n[k] = l.n[k];
-      inembed[k] = l.inembed[k];
-      onembed[k] = l.onembed[k];
-    }
-    // A dense C2C batch is cuFFT's basic layout: null embeds then make the very plan of cufftPlanMany with defaults
-    // (strides 1, distance the product of the lengths), the library's most direct path.
-    std::int64_t dense_dist = 1;
-    for (int k = 0; k < l.rank; ++k) dense_dist *= l.n[k];
-    bool basic = d.type == FFTType::c2c && l.istride == 1 && l.ostride == 1 &&
-                 (l.batch == 1 || (l.idist == dense_dist && l.odist == dense_dist));
-    for (int k = 1; k < l.rank; ++k) basic = basic && l.inembed[k] == l.n[k] && l.onembed[k] == l.n[k];
-    const cudaDataType execution_type = data_type(d.in_dtype.complex());
     // LTO callbacks go on the handle before the planning call, which links them into the plan's kernels.
     if (callbacks != nullptr) set_callbacks(*callbacks, device, stream.value_or(StreamRef{}));
     try {
-      CUPLAN_CUFFT_CHECK(cufftXtMakePlanMany(handle_, l.rank, n, basic ? nullptr : inembed, l.istride, l.idist,
-                                             data_type(d.in_dtype), basic ? nullptr : onembed, l.ostride, l.odist,
-                                             data_type(d.out_dtype), l.batch, &workspace_size_, execution_type));
+      make_plan(handle_, d, workspace_size_);
     } catch (const LibraryError& error) {
       // cuFFT links the callbacks while planning: a failure there is the callbacks' (nvJitLink's log is not
       // returned by cuFFT; the status says which step failed).

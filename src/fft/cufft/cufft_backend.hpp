@@ -38,6 +38,10 @@ inline void check_cufft_supports(const LayoutDecision& d) {
                       d.in_dtype.name(), l.n[k], fmt::join(std::span(l.n, static_cast<std::size_t>(l.rank)), ", ")));
 }
 
+/// cuFFT's work-area size for the decided layout on `device`: a plan made with auto-allocation off and destroyed at
+/// once (what CufftPlan::workspace_size() reports for a plan without callbacks; nothing is allocated for the area).
+std::size_t cufft_workspace_size(const LayoutDecision& decision, int device);
+
 class CufftPlan {
  public:
   /// Plans on `device` (made current for the call). NotSupported where check_cufft_supports refuses the decision.

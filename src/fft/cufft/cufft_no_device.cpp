@@ -11,6 +11,10 @@
 
 namespace cuplan::detail {
 
+std::size_t cufft_workspace_size(const LayoutDecision& /*decision*/, int /*device*/) {
+  throw_built_without_cuda("a cuFFT plan");
+}
+
 CufftPlan::CufftPlan(const LayoutDecision& /*decision*/, int /*device*/, const CallbackSet* /*callbacks*/,
                      std::optional<StreamRef> /*stream*/) {
   throw_built_without_cuda("a cuFFT plan");

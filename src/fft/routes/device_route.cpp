@@ -12,7 +12,10 @@
 namespace cuplan::detail {
 
 DeviceFftRoute::DeviceFftRoute(const FftRouteContext& context, const FFTOptions& options, const TensorView& operand)
-    : CufftRoute(context, options, true), operand_device_(operand.device()), sm_(device_sm(context.target.device)) {
+    : CufftRoute(context, options, true),
+      operand_device_(operand.device()),
+      sm_(device_sm(context.target.device)),
+      work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "FFT"), "FFT") {
   replay_.set_enabled(options.graph_replay);
   route_options_.route = options.route;
   route_options_.prolog = options.prolog;
@@ -46,7 +49,10 @@ void DeviceFftRoute::plan(const std::optional<StreamRef>& stream, EventList& pen
   // Every later phase runs after this one, so after the setup cuFFT left queued when planning.
   if (cufft_) cufft_->order_setup_before(phase.stream().native());
   buffers_ready_ = false;
+  work_area_.check(workspace_size(), context_.target.device);  // an external buffer: big enough, on this device
   ensure_buffers(phase.stream());
+  // The work area now (an owned one is kept, the shared one grows to this plan's need), not at the first execute.
+  (void)work_area_.acquire(workspace_size(), context_.target.device, phase.stream());
   phase.close();
 }
 
@@ -55,7 +61,6 @@ void DeviceFftRoute::ensure_buffers(StreamRef s) {
   const int device = context_.target.device;
   const std::size_t in_bytes = static_cast<std::size_t>(checked_numel(decision.in_shape)) * decision.in_dtype.size();
   const std::size_t out_bytes = static_cast<std::size_t>(checked_numel(decision.out_shape)) * decision.out_dtype.size();
-  workspace_ptr_ = cufft_ ? workspace_.ensure(cufft_->workspace_size(), device, s) : nullptr;
   if (decision.input_copy) in_stage_ptr_ = in_stage_.ensure(in_bytes, device, s);
   if (decision.output_copy) out_stage_ptr_ = out_stage_.ensure(out_bytes, device, s);
   buffers_stream_ = s.native();
@@ -77,9 +82,14 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
   const LayoutDecision& decision = context_.decision;
   const ExecutionTarget& target = context_.target;
   const int device = target.device;
+  // An external area the call's operands lie in would be overwritten mid-transform: refused before any work.
+  work_area_.check_apart(call.operand.view(), "operand");
+  if (call.out != nullptr) work_area_.check_apart(call.out->view(), "out");
   Phase phase(context_.order, context_.streams, target, call.stream, call.after, "execute");
   const StreamRef s = phase.stream();
   if (!buffers_ready_ || s.native() != buffers_stream_) ensure_buffers(s);
+  // This stream's area (shared: grown meanwhile, or another stream's phase): cuFFT is bound to it below.
+  const WorkAreaHold area = work_area_.acquire(workspace_size(), device, s);
   const TensorView& x = call.operand.view();
   std::optional<Tensor> given = given_result(call);
   Tensor result = given ? std::move(*given)
@@ -89,7 +99,8 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
   // A result this call allocated is new memory (the pool orders its reuse): recorded, not checked.
   // cuplan Tensors (the operand, an in-place result) are ordered after their pending producers first.
   phase.operands({{"operand", &x, in_place, false, Access::storage(call.operand).get()},
-                  {"out", &result.view(), true, call.out == nullptr && !in_place, Access::storage(result).get()}});
+                  {"out", &result.view(), true, call.out == nullptr && !in_place, Access::storage(result).get()},
+                  {"work area", &area.view(), true}});
 
   const void* in = x.data();
   void* out = result.data();
@@ -114,14 +125,14 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
         cufft_->update_callbacks(*context_.callbacks, s.native());
     }
     ReplayKey key;
-    key.add(in).add(out).add(workspace_ptr_).add(call.direction).add(scale);
+    key.add(in).add(out).add(area.data()).add(call.direction).add(scale);
     replay_.run(key, device, s.native(), [&](cudaStream_t captured) {
       if (fused_) {
         fused_->execute(call.direction, in, out, scale, captured);
         if (scale != 1.0 && !fused_->scales_in_kernel()) scale_device(out, decision.out_dtype, walk, scale, captured);
         return;
       }
-      cufft_->bind(captured, workspace_ptr_);
+      cufft_->bind(captured, area.data());
       cufft_->execute(call.direction, in, out);
       if (scale != 1.0) scale_device(out, decision.out_dtype, walk, scale, captured);
     });
@@ -140,11 +151,7 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
          result.view(), s);
   record_operand_use(call.operand, s);
   phase.close();
-  if (call.release_workspace) {
-    workspace_.release();
-    workspace_ptr_ = nullptr;
-    buffers_ready_ = false;
-  }
+  if (call.release_workspace) work_area_.release();
   if (target.blocking) finish_call(target, s);
   return result;
 }
@@ -162,10 +169,35 @@ void DeviceFftRoute::free() noexcept {
   replay_.reset();
   cufft_.reset();
   fused_.reset();
-  workspace_.release();
+  work_area_.release();
   in_stage_.release();
   out_stage_.release();
-  workspace_ptr_ = in_stage_ptr_ = out_stage_ptr_ = nullptr;
+  in_stage_ptr_ = out_stage_ptr_ = nullptr;
+  buffers_ready_ = false;
+}
+
+std::size_t DeviceFftRoute::estimate_workspace_size() const {
+  const LayoutDecision& decision = context_.decision;
+  const int device = context_.target.device;
+  if (cufft_) return cufft_->workspace_size();
+  // The fused kernel needs no library work area; every transformed axis of length 1 needs no plan at all.
+  if (fused_route_ || decision.layout.rank == 0) return 0;
+  // Callbacks are linked into the plan's kernels, which may change what they need: plan with them, as plan() does.
+  if (context_.callbacks)
+    return CufftPlan(decision, device, context_.callbacks.get(), current_stream(Device::cuda(device))).workspace_size();
+  return cufft_workspace_size(decision, device);
+}
+
+std::size_t DeviceFftRoute::held_bytes() const noexcept {
+  return work_area_.held_bytes() + in_stage_.size() + out_stage_.size();
+}
+
+void DeviceFftRoute::release_idle_memory() noexcept {
+  // Stream-ordered after the last use; the next execute allocates again (ensure_buffers).
+  work_area_.release();
+  in_stage_.release();
+  out_stage_.release();
+  in_stage_ptr_ = out_stage_ptr_ = nullptr;
   buffers_ready_ = false;
 }
 

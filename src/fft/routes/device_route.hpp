@@ -11,6 +11,7 @@
 #include "fft/routes/cufft_route.hpp"
 #include "fft/routes/fused_fft.hpp"
 #include "plan/graph_replay.hpp"
+#include "plan/work_area.hpp"
 #include "runtime/recorded_stream.hpp"
 
 namespace cuplan::detail {
@@ -20,6 +21,9 @@ class DeviceFftRoute final : public CufftRoute {
   CUPLAN_ROUTE_CLASS_MEMBERS(DeviceFftRoute, FftRouteContext, FFTOptions, FftCall);
 
   CUPLAN_DEVICE_ROUTE_MEMBERS;
+  std::size_t estimate_workspace_size() const override;
+  std::size_t held_bytes() const noexcept override;
+  void release_idle_memory() noexcept override;
   /// Chooses between cuFFT and the fused kernel (NotSupported for a forced fused route that cannot apply).
   void check_supported(const LayoutDecision& decision) const override;
   std::size_t calls_per_execute() const noexcept override;
@@ -36,10 +40,9 @@ class DeviceFftRoute final : public CufftRoute {
   mutable bool fused_route_ = false;  // decided by check_supported, once the layout is decided
   std::unique_ptr<FusedFftPlan> fused_;
   GraphReplay replay_;  // repeated transforms replayed as one graph launch
-  DeviceBuffer workspace_;
+  WorkArea work_area_;  // owned, the stream's shared area, or the caller's (FFTOptions::work_area)
   DeviceBuffer in_stage_;
   DeviceBuffer out_stage_;
-  void* workspace_ptr_ = nullptr;
   void* in_stage_ptr_ = nullptr;
   void* out_stage_ptr_ = nullptr;
   cudaStream_t buffers_stream_ = nullptr;  // last stream the buffers' use was recorded for

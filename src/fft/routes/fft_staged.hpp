@@ -38,6 +38,10 @@ class StagedFft {
   void order_setup_before(cudaStream_t stream);
   /// Workspace, pinned and device slots go back; the next execute allocates them again.
   void release() noexcept;
+  /// Bytes held between calls: the workspace and the device slots, and the pinned host slots.
+  std::size_t held_bytes() const noexcept {
+    return workspace_.size() + pipeline_.device_bytes() + pipeline_.host_bytes();
+  }
   std::int64_t chunk_count() const noexcept { return grid_.count(); }
   std::size_t limit() const noexcept { return limit_; }
   /// Device bytes an execute holds at most (slots and workspace).

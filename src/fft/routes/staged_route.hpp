@@ -14,6 +14,11 @@ namespace cuplan::detail {
 class StagedFftRoute final : public CufftRoute {
  public:
   CUPLAN_ROUTE_CLASS_MEMBERS(StagedFftRoute, FftRouteContext, FFTOptions, FftCall);
+  std::size_t held_bytes() const noexcept override { return staged_ ? staged_->held_bytes() : 0; }
+  /// Between calls nothing is in flight (an execute returns once the result is on the host).
+  void release_idle_memory() noexcept override {
+    if (staged_) staged_->release();
+  }
 
  private:
   Strides operand_strides_;  // the host operand's strides at construction

@@ -20,6 +20,9 @@ class CublasLtRoute : public MatmulRoute {
   void operands_changed() noexcept override { product_.operands_changed(); }
   void free() noexcept override { product_.free(); }
   MatmulRouteDescription description() const override { return product_.description(); }
+  std::size_t workspace_size() const noexcept override { return product_.workspace_size(); }
+  std::size_t held_bytes() const noexcept override { return product_.held_bytes(); }
+  void release_idle_memory() noexcept override { product_.release_idle_memory(); }
 
  protected:
   /// `host_operands`: the operands are in host memory, and the product copies them to the device (LtProduct).

@@ -34,7 +34,10 @@ using mm::dense_view;
 using mm::device_view;
 
 LtProduct::LtProduct(const MatmulRouteContext& context, bool host_operands)
-    : context_(context), host_operands_(host_operands) {
+    : context_(context),
+      host_operands_(host_operands),
+      work_area_(resolve_work_area(context.options.work_area, context.options.work_area_buffer, context.who),
+                 context.who) {
   replay_.set_enabled(context.options.graph_replay);
 }
 
@@ -84,6 +87,7 @@ void LtProduct::plan(const MatmulPlanOptions& options, const EventList& after) {
     if (traits.aux_output) p.aux = planning_placeholder;
     if (traits.bias_gradient) p.bias_gradient = planning_placeholder;
     plan_cuda_product(options.preferences, p);
+    work_area_.check(lt_->workspace_bytes(), device);  // an external buffer: big enough, on this device
   } catch (...) {
     lt_.reset();
     throw;
@@ -219,6 +223,11 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
   const mm::OperandSlots& operands = context_.operands;
   const mm::Problem& problem = context_.problem;
   const int device = target.device;
+  // An external area the call's operands lie in would be overwritten mid-product: refused before any work.
+  static constexpr const char* slot_names[mm::slot_count] = {"a", "b", "c", "bias", "epilog_aux"};
+  for (int slot = 0; slot < mm::slot_count; ++slot)
+    if (operands[slot].ref) work_area_.check_apart(operands[slot].ref->view(), slot_names[slot]);
+  if (options.out) work_area_.check_apart(options.out->view(), "out");
   // cuBLASLt runs on the current device, which the phase makes the target's.
   Phase phase(context_.order, context_.streams, target, options.stream, options.after, "execute");
   const StreamRef stream = phase.stream();
@@ -227,7 +236,9 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
   {
     const mm::EpilogTraits traits = mm::epilog_traits(problem.epilog);
     const Device gpu = Device::cuda(device);
-    void* workspace = workspace_.ensure(lt_->workspace_bytes(), device, stream);
+    // This stream's area (shared: grown meanwhile, or another stream's phase); cuBLASLt takes it at every call.
+    const WorkAreaHold area = work_area_.acquire(lt_->workspace_bytes(), device, stream);
+    void* workspace = area.data();
     Tensor aux, bgrad;
     void *d_ptr, *aux_ptr = nullptr, *bgrad_ptr = nullptr;
     if (host_operands_) {
@@ -270,7 +281,8 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
                        scale_a ? Access::storage(*scale_a).get() : nullptr},
                       {"scale_b", scale_b ? &scale_b->view() : nullptr, false, false,
                        scale_b ? Access::storage(*scale_b).get() : nullptr},
-                      {"out", &d.view(), true, !options.out, Access::storage(d).get()}});
+                      {"out", &d.view(), true, !options.out, Access::storage(d).get()},
+                      {"work area", &area.view(), true}});
     }
     const mm::LtPointers p = stage(stream, d_ptr, aux_ptr, bgrad_ptr);
     lt_->bind(p);
@@ -308,7 +320,7 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
     }
     result.aux = std::move(aux);
     result.bias_gradient = std::move(bgrad);
-    if (options.release_workspace) workspace_.release();
+    if (options.release_workspace) work_area_.release();
   }
   phase.close();
   if (target.blocking) finish_call(target, stream);
@@ -346,7 +358,8 @@ void LtProduct::autotune(const AutotuneOptions& options) {
     const mm::LtPointers p = stage(stream, d, aux, bgrad);
     lt_->bind(p);
     const std::size_t ws_bytes = lt_->max_workspace_bytes();
-    void* workspace = workspace_.ensure(ws_bytes, device, stream);
+    const WorkAreaHold area = work_area_.acquire(ws_bytes, device, stream);
+    void* workspace = area.data();
     void* flush = nullptr;
     std::size_t flush_bytes = 0;
     if (options.flush_cache) {
@@ -409,14 +422,32 @@ void LtProduct::operands_changed() noexcept {
 
 void LtProduct::free() noexcept {
   lt_.reset();
-  for (auto& s : staging_) s.release();
-  workspace_.release();
-  result_staging_.release();
-  aux_staging_.release();
-  bias_gradient_staging_.release();
+  release_idle_memory();
+  work_area_.release();
   scales_.release();
   flush_.release();
   replay_.reset();
+}
+
+std::size_t LtProduct::workspace_size() const noexcept {
+  return lt_ ? lt_->workspace_bytes() : 0;
+}
+
+std::size_t LtProduct::held_bytes() const noexcept {
+  std::size_t bytes =
+      work_area_.held_bytes() + result_staging_.size() + aux_staging_.size() + bias_gradient_staging_.size();
+  for (const DeviceBuffer& buffer : staging_) bytes += buffer.size();
+  return bytes;
+}
+
+void LtProduct::release_idle_memory() noexcept {
+  // Stream-ordered after the last use; the next execute allocates again (the fp8 scale values stay: planned once).
+  work_area_.release();
+  for (auto& s : staging_) s.release();
+  result_staging_.release();
+  aux_staging_.release();
+  bias_gradient_staging_.release();
+  flush_.release();
 }
 
 MatmulRouteDescription LtProduct::description() const {

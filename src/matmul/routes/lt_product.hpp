@@ -17,6 +17,7 @@
 #include "matmul/cublaslt/cublaslt_backend.hpp"
 #include "matmul/matmul_route.hpp"
 #include "plan/graph_replay.hpp"
+#include "plan/work_area.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/recorded_stream.hpp"
 
@@ -37,6 +38,12 @@ class LtProduct {
   void scalars_changed(std::complex<double> alpha, std::complex<double> beta);
   void operands_changed() noexcept;
   void free() noexcept;
+  /// The planned algorithm's workspace bytes (0 before plan()).
+  std::size_t workspace_size() const noexcept;
+  /// Memory held between calls by the product itself (an owned work area, staging buffers).
+  std::size_t held_bytes() const noexcept;
+  /// Releases what held_bytes() counts (stream-ordered); the next execute allocates again.
+  void release_idle_memory() noexcept;
   /// How a CUDA route names itself: "CUDA execution on cuda:0", "cuBLASLt <algorithm>", "cuda:0 (cuBLASLt)", and
   /// " (bias gradient by a separate kernel)" for the fallback.
   MatmulRouteDescription description() const;
@@ -68,7 +75,8 @@ class LtProduct {
   bool bias_gradient_kernel_ = false;  ///< bgrada / bgradb computed by launch_bias_gradient, not the epilog
   RecordedStream recorded_stream_;     ///< operands' uses already recorded on this stream
   std::array<DeviceBuffer, mm::slot_count> staging_;
-  DeviceBuffer workspace_, result_staging_, aux_staging_, bias_gradient_staging_, scales_, flush_;
+  WorkArea work_area_;  ///< owned, the stream's shared area, or the caller's (MatmulOptions::work_area)
+  DeviceBuffer result_staging_, aux_staging_, bias_gradient_staging_, scales_, flush_;
   GraphReplay replay_;  ///< repeated identical executes replayed as one graph launch
 };
 

@@ -277,6 +277,18 @@ void StagedMatmul::execute(const StagedOperands& o, const TensorView& d, std::co
   pipeline_.run(run);
 }
 
+std::size_t StagedMatmul::held_bytes() const noexcept {
+  std::size_t bytes = resident_.size() + pipeline_.device_bytes() + pipeline_.host_bytes();
+  for (const auto& [shape, product] : inner_) bytes += product->held_bytes();
+  return bytes;
+}
+
+void StagedMatmul::release_idle_memory() noexcept {
+  for (auto& [shape, product] : inner_) product->release_idle_memory();
+  resident_.release();
+  pipeline_.release();
+}
+
 void StagedMatmul::release() noexcept {
   inner_.clear();
   resident_.release();

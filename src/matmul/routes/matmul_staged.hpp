@@ -48,6 +48,10 @@ class StagedMatmul {
   void execute(const StagedOperands& operands, const TensorView& d, std::complex<double> alpha,
                std::complex<double> beta, StreamRef s);
   void release() noexcept;
+  /// Bytes held between calls: the resident block, the device and pinned slots, the tile products' own memory.
+  std::size_t held_bytes() const noexcept;
+  /// Releases what held_bytes() counts; the tile products stay planned (their memory is allocated again at need).
+  void release_idle_memory() noexcept;
   const mm::StagingPlan& plan() const noexcept { return plan_; }
 
  private:

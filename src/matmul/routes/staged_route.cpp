@@ -81,6 +81,16 @@ MatmulResult StagedMatmulRoute::execute(const MatmulExecuteOptions& options) {
 
 // order_new_operands: the default, nothing to order; every execute returns when D is on the host.
 
+std::size_t StagedMatmulRoute::held_bytes() const noexcept {
+  return CublasLtRoute::held_bytes() + (staged_ ? staged_->held_bytes() : 0);
+}
+
+void StagedMatmulRoute::release_idle_memory() noexcept {
+  // Between calls nothing is in flight (an execute returns once D is on the host).
+  CublasLtRoute::release_idle_memory();
+  if (staged_) staged_->release_idle_memory();
+}
+
 void StagedMatmulRoute::free() noexcept {
   staged_.reset();
   CublasLtRoute::free();

@@ -22,6 +22,8 @@ class StagedMatmulRoute final : public CublasLtRoute {
   mm::Problem adapt(mm::Problem problem) override;
   MatmulResult execute(const MatmulExecuteOptions& options) override;
   void free() noexcept override;
+  std::size_t held_bytes() const noexcept override;
+  void release_idle_memory() noexcept override;
 
  private:
   StagedOperands staged_operands() const;

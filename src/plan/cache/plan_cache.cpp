@@ -20,6 +20,7 @@
 #include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/execution.hpp"
+#include "runtime/memory_uses.hpp"
 
 namespace cuplan {
 namespace detail {
@@ -61,6 +62,15 @@ PlanKey& PlanKey::add_host_execution_device(const TensorView& operand, Execution
   return *this;
 }
 
+PlanKey& PlanKey::add_work_area(WorkAreaPolicy policy, const std::optional<TensorView>& buffer) {
+  add(policy == WorkAreaPolicy::automatic ? WorkAreaPolicy::owned : policy);  // one plan for both names
+  if (buffer)
+    add(reinterpret_cast<std::intptr_t>(buffer->data()))
+        .add(static_cast<std::int64_t>(buffer->span_bytes()))
+        .add(buffer->device().index());
+  return *this;
+}
+
 std::size_t PlanKey::hash() const noexcept {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
   for (std::size_t i = 0; i < size_; ++i) {
@@ -82,6 +92,8 @@ class PlanCache {
     std::unique_ptr<CachedPlan> plan;  // null while checked out
     bool busy = false;
     bool orphaned = false;  // cleared from the cache while checked out: destroyed on return
+    std::size_t bytes = 0;  // what the plan held when it last came back (held_bytes)
+    int device = -1;        // where that memory is (memory_device)
   };
   using List = std::list<Entry>;
 
@@ -111,8 +123,12 @@ class PlanCache {
     PlanLease lease;
     lease.plan_ = std::move(plan);
     lease.cache_ = this;
+    const std::size_t held = lease.plan_->held_bytes();
+    const int device = lease.plan_->memory_device();
     std::lock_guard lock(mutex_);
-    entries_.push_front(Entry{key, key.hash(), nullptr, true, false});
+    entries_.push_front(Entry{key, key.hash(), nullptr, true, false, 0, device});
+    account_memory(MemoryUse::cached_plan, device, 1, 0);
+    set_bytes(entries_.front(), held);
     index_.emplace(entries_.front().hash, entries_.begin());
     ++busy_;
     lease.node_ = &entries_.front();
@@ -122,6 +138,7 @@ class PlanCache {
   void give_back(void* node, std::unique_ptr<CachedPlan> plan, bool keep) noexcept {
     std::unique_ptr<CachedPlan> doomed;  // destroyed outside the lock
     std::vector<std::unique_ptr<CachedPlan>> evicted;
+    const std::size_t held = keep && plan ? plan->held_bytes() : 0;
     {
       std::lock_guard lock(mutex_);
       auto it = find(static_cast<Entry*>(node));
@@ -130,6 +147,7 @@ class PlanCache {
         doomed = std::move(plan);
         erase(it);
       } else {
+        set_bytes(*it, held);
         it->plan = std::move(plan);
         it->busy = false;
         entries_.splice(entries_.begin(), entries_, it);
@@ -140,7 +158,14 @@ class PlanCache {
 
   PlanCacheStats stats() {
     std::lock_guard lock(mutex_);
-    return PlanCacheStats{hits_, misses_, evictions_, entries_.size(), capacity_};
+    return PlanCacheStats{hits_, misses_, evictions_, entries_.size(), capacity_, bytes_, byte_limit_, released_};
+  }
+
+  void set_byte_limit(std::size_t bytes) {
+    std::vector<std::unique_ptr<CachedPlan>> evicted;
+    std::lock_guard lock(mutex_);
+    byte_limit_ = bytes;
+    evicted = trim();
   }
 
   void set_capacity(std::size_t capacity) {
@@ -170,7 +195,7 @@ class PlanCache {
 
   void reset_stats() {
     std::lock_guard lock(mutex_);
-    hits_ = misses_ = evictions_ = 0;
+    hits_ = misses_ = evictions_ = released_ = 0;
   }
 
  private:
@@ -182,6 +207,8 @@ class PlanCache {
   }
 
   void erase(List::iterator it) {
+    set_bytes(*it, 0);
+    account_memory(MemoryUse::cached_plan, it->device, -1, 0);
     auto [first, last] = index_.equal_range(it->hash);
     for (auto i = first; i != last; ++i) {
       if (i->second == it) {
@@ -192,8 +219,31 @@ class PlanCache {
     entries_.erase(it);
   }
 
-  // Destroys least recently used idle plans beyond the capacity; returns them to be destroyed unlocked.
+  // The bytes an entry's plan holds now: the cache's total and the memory report's count follow.
+  void set_bytes(Entry& entry, std::size_t bytes) noexcept {
+    bytes_ = bytes_ - entry.bytes + bytes;
+    account_memory(MemoryUse::cached_plan, entry.device, 0,
+                   static_cast<std::ptrdiff_t>(bytes) - static_cast<std::ptrdiff_t>(entry.bytes));
+    entry.bytes = bytes;
+  }
+
+  // Over the byte limit: releases the idle plans' memory, least recently used first, until the bytes fit (plans in
+  // use keep theirs: their calls are running). Releasing is stream-ordered and never blocks, so it runs locked.
+  void release_over_limit() noexcept {
+    for (auto it = entries_.end(); bytes_ > byte_limit_ && it != entries_.begin();) {
+      --it;
+      if (it->busy || it->bytes == 0) continue;
+      it->plan->release_idle_memory();
+      const std::size_t before = it->bytes;
+      set_bytes(*it, it->plan->held_bytes());
+      if (it->bytes < before) ++released_;  // a kernel's spectrum (Convolution) stays: nothing else to release
+    }
+  }
+
+  // Releases idle plans' memory beyond the byte limit, then destroys least recently used idle plans beyond the
+  // capacity; returns them to be destroyed unlocked.
   std::vector<std::unique_ptr<CachedPlan>> trim() {
+    release_over_limit();
     std::vector<std::unique_ptr<CachedPlan>> evicted;
     std::size_t idle = entries_.size() - busy_;
     for (auto it = entries_.end(); idle > capacity_ && it != entries_.begin();) {
@@ -213,8 +263,10 @@ class PlanCache {
   List entries_;
   std::unordered_multimap<std::size_t, List::iterator> index_;
   std::size_t capacity_ = 64;
+  std::size_t byte_limit_ = plan_cache::no_byte_limit;
+  std::size_t bytes_ = 0;  // sum of the entries' bytes
   std::size_t busy_ = 0;
-  std::uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
+  std::uint64_t hits_ = 0, misses_ = 0, evictions_ = 0, released_ = 0;
 };
 
 PlanCache& plan_cache_instance() {
@@ -277,6 +329,19 @@ void clear() {
 }
 void reset_stats() {
   detail::plan_cache_instance().reset_stats();
+}
+void set_byte_limit(std::size_t bytes) {
+  if (bytes == 0)
+    throw InvalidArgument(
+        fmt::format("plan_cache::set_byte_limit: bytes: expected 1 to {} or plan_cache::no_byte_limit, got 0 (a cache "
+                    "that may hold no byte; plan_cache::clear() empties the cache, set_capacity bounds its plans)",
+                    max_byte_limit));
+  if (bytes > max_byte_limit && bytes != no_byte_limit)
+    throw InvalidArgument(
+        fmt::format("plan_cache::set_byte_limit: bytes: expected 1 to {} (1 PiB) or plan_cache::no_byte_limit, got {} "
+                    "(a negative number converted?)",
+                    max_byte_limit, bytes));
+  detail::plan_cache_instance().set_byte_limit(bytes);
 }
 }  // namespace plan_cache
 

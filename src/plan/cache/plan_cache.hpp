@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -21,6 +22,12 @@ namespace cuplan::detail {
 class CachedPlan {
  public:
   virtual ~CachedPlan() = default;
+  /// Memory the plan holds between calls by itself: an owned work area, staging buffers (not a shared area).
+  virtual std::size_t held_bytes() const noexcept { return 0; }
+  /// The CUDA device that memory is on (-1: the host), for the memory report.
+  virtual int memory_device() const noexcept { return -1; }
+  /// Releases what held_bytes() counts, stream-ordered after the plan's last use; the next call allocates again.
+  virtual void release_idle_memory() noexcept {}
 };
 
 enum class PlanKind : std::uint32_t { fft = 1, matmul = 2, convolution = 3, r2r = 4 };
@@ -39,6 +46,8 @@ class PlanKey {
   PlanKey& add(const OperandSignature& operand);  ///< every field: a plan serves only operands it was made for
   /// For operands in host memory whose execution names no device: the current device, which such a plan runs on.
   PlanKey& add_host_execution_device(const TensorView& operand, Execution execution);
+  /// The work-area policy and, for an external area, the buffer (address, bytes, device): a plan binds its buffer.
+  PlanKey& add_work_area(WorkAreaPolicy policy, const std::optional<TensorView>& buffer);
   std::size_t hash() const noexcept;
   friend bool operator==(const PlanKey& a, const PlanKey& b) noexcept;
 

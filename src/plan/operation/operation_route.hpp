@@ -55,6 +55,12 @@ class OperationRoute {
   virtual void free() noexcept = 0;
   /// Workspace bytes the route holds for the object (default: none of its own).
   virtual std::size_t workspace_size() const noexcept { return 0; }
+  /// What workspace_size() will report once planned, without planning (estimate_workspace_size; default: none).
+  virtual std::size_t estimate_workspace_size() const { return 0; }
+  /// Memory the route holds between calls by itself (an owned work area, staging buffers), for the plan cache.
+  virtual std::size_t held_bytes() const noexcept { return 0; }
+  /// Releases what held_bytes() counts (stream-ordered); the next execute allocates again.
+  virtual void release_idle_memory() noexcept {}
   /// How it runs, for describe(): "cuFFT execution on cuda:0", "FFTW execution (estimate planning)".
   virtual std::string execution() const = 0;
   /// Where it runs, for a LibraryError's context: "cuda:0 (cuFFT)", "cpu (FFTW)".

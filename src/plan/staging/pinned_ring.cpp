@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "cuplan/device.hpp"
+#include "runtime/memory_uses.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail::staging {
@@ -22,13 +23,12 @@ void PinnedRing::ensure(int slots, std::size_t bytes) {
   if (storage_ && slots <= slots_ && bytes <= slot_bytes_) return;
   const int new_slots = std::max(slots, slots_);
   const std::size_t new_bytes = std::max(bytes, slot_bytes_);
-  storage_.reset();  // the old memory first: pinned memory is scarce
-  slots_ = 0;
-  slot_bytes_ = 0;
+  release();  // the old memory first: pinned memory is scarce
   storage_ = Storage::allocate(static_cast<std::size_t>(new_slots) * new_bytes, Device::cpu(), MemorySpace::host_pinned,
                                StreamRef{});
   slots_ = new_slots;
   slot_bytes_ = new_bytes;
+  account_memory(MemoryUse::staging_ring, -1, 1, static_cast<std::ptrdiff_t>(storage_->bytes()));
 }
 
 void* PinnedRing::slot(int i) const noexcept {
@@ -36,6 +36,7 @@ void* PinnedRing::slot(int i) const noexcept {
 }
 
 void PinnedRing::release() noexcept {
+  if (storage_) account_memory(MemoryUse::staging_ring, -1, -1, -static_cast<std::ptrdiff_t>(storage_->bytes()));
   storage_.reset();
   slots_ = 0;
   slot_bytes_ = 0;

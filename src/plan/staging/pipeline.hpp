@@ -74,6 +74,11 @@ class StagingPipeline : NonCopyable {
   void release() noexcept;
   /// Device bytes held by the slot buffers now.
   std::size_t device_bytes() const noexcept { return in_device_.size() + out_device_.size(); }
+  /// Pinned host bytes held by the slots now.
+  std::size_t host_bytes() const noexcept {
+    return static_cast<std::size_t>(in_ring_.slots()) * in_ring_.slot_bytes() +
+           static_cast<std::size_t>(out_ring_.slots()) * out_ring_.slot_bytes();
+  }
 
  private:
   void ensure_streams(int device);

@@ -142,14 +142,6 @@ std::size_t CufftR2R::workspace_size() const noexcept {
   return planned_ ? a_bytes_ + b_bytes_ + work_bytes_ : 0;
 }
 
-void* CufftR2R::reserve_workspace(StreamRef stream) {
-  return buffer_.ensure(workspace_size(), device_, stream);
-}
-
-void CufftR2R::release_workspace() noexcept {
-  buffer_.release();
-}
-
 void CufftR2R::execute(Direction direction, const void* in, const Strides& in_strides, void* out, void* workspace,
                        cudaStream_t s) {
   const R2RDecision& d = decision_;

@@ -4,7 +4,7 @@
 // with orthogonalize's input factors), one cuFFT plan of related length (algorithms.hpp), and one post-pass kernel
 // (twiddle or unpermute, with the output factors and, on the last axis, the norm). Axis after axis, each pass reads
 // the previous axis's result, so several axes and in-place operands need no extra copy. cuFFT plans for both
-// directions, workspace and the two row buffers live in one stream-ordered DeviceBuffer.
+// directions; their workspace and the two row buffers are one work area, the route's (plan/work_area.hpp).
 
 #include <cstddef>
 #include <string>
@@ -15,7 +15,6 @@
 #include "cuplan/tensor.hpp"
 #include "r2r/algorithms.hpp"
 #include "r2r/planner.hpp"
-#include "runtime/device_buffer.hpp"
 
 namespace cuplan::detail {
 
@@ -27,13 +26,10 @@ class CufftR2R : NonCopyable {
   /// Makes the cuFFT plans of both directions (no workspace is allocated yet).
   void plan();
   /// Enqueues the transform of `in` (laid out by `in_strides`, device memory) into `out` (the decision's
-  /// out_strides) on `stream`, with `workspace` from reserve_workspace; `in` may be `out`. Allocates nothing, so a
-  /// graph may capture it.
+  /// out_strides) on `stream`, with `workspace` of workspace_size() bytes (the route's work area); `in` may be
+  /// `out`. Allocates nothing, so a graph may capture it.
   void execute(Direction direction, const void* in, const Strides& in_strides, void* out, void* workspace,
                cudaStream_t stream);
-  /// The workspace, allocated on `stream` (stream-ordered) if there is none.
-  void* reserve_workspace(StreamRef stream);
-  void release_workspace() noexcept;
   /// Bytes the planned transform needs on the device (row buffers and cuFFT workspace).
   std::size_t workspace_size() const noexcept;
   /// "axis 1: even/odd reorder + R2C(n) + twiddle; ..." for `direction`.
@@ -52,7 +48,6 @@ class CufftR2R : NonCopyable {
   std::vector<AxisPlan> forward_;  // one per transformed axis, in order
   std::vector<AxisPlan> inverse_;
   std::size_t a_bytes_ = 0, b_bytes_ = 0, work_bytes_ = 0;
-  DeviceBuffer buffer_;
   bool planned_ = false;
 };
 

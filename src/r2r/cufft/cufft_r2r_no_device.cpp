@@ -19,10 +19,6 @@ void CufftR2R::execute(Direction /*direction*/, const void* /*in*/, const Stride
                        void* /*workspace*/, cudaStream_t /*stream*/) {
   throw_built_without_cuda("a cuFFT real-to-real transform");
 }
-void* CufftR2R::reserve_workspace(StreamRef /*stream*/) {
-  throw_built_without_cuda("a cuFFT real-to-real transform");
-}
-void CufftR2R::release_workspace() noexcept {}
 std::size_t CufftR2R::workspace_size() const noexcept {
   return 0;
 }

@@ -12,7 +12,9 @@ namespace cuplan::detail {
 
 CudaR2RRoute::CudaR2RRoute(const R2RRouteContext& context, const RealTransformOptions& options,
                            const TensorView& operand)
-    : R2RRoute(context), host_operand_(operand.on_host()) {
+    : R2RRoute(context),
+      host_operand_(operand.on_host()),
+      work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "RealTransform"), "RealTransform") {
   replay_.set_enabled(options.graph_replay);
 }
 
@@ -25,13 +27,17 @@ void CudaR2RRoute::plan(const std::optional<StreamRef>& stream, EventList& pendi
   pending_after = EventList{};
   if (!cufft_) cufft_ = std::make_unique<CufftR2R>(context_.decision, context_.target.device);
   cufft_->plan();
-  (void)cufft_->reserve_workspace(phase.stream());
+  work_area_.check(cufft_->workspace_size(), context_.target.device);  // external: big enough, on this device
+  (void)work_area_.acquire(cufft_->workspace_size(), context_.target.device, phase.stream());
   phase.close();
 }
 
 Tensor CudaR2RRoute::execute(const R2RCall& call) {
   const R2RDecision& d = context_.decision;
   const TensorView& x = call.operand.view();
+  // An external area the call's operands lie in would be overwritten mid-transform: refused before any work.
+  work_area_.check_apart(x, "operand");
+  if (call.out != nullptr) work_area_.check_apart(call.out->view(), "out");
   Phase phase(context_.order, context_.streams, context_.target, call.stream, call.after, "execute");
   const StreamRef s = phase.stream();
   std::optional<Tensor> given = given_result(call);
@@ -40,11 +46,13 @@ Tensor CudaR2RRoute::execute(const R2RCall& call) {
     Tensor result =
         given ? std::move(*given)
               : Tensor::empty_strided(d.shape, d.out_strides, d.dtype, Device::cuda(context_.target.operand_device), s);
+    const WorkAreaHold area = work_area_.acquire(cufft_->workspace_size(), context_.target.device, s);
     // cuplan Tensors are ordered after their pending producers first.
     phase.operands({{"operand", &x, d.inplace, false, Access::storage(call.operand).get()},
-                    {"result", &result.view(), true, fresh, Access::storage(result).get()}});
+                    {"result", &result.view(), true, fresh, Access::storage(result).get()},
+                    {"work area", &area.view(), true}});
     if (x.numel() > 0) {
-      void* workspace = cufft_->reserve_workspace(s);
+      void* workspace = area.data();
       const void* in = x.data();
       void* out = result.data();
       // The passes and cuFFT calls of every axis, replayed as one graph launch when these pointers came recently.
@@ -54,7 +62,7 @@ Tensor CudaR2RRoute::execute(const R2RCall& call) {
         cufft_->execute(call.direction, in, d.in_strides, out, workspace, captured);
       });
     }
-    if (call.release_workspace) cufft_->release_workspace();
+    if (call.release_workspace) work_area_.release();
     result.record_stream(s);
     phase.close();
     finish_call(context_.target, s);
@@ -65,12 +73,12 @@ Tensor CudaR2RRoute::execute(const R2RCall& call) {
   if (x.numel() > 0) {
     if (device_stage_.data() == nullptr)
       device_stage_ = Tensor::empty_strided(d.shape, d.out_strides, d.dtype, Device::cuda(context_.target.device), s);
+    const WorkAreaHold area = work_area_.acquire(cufft_->workspace_size(), context_.target.device, s);
     copy(x, device_stage_.view(), s);
-    cufft_->execute(call.direction, device_stage_.data(), d.out_strides, device_stage_.data(),
-                    cufft_->reserve_workspace(s), s.native());
+    cufft_->execute(call.direction, device_stage_.data(), d.out_strides, device_stage_.data(), area.data(), s.native());
     copy(device_stage_.view(), result.view(), s);
     if (call.release_workspace) {
-      cufft_->release_workspace();
+      work_area_.release();
       device_stage_ = Tensor{};
     }
   }
@@ -93,11 +101,22 @@ void CudaR2RRoute::free() noexcept {
   }
   replay_.reset();  // the graphs hold the cuFFT plans' kernels and the workspace
   cufft_.reset();
+  work_area_.release();
   device_stage_ = Tensor{};
 }
 
 std::size_t CudaR2RRoute::workspace_size() const noexcept {
   return cufft_ ? cufft_->workspace_size() : 0;
+}
+
+std::size_t CudaR2RRoute::held_bytes() const noexcept {
+  return work_area_.held_bytes() + (device_stage_.data() != nullptr ? device_stage_.view().span_bytes() : 0);
+}
+
+void CudaR2RRoute::release_idle_memory() noexcept {
+  // Stream-ordered after the last use (the stage's uses are recorded on its stream); the next execute allocates.
+  work_area_.release();
+  device_stage_ = Tensor{};
 }
 
 std::string CudaR2RRoute::execution() const {
