@@ -45,6 +45,7 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
 
 MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
   // Every call, before the plan key (hit or miss): enum values could otherwise alias valid ones in the key.
+  detail::mm::require_defined_operands(a, b, options, who);
   detail::mm::validate_matmul_options(options, who);
   const detail::PlanKey key = matmul_key(a, b, options);
   const std::complex<double> alpha = options.alpha, beta = options.beta;

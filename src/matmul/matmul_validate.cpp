@@ -9,6 +9,7 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "plan/option_checks.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan::detail::mm {
 
@@ -22,6 +23,18 @@ void validate_matmul_options(const MatmulOptions& o, const char* who) {
   check_blocking(o.blocking, who);
   check_planning_mode(o.planning_mode, who);
   check_execution(o.execution, who);
+}
+
+void require_defined_operands(const TensorRef& a, const TensorRef& b, const MatmulOptions& o, const char* who) {
+  require_defined(a, who, "a");
+  require_defined(b, who, "b");
+  require_defined(o.c, who, "c");
+  require_defined(o.bias, who, "bias");
+  require_defined(o.epilog_aux, who, "epilog_aux");
+  require_defined(o.scales.a.tensor, who, "scales.a.tensor");
+  require_defined(o.scales.b.tensor, who, "scales.b.tensor");
+  require_defined(o.scales.c.tensor, who, "scales.c.tensor");
+  require_defined(o.scales.d.tensor, who, "scales.d.tensor");
 }
 
 void check_preferences(const MatmulPreferences& p, const char* who) {
