@@ -334,19 +334,21 @@ class CUPLAN_API TensorRef {
  public:
   /// No operand (an empty view).
   TensorRef() = default;
-  /// `tensor`, sharing its ownership. StateError for an undefined Tensor (default-constructed or moved from), which
-  /// has no memory to operate on.
-  TensorRef(const Tensor& tensor) : view_(tensor.view()), storage_(tensor.storage_) {  // NOLINT
-    if (!tensor.defined()) [[unlikely]]
-      throw_undefined("operand");
-  }
+  /// `tensor`, sharing its ownership. An undefined Tensor (default-constructed or moved from) has no memory to
+  /// operate on: the call it is given to raises StateError naming the parameter (`out`, `operand`, `b`, ...).
+  TensorRef(const Tensor& tensor) noexcept  // NOLINT(google-explicit-constructor)
+      : view_(tensor.view()), storage_(tensor.storage_), undefined_(!tensor.defined()) {}
   /// Takes over `other`'s operand; `other` is left as no operand.
-  TensorRef(TensorRef&& other) noexcept : view_(std::exchange(other.view_, {})), storage_(std::move(other.storage_)) {}
+  TensorRef(TensorRef&& other) noexcept
+      : view_(std::exchange(other.view_, {})),
+        storage_(std::move(other.storage_)),
+        undefined_(std::exchange(other.undefined_, false)) {}
   /// Takes over `other`'s operand; `other` is left as no operand.
   TensorRef& operator=(TensorRef&& other) noexcept {
     if (this != &other) {
       view_ = std::exchange(other.view_, {});
       storage_ = std::move(other.storage_);
+      undefined_ = std::exchange(other.undefined_, false);
     }
     return *this;
   }
@@ -357,7 +359,7 @@ class CUPLAN_API TensorRef {
   ~TensorRef() = default;
   /// `view`, borrowed.
   TensorRef(const TensorView& view) : view_(view) {}  // NOLINT
-  /// The operand's view.
+  /// The operand's view (an empty one for an undefined Tensor).
   const TensorView& view() const noexcept { return view_; }
   /// True when cuplan owns the memory (an owning Tensor); false for a borrowed view.
   bool owning() const noexcept { return storage_ != nullptr; }
@@ -365,13 +367,12 @@ class CUPLAN_API TensorRef {
   void record_stream(StreamRef stream) const;
   /// This operand as a Tensor (sharing ownership when there is an owner, else a wrap).
   Tensor as_tensor() const;
-  /// StateError "<what>: expected a defined Tensor, got an undefined one (default-constructed or moved from)".
-  [[noreturn]] static void throw_undefined(const char* what);
 
  private:
   friend struct detail::Access;
   TensorView view_;
   std::shared_ptr<detail::Storage> storage_;
+  bool undefined_ = false;  // made from an undefined Tensor: refused by the call, which names the parameter
 };
 
 /// Copy `src` into `dst` (same shape and dtype; any memory spaces and strides) in stream order on `stream`

@@ -15,6 +15,7 @@
 #include "plan/handle.hpp"
 #include "plan/planning/planned_call.hpp"
 #include "plan/work_area.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -39,6 +40,9 @@ detail::PlanKey make_key(const TensorView& x, const TensorView& kernel, const Co
 
 Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options, const TensorRef* out) {
   // Every call, before the plan key: a hit must reject what a miss rejects.
+  detail::require_defined(x, "fftconvolve", "x");
+  detail::require_defined(kernel, "fftconvolve", "kernel");
+  if (out != nullptr) detail::require_defined(*out, "fftconvolve", "out");
   detail::validate_convolution_options(options, "fftconvolve");
   if (out != nullptr) detail::check_writable(out->view(), "out", "fftconvolve");
   // Up front as well as in the runner: a background plan's call must refuse it before returning.

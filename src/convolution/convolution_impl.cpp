@@ -12,6 +12,7 @@
 #include "plan/cache/route_memory.hpp"
 #include "plan/option_checks.hpp"
 #include "plan/work_area.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -30,6 +31,7 @@ void validate_convolution_options(const ConvolutionOptions& o, const char* op) {
 
 ConvolutionImpl::ConvolutionImpl(TensorRef operand, TensorRef kernel, const ConvolutionOptions& options)
     : PlannedOperation("Convolution", std::move(operand), options.stream, options.after), kernel_(std::move(kernel)) {
+  require_defined(kernel_, "Convolution", "kernel");
   validate_convolution_options(options, "Convolution");
   const TensorView& x = operand_.view();
   const TensorView& k = kernel_.view();
@@ -112,6 +114,7 @@ void ConvolutionImpl::reset_operand(TensorRef operand, std::optional<StreamRef> 
 
 void ConvolutionImpl::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream, const EventList& after) try {
   state_.require_planned("reset_kernel");
+  require_defined(kernel, "Convolution", "reset_kernel", "kernel");
   kernel_signature_.require_match(kernel.view(), "Convolution", "reset_kernel", "kernel");
   runner_->set_kernel(stream, after, kernel);
   // The spectrum holds the kernel now; an owning kernel Tensor was recorded on the phase's stream.

@@ -15,6 +15,7 @@
 #include "distributed/exchange/nccl/exchange.hpp"
 #include "distributed/option_range.hpp"
 #include "distributed/pack.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan::detail {
 
@@ -22,6 +23,16 @@ namespace {
 
 std::array<std::int64_t, 3> strides_of(const dist::Box& b) {
   return {b.n[1] * b.n[2], b.n[2], 1};
+}
+
+// `stream` as a cuplan writer of `tensor`: it waits for the pending producer and the reads on other streams, and is
+// the producer from then on. The distributed component reaches the core library through its public API only, and
+// the DLPack export handshake is the public call that makes exactly this edge (the consumer's stream waits and then
+// counts as a writer, docs/streams.md); the exported tensor is dropped at once. The stream names itself as the
+// producer, so that the export does not also wait for every stream that ever used the memory.
+void order_as_writer(const Tensor& tensor, StreamRef stream) {
+  dlpack::DLManagedTensor* exported = tensor.to_dlpack({.stream = stream, .producer = stream});
+  exported->deleter(exported);
 }
 
 }  // namespace
@@ -143,6 +154,7 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
     direction = *opts.direction;
   }
   const Shape out_shape = result_shape();
+  require_defined(opts.out, "DistributedFFT::execute", "out");
   if (opts.out) {
     dist::check_local_array(
         opts.out->view(), "DistributedFFT::execute", "out",
@@ -168,7 +180,13 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
                                                op.device(), op.memory_space()))
       : opts.out ? opts.out->as_tensor()
                  : Tensor::empty(out_shape, out_dtype_, comm_.device(), stream);
+  // A Tensor given as `out` is written like any operation's out (docs/streams.md, "cuplan Tensors across streams"):
+  // the stream waits for its pending producer and its reads on other streams before the first local FFT or exchange
+  // writes it, and the call becomes its producer. The local FFTs and exchanges below see borrowed views only.
+  const bool out_owned = opts.out && opts.out->owning();  // a TensorView given as `out` stays borrowed
+  if (out_owned) order_as_writer(result, stream);
   operand_.record_stream(stream);
+  result.record_stream(stream);
   for (const Tensor& b : buffers_)
     if (b.defined()) b.record_stream(stream);
   // Several fields run one after another through the same buffers.
@@ -197,6 +215,9 @@ Tensor DistributedFftImpl::execute(const DistributedExecuteOptions& opts) try {
   }
   // With a timeout, the watchdog aborts the communicator when this work has not completed in time.
   dist::state_of(comm_).watch_stream(stream.native(), "DistributedFFT::execute");
+  // Noted again once the whole call is enqueued: on a stream that gets its event at once (a raw cudaStream_t made
+  // elsewhere), a reader on another stream then waits for all of the call's work, not only for what came before it.
+  if (out_owned) order_as_writer(result, stream);
   phases_.end(stream, comm_.device());
   return result;
 } catch (const LibraryError& error) {

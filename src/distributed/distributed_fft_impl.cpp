@@ -15,12 +15,14 @@
 #include "distributed/exchange/nccl/exchange.hpp"
 #include "distributed/pack.hpp"
 #include "plan/phase.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan::detail {
 
 DistributedFftImpl::DistributedFftImpl(Communicator comm, const Shape& global_shape, TensorRef operand,
                                        DistributedFFTOptions options)
     : comm_(std::move(comm)), options_(std::move(options)), operand_(std::move(operand)) {
+  require_defined(operand_, "DistributedFFT", "local_operand");
   const TensorView& op = operand_.view();
   const Resolved r = resolve_transform(comm_.rank(), comm_.size(), global_shape, op.dtype(), options_);
   type_ = r.type;
@@ -480,6 +482,7 @@ void DistributedFftImpl::log_route() const {
 }
 void DistributedFftImpl::reset_operand(TensorRef operand, std::optional<StreamRef> stream_opt) try {
   check_live("reset_operand");
+  require_defined(operand, "DistributedFFT::reset_operand", "operand");
   check_operand(operand.view());
   if (options_.inplace && operand.view().read_only())
     throw InvalidArgument(fmt::format(

@@ -11,6 +11,7 @@
 #include "distributed/exchange/cuda_status.hpp"
 #include "distributed/exchange/nccl/collectives.hpp"
 #include "plan/phase.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan::detail {
 
@@ -46,6 +47,10 @@ TensorView LogicalMatrix::block(std::int64_t r0, std::int64_t h, std::int64_t c0
 DistributedMatmulImpl::DistributedMatmulImpl(Communicator comm, std::int64_t m, std::int64_t n, std::int64_t k,
                                              TensorRef a, TensorRef b, DistributedMatmulOptions options)
     : comm_(std::move(comm)), options_(std::move(options)), a_(std::move(a)), b_(std::move(b)) {
+  require_defined(a_, "DistributedMatmul", "local_a");
+  require_defined(b_, "DistributedMatmul", "local_b");
+  require_defined(options_.c, "DistributedMatmul", "c");
+  require_defined(options_.bias, "DistributedMatmul", "bias");
   rank_ = comm_.rank();
   size_ = comm_.size();
   r_ = resolve_product(rank_, size_, m, n, k, options_);
@@ -349,6 +354,7 @@ void DistributedMatmulImpl::warm_up(StreamRef s) {
 
 void DistributedMatmulImpl::reset_operand(MatmulOperand which, TensorRef operand, std::optional<StreamRef> stream) {
   check_live("reset_operand");
+  require_defined(operand, "DistributedMatmul::reset_operand", "operand");
   check_operand(which, operand.view());
   const StreamRef s = pick(stream);
   dist::DeviceGuard guard(comm_.device().index());

@@ -18,6 +18,7 @@
 #include "distributed/phase_order.hpp"
 #include "plan/handle.hpp"
 #include "plan/phase.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan {
 
@@ -70,6 +71,7 @@ class RedistributeImpl {
         shape_(std::move(global_shape)),
         operand_(std::move(operand)),
         options_(std::move(options)) {
+    require_defined(operand_, "Redistribute", "local_operand");
     const int ndim = shape_.size();
     if (ndim < 1 || ndim > 3)
       throw InvalidArgument(fmt::format("global_shape: expected 1 to 3 dimensions, got {}", shape_text(shape_)));
@@ -128,6 +130,7 @@ class RedistributeImpl {
 
   void reset_operand(TensorRef operand, std::optional<StreamRef> stream) {
     check_live("reset_operand");
+    require_defined(operand, "Redistribute::reset_operand", "operand");
     check_operand(operand.view());
     const StreamRef s = pick(stream);
     dist::DeviceGuard guard(comm_.device().index());

@@ -12,6 +12,7 @@
 #include "fft/fft_validate.hpp"
 #include "plan/planning/planned_call.hpp"
 #include "plan/work_area.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -73,7 +74,10 @@ const char* function_name(FFTType type, Direction direction) {
 // call, so the cache never keeps the caller's memory alive.
 Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Direction direction, const TensorRef* out) {
   // Every call, before the plan key: a hit must reject what a miss rejects.
-  detail::validate_fft_options(options, function_name(type.value_or(FFTType::c2c), direction));
+  const char* called = function_name(type.value_or(FFTType::c2c), direction);
+  detail::require_defined(x, called, "x");
+  if (out != nullptr) detail::require_defined(*out, called, "out");
+  detail::validate_fft_options(options, called);
   if (type) {
     if (options.fft_type && *options.fft_type != *type)
       throw InvalidArgument(fmt::format("{}: fft_type: expected {} for this function, got {}",

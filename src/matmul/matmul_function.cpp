@@ -49,6 +49,7 @@ detail::PlanKey matmul_key(const TensorRef& a, const TensorRef& b, const MatmulO
 
 MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* who) {
   // Every call, before the plan key (hit or miss): enum values could otherwise alias valid ones in the key.
+  detail::mm::require_defined_operands(a, b, options, who);
   detail::mm::validate_matmul_options(options, who);
   // Up front as well as in the product's execute: a background plan's call must refuse it before returning.
   for (const auto& [operand, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})

@@ -12,6 +12,7 @@
 #include "matmul/matmul_validate.hpp"
 #include "plan/cache/route_memory.hpp"
 #include "plan/work_area.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -32,6 +33,7 @@ using enum mm::Slot;
 
 MatmulImpl::MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const char* who)
     : who_(who), options_(std::move(options)), state_("Matmul"), streams_(options_.stream, who) {
+  mm::require_defined_operands(a, b, options_, who_);
   mm::validate_matmul_options(options_, who_);
   operands_[slot_a].ref = std::move(a);
   operands_[slot_b].ref = std::move(b);
@@ -131,6 +133,8 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) try {
   NvtxRange range(nvtx_name(nvtx_plan, "cuplan::Matmul::plan"));
   state_.require_alive("plan");
   mm::check_preferences(options.preferences, who_);
+  require_defined(options.bias, who_, "plan", "bias");
+  require_defined(options.epilog_aux, who_, "plan", "epilog_aux");
   if (options.epilog) {
     mm::check_epilog(*options.epilog, who_);
     options_.epilog = *options.epilog;
@@ -200,6 +204,7 @@ void MatmulImpl::autotune(const AutotuneOptions& options) try {
 Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) try {
   NvtxRange range(nvtx_name(nvtx_execute, "cuplan::Matmul::execute"));
   require_ready("execute");
+  require_defined(options.out, who_, "execute", "out");
   if (options.out) {
     // Overlap first (an out over an operand usually also misses the planned layout, and the overlap is the error
     // to report), every call: the operands may have changed since the last one.
@@ -242,6 +247,7 @@ void MatmulImpl::replace_operands(const MatmulOperands& operands, std::optional<
   for (int i = 0; i < slot_count; ++i) {
     const std::optional<TensorRef>& given = *slot_of(operands, i);
     if (!given) continue;
+    require_defined(*given, who_, method, slot_names[i]);
     if (!operands_[i].planned)
       throw InvalidArgument(
           fmt::format("{}.{}: operand {}: expected one of the planned product's operands, got {}, "

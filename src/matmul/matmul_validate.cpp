@@ -10,6 +10,7 @@
 #include "cuplan/format.hpp"
 #include "plan/option_checks.hpp"
 #include "plan/work_area.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan::detail::mm {
 
@@ -24,6 +25,18 @@ void validate_matmul_options(const MatmulOptions& o, const char* who) {
   check_planning_mode(o.planning_mode, who);
   check_execution(o.execution, who);
   (void)resolve_work_area(o.work_area, o.work_area_buffer, who);
+}
+
+void require_defined_operands(const TensorRef& a, const TensorRef& b, const MatmulOptions& o, const char* who) {
+  require_defined(a, who, "a");
+  require_defined(b, who, "b");
+  require_defined(o.c, who, "c");
+  require_defined(o.bias, who, "bias");
+  require_defined(o.epilog_aux, who, "epilog_aux");
+  require_defined(o.scales.a.tensor, who, "scales.a.tensor");
+  require_defined(o.scales.b.tensor, who, "scales.b.tensor");
+  require_defined(o.scales.c.tensor, who, "scales.c.tensor");
+  require_defined(o.scales.d.tensor, who, "scales.d.tensor");
 }
 
 void check_preferences(const MatmulPreferences& p, const char* who) {

@@ -12,6 +12,9 @@ namespace cuplan::detail::mm {
 /// Enum ranges (epilog, compute, blocking) and the execution choice; InvalidArgument naming `who` and the option.
 void validate_matmul_options(const MatmulOptions& options, const char* who);
 void check_epilog(Epilog epilog, const char* who);
+/// a, b and the options' tensors (c, bias, epilog_aux, scale tensors): StateError naming the first made from an
+/// undefined Tensor (runtime/undefined_operand.hpp).
+void require_defined_operands(const TensorRef& a, const TensorRef& b, const MatmulOptions& options, const char* who);
 /// MatmulPreferences of a plan() and AutotuneOptions of an autotune(): checked on every execution space, also where
 /// the CPU has no heuristic to ask and nothing to time.
 void check_preferences(const MatmulPreferences& preferences, const char* who);

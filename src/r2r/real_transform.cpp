@@ -13,6 +13,7 @@
 #include "plan/planning/planned_call.hpp"
 #include "plan/work_area.hpp"
 #include "r2r/real_transform_impl.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -53,6 +54,8 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
 Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Direction direction, const TensorRef* out,
            const char* name) {
   // Every call, before the key: a hit rejects what a miss rejects.
+  detail::require_defined(x, name, "x");
+  if (out != nullptr) detail::require_defined(*out, name, "out");
   detail::validate_r2r_options(options, name);
   if (out != nullptr) {
     if (options.inplace)

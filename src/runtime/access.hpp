@@ -18,6 +18,8 @@ class Storage;
 struct Access {
   static const std::shared_ptr<Storage>& storage(const Tensor& tensor) noexcept { return tensor.storage_; }
   static const std::shared_ptr<Storage>& storage(const TensorRef& ref) noexcept { return ref.storage_; }
+  /// True for a TensorRef made from an undefined Tensor (runtime/undefined_operand.hpp).
+  static bool undefined(const TensorRef& ref) noexcept { return ref.undefined_; }
   /// A Tensor over `view` owned by `storage` (null: a wrap that owns nothing).
   static Tensor make_tensor(TensorView view, std::shared_ptr<Storage> storage) {
     Tensor tensor;

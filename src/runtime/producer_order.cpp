@@ -104,26 +104,41 @@ void ProducerOrder::retire(Mark& mark) noexcept {
 }
 
 void ProducerOrder::publish() noexcept {
-  producer_.store(writer_.stream, std::memory_order_release);
-  producer_pending_.store(writer_.pending && writer_.lazy, std::memory_order_release);
-  slow_.store(!readers_.empty() || thread_relative_stream(writer_.stream), std::memory_order_release);
+  const bool per_thread = thread_relative_stream(writer_.stream);
+  const cudaStream_t producer = per_thread ? unpublished() : writer_.stream;
+  const cudaStream_t sole = readers_.empty() ? producer : unpublished();
+  producer_.store(producer, std::memory_order_release);
+  sole_writer_.store(sole, std::memory_order_release);
+  pending_writer_.store(writer_.pending && writer_.lazy ? sole : unpublished(), std::memory_order_release);
 }
 
 void ProducerOrder::start(StreamRef stream, Device device) {
-  // No lock: the memory is not shared yet (Storage::allocate and adopt call this before handing it out), and every
-  // execute allocates its result, so this is on the hot path.
-  allocation_stream_ = stream.native();
+  // No lock and plain stores: the memory is not shared yet (Storage::allocate and adopt call this before handing it
+  // out; whoever passes it to another thread synchronizes with that thread), and every execute allocates its result,
+  // so this is on the hot path. The same state as set(), mark_work() and publish() would leave, without the calls.
+  const cudaStream_t native = stream.native();
+  allocation_stream_ = native;
   device_ = device.index();
-  set(writer_, stream, device_);
-  mark_work(writer_, stream);
+  writer_.stream = native;
+  writer_.device = device_;
+  writer_.pending = true;
   started_ = true;
-  publish();
+  if (thread_relative_stream(native)) [[unlikely]] {
+    // Its event now (mark_work): the handle names another stream on every thread.
+    writer_.thread = std::this_thread::get_id();
+    record(writer_);
+    return;  // nothing published: every access takes the locked path
+  }
+  writer_.lazy = true;  // the allocation stream outlives the memory (lasting)
+  producer_.store(native, std::memory_order_relaxed);
+  sole_writer_.store(native, std::memory_order_relaxed);
+  pending_writer_.store(native, std::memory_order_relaxed);
 }
 
 void ProducerOrder::order(StreamRef consumer, bool write) {
+  // The producer's own stream: one load and a comparison (a write also needs no pending read on another stream).
   const cudaStream_t native = consumer.native();
-  if (!thread_relative_stream(native) && producer_.load(std::memory_order_acquire) == native &&
-      (!write || !slow_.load(std::memory_order_acquire))) [[likely]]
+  if ((write ? sole_writer_ : producer_).load(std::memory_order_acquire) == native) [[likely]]
     return;
   const std::lock_guard lock(mutex_);
   if (!started_) return;
@@ -140,11 +155,11 @@ void ProducerOrder::order(StreamRef consumer, bool write) {
 }
 
 void ProducerOrder::note(StreamRef stream, bool write) {
+  // A read on the producer's own stream (which orders its later reads), or a write there while its latest work still
+  // awaits its lazy record and no read on another stream is pending: one load and a comparison.
   const cudaStream_t native = stream.native();
-  if (!thread_relative_stream(native) && producer_.load(std::memory_order_acquire) == native) [[likely]] {
-    if (!write) return;  // the producer's own stream orders its later reads
-    if (!slow_.load(std::memory_order_acquire) && producer_pending_.load(std::memory_order_acquire)) return;
-  }
+  if ((write ? pending_writer_ : producer_).load(std::memory_order_acquire) == native) [[likely]]
+    return;
   const std::lock_guard lock(mutex_);
   if (!started_) return;
   if (write) {

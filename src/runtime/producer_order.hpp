@@ -9,11 +9,12 @@
 // (a cuplan-made stream, a default-stream handle, or the memory's allocation stream, which its release needs anyway)
 // gets its event only when another stream first needs the edge, which then also covers work enqueued in between (a
 // stricter order, never a weaker one). Any other stream gets its event when the work is noted. On the producer's own
-// stream an access costs a few atomic loads and no lock.
+// stream an access costs one atomic load and a pointer comparison, and no lock.
 
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -63,12 +64,17 @@ class ProducerOrder : NonCopyable {
   void publish() noexcept;
 
   std::mutex mutex_;
-  // The fast path's view, written under mutex_: the producer's stream, whether its latest work still awaits a lazy
-  // record (so that a repeated write notes nothing), and whether the slow path is needed (reads on other streams, or
-  // a producer whose handle names a different stream on each thread).
-  std::atomic<cudaStream_t> producer_{nullptr};
-  std::atomic<bool> producer_pending_{false};
-  std::atomic<bool> slow_{false};
+  // The fast paths' view, written under mutex_ (by start() before the memory is shared), each compared with the
+  // caller's stream handle: equal means nothing to do. A handle that names a different stream on each thread
+  // (cudaStreamPerThread) is never published, so it always takes the locked path.
+  //   producer_:  the last writer's stream (a read there, or a note of one, needs nothing);
+  //   sole_writer_:  the same while no read on another stream is pending (a write there needs no wait);
+  //   pending_writer_:  the same while its latest work still awaits a lazy record (a repeated write notes nothing).
+  std::atomic<cudaStream_t> producer_{unpublished()};
+  std::atomic<cudaStream_t> sole_writer_{unpublished()};
+  std::atomic<cudaStream_t> pending_writer_{unpublished()};
+  /// A handle no stream has (not null, the legacy or the per-thread default stream's).
+  static cudaStream_t unpublished() noexcept { return reinterpret_cast<cudaStream_t>(~std::uintptr_t{0}); }
   bool started_ = false;
   cudaStream_t allocation_stream_ = nullptr;
   int device_ = -1;

@@ -16,6 +16,7 @@
 #include "runtime/copy.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -94,6 +95,7 @@ Tensor Tensor::empty_like(const TensorView& like, Device device, std::optional<S
 }
 
 Tensor Tensor::alias(const TensorRef& owner, const TensorView& view) {
+  detail::require_defined(owner, "Tensor::alias", "owner");
   const std::shared_ptr<detail::Storage>& storage = detail::Access::storage(owner);
   if (storage && view.numel() > 0) {
     // The bytes the view reaches, lowest first: with negative strides data() is not the lowest byte.
@@ -119,7 +121,7 @@ Tensor Tensor::wrap(const TensorView& view) {
 
 Tensor Tensor::to(Device device, std::optional<StreamRef> stream) const {
   if (!defined()) [[unlikely]]
-    TensorRef::throw_undefined("Tensor::to");
+    detail::throw_undefined("Tensor::to", nullptr);
   Tensor result = empty(shape(), dtype(), device, stream);
   // The public copy: ordered after this tensor's pending producer on the copy's stream (so a blocking read given no
   // stream still sees a write on another one), seen by the ordering checker, and staged when large and pageable.
@@ -129,7 +131,7 @@ Tensor Tensor::to(Device device, std::optional<StreamRef> stream) const {
 
 void Tensor::record_stream(StreamRef stream) const {
   if (!defined()) [[unlikely]]
-    TensorRef::throw_undefined("Tensor::record_stream");
+    detail::throw_undefined("Tensor::record_stream", nullptr);
   if (storage_) storage_->record_use(stream);
 }
 
@@ -139,11 +141,6 @@ StreamRef Tensor::allocation_stream() const noexcept {
 
 void TensorRef::record_stream(StreamRef stream) const {
   if (storage_) storage_->record_use(stream);
-}
-
-void TensorRef::throw_undefined(const char* what) {
-  throw StateError(
-      fmt::format("{}: expected a defined Tensor, got an undefined one (default-constructed or moved from)", what));
 }
 
 Tensor TensorRef::as_tensor() const {

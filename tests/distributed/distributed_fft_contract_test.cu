@@ -127,6 +127,71 @@ TEST(DistributedFFTStreams, DeviceOperandsOnTheCallersStreamBehindABusyKernelDoN
   EXPECT_LT(rel_error(gathered.got, gathered.ref.out_c), 1e-12);
 }
 
+// A Tensor given as `out` is a cuplan Tensor like any operation's (docs/streams.md, "cuplan Tensors across streams").
+// Round 1: its last write, a copy on s1 behind a long kernel, is still pending when the execute on s2 is called; the
+// execute must wait for it, or the copy lands over the result. Round 2: the execute, behind a long kernel on s2, is
+// out's producer; a read given no stream must wait for it rather than for s1, whose copy is long done.
+TEST(DistributedFFTStreams, ATensorGivenAsOutIsOrderedAfterItsProducerAndTheCallBecomesIt) {
+  CUPLAN_REQUIRE_GPUS(1);
+  auto comms = local_comms(1);
+  GatheredCase gathered({FFTType::c2c, Decomposition::automatic, {}, {16, 12, 10}, {}, Direction::forward, true});
+  on_ranks(comms, [&](int, Communicator& comm) {
+    const cuplan::Stream s1(comm.device()), s2(comm.device());
+    const int device = comm.device().index();
+    cuplan::DistributedFFTOptions o;
+    o.stream = s2.ref();
+    const cuplan::Shape g{std::span<const std::int64_t>(gathered.c.shape)};
+    const auto boxes = DistributedFFT::boxes(comm, g, cuplan::c128, o);
+    auto staged = cuplan::Tensor::empty(boxes.input.shape(), cuplan::c128);
+    box_copy(boxes.input, gathered.c.shape, gathered.ref.in_c.data(), staged.data<cplx>(), true);
+    const auto operand = staged.to(comm.device(), s2.ref());
+    DistributedFFT plan(comm, g, operand, o);
+    plan.plan();
+    const cuplan::Shape out_shape = plan.output_box().shape();
+    const auto out = cuplan::Tensor::empty(out_shape, cuplan::c128, comm.device(), s1.ref());
+    const auto poison = cuplan::Tensor::empty(out_shape, cuplan::c128, comm.device(), s1.ref());
+    CUPLAN_TEST_CUDA(cudaMemsetAsync(poison.data(), 0x7F, static_cast<std::size_t>(poison.numel()) * 16, s1));
+    CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
+    const auto spin = [&](const cuplan::Stream& s) {
+      cuplan::testing::spin_kernel<<<1, 1, 0, s.native()>>>(cuplan::testing::cycles_for_ms(300.0, device));
+      CUPLAN_TEST_CUDA(cudaGetLastError());
+    };
+    const auto check = [&](const cuplan::Tensor& host, const char* round) {
+      std::fill(gathered.got.begin(), gathered.got.end(), cplx(0));
+      box_copy<cplx, cplx>(plan.output_box(), gathered.c.shape, nullptr, host.data<cplx>(), false, gathered.got.data());
+      EXPECT_LT(rel_error(gathered.got, gathered.ref.out_c), 1e-12) << round;
+    };
+
+    spin(s1);
+    cuplan::copy(poison, out, s1.ref());  // out's pending producer: s1, behind the kernel
+    const auto result = plan.execute({.stream = s2.ref(), .out = out});
+    EXPECT_EQ(result.data(), out.data());
+    EXPECT_FALSE(s1.done()) << "the kernel on s1 ended before the check: nothing was left to order";
+    CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
+    auto host = cuplan::Tensor::empty(out_shape, cuplan::c128);
+    CUPLAN_TEST_CUDA(
+        cudaMemcpy(host.data(), out.data(), static_cast<std::size_t>(out.numel()) * 16, cudaMemcpyDeviceToHost));
+    check(host, "round 1: the execute on s2 did not wait for out's pending write on s1");
+
+    cuplan::copy(poison, out, s1.ref());
+    s1.synchronize();
+    spin(s2);
+    (void)plan.execute({.stream = s2.ref(), .out = out});
+    EXPECT_FALSE(s2.done()) << "the kernel on s2 ended before the read: nothing was left to order";
+    check(out.to(cuplan::Device::cpu()), "round 2: a read given no stream did not wait for the execute on s2");
+
+    try {
+      (void)plan.execute({.stream = s2.ref(), .out = cuplan::Tensor()});
+      ADD_FAILURE() << "an undefined out was accepted";
+    } catch (const StateError& e) {
+      EXPECT_NE(std::string(e.what()).find("DistributedFFT::execute: out: expected a defined Tensor"),
+                std::string::npos)
+          << e.what();
+    }
+    s2.synchronize();
+  });
+}
+
 TEST(DistributedFFTStreams, PlanAndExecuteOnDifferentStreamsWithAfterEvents) {
   CUPLAN_REQUIRE_GPUS(1);
   auto comms = local_comms(all_gpus());

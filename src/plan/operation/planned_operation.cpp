@@ -23,6 +23,7 @@ void PlannedOperation::release_operand() {
 const TensorRef* PlannedOperation::checked_out(const std::optional<TensorRef>& out, bool inplace,
                                                const char* method) const {
   if (!out) return nullptr;
+  require_defined(*out, method, "out");
   if (inplace)
     throw InvalidArgument(fmt::format("{}: out: an output cannot be given for an in-place transform", method));
   const TensorView& view = out->view();

@@ -17,6 +17,7 @@
 #include "plan/object_state.hpp"
 #include "plan/operation/operation_route.hpp"
 #include "plan/phase.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan::detail {
 
@@ -43,7 +44,9 @@ class PlannedOperation {
         state_(name),
         streams_(stream, name),
         operand_(std::move(operand)),
-        pending_after_(std::move(after)) {}
+        pending_after_(std::move(after)) {
+    require_defined(operand_, name, "operand");
+  }
   virtual ~PlannedOperation() = default;
 
   /// execute's checks of `out` (null when none): not with an in-place transform, writable, and of the planned
@@ -64,6 +67,7 @@ class PlannedOperation {
   template <class Order>
   void replace_operand(TensorRef&& operand, const char* inplace_method, Order&& order) {
     state_.require_alive("reset_operand");
+    require_defined(operand, name_, "reset_operand", "operand");
     operand_signature_.require_match(operand.view(), name_, "reset_operand", "operand");
     if (inplace_method != nullptr) check_writable(operand.view(), "operand", inplace_method);
     order();

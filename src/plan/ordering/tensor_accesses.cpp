@@ -6,16 +6,18 @@
 #include <exception>
 
 #include "base/log.hpp"
-#include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
 
 namespace cuplan::detail {
 
 void TensorAccesses::begin(StreamRef stream, std::span<const OperandUse> uses) {
-  if (host_streams()) return;  // host streams run each call's work before it returns
+  // No test for host streams: memory with a record (Storage::order_access) exists only where there is a GPU.
   stream_ = stream;
   for (const OperandUse& use : uses) {
     if (use.owner == nullptr || use.view == nullptr || use.view->numel() == 0 || count_ == max_entries) continue;
+    // A result this call allocated on its own stream: that stream is its producer already, and no other stream has
+    // seen it, so there is nothing to wait for and nothing new to note (an execute's common case).
+    if (use.fresh && use.owner->allocation_stream().native() == stream.native()) continue;
     use.owner->order_access(stream, use.write);
     entries_[static_cast<std::size_t>(count_++)] = {use.owner, use.write};
   }

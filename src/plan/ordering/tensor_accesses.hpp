@@ -33,11 +33,11 @@ class TensorAccesses : NonCopyable {
 
  private:
   struct Entry {
-    Storage* storage = nullptr;
-    bool write = false;
+    Storage* storage;
+    bool write;
   };
   static constexpr int max_entries = 8;
-  std::array<Entry, max_entries> entries_{};
+  std::array<Entry, max_entries> entries_;  // the first count_ are set: not cleared by every Phase
   int count_ = 0;
   StreamRef stream_;
 };

@@ -20,6 +20,7 @@
 #include "runtime/copy.hpp"
 #include "runtime/current_stream.hpp"
 #include "runtime/storage.hpp"
+#include "runtime/undefined_operand.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -159,6 +160,8 @@ void copy(const TensorView& src, const TensorView& dst, std::optional<StreamRef>
 }
 
 void copy(const TensorRef& src, const TensorRef& dst, std::optional<StreamRef> stream) {
+  detail::require_defined(src, "copy", "src");
+  detail::require_defined(dst, "copy", "dst");
   copy_checked(src.view(), dst.view(), stream, &src, &dst);
 }
 
