@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A GPU callback's CUDA source as cuplan's NVRTC compilations take it, shared by the backends that compile callbacks
-// (cuFFT's LTO callbacks in fft/cufft, the fused kernel in fft/fused_kernels): the user's text, a check of the function's
-// signature and cuplan's entry point that calls it.
+// (cuFFT's LTO callbacks in fft/cufft, the fused kernel in fft/fused_kernels): the user's text, a check of the
+// function's signature and cuplan's entry point that calls it.
 
 #include <string>
 
