@@ -73,6 +73,8 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
   route_->shape_request(request);  // staging copies, costly loops, aligned real calls
   decision_ = plan_layout(request);
   if (options.prolog || options.epilog) callbacks_ = std::make_unique<CallbackSet>(options, decision_, target_);
+  // The backend's limits (half precision on the CPU, cuFFT's f16 lengths) and its route, which sets the alignment.
+  route_->check_supported(decision_);
   check_alignment(x.data(), route_->required_alignment(x.dtype()), "operand", "FFT");
   check_inplace_room(operand_, "FFT");
   if (options.inplace) {
@@ -88,8 +90,6 @@ FftImpl::FftImpl(TensorRef operand, const FFTOptions& options, const std::option
       decision_.out_dtype, decision_.out_shape, decision_.out_strides, x.on_host(), x.device().index(),
       static_cast<std::uint32_t>(route_->required_alignment(decision_.out_dtype)));
   if (out_hint) out_signature_.require_match(*out_hint, "FFT", nullptr, "out");
-
-  route_->check_supported(decision_);  // the backend's limits: half precision on the CPU, cuFFT's f16 lengths
 
   default_direction_ = decision_.type == FFTType::c2r ? Direction::inverse : Direction::forward;
   const double n = static_cast<double>(decision_.layout.transform_size);

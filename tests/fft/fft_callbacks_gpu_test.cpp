@@ -54,6 +54,7 @@ TEST(FftCallbacksGpu, ConvolutionWithTheFilterInTheR2CEpilogMatchesTheReferenceO
     FFT f(x.view,
           {.axes = {1}, .epilog = FFTCallback::cuda_source(kFilterSource, "conv::multiply", h.data()), .route = route});
     const bool fused = route == FFTRoute::fused;
+    f.plan();
     EXPECT_NE(f.describe().find(fused ? "route fused" : "route cufft"), std::string::npos) << f.describe();
     EXPECT_LT(relative_error(to_dense(f.execute().view()), expected), tolerance(c64, 128)) << to_string(route);
   }

@@ -44,11 +44,16 @@ Tensor poisoned(const FFT& f) {
   return out;
 }
 
-// Runs `f` into a poisoned result and returns the result's values.
+// Runs `f` into a poisoned result and returns the result's values, read once the execute's stream is done (the
+// result is a view here, which the caller orders).
 std::vector<cd> execute_poisoned(FFT& f, FFTExecuteOptions options = {}) {
   Tensor out = poisoned(f);
   options.out = out.view();
   f.execute(options);
+  if (options.stream)
+    options.stream->synchronize();
+  else
+    Device::cuda(0).synchronize();
   return to_dense(out.view());
 }
 
@@ -364,6 +369,7 @@ TEST(FusedFftGpu, FoldedC2rF32WithAndWithoutAnEpilogMatchesTheReference) {
     const TensorView out(static_cast<float*>(buffer.data()) + 1, f32, {rows, n},
                          Strides(std::span<const std::int64_t>(dense_strides)), Device::cuda(0), MemorySpace::device);
     (void)plain.execute({.out = out});
+    Device::cuda(0).synchronize();  // `out` is a view: the caller orders its read
     EXPECT_LT(relative_error(to_dense(out), r.dense()), tolerance(f32, n)) << "length " << n << ", misaligned out";
   }
 }
@@ -377,6 +383,7 @@ TEST(FusedFftGpu, LengthsTheKernelCannotTakeFallBackToCufftAutomaticallyAndAreRe
     Tensor two = device_values(std::vector<float>{2.0f});
     const FFTCallback prolog = FFTCallback::cuda_source(kScaleSource, "scale_by", two.data());
     FFT f(x.view, {.axes = {1}, .prolog = prolog});
+    f.plan();
     EXPECT_NE(f.describe().find("route cufft"), std::string::npos) << f.describe();
     EXPECT_LT(relative_error(to_dense(f.execute().view()), scaled(reference_dft(a.dense(), shape, {1}, -1), 2.0)),
               tolerance(c64, n));

@@ -143,7 +143,7 @@ TEST(BackgroundPlanning, RealToRealAndConvolutionFirstCallsReturnWhileTheStreamI
   Stream s;
   plan_cache::clear();
   const Tensor x = random_device({32, 96, 80}, f32, s);
-  const Tensor kernel = random_device({7, 9}, f32, s);
+  const Tensor kernel = random_device({1, 7, 9}, f32, s);  // the operand's rank, broadcast over the batch
   RealTransform r(x,
                   {.axes = {1, 2}, .kinds = {R2RKind::dct2}, .stream = s, .planning_mode = PlanningMode::background});
   r.plan();

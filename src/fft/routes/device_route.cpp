@@ -31,6 +31,10 @@ void DeviceFftRoute::check_supported(const LayoutDecision& decision) const {
   if (!fused_route_) CufftRoute::check_supported(decision);
 }
 
+std::size_t DeviceFftRoute::required_alignment(DType dtype) const noexcept {
+  return fused_route_ ? dtype.alignment() : CufftRoute::required_alignment(dtype);
+}
+
 DeviceFftRoute::~DeviceFftRoute() = default;
 
 void DeviceFftRoute::plan(const std::optional<StreamRef>& stream, EventList& pending_after) {

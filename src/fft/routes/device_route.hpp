@@ -26,6 +26,9 @@ class DeviceFftRoute final : public CufftRoute {
   void release_idle_memory() noexcept override;
   /// Chooses between cuFFT and the fused kernel (NotSupported for a forced fused route that cannot apply).
   void check_supported(const LayoutDecision& decision) const override;
+  /// cuFFT's (complex alignment for real rows), or the element's alone on the fused route, whose loads and stores
+  /// take misaligned real rows.
+  std::size_t required_alignment(DType dtype) const noexcept override;
   std::size_t calls_per_execute() const noexcept override;
   std::string execution() const override;
 
