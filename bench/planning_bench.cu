@@ -5,6 +5,8 @@
 // case clears the plan cache first, so both calls plan; the background call runs first (its modules are as cold as they
 // come). The two results must be equal bit for bit (exit status 1 otherwise). Prints one row per case and mode.
 //
+// Background planning needs eager module loading: the bench sets CUDA_MODULE_LOADING=EAGER before CUDA starts.
+//
 //   planning_bench [--blocking-first]   (--blocking-first: the blocking call first, so the background call finds the
 //                                        library's kernels loaded)
 
@@ -12,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -74,6 +77,7 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
+  setenv("CUDA_MODULE_LOADING", "EAGER", 1);  // before the first CUDA call (docs/streams.md, "Never a hang")
   if (!cuplan::cuda_available()) {
     std::printf("planning_bench: no CUDA device, nothing to measure\n");
     return 0;

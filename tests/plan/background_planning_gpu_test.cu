@@ -14,6 +14,7 @@
 #include <chrono>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -28,6 +29,10 @@ namespace cuplan::testing {
 namespace {
 
 namespace fault = detail::fault;
+
+// Background planning needs eager module loading (docs/streams.md, "Never a hang"): set before the CUDA runtime
+// starts in this process, as a user of the mode does in the environment.
+const bool kEagerModuleLoading = [] { return setenv("CUDA_MODULE_LOADING", "EAGER", 1) == 0; }();
 
 std::vector<unsigned char> bytes_of(const Tensor& t) {
   Tensor host = Tensor::empty_strided(t.shape(), t.strides(), t.dtype(), Device::cpu());

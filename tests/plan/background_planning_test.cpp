@@ -18,6 +18,7 @@
 #include "cuplan/cuplan.hpp"
 #include "cuplan/format.hpp"
 #include "plan/planning/background_planner.hpp"
+#include "plan/planning/planned_call.hpp"
 #include "plan/planning/serial_worker.hpp"
 #include "runtime/deferred_errors.hpp"
 #include "support/test_support.hpp"
@@ -111,6 +112,48 @@ TEST(SerialWorker, AnOverdueJobIsHandledOnceWhileItRunsAndAPromptOneNever) {
   planner.drain();
   EXPECT_EQ(overdue_calls.load(), 1);
   EXPECT_TRUE(released.load());
+}
+
+// An overdue job makes the jobs queued behind it overdue at once: each waits for it, and it may wait for theirs (a
+// plan that waits for the device, which waits for every queued job's gate). Each handling runs once.
+TEST(SerialWorker, AnOverdueJobMakesEveryJobQueuedBehindItOverdueAtOnce) {
+  SerialWorker planner("test", std::chrono::milliseconds(50));
+  constexpr int queued = 4;
+  std::atomic<int> handled{0};
+  std::vector<int> calls(queued + 1, 0);
+  bool released = false;
+  planner.submit(
+      [&] {
+        // Stuck until every queued job's handling has run (their gates opened); without the cascade that never
+        // happens while it runs, and it gives up after a minute so that the test fails instead of hanging.
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+        while (handled.load() < queued + 1 && std::chrono::steady_clock::now() < give_up)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        released = handled.load() == queued + 1;
+      },
+      [&] {
+        ++calls[0];
+        ++handled;
+      });
+  for (int i = 1; i <= queued; ++i)
+    planner.submit([] {},
+                   [&, i] {
+                     ++calls[static_cast<std::size_t>(i)];
+                     ++handled;
+                   });
+  planner.drain();
+  EXPECT_TRUE(released) << "the queued jobs were not handled while the first one ran";
+  for (int i = 0; i <= queued; ++i) EXPECT_EQ(calls[static_cast<std::size_t>(i)], 1) << "job " << i;
+}
+
+// Only CUDA_MODULE_LOADING=EAGER loads every module at start-up; unset means lazy (the default since CUDA 12.2), as
+// does any other value.
+TEST(PlanningMode, BackgroundPlanningCountsOnlyEagerModuleLoadingAsEager) {
+  EXPECT_FALSE(detail::lazy_module_loading("EAGER"));
+  EXPECT_TRUE(detail::lazy_module_loading(nullptr));
+  EXPECT_TRUE(detail::lazy_module_loading("LAZY"));
+  EXPECT_TRUE(detail::lazy_module_loading("eager"));
+  EXPECT_TRUE(detail::lazy_module_loading(""));
 }
 
 cudaStream_t fake_stream(std::uintptr_t value) {

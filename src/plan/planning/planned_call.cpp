@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <string_view>
 
 #include "base/cuda_check.hpp"
 #include "base/error_context.hpp"
@@ -142,8 +144,20 @@ bool stream_allows_gate(StreamRef stream) {
   return status == cudaStreamCaptureStatusNone;
 }
 
+bool lazy_module_loading(const char* setting) noexcept {
+  return setting == nullptr || std::string_view(setting) != "EAGER";
+}
+
 bool background_planning_enabled() noexcept {
-  return !g_background_off.load(std::memory_order_relaxed);
+  static const bool lazy = [] {
+    const bool is_lazy = lazy_module_loading(std::getenv("CUDA_MODULE_LOADING"));
+    if (is_lazy)
+      log(LogLevel::warning,
+          "background planning needs eager module loading (CUDA_MODULE_LOADING=EAGER): under lazy loading a library "
+          "kernel's first launch can wait for the caller's gate; planning on the callers' threads");
+    return is_lazy;
+  }();
+  return !lazy && !g_background_off.load(std::memory_order_relaxed);
 }
 
 void submit_background_call(const PlanKey& key, int device, StreamRef caller, const EventList& after,

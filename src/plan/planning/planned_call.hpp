@@ -16,9 +16,12 @@
 // the next function-form call or synchronize() on that stream raises it. Every other call plans before it returns
 // (run_cached's protocol). A second call of a key being planned waits on the host for that plan, then uses it.
 //
+// Background planning needs eager module loading (CUDA_MODULE_LOADING=EAGER): under lazy loading, the first launch
+// of a library kernel from the planner thread loads its module, which can wait for the whole device, gates included.
 // Never a hang: a job that runs longer than BackgroundPlanner::overdue_after() (plan creation that waits for the
-// device, as lazy module loading can, while the device waits for the job's own gate) has its gate opened from the
-// host and an OrderingError held for the caller's stream, and the process plans on the callers' threads from then on.
+// device while the device waits for the job's own gate) has its gate opened from the host, and so has every job
+// queued behind it, each with an OrderingError held for its caller's stream; the process plans on the callers'
+// threads from then on.
 
 #include <cuda_runtime_api.h>
 
@@ -97,8 +100,12 @@ void raise_planning_errors(const std::optional<StreamRef>& stream, int device);
 /// where cuFFT queues part of a new plan's setup (docs/streams.md): that setup would wait for the gate, and the gate
 /// for the plan.
 bool stream_allows_gate(StreamRef stream);
-/// False once a background job overran its time (BackgroundPlanner::overdue_after): the process then plans on the
-/// callers' threads.
+/// Whether CUDA loads modules lazily, given the value of CUDA_MODULE_LOADING (nullptr when unset): only "EAGER"
+/// loads every module at start-up; unset means lazy, the default since CUDA 12.2. Pure.
+bool lazy_module_loading(const char* setting) noexcept;
+/// False under lazy module loading (a library kernel's first launch from the planner thread can wait for the whole
+/// device, and so for the caller's gate: logged once), and once a background job overran its time
+/// (BackgroundPlanner::overdue_after): the process then plans on the callers' threads.
 bool background_planning_enabled() noexcept;
 /// Steps 2 of the protocol on the caller's stream, then the job for the planner thread; `plan` and `enqueue` run
 /// there. Returns once the job is queued.

@@ -5,6 +5,7 @@
 
 #include <exception>
 #include <utility>
+#include <vector>
 
 #include "base/log.hpp"
 
@@ -78,9 +79,12 @@ void SerialWorker::watch() {
       continue;
     }
     if (number != job_number_ || !running_overdue_) continue;
-    const std::function<void()> overdue = std::exchange(running_overdue_, nullptr);
+    // The jobs queued behind it wait for it, and may be what it waits for (a gate each): overdue with it.
+    std::vector<std::function<void()>> overdue{std::exchange(running_overdue_, nullptr)};
+    for (Queued& queued : jobs_)
+      if (queued.overdue) overdue.push_back(std::exchange(queued.overdue, nullptr));
     lock.unlock();
-    run_guarded(overdue, "the overdue handling of a job");
+    for (const std::function<void()>& handle : overdue) run_guarded(handle, "the overdue handling of a job");
     lock.lock();
   }
 }

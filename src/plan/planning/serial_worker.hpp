@@ -2,7 +2,8 @@
 #pragma once
 // One thread that runs jobs in the order they were queued, with an optional watchdog: a job queued with an
 // `overdue` callback that runs longer than the worker's limit has that callback called once, from the watchdog
-// thread, while it still runs. The destructor runs every queued job, then joins both threads.
+// thread, while it still runs, and so has every job queued behind it at that moment (they wait for it, and it may
+// wait for them). The destructor runs every queued job, then joins both threads.
 
 #include <chrono>
 #include <condition_variable>
