@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host time of the first function-form call of a new shape on device operands, queued behind a 200 ms kernel on the
 // same stream, with the plan made on cuplan's planner thread (PlanningMode::background) and on the
-// caller's thread (PlanningMode::blocking, the default): FFT C2C and R2C over 1 to 3 axes, Matmul bf16 and f32. Each
+// caller's thread (PlanningMode::blocking, the default): FFT C2C and R2C over 1 to 3 axes, Matmul bf16 and f32. The
+// FFT rows plan at the call in both modes (cuFFT's plan creation waits for the whole device): they show that wait. Each
 // case clears the plan cache first, so both calls plan; the background call runs first (its modules are as cold as they
 // come). The two results must be equal bit for bit (exit status 1 otherwise). Prints one row per case and mode.
 //

@@ -62,9 +62,8 @@ struct ConvolutionOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored on CUDA.
   Planning planning = Planning::estimate;
-  /// fftconvolve: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the default)
-  /// plans before the call returns; `background` plans on cuplan's planner thread for device operands, so the call
-  /// returns at once.
+  /// fftconvolve: checked like every operation's planning mode (see PlanningMode), but the call plans before it
+  /// returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned`, for Convolution and fftconvolve
   /// alike. The padded work buffers and the kernel's spectrum stay the object's own.

@@ -54,7 +54,8 @@ enum class Blocking : std::uint8_t { automatic, always };
 /// Where a function-form call that meets a new plan key makes its plan (docs/streams.md, "Planning off the
 /// caller's thread"). `background`: a call on device operands with CUDA execution validates, allocates its result
 /// in stream order, gates its stream and returns; cuplan's planner thread makes the plan and enqueues the work, and
-/// the gate opens when the work is done on the GPU; it needs CUDA_MODULE_LOADING=EAGER in the environment. Lazy
+/// the gate opens when the work is done on the GPU. It applies to matmul (cuFFT's plan creation waits for the whole
+/// device, so the cuFFT-based forms plan at the call) and needs CUDA_MODULE_LOADING=EAGER in the environment. Lazy
 /// module loading, host operands, CPU execution, Blocking::always, a capturing stream and the ordering checker plan
 /// on the caller's thread in either mode. `blocking`: the call plans before it
 /// returns. Explicit plan() of the class forms always plans before it returns.

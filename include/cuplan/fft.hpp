@@ -97,9 +97,8 @@ struct FFTOptions {
   FFTCallback epilog{};
   /// How the transform runs on CUDA (see FFTRoute); describe() names the route taken.
   FFTRoute route = FFTRoute::automatic;
-  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
-  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
-  /// the call returns at once.
+  /// Function forms: checked like every operation's planning mode (see PlanningMode), but a cuFFT-based call plans
+  /// before it returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   /// (`planning` above is FFTW's planning effort.)
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned`, for FFT and the function forms

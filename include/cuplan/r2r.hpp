@@ -64,9 +64,8 @@ struct RealTransformOptions {
   /// captured once as a CUDA graph and then replayed (one launch instead of the passes and cuFFT calls of every
   /// axis). Same work, same stream order; false enqueues every call directly. The function forms always replay.
   bool graph_replay = true;
-  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
-  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
-  /// the call returns at once.
+  /// Function forms: checked like every operation's planning mode (see PlanningMode), but a cuFFT-based call plans
+  /// before it returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where the device work area (cuFFT's areas and the row buffers of the passes, workspace_size() bytes) comes
   /// from (see WorkAreaPolicy): automatic is `owned`, for RealTransform and the function forms alike. CPU execution
@@ -149,9 +148,8 @@ struct R2ROptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
-  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
-  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
-  /// the call returns at once.
+  /// Function forms: checked like every operation's planning mode (see PlanningMode), but a cuFFT-based call plans
+  /// before it returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where the cached plan's device work area comes from (see WorkAreaPolicy and RealTransformOptions::work_area):
   /// automatic is `owned`; `shared` shares one area per device and stream with every plan that asks for it.
@@ -183,9 +181,8 @@ struct R2RNOptions {
   EventList after{};
   /// FFTW planning effort for CPU execution; ignored by cuFFT.
   Planning planning = Planning::estimate;
-  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
-  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
-  /// the call returns at once.
+  /// Function forms: checked like every operation's planning mode (see PlanningMode), but a cuFFT-based call plans
+  /// before it returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where the cached plan's device work area comes from (see WorkAreaPolicy and RealTransformOptions::work_area):
   /// automatic is `owned`; `shared` shares one area per device and stream with every plan that asks for it.

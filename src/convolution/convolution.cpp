@@ -58,25 +58,12 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options,
     }
   };
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
-  return detail::run_cached_planning<detail::ConvolutionImpl>(
+  // cuFFT's plan creation waits for the whole device: a miss plans at the call in either planning mode.
+  return detail::run_cached_on_callers_thread<detail::ConvolutionImpl>(
       make_key(x.view(), kernel.view(), options),
-      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, options.stream,
-       options.after, "fftconvolve", "Convolution"},
-      operand_device, [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
+      {options.planning_mode, options.stream, options.after, "fftconvolve", "Convolution"}, operand_device,
+      [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
       [&](detail::ConvolutionImpl& impl) { impl.plan(options.stream); },
-      [](detail::ConvolutionImpl& impl, StreamRef s) { impl.plan(s); },
-      [&](const detail::ConvolutionImpl& impl) { return detail::gateable_device(impl.target()); },
-      [&](detail::ConvolutionImpl& impl, StreamRef caller) {
-        check_out(impl);
-        const detail::ConvolutionGeometry& g = impl.geometry();
-        impl.adopt_kernel(TensorRef(kernel.view()));  // borrowed: the call orders the kernel's producers
-        return detail::operand_work<detail::ConvolutionImpl>(
-            x, detail::background_result(out, g.out_shape, g.out_strides, g.out_dtype, impl.target().device, caller),
-            [](detail::ConvolutionImpl& planned, StreamRef s, const TensorRef& written) {
-              (void)planned.execute_validated(s, EventList{}, &written, false);
-            },
-            {kernel});
-      },
       [&](detail::ConvolutionImpl& impl) {
         impl.adopt_operand(std::move(x));
         impl.reset_kernel(std::move(kernel), options.stream, options.after);  // this call's kernel: its spectrum

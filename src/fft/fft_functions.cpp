@@ -105,32 +105,16 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                       resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
   // A hit has the key's operand and out signatures, so execute_validated checks neither again.
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
-  // An external work area plans at the call: its size and device are checked against the plan, and an error about
-  // the caller's buffer belongs to the call that gave it, not to a later one.
-  const PlanningMode planning =
-      options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode;
-  return detail::run_cached_planning<detail::FftImpl>(
-      make_key(x.view(), options, out), {planning, options.stream, options.after, name, "FFT"}, operand_device,
+  // cuFFT's plan creation waits for the whole device: a miss plans at the call in either planning mode.
+  return detail::run_cached_on_callers_thread<detail::FftImpl>(
+      make_key(x.view(), options, out), {options.planning_mode, options.stream, options.after, name, "FFT"},
+      operand_device,
       [&] {
         std::optional<TensorView> hint;
         if (out != nullptr) hint = out->view();
         return std::make_unique<detail::FftImpl>(x, options, hint);
       },
       [&](detail::FftImpl& impl) { impl.plan(options.stream); },
-      [](detail::FftImpl& impl, StreamRef s) { impl.plan(s); },
-      [&](const detail::FftImpl& impl) {
-        // In place the result is the operand's memory, which the call does not allocate; callbacks compile when
-        // planned, for longer than a background job may take: both plan at the call.
-        return detail::gateable_device(impl.target(), options.inplace || options.prolog || options.epilog);
-      },
-      [&](detail::FftImpl& impl, StreamRef caller) {
-        const detail::LayoutDecision& d = impl.decision();
-        return detail::operand_work<detail::FftImpl>(
-            x, detail::background_result(out, d.out_shape, d.out_strides, d.out_dtype, impl.target().device, caller),
-            [direction](detail::FftImpl& planned, StreamRef s, const TensorRef& written) {
-              (void)planned.execute_validated(direction, s, EventList{}, &written, false);
-            });
-      },
       [&](detail::FftImpl& impl) {
         impl.adopt_operand(std::move(x));
         if (options.prolog) impl.set_callback_data(options.prolog.user_data(), std::nullopt, name);

@@ -75,23 +75,12 @@ Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Di
     }
   };
   const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
-  return detail::run_cached_planning<detail::RealTransformImpl>(
+  // cuFFT's plan creation waits for the whole device: a miss plans at the call in either planning mode.
+  return detail::run_cached_on_callers_thread<detail::RealTransformImpl>(
       make_key(x.view(), options, all_axes, out),
-      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, options.stream,
-       options.after, name, "RealTransform"},
-      operand_device, [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
+      {options.planning_mode, options.stream, options.after, name, "RealTransform"}, operand_device,
+      [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
       [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
-      [](detail::RealTransformImpl& impl, StreamRef s) { impl.plan(s); },
-      [&](const detail::RealTransformImpl& impl) { return detail::gateable_device(impl.target(), options.inplace); },
-      [&](detail::RealTransformImpl& impl, StreamRef caller) {
-        check_out(impl);
-        const detail::R2RDecision& d = impl.decision();
-        return detail::operand_work<detail::RealTransformImpl>(
-            x, detail::background_result(out, d.shape, d.out_strides, d.dtype, impl.target().device, caller),
-            [direction](detail::RealTransformImpl& planned, StreamRef s, const TensorRef& written) {
-              (void)planned.execute_validated(direction, s, EventList{}, &written, false);
-            });
-      },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
       [&](detail::RealTransformImpl& impl) {
         check_out(impl);

@@ -472,8 +472,12 @@ TEST(WorkAreaGpu, CheckerReportsAnExternalAreaUsedByTwoStreamsWithoutAnEdge) {
   ASSERT_GT(need, 0u);
   Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s1);
   s1.synchronize();
+  // g reads an operand of its own, made on s2: a shared operand Tensor would order g after its producer's stream
+  // (cuplan records that edge when g needs it, covering f's work), and the area's use would then be ordered.
+  DeviceData y = random_device(c.shape, s2);
+  s2.synchronize();
   const FFTOptions options{.axes = c.axes, .work_area = WorkAreaPolicy::external, .work_area_buffer = area.view()};
-  FFT f(x.device, options), g(x.device, options);
+  FFT f(x.device, options), g(y.device, options);
   f.plan(s1);
   g.plan(s2);
   s2.wait(s1);

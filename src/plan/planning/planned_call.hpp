@@ -18,6 +18,8 @@
 //
 // Background planning needs eager module loading (CUDA_MODULE_LOADING=EAGER): under lazy loading, the first launch
 // of a library kernel from the planner thread loads its module, which can wait for the whole device, gates included.
+// For the same reason the cuFFT-based operations (FFT, RealTransform, Convolution) always plan on the caller's
+// thread (run_cached_on_callers_thread): cuFFT's plan creation waits for the whole device.
 // Never a hang: a job that runs longer than BackgroundPlanner::overdue_after() (plan creation that waits for the
 // device while the device waits for the job's own gate) has its gate opened from the host, and so has every job
 // queued behind it, each with an OrderingError held for its caller's stream; the process plans on the callers'
@@ -74,22 +76,6 @@ int gateable_device(const ExecutionTarget& target, bool plan_at_call = false) no
 Tensor background_result(const TensorRef* out, const Shape& shape, const Strides& strides, DType dtype, int device,
                          StreamRef caller);
 
-/// The BackgroundWork of a call with one operand and one result (FFT, RealTransform, Convolution): the planned
-/// object takes the operand as a borrowed view (the call ordered its producers), then `execute(planned, stream,
-/// written)` enqueues the work writing `written` (a borrowed TensorRef). `more_reads` are further operands kept alive
-/// (a kernel).
-template <class Impl, class Execute>
-BackgroundWork<Impl, Tensor> operand_work(const TensorRef& operand, Tensor result, Execute execute,
-                                          std::vector<TensorRef> more_reads = {}) {
-  BackgroundWork<Impl, Tensor> work{result, result, std::move(more_reads), {}};
-  work.reads.push_back(operand);
-  work.enqueue = [view = operand.view(), written = result.view(), execute](Impl& planned, StreamRef s) {
-    planned.adopt_operand(TensorRef(view));
-    execute(planned, s, TensorRef(written));  // borrowed: the call ordered the result on its stream
-  };
-  return work;
-}
-
 /// The fault point of plan creation (fault::Site::plan): a LibraryError naming `who`, on both paths.
 void plan_creation_fault_point(const char* who);
 /// Raises a background planning error held for the stream this call will run on (`device`: the operands' device,
@@ -114,6 +100,23 @@ void submit_background_call(const PlanKey& key, int device, StreamRef caller, co
                             std::function<CachedPlan*(StreamRef)> plan,
                             std::function<void(CachedPlan&, StreamRef)> enqueue,
                             std::function<void(CachedPlan&)> release);
+
+/// run_cached for an operation that always plans on the caller's thread (the cuFFT-based ones: cuFFT's plan
+/// creation waits for the whole device, so it cannot run while a gate holds a stream, docs/streams.md): raises the
+/// planning errors held for the call's stream first, as every function form does, then plans a miss at the call.
+template <class Impl, class Construct, class Plan, class Adopt, class Run>
+auto run_cached_on_callers_thread(const PlanKey& key, const PlanningRequest& request, int operand_device,
+                                  Construct&& construct, Plan&& plan, Adopt&& adopt, Run&& run) {
+  raise_planning_errors(request.stream, operand_device);
+  PlanLease lease = try_acquire_plan(key);
+  if (lease.get() == nullptr) {
+    std::unique_ptr<Impl> impl = construct();
+    plan_creation_fault_point(request.who);
+    plan(*impl);
+    lease = adopt_plan(key, std::move(impl));
+  }
+  return run_leased<Impl>(lease, std::forward<Adopt>(adopt), std::forward<Run>(run));
+}
 
 /// run_cached with planning off the caller's thread where the call allows it.
 /// - `construct()`: the unplanned object (validates the call);
