@@ -175,8 +175,8 @@ void every_kind_at_every_length() {
             else
               inverse ? idst(in, out.view(), o) : dst(in, out.view(), o);
             const bool effective = orthogonalize.value_or(norm == R2RNorm::ortho);
-            const auto ref =
-                reference(x, shape, {.kinds = {kind}, .norm = norm, .orthogonalize = effective}, direction);
+            const auto ref = reference(
+                x, shape, {.axes = {1}, .kinds = {kind}, .norm = norm, .orthogonalize = effective}, direction);
             EXPECT_LE(r2r_test::relative_error(to_host(out), ref), tolerance<T>())
                 << what(kind, n, norm, effective, direction) << " rows " << rows;
           }
@@ -204,12 +204,13 @@ void in_place_round_trip_and_agreement() {
     const Shape shape{rows, n};
     const auto x = rounded<T>(r2r_test::random_vector(static_cast<std::size_t>(rows * n), 29));
     for (R2RNorm norm : kAllNorms) {
-      const RealTransformOptions o{.kinds = {kind}, .norm = norm, .inplace = true, .route = FFTRoute::fused};
+      const RealTransformOptions o{
+          .axes = {1}, .kinds = {kind}, .norm = norm, .inplace = true, .route = FFTRoute::fused};
       const Tensor operand = to_device<T>(x, shape);
       RealTransform rt(operand, o);
       EXPECT_NE(rt.describe().find("fused cuFFTDx kernel"), std::string::npos) << rt.describe();
-      EXPECT_EQ(rt.workspace_size(), 0u) << "a fused axis needs no cuFFT workspace or row buffers";
       rt.plan();
+      EXPECT_EQ(rt.workspace_size(), 0u) << "a fused axis needs no cuFFT workspace or row buffers";
       const Tensor y = rt.execute();
       EXPECT_EQ(y.data(), operand.data());
       const auto forward = to_host(y);
@@ -220,7 +221,10 @@ void in_place_round_trip_and_agreement() {
           << what(kind, n, norm, norm == R2RNorm::ortho, Direction::inverse) << " round trip";
       // route cufft on the same operand agrees with the fused result.
       const Tensor again = to_device<T>(x, shape);
-      const Tensor passes = RealTransform(again, {.kinds = {kind}, .norm = norm, .route = FFTRoute::cufft}).execute();
+      RealTransform cufft(again, {.axes = {1}, .kinds = {kind}, .norm = norm, .route = FFTRoute::cufft});
+      cufft.plan();
+      EXPECT_EQ(cufft.describe().find("fused"), std::string::npos) << cufft.describe();
+      const Tensor passes = cufft.execute();
       EXPECT_LE(r2r_test::relative_error(to_host(passes), forward), 2 * tolerance<T>()) << to_string(kind);
     }
   }
@@ -315,14 +319,19 @@ TEST(R2RFused, StreamsResetReplayAndHostOperands) {
   const auto b = rounded<float>(r2r_test::random_vector(static_cast<std::size_t>(9 * L), 2));
   const Tensor xa = to_device<float>(a, shape, s1);
   const Tensor xb = to_device<float>(b, shape, s2);
-  const RealTransformOptions o{.kinds = {R2RKind::dst2}, .norm = R2RNorm::ortho, .route = FFTRoute::fused};
+  // Both axes: axis 0 (stride L) through the passes, axis 1 fused.
+  const RealTransformOptions o{
+      .axes = {0, 1}, .kinds = {R2RKind::dst2}, .norm = R2RNorm::ortho, .route = FFTRoute::fused};
   RealTransform rt(xa, o);
   rt.plan(s1);
   const Tensor ya = rt.execute({.stream = s1});
   rt.reset_operand(xb, s2);  // s2 runs after the object's work on s1
-  // Three executes with the same pointers: the later ones replay a captured graph.
+  // Three executes with the same pointers (the output poisoned again each time): the later ones replay a graph.
+  const Tensor out = poisoned<float>(shape);
+  Tensor nan_host = Tensor::empty(shape, f32);
+  std::fill_n(nan_host.data<float>(), nan_host.numel(), std::numeric_limits<float>::quiet_NaN());
   for (int i = 0; i < 3; ++i) {
-    const Tensor out = poisoned<float>(shape);
+    copy(nan_host, out, s2);
     (void)rt.execute({.stream = s2, .out = out.view()});
     s2.synchronize();
     EXPECT_LE(r2r_test::relative_error(to_host(out), reference(b, shape, o, Direction::forward)), 2e-6) << i;
@@ -336,12 +345,14 @@ TEST(R2RFused, StreamsResetReplayAndHostOperands) {
   // A host operand: staged on the device, transformed there by the fused kernel, copied back; the call blocks.
   Tensor host = Tensor::empty(shape, f32);
   std::copy(a.begin(), a.end(), host.data<float>());
-  RealTransform staged(host, {.kinds = {R2RKind::dct3}, .execution = Execution::cuda(), .route = FFTRoute::fused});
+  RealTransform staged(
+      host, {.axes = {1}, .kinds = {R2RKind::dct3}, .execution = Execution::cuda(), .route = FFTRoute::fused});
   EXPECT_NE(staged.describe().find("fused cuFFTDx kernel (C2R"), std::string::npos) << staged.describe();
   staged.plan();
   const Tensor hy = staged.execute();
   EXPECT_TRUE(hy.device().is_cpu());
-  EXPECT_LE(r2r_test::relative_error(to_host(hy), reference(a, shape, {.kinds = {R2RKind::dct3}}, Direction::forward)),
+  EXPECT_LE(r2r_test::relative_error(to_host(hy),
+                                     reference(a, shape, {.axes = {1}, .kinds = {R2RKind::dct3}}, Direction::forward)),
             2e-6);
 }
 

@@ -172,6 +172,13 @@ void CufftR2R::plan() {
 }
 
 void CufftR2R::prepare_fused(const AxisPlan& p) const {
+  int shared = 0;
+  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
+  if (p.fused->shared_bytes > static_cast<unsigned>(shared))
+    throw NotSupported(
+        fmt::format("{}: route fused: the fused {} kernel of length {} needs {} bytes of shared memory "
+                    "per block, cuda:{} allows {}; use route cufft",
+                    who_, fft_name(p.algorithm.fft), p.fused->length, p.fused->shared_bytes, device_, shared));
   const cudaError_t status = p.fused->prepare();
   if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction) {
     (void)cudaGetLastError();  // the failed attribute call is not a sticky error: clear it
