@@ -2,8 +2,9 @@
 // Real-to-real benchmarks: every figure is a ratio to a baseline measured in the same run, on random f32 data.
 //   (a) GPU: RealTransform (DCT-II, DCT-III, DST-II, DCT-I, DCT-IV) of [4096, 16384] and [16384, 4096] along the last
 //       axis, and DCT-II of 512^3 over all axes, against cuplan's own rfft / rfftn (FFT, R2C) of the same shape
-//       (CUDA events, warm-up, median of the repetitions). bench/r2r_cupy_bench.py times CuPy on the same shapes and,
-//       given this program's CSV, prints the cuplan/CuPy ratios.
+//       (CUDA events, warm-up, median of the repetitions), on each route: automatic ("dct2"), fused ("dct2 fused",
+//       n/a where no axis qualifies) and the passes ("dct2 passes", route cufft). bench/r2r_cupy_bench.py times CuPy on
+//       the same shapes and, given this program's CSV, prints the cuplan/CuPy ratios.
 //   (b) CPU: RealTransform with Execution::cpu() against fftwf_execute_r2r of the same FFTW kinds and plan flags.
 // Usage: r2r_bench [--quick] [--csv PATH]. The GPU part is skipped (and said so) without a GPU.
 
@@ -58,14 +59,25 @@ void gpu_case(const cp::Shape& shape, const std::vector<int>& axes, const std::v
   const std::string what = shape_text(shape) + (axes.size() == 1 ? " f32 last axis" : " f32 all axes");
 
   cp::Tensor y = cp::Tensor::empty(shape, cp::f32, cp::Device::cuda(0), s);
+  const char* base = axes.size() == 1 ? "rfft" : "rfftn";
   for (cp::R2RKind kind : kinds) {
-    cp::RealTransform rt(x, {.axes = axes, .kinds = {kind}, .stream = s});
-    rt.plan();
-    const double ms = bench::gpu_median_ms(s.native(), 3, reps, [&] { rt.execute({.out = y.view()}); });
     const std::string name = std::string(cp::to_string(kind)) + (axes.size() == 1 ? "" : "n");
-    std::printf("  %-6s %10.4f ms   ratio to %s %.3f\n", name.c_str(), ms, axes.size() == 1 ? "rfft" : "rfftn",
-                ms / rfft_ms);
-    csv.row("a", what, name, ms, "ms", axes.size() == 1 ? "rfft" : "rfftn", rfft_ms);
+    // Each route (docs/r2r.md, "Route choice"): automatic (what a call gets by default; the CSV row CuPy's script
+    // compares), fused (one cuFFTDx kernel per qualifying axis) and cufft (pre-pass, cuFFT, post-pass per axis).
+    for (const auto& [route, suffix] :
+         {std::pair{cp::FFTRoute::automatic, ""}, std::pair{cp::FFTRoute::fused, " fused"},
+          std::pair{cp::FFTRoute::cufft, " passes"}}) {
+      const std::string variant = name + suffix;
+      try {
+        cp::RealTransform rt(x, {.axes = axes, .kinds = {kind}, .stream = s, .route = route});
+        rt.plan();
+        const double ms = bench::gpu_median_ms(s.native(), 3, reps, [&] { rt.execute({.out = y.view()}); });
+        std::printf("  %-13s %10.4f ms   ratio to %s %.3f\n", variant.c_str(), ms, base, ms / rfft_ms);
+        csv.row("a", what, variant, ms, "ms", base, rfft_ms);
+      } catch (const cp::NotSupported& e) {  // route fused where no axis qualifies (a length not compiled, ...)
+        std::printf("  %-13s        n/a   (%s)\n", variant.c_str(), e.what());
+      }
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# MathDx (cuFFTDx headers), optional: the fused convolution kernels (src/convolution/cuda) are built on it.
+# MathDx (cuFFTDx headers), optional: the fused convolution kernels (src/convolution/cuda) and the fused real-to-real
+# kernels (src/r2r/cufft) are built on it.
 # MathDx is NVIDIA software under the Math Libraries SDK license, never part of this repository: scripts/setup.sh
 # fetches the pinned nvidia-mathdx wheel into the ignored prefix .deps/, or the user points CUPLAN_MATHDX_ROOT at an
 # installed copy (the folder that holds include/cufftdx.hpp, e.g. <site-packages>/nvidia/mathdx). Without it the
@@ -12,10 +13,10 @@ include_guard(GLOBAL)
 set(CUPLAN_MATHDX_VERSION 25.6.0)  # the version scripts/setup.sh fetches, and the one these kernels are tested with
 set(CUPLAN_MATHDX_ROOT "" CACHE PATH "Installed MathDx (the folder holding include/cufftdx.hpp); empty: .deps/")
 option(CUPLAN_ENABLE_FUSED_FFT "Build the fused cuFFTDx convolution kernels when MathDx is found" ON)
-# Every length the fused route serves, compiled ahead of time; a shorter list (CI) compiles faster and leaves the
-# other lengths to the separate-pass route.
+# Every FFT length the fused routes serve, compiled ahead of time; a shorter list (CI) compiles faster and leaves the
+# other lengths to the separate-pass routes.
 set(CUPLAN_FUSED_FFT_LENGTHS "256;512;1024;2048;4096;8192;16384" CACHE STRING
-    "Power-of-two lengths of the fused convolution kernels compiled ahead of time (256 to 16384)")
+    "Power-of-two FFT lengths of the fused convolution and real-to-real kernels compiled ahead of time (256 to 16384)")
 
 set(CUPLAN_FUSED_FFT OFF)
 set(CUPLAN_MATHDX_INCLUDE_DIRS)
@@ -50,12 +51,15 @@ if(CUPLAN_ENABLE_CUDA AND CUPLAN_ENABLE_FUSED_FFT)
   endif()
 endif()
 
-# Adds the fused kernels to `target`: one generated translation unit per length (c2c f32, c2c f64, r2c/c2r f32),
-# and the table of those compiled. Without MathDx only the table, empty, is added.
+# Adds the fused kernels to `target`: per length, one generated translation unit of convolution kernels (c2c f32,
+# c2c f64, r2c/c2r f32) and two of real-to-real kernels (R2C, C2R, C2C in f32, and in f64), and the tables of those
+# compiled. Without MathDx only the tables, empty, are added.
 function(cuplan_add_fused_kernels target)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/generated/fused)
   set(declarations "")
   set(entries "")
+  set(r2r_declarations "")
+  set(r2r_entries "")
   if(CUPLAN_FUSED_FFT)
     foreach(length IN LISTS CUPLAN_FUSED_FFT_LENGTHS)
       if(NOT length MATCHES "^(256|512|1024|2048|4096|8192|16384)$")
@@ -67,6 +71,23 @@ function(cuplan_add_fused_kernels target)
       foreach(kind c2c_f32 c2c_f64 r2c_f32)
         string(APPEND declarations "extern const FusedLauncher fused_${kind}_${length};\n")
         string(APPEND entries "    &fused_${kind}_${length},\n")
+      endforeach()
+      # Real-to-real kernels (src/r2r/cufft): one translation unit per precision, so that a parallel build compiles
+      # them side by side.
+      foreach(precision f32 f64)
+        if(precision STREQUAL "f32")
+          set(CUPLAN_FUSED_R2R_REAL float)
+        else()
+          set(CUPLAN_FUSED_R2R_REAL double)
+        endif()
+        set(CUPLAN_FUSED_R2R_SUFFIX ${precision})
+        configure_file(${PROJECT_SOURCE_DIR}/src/r2r/cufft/fused_r2r_length.cu.in
+          ${dir}/fused_r2r_${precision}_${length}.cu @ONLY)
+        target_sources(${target} PRIVATE ${dir}/fused_r2r_${precision}_${length}.cu)
+        foreach(fft r2c c2r c2c)
+          string(APPEND r2r_declarations "extern const FusedR2RLauncher fused_r2r_${fft}_${precision}_${length};\n")
+          string(APPEND r2r_entries "    &fused_r2r_${fft}_${precision}_${length},\n")
+        endforeach()
       endforeach()
     endforeach()
     target_include_directories(${target} SYSTEM PRIVATE ${CUPLAN_MATHDX_INCLUDE_DIRS})
@@ -90,4 +111,8 @@ function(cuplan_add_fused_kernels target)
   set(CUPLAN_FUSED_ENTRIES "${entries}")
   configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cuda/fused_table.cpp.in ${dir}/fused_table.cpp @ONLY)
   target_sources(${target} PRIVATE ${dir}/fused_table.cpp)
+  set(CUPLAN_FUSED_R2R_DECLARATIONS "${r2r_declarations}")
+  set(CUPLAN_FUSED_R2R_ENTRIES "${r2r_entries}")
+  configure_file(${PROJECT_SOURCE_DIR}/src/r2r/cufft/fused_r2r_table.cpp.in ${dir}/fused_r2r_table.cpp @ONLY)
+  target_sources(${target} PRIVATE ${dir}/fused_r2r_table.cpp)
 endfunction()

@@ -4,8 +4,9 @@
 // names, definitions and normalizations. The class form RealTransform (plan once, execute many times, with the
 // stream contract of docs/streams.md, per-axis kinds for mixed boundary conditions) and the function forms dct,
 // idct, dst, idst (one axis) and dctn, idctn, dstn, idstn (several axes) backed by the shared plan cache.
-// CUDA execution uses cuFFT with one reordering pass before and one twiddle pass after each axis; CPU execution uses
-// FFTW's r2r plans (REDFT00/10/01/11, RODFT00/10/01/11).
+// CUDA execution uses cuFFT with one reordering pass before and one twiddle pass after each axis, or, on request
+// (RealTransformOptions::route), one fused cuFFTDx kernel per axis; CPU execution uses FFTW's r2r plans
+// (REDFT00/10/01/11, RODFT00/10/01/11).
 
 #include <cstddef>
 #include <memory>
@@ -75,6 +76,17 @@ struct RealTransformOptions {
   /// aligned, apart from the operand and `out`, at least workspace_size() bytes. It must stay valid while the
   /// object can run.
   std::optional<TensorView> work_area_buffer{};
+  /// How each axis runs on CUDA (docs/r2r.md, "Route choice"):
+  /// - `automatic`: the passes (pre-pass, cuFFT, post-pass), for now; the fused kernel is to be taken where it
+  ///   applies once that route has run through the whole GPU suite;
+  /// - `fused`: cuplan's fused kernel (cuFFTDx, compiled ahead of time: one pass per axis, the reordering and
+  ///   twiddles inlined) on every axis where it applies (contiguous in the axis's source and result, an FFT length
+  ///   among CUPLAN_FUSED_FFT_LENGTHS, type 4 of even length, a build with MathDx), the passes on the others;
+  ///   NotSupported naming each axis and why when no axis qualifies;
+  /// - `cufft`: the passes on every axis.
+  /// CPU execution runs FFTW whatever the value, except `fused`, which is NotSupported there. describe() names the
+  /// route of each axis.
+  FFTRoute route = FFTRoute::automatic;
 };
 
 /// Options of one RealTransform::execute call.
@@ -156,6 +168,8 @@ struct R2ROptions {
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
   /// The caller's buffer for WorkAreaPolicy::external (as RealTransformOptions::work_area_buffer).
   std::optional<TensorView> work_area_buffer{};
+  /// How each axis runs on CUDA (see RealTransformOptions::route).
+  FFTRoute route = FFTRoute::automatic;
 };
 
 /// Options of the several-axes function forms dctn, idctn, dstn, idstn (scipy.fft's arguments, `s` and `workers`
@@ -189,6 +203,8 @@ struct R2RNOptions {
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
   /// The caller's buffer for WorkAreaPolicy::external (as RealTransformOptions::work_area_buffer).
   std::optional<TensorView> work_area_buffer{};
+  /// How each axis runs on CUDA (see RealTransformOptions::route).
+  FFTRoute route = FFTRoute::automatic;
 };
 
 /// \name Function forms (scipy.fft.dct, idct, dst, idst, dctn, idctn, dstn, idstn)

@@ -93,6 +93,7 @@ EdgeScaling R2RDecision::edges(std::size_t i, Direction direction) const noexcep
 
 void validate_r2r_options(const RealTransformOptions& o, const char* who) {
   check_enum_range(o.norm, R2RNorm::forward, who, "norm", "R2RNorm");
+  check_enum_range(o.route, FFTRoute::cufft, who, "route", "FFTRoute");
   for (std::size_t i = 0; i < o.kinds.size(); ++i) check_enum_range(o.kinds[i], R2RKind::dst4, who, "kinds", "R2RKind");
   check_operation_options(o, who, "transform");
   if (o.kinds.size() > 3) [[unlikely]]

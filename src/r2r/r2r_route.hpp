@@ -19,6 +19,7 @@ namespace cuplan::detail {
 /// What a route reads of its object (owned by RealTransformImpl, final once its constructor returns).
 struct R2RRouteContext : RouteContext {
   const R2RDecision& decision;
+  const char* who;  ///< the call's name for messages ("RealTransform", "dct")
 };
 
 /// One execute, validated by RealTransformImpl.
@@ -34,6 +35,7 @@ using R2RRoute = TransformRoute<R2RRouteContext, R2RCall>;
 template <>
 std::optional<Tensor> R2RRoute::given_result(const R2RCall& call) const;
 
+/// NotSupported for RealTransformOptions::route `fused` with CPU execution (FFTW runs every other route value).
 std::unique_ptr<R2RRoute> make_r2r_route(const R2RRouteContext& context, const RealTransformOptions& options,
                                          const TensorView& operand);
 

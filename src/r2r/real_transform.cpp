@@ -44,7 +44,8 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
       .add(o.execution.kind())
       .add(o.execution.device())
       .add(o.execution.threads())
-      .add(o.planning);
+      .add(o.planning)
+      .add(o.route);
   key.add_host_execution_device(x, o.execution);
   key.add_work_area(o.work_area, o.work_area_buffer);
   if (out != nullptr) key.add(detail::OperandSignature::of(out->view()));
@@ -103,7 +104,8 @@ RealTransformOptions transform_options(const Options& o, std::vector<int> axes, 
           .planning = o.planning,
           .planning_mode = o.planning_mode,
           .work_area = o.work_area,
-          .work_area_buffer = o.work_area_buffer};
+          .work_area_buffer = o.work_area_buffer,
+          .route = o.route};
 }
 
 Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorRef* out,

@@ -57,7 +57,7 @@ RealTransformImpl::RealTransformImpl(TensorRef operand, const RealTransformOptio
       OperandSignature::result(decision_.dtype, decision_.shape, decision_.out_strides, x.on_host(), x.device().index(),
                                static_cast<std::uint32_t>(decision_.dtype.alignment()));
   if (!target_.cuda) check_work_area_unused(options.work_area_buffer, who, "CPU execution");
-  route_ = make_r2r_route({route_context(), decision_}, options, x);
+  route_ = make_r2r_route({route_context(), decision_, who}, options, x);
   state_.set_operand(true);
 }
 

@@ -11,9 +11,12 @@
 #include "base/cuda_check.hpp"
 #include "base/error_context.hpp"
 #include "base/log.hpp"
+#include "cuplan/config.hpp"
 #include "cuplan/errors.hpp"
 #include "r2r/cufft/cufft_status.hpp"
+#include "r2r/cufft/fused_r2r_launch.hpp"
 #include "r2r/cufft/r2r_kernels.hpp"
+#include "r2r/fused_rule.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -72,18 +75,44 @@ void exec_axis_fft(cufftHandle handle, R2RFftType type, bool dp, void* a, void* 
   }
 }
 
+// The fused kernels of this build, as the rule sees them.
+FusedR2RAvailability built_fused_kernels() {
+  FusedR2RAvailability available;
+  available.mathdx = CUPLAN_HAS_FUSED_FFT != 0;
+  for (const fused_r2r::FusedR2RLauncher* launcher : fused_r2r::launchers())
+    if (std::find(available.lengths.begin(), available.lengths.end(), launcher->length) == available.lengths.end())
+      available.lengths.push_back(launcher->length);
+  return available;
+}
+
+const char* fft_name(R2RFftType fft) noexcept {
+  return fft == R2RFftType::r2c ? "R2C" : fft == R2RFftType::c2r ? "C2R" : "C2C";
+}
+
 }  // namespace
 
-CufftR2R::CufftR2R(const R2RDecision& decision, int device) : decision_(decision), device_(device) {
+CufftR2R::CufftR2R(const R2RDecision& decision, int device, FFTRoute route, const Strides& first_source_strides,
+                   const char* who)
+    : decision_(decision), device_(device), who_(who) {
   std::int64_t numel = 1;
   for (int a = 0; a < decision.shape.size(); ++a) numel *= decision.shape[a];
   const std::size_t scalar = decision.dtype.size();
+  const FusedR2RAvailability available = built_fused_kernels();
   for (Direction direction : {Direction::forward, Direction::inverse}) {
     std::vector<AxisPlan>& plans = direction == Direction::forward ? forward_ : inverse_;
+    const std::vector<bool> fused = fused_axes(decision, direction, route, first_source_strides, available, who);
     for (std::size_t i = 0; i < decision.transformed.size(); ++i) {
       AxisPlan p;
       p.algorithm = choose_algorithm(decision.kind_for(i, direction), decision.transformed[i].n);
       p.rows = numel / decision.transformed[i].n;
+      if (fused[i]) {
+        p.fused = fused_r2r::find_launcher(p.algorithm.fft, decision.dtype == f64, p.algorithm.fft_length);
+        if (p.fused == nullptr)  // the rule read the same table: a mismatch is a bug, not bad input
+          throw Error(fmt::format("{}: internal error: the fused {} kernel of length {} is missing from the table", who,
+                                  fft_name(p.algorithm.fft), p.algorithm.fft_length));
+        plans.push_back(p);
+        continue;
+      }
       p.interleaved = decision.out_strides[decision.transformed[i].axis] != 1 && p.rows > 1;
       a_bytes_ = std::max(a_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.a_scalars) * scalar));
       b_bytes_ = std::max(b_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.b_scalars) * scalar));
@@ -109,6 +138,10 @@ void CufftR2R::plan() {
   for (std::vector<AxisPlan>* plans : {&forward_, &inverse_}) {
     for (AxisPlan& p : *plans) {
       if (p.rows == 0) continue;
+      if (p.fused != nullptr) {
+        prepare_fused(p);
+        continue;
+      }
       cufftHandle handle = 0;
       CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftCreate");
       CUPLAN_R2R_CUFFT_CHECK(cufftCreate(&handle));
@@ -138,6 +171,28 @@ void CufftR2R::plan() {
   planned_ = true;
 }
 
+void CufftR2R::prepare_fused(const AxisPlan& p) const {
+  int shared = 0;
+  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
+  if (p.fused->shared_bytes > static_cast<unsigned>(shared))
+    throw NotSupported(
+        fmt::format("{}: route fused: the fused {} kernel of length {} needs {} bytes of shared memory "
+                    "per block, cuda:{} allows {}; use route cufft",
+                    who_, fft_name(p.algorithm.fft), p.fused->length, p.fused->shared_bytes, device_, shared));
+  const cudaError_t status = p.fused->prepare();
+  if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction) {
+    (void)cudaGetLastError();  // the failed attribute call is not a sticky error: clear it
+    int major = 0, minor = 0;
+    CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
+    CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_));
+    throw NotSupported(
+        fmt::format("{}: route fused: the build's fused kernels hold no code for cuda:{} (sm_{}{}); "
+                    "add it to CMAKE_CUDA_ARCHITECTURES or use route cufft",
+                    who_, device_, major, minor));
+  }
+  CUPLAN_CUDA_CHECK(status);
+}
+
 std::size_t CufftR2R::workspace_size() const noexcept {
   return planned_ ? a_bytes_ + b_bytes_ + work_bytes_ : 0;
 }
@@ -159,6 +214,22 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     const bool first_axis = i == 0;
     const Strides& src_strides = first_axis ? in_strides : d.out_strides;
     const EdgeScaling edges = d.edges(i, direction);
+    const double scale = i + 1 == plans.size() ? d.scale(direction) : 1.0;
+    if (p.fused != nullptr) {
+      // One kernel: load with the reordering and input factors, FFT, store with the twiddle and output factors.
+      fused_r2r::FusedR2RArgs args;
+      args.algorithm = p.algorithm;
+      args.rows = rows_of(d, axis, src_strides, d.out_strides);
+      args.src = first_axis ? in : out;
+      args.dst = out;
+      args.pre_first = edges.pre_first;
+      args.pre_last = edges.pre_last;
+      args.post_first = edges.post_first;
+      args.post_last = edges.post_last;
+      args.scale = scale;
+      CUPLAN_CUDA_CHECK(p.fused->launch(args, s));
+      continue;
+    }
     R2RPassArgs args;
     args.algorithm = p.algorithm;
     args.rows = rows_of(d, axis, src_strides, d.out_strides);
@@ -180,7 +251,7 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     exec_axis_fft(handle, p.algorithm.fft, dp, a, b);
     args.first = edges.post_first;
     args.last = edges.post_last;
-    args.scale = i + 1 == plans.size() ? d.scale(direction) : 1.0;
+    args.scale = scale;
     CUPLAN_CUDA_CHECK(launch_r2r_post_pass(args, s));
   }
 }
@@ -188,9 +259,13 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
 std::string CufftR2R::algorithms(Direction direction) const {
   std::string text;
   const std::vector<AxisPlan>& plans = direction == Direction::forward ? forward_ : inverse_;
-  for (std::size_t i = 0; i < plans.size(); ++i)
-    text += fmt::format("{}axis {} {}: {}", i == 0 ? "" : "; ", decision_.transformed[i].axis,
-                        to_string(decision_.kind_for(i, direction)), algorithm_summary(plans[i].algorithm.algorithm));
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const AxisPlan& p = plans[i];
+    text += fmt::format("{}axis {} {}: ", i == 0 ? "" : "; ", decision_.transformed[i].axis,
+                        to_string(decision_.kind_for(i, direction)));
+    text += p.fused != nullptr ? fmt::format("fused cuFFTDx kernel ({} {})", fft_name(p.algorithm.fft), p.fused->length)
+                               : fmt::format("{} (passes around cuFFT)", algorithm_summary(p.algorithm.algorithm));
+  }
   return text;
 }
 

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// CUDA backend of RealTransform: per transformed axis, one pre-pass kernel (reordering, extension or pre-twiddle,
-// with orthogonalize's input factors), one cuFFT plan of related length (algorithms.hpp), and one post-pass kernel
-// (twiddle or unpermute, with the output factors and, on the last axis, the norm). Axis after axis, each pass reads
-// the previous axis's result, so several axes and in-place operands need no extra copy. cuFFT plans for both
-// directions; their workspace and the two row buffers are one work area, the route's (plan/work_area.hpp).
+// CUDA backend of RealTransform: per transformed axis, either one pre-pass kernel (reordering, extension or
+// pre-twiddle, with orthogonalize's input factors), one cuFFT plan of related length (algorithms.hpp) and one
+// post-pass kernel (twiddle or unpermute, with the output factors and, on the last axis, the norm), or, on the fused
+// route (fused_rule.hpp), one fused cuFFTDx kernel doing all three in registers. Axis after axis, each reads the
+// previous axis's result, so several axes and in-place operands need no extra copy. cuFFT plans for both
+// directions; their workspace and the two row buffers are one work area, the route's (plan/work_area.hpp); a fused
+// axis needs none of it.
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "base/non_copyable.hpp"
+#include "cuplan/fft.hpp"
 #include "cuplan/stream.hpp"
 #include "cuplan/tensor.hpp"
 #include "r2r/algorithms.hpp"
@@ -18,12 +21,21 @@
 
 namespace cuplan::detail {
 
+namespace fused_r2r {
+struct FusedR2RLauncher;
+}  // namespace fused_r2r
+
 class CufftR2R : NonCopyable {
  public:
-  CufftR2R(const R2RDecision& decision, int device);
+  /// Decides each axis's route (fused_axes(): NotSupported, prefixed by `who`, when `route` is fused and no axis
+  /// qualifies). `first_source_strides`: the layout execute's `in` has (the operand's, or the result's for a
+  /// staged host operand).
+  CufftR2R(const R2RDecision& decision, int device, FFTRoute route, const Strides& first_source_strides,
+           const char* who);
   ~CufftR2R();
 
-  /// Makes the cuFFT plans of both directions (no workspace is allocated yet).
+  /// Makes the cuFFT plans of both directions (no workspace is allocated yet) and readies the fused kernels on the
+  /// current device (NotSupported when the build holds no code for its architecture).
   void plan();
   /// Enqueues the transform of `in` (laid out by `in_strides`, device memory) into `out` (the decision's
   /// out_strides) on `stream`, with `workspace` of workspace_size() bytes (the route's work area); `in` may be
@@ -32,7 +44,8 @@ class CufftR2R : NonCopyable {
                cudaStream_t stream);
   /// Bytes the planned transform needs on the device (row buffers and cuFFT workspace).
   std::size_t workspace_size() const noexcept;
-  /// "axis 1: even/odd reorder + R2C(n) + twiddle; ..." for `direction`.
+  /// "axis 0 dct2: even/odd reorder + R2C(n) + twiddle; axis 1 dct2: fused cuFFTDx kernel (R2C 4096)" for
+  /// `direction`.
   std::string algorithms(Direction direction) const;
 
  private:
@@ -40,11 +53,15 @@ class CufftR2R : NonCopyable {
     AxisAlgorithm algorithm;
     std::int64_t rows = 0;
     bool interleaved = false;  // the axis is not the result's innermost: FFT rows interleaved (r2r_kernels.hpp)
-    int handle = 0;            // cufftHandle; 0 before plan()
+    const fused_r2r::FusedR2RLauncher* fused = nullptr;  // the fused kernel, or nullptr for the passes
+    int handle = 0;                                      // cufftHandle; 0 before plan() and on a fused axis
     std::size_t work_bytes = 0;
   };
+  void prepare_fused(const AxisPlan& p) const;
+
   R2RDecision decision_;
   int device_;
+  const char* who_;
   std::vector<AxisPlan> forward_;  // one per transformed axis, in order
   std::vector<AxisPlan> inverse_;
   std::size_t a_bytes_ = 0, b_bytes_ = 0, work_bytes_ = 0;

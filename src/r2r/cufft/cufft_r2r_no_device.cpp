@@ -8,7 +8,9 @@
 
 namespace cuplan::detail {
 
-CufftR2R::CufftR2R(const R2RDecision& decision, int device) : decision_(decision), device_(device) {
+CufftR2R::CufftR2R(const R2RDecision& decision, int device, FFTRoute /*route*/, const Strides& /*first_source_strides*/,
+                   const char* who)
+    : decision_(decision), device_(device), who_(who) {
   throw_built_without_cuda("a cuFFT real-to-real transform");
 }
 CufftR2R::~CufftR2R() = default;
@@ -21,6 +23,9 @@ void CufftR2R::execute(Direction /*direction*/, const void* /*in*/, const Stride
 }
 std::size_t CufftR2R::workspace_size() const noexcept {
   return 0;
+}
+void CufftR2R::prepare_fused(const AxisPlan& /*p*/) const {
+  throw_built_without_cuda("a cuFFT real-to-real transform");
 }
 std::string CufftR2R::algorithms(Direction /*direction*/) const {
   return {};

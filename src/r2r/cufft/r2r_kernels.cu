@@ -8,18 +8,6 @@
 namespace cuplan::detail {
 namespace {
 
-__device__ inline void row_offsets(const R2RRows& r, std::int64_t row, std::int64_t& src, std::int64_t& dst) {
-  src = 0;
-  dst = 0;
-  for (int d = r.dims - 1; d >= 0; --d) {
-    const R2RRows::Digit& digit = r.digit[d];
-    const std::int64_t i = row % digit.extent;
-    row /= digit.extent;
-    src += i * digit.src_stride;
-    dst += i * digit.dst_stride;
-  }
-}
-
 // Item `idx` of a pass as (row, item): items fastest for rows one after another, rows fastest when interleaved.
 __device__ inline void split(const R2RPassArgs& args, std::int64_t idx, std::int64_t items, std::int64_t& row,
                              std::int64_t& item) {
@@ -50,7 +38,7 @@ __device__ inline void for_each_item(const R2RPassArgs& args, std::int64_t items
     std::int64_t row, item;
     split(args, idx, items, row, item);
     std::int64_t src_offset, dst_offset;
-    row_offsets(args.rows, row, src_offset, dst_offset);
+    r2r_row_offsets(args.rows, row, src_offset, dst_offset);
     body(row, item, src_offset, dst_offset);
   }
 }

@@ -7,23 +7,9 @@
 #include <cstdint>
 
 #include "r2r/algorithms.hpp"
+#include "r2r/cufft/r2r_rows.hpp"
 
 namespace cuplan::detail {
-
-/// The rows of one axis pass: every index of the other axes, as a mixed-radix number (outermost first), with the
-/// element strides of the pass's source and destination.
-struct R2RRows {
-  /// One digit of the row number: an axis's extent and its strides in the source and the destination.
-  struct Digit {
-    std::int64_t extent = 1;
-    std::int64_t src_stride = 0;
-    std::int64_t dst_stride = 0;
-  };
-  static constexpr int max_dims = 8;
-  int dims = 0;
-  Digit digit[max_dims] = {};
-  std::int64_t rows = 0;
-};
 
 struct R2RPassArgs {
   AxisAlgorithm algorithm;

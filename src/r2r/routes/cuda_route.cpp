@@ -16,6 +16,11 @@ CudaR2RRoute::CudaR2RRoute(const R2RRouteContext& context, const RealTransformOp
       host_operand_(operand.on_host()),
       work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "RealTransform"), "RealTransform") {
   replay_.set_enabled(options.graph_replay);
+  // Each axis's route is decided now (no GPU work), so that a refused `fused` fails at construction and describe()
+  // names the routes before plan(). A host operand is transformed in its device stage, laid out as the result.
+  const R2RDecision& d = context.decision;
+  cufft_ = std::make_unique<CufftR2R>(d, context.target.device, options.route,
+                                      host_operand_ ? d.out_strides : d.in_strides, context.who);
 }
 
 CudaR2RRoute::~CudaR2RRoute() {
@@ -25,7 +30,6 @@ CudaR2RRoute::~CudaR2RRoute() {
 void CudaR2RRoute::plan(const std::optional<StreamRef>& stream, EventList& pending_after) {
   Phase phase(context_.order, context_.streams, context_.target, stream, pending_after, "plan");
   pending_after = EventList{};
-  if (!cufft_) cufft_ = std::make_unique<CufftR2R>(context_.decision, context_.target.device);
   cufft_->plan();
   work_area_.check(cufft_->workspace_size(), context_.target.device);  // external: big enough, on this device
   (void)work_area_.acquire(cufft_->workspace_size(), context_.target.device, phase.stream());
@@ -120,7 +124,7 @@ void CudaR2RRoute::release_idle_memory() noexcept {
 }
 
 std::string CudaR2RRoute::execution() const {
-  return fmt::format("cuFFT execution on cuda:{} ({}; inverse: {})", context_.target.device,
+  return fmt::format("CUDA execution on cuda:{} ({}; inverse: {})", context_.target.device,
                      cufft_ ? cufft_->algorithms(Direction::forward) : "not planned",
                      cufft_ ? cufft_->algorithms(Direction::inverse) : "not planned");
 }

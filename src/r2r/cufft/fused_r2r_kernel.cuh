@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The fused real-to-real kernels: each FFT of a block loads one row of the axis with the kind's reordering or
+// pre-twiddle, runs the FFT of related length in registers and shared memory (cuFFTDx), and stores the row with the
+// twiddle, orthogonalize's edge factors and the norm's scale. The axis is read once and written once, against three
+// reads and three writes for pre-pass + cuFFT + post-pass. The per-element algebra is fused_algebra.hpp's (checked on
+// the CPU against r2r_pre_item / r2r_post_item's). Twiddle angles are p / 2^m for the power-of-two lengths compiled,
+// exact in either precision, so f32 kernels take sincospif (1 ulp) and f64 kernels sincospi. Built on cuFFTDx
+// (MathDx); only compiled when it is found.
+
+#include <cstdint>
+#include <cufftdx.hpp>
+
+#include "r2r/cufft/fused_r2r_launch.hpp"
+#include "r2r/fused_algebra.hpp"
+
+namespace cuplan::detail::fused_r2r {
+
+struct DeviceTwiddle {
+  __device__ static void sin_cos_pi(float x, float& s, float& c) { sincospif(x, &s, &c); }
+  __device__ static void sin_cos_pi(double x, double& s, double& c) { sincospi(x, &s, &c); }
+};
+
+/// One row's loads and stores: element i of the row in the source (with the input edge factors) and the
+/// destination (with the output edge factors and the scale).
+template <class T>
+struct RowAccess {
+  const T* src;
+  T* dst;
+  std::int64_t n;
+  T pre_first, pre_last, post_first, post_last, scale;
+
+  __device__ RowAccess(const FusedR2RArgs& args, std::int64_t row, bool active) {
+    std::int64_t src_offset = 0, dst_offset = 0;
+    if (active) r2r_row_offsets(args.rows, row, src_offset, dst_offset);
+    src = static_cast<const T*>(args.src) + src_offset;
+    dst = static_cast<T*>(args.dst) + dst_offset;
+    n = args.algorithm.n;
+    pre_first = static_cast<T>(args.pre_first);
+    pre_last = static_cast<T>(args.pre_last);
+    post_first = static_cast<T>(args.post_first * args.scale);
+    post_last = static_cast<T>(args.post_last * args.scale);
+    scale = static_cast<T>(args.scale);
+  }
+  __device__ T load(std::int64_t i) const {
+    T v = src[i];
+    if (i == 0) v *= pre_first;
+    if (i == n - 1) v *= pre_last;
+    return v;
+  }
+  __device__ void store(std::int64_t i, T v) const {
+    // A fused row has more than 100 elements: element 0 is never element n-1.
+    const T f = i == 0 ? post_first : i == n - 1 ? post_last : scale;
+    dst[i] = v * f;
+  }
+};
+
+template <class FFT>
+__device__ __forceinline__ std::int64_t block_row() {
+  return static_cast<std::int64_t>(blockIdx.x) * FFT::ffts_per_block + threadIdx.y;
+}
+
+/// Types 1 and 2 (R2C of length L): DCT-I/DST-I from the even/odd extension (L = 2(n-1) / 2(n+1)), DCT-II/DST-II
+/// from the even/odd reordering (L = n).
+template <class FFT>
+__launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(FusedR2RArgs args) {
+  using complex_type = typename FFT::value_type;
+  using T = typename complex_type::value_type;
+  constexpr std::int64_t L = cufftdx::size_of<FFT>::value;
+  extern __shared__ __align__(alignof(float4)) unsigned char fused_r2r_shared[];
+  const std::int64_t row = block_row<FFT>();
+  // Every thread of the block takes part in the FFTs' shared-memory exchanges, also on a missing last row.
+  const bool active = row < args.rows.rows;
+  const RowAccess<T> io(args, row, active);
+  const auto load = [&](std::int64_t i) { return io.load(i); };
+  const auto store = [&](std::int64_t i, T v) { io.store(i, v); };
+  complex_type thread_data[FFT::storage_size];
+  auto* real_data = reinterpret_cast<T*>(thread_data);
+#pragma unroll
+  for (unsigned e = 0; e < FFT::input_ept; ++e) {
+    const std::int64_t j = e * FFT::stride + threadIdx.x;
+    real_data[e] = (active && j < L) ? fused_r2c_load<T>(args.algorithm, j, load) : T(0);
+  }
+  auto* shared = reinterpret_cast<complex_type*>(fused_r2r_shared);
+  FFT().execute(thread_data, shared);
+  __syncthreads();  // in place: every row is read whole before any of it is written
+  if (!active) return;
+#pragma unroll
+  for (unsigned e = 0; e < FFT::output_ept; ++e) {
+    const std::int64_t k = e * FFT::stride + threadIdx.x;
+    if (k <= L / 2)
+      fused_r2c_store<T, DeviceTwiddle>(args.algorithm, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, store);
+  }
+}
+
+/// Type 3 (C2R of length n): the Hermitian half spectrum on load, the even/odd unreordering on store.
+template <class FFT>
+__launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
+  using complex_type = typename FFT::value_type;
+  using T = typename complex_type::value_type;
+  extern __shared__ __align__(alignof(float4)) unsigned char fused_r2r_shared[];
+  const std::int64_t row = block_row<FFT>();
+  const bool active = row < args.rows.rows;
+  const RowAccess<T> io(args, row, active);
+  const auto load = [&](std::int64_t i) { return io.load(i); };
+  const auto store = [&](std::int64_t i, T v) { io.store(i, v); };
+  const std::int64_t n = args.algorithm.n;
+  complex_type thread_data[FFT::storage_size];
+#pragma unroll
+  for (unsigned e = 0; e < FFT::input_ept; ++e) {
+    const std::int64_t j = e * FFT::stride + threadIdx.x;
+    complex_type h{0, 0};
+    if (active && j <= n / 2) {
+      const FusedComplex<T> v = fused_c2r_load<T, DeviceTwiddle>(args.algorithm, j, load);
+      h = complex_type{v.re, v.im};
+    }
+    thread_data[e] = h;
+  }
+  auto* shared = reinterpret_cast<complex_type*>(fused_r2r_shared);
+  FFT().execute(thread_data, shared);
+  __syncthreads();  // in place: every row is read whole before any of it is written
+  if (!active) return;
+  const auto* real_data = reinterpret_cast<const T*>(thread_data);
+#pragma unroll
+  for (unsigned e = 0; e < FFT::output_ept; ++e) {
+    const std::int64_t m = e * FFT::stride + threadIdx.x;
+    if (m < n) fused_c2r_store<T>(args.algorithm, m, real_data[e], store);
+  }
+}
+
+/// Type 4 of even length n (C2C of length n/2): pre-twiddle on load, post-twiddle on store.
+template <class FFT>
+__launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2c(FusedR2RArgs args) {
+  using complex_type = typename FFT::value_type;
+  using T = typename complex_type::value_type;
+  constexpr std::int64_t L = cufftdx::size_of<FFT>::value;
+  extern __shared__ __align__(alignof(float4)) unsigned char fused_r2r_shared[];
+  const std::int64_t row = block_row<FFT>();
+  const bool active = row < args.rows.rows;
+  const RowAccess<T> io(args, row, active);
+  const auto load = [&](std::int64_t i) { return io.load(i); };
+  const auto store = [&](std::int64_t i, T v) { io.store(i, v); };
+  complex_type thread_data[FFT::storage_size];
+#pragma unroll
+  for (unsigned e = 0; e < FFT::elements_per_thread; ++e) {
+    const std::int64_t j = e * FFT::stride + threadIdx.x;
+    complex_type t{0, 0};
+    if (active && j < L) {
+      const FusedComplex<T> v = fused_c2c_load<T, DeviceTwiddle>(args.algorithm, j, load);
+      t = complex_type{v.re, v.im};
+    }
+    thread_data[e] = t;
+  }
+  auto* shared = reinterpret_cast<complex_type*>(fused_r2r_shared);
+  FFT().execute(thread_data, shared);
+  __syncthreads();  // in place: every row is read whole before any of it is written
+  if (!active) return;
+#pragma unroll
+  for (unsigned e = 0; e < FFT::elements_per_thread; ++e) {
+    const std::int64_t k = e * FFT::stride + threadIdx.x;
+    if (k < L)
+      fused_c2c_store<T, DeviceTwiddle>(args.algorithm, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, store);
+  }
+}
+
+}  // namespace cuplan::detail::fused_r2r

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fused kernels' algebra, checked on the CPU: each kind's load side (src/r2r/fused_algebra.hpp, the functions
+// the fused kernels call per register), an FFTW DFT in place of cuFFTDx, and its store side, against the float64
+// direct sums and against the passes' algebra (r2r_pre_item / r2r_post_item), with orthogonalize-like edge factors
+// and a scale applied by the load and store callbacks as the kernels apply them. Every output is written once.
+
+#include <fftw3.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "r2r/algorithms.hpp"
+#include "r2r/fused_algebra.hpp"
+#include "r2r_reference.hpp"
+
+namespace {
+
+using cuplan::R2RKind;
+using cuplan::detail::AxisAlgorithm;
+using cuplan::detail::FusedComplex;
+using cuplan::detail::R2RFftType;
+
+struct HostTwiddle {
+  static void sin_cos_pi(double x, double& s, double& c) {
+    s = std::sin(std::numbers::pi * x);
+    c = std::cos(std::numbers::pi * x);
+  }
+};
+
+struct Factors {
+  double pre_first = 1, pre_last = 1, post_first = 1, post_last = 1, scale = 1;
+};
+
+// The fused route of one row: the kernel's load for every FFT input element, the DFT, the kernel's store for every
+// FFT output element.
+std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const Factors& f) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, n);
+  const std::int64_t l = al.fft_length;
+  const auto load = [&](std::int64_t i) {
+    double v = x.at(static_cast<std::size_t>(i));
+    if (i == 0) v *= f.pre_first;
+    if (i == n - 1) v *= f.pre_last;
+    return v;
+  };
+  std::vector<double> y(x.size(), 1e300);  // poisoned
+  std::vector<int> written(x.size(), 0);
+  const auto store = [&](std::int64_t i, double v) {
+    const double factor = i == 0 ? f.post_first : i == n - 1 ? f.post_last : f.scale;
+    y.at(static_cast<std::size_t>(i)) = v * factor;
+    ++written.at(static_cast<std::size_t>(i));
+  };
+  const int len = static_cast<int>(l);
+  if (al.fft == R2RFftType::r2c) {
+    std::vector<double> a(static_cast<std::size_t>(l));
+    std::vector<fftw_complex> b(static_cast<std::size_t>(l / 2 + 1));
+    for (std::int64_t j = 0; j < l; ++j)
+      a[static_cast<std::size_t>(j)] = cuplan::detail::fused_r2c_load<double>(al, j, load);
+    fftw_plan p = fftw_plan_dft_r2c_1d(len, a.data(), b.data(), FFTW_ESTIMATE);
+    fftw_execute(p);
+    fftw_destroy_plan(p);
+    for (std::int64_t k = 0; k <= l / 2; ++k)
+      cuplan::detail::fused_r2c_store<double, HostTwiddle>(
+          al, k, FusedComplex<double>{b[static_cast<std::size_t>(k)][0], b[static_cast<std::size_t>(k)][1]}, store);
+  } else if (al.fft == R2RFftType::c2r) {
+    std::vector<fftw_complex> a(static_cast<std::size_t>(l / 2 + 1));
+    std::vector<double> b(static_cast<std::size_t>(l));
+    for (std::int64_t j = 0; j <= l / 2; ++j) {
+      const FusedComplex<double> h = cuplan::detail::fused_c2r_load<double, HostTwiddle>(al, j, load);
+      a[static_cast<std::size_t>(j)][0] = h.re;
+      a[static_cast<std::size_t>(j)][1] = h.im;
+    }
+    fftw_plan p = fftw_plan_dft_c2r_1d(len, a.data(), b.data(), FFTW_ESTIMATE);
+    fftw_execute(p);
+    fftw_destroy_plan(p);
+    for (std::int64_t m = 0; m < l; ++m)
+      cuplan::detail::fused_c2r_store<double>(al, m, b[static_cast<std::size_t>(m)], store);
+  } else {
+    std::vector<fftw_complex> a(static_cast<std::size_t>(l)), b(static_cast<std::size_t>(l));
+    for (std::int64_t j = 0; j < l; ++j) {
+      const FusedComplex<double> t = cuplan::detail::fused_c2c_load<double, HostTwiddle>(al, j, load);
+      a[static_cast<std::size_t>(j)][0] = t.re;
+      a[static_cast<std::size_t>(j)][1] = t.im;
+    }
+    fftw_plan p = fftw_plan_dft_1d(len, a.data(), b.data(), FFTW_FORWARD, FFTW_ESTIMATE);
+    fftw_execute(p);
+    fftw_destroy_plan(p);
+    for (std::int64_t k = 0; k < l; ++k)
+      cuplan::detail::fused_c2c_store<double, HostTwiddle>(
+          al, k, FusedComplex<double>{b[static_cast<std::size_t>(k)][0], b[static_cast<std::size_t>(k)][1]}, store);
+  }
+  for (std::size_t i = 0; i < written.size(); ++i) EXPECT_EQ(written[i], 1) << "element " << i << " written once";
+  return y;
+}
+
+// The passes' route of one row (r2r_pre_item, DFT, r2r_post_item), unscaled.
+std::vector<double> run_passes(R2RKind kind, const std::vector<double>& x) {
+  const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, static_cast<std::int64_t>(x.size()));
+  std::vector<double> a(static_cast<std::size_t>(al.a_scalars)), b(static_cast<std::size_t>(al.b_scalars));
+  for (std::int64_t j = 0; j < al.pre_items; ++j)
+    cuplan::detail::r2r_pre_item<double>(
+        al, j, [&](std::int64_t i) { return x.at(static_cast<std::size_t>(i)); }, a.data());
+  const int len = static_cast<int>(al.fft_length);
+  fftw_plan p = nullptr;
+  if (al.fft == R2RFftType::r2c)
+    p = fftw_plan_dft_r2c_1d(len, a.data(), reinterpret_cast<fftw_complex*>(b.data()), FFTW_ESTIMATE);
+  else if (al.fft == R2RFftType::c2r)
+    p = fftw_plan_dft_c2r_1d(len, reinterpret_cast<fftw_complex*>(a.data()), b.data(), FFTW_ESTIMATE);
+  else
+    p = fftw_plan_dft_1d(len, reinterpret_cast<fftw_complex*>(a.data()), reinterpret_cast<fftw_complex*>(b.data()),
+                         FFTW_FORWARD, FFTW_ESTIMATE);
+  fftw_execute(p);
+  fftw_destroy_plan(p);
+  std::vector<double> y(x.size());
+  for (std::int64_t k = 0; k < al.post_items; ++k)
+    cuplan::detail::r2r_post_item<double>(al, k, b.data(),
+                                          [&](std::int64_t i, double v) { y.at(static_cast<std::size_t>(i)) = v; });
+  return y;
+}
+
+// Axis lengths whose FFT is a power of two, as on the fused route (type 4 of even n only).
+std::vector<std::int64_t> fused_lengths(R2RKind kind) {
+  std::vector<std::int64_t> lengths;
+  for (std::int64_t l : {4, 8, 16, 64, 256, 1024}) {
+    switch (static_cast<int>(kind) % 4) {
+      case 0:
+        lengths.push_back(kind == R2RKind::dct1 ? l / 2 + 1 : l / 2 - 1);
+        break;
+      case 3:
+        lengths.push_back(2 * l);
+        break;
+      default:
+        lengths.push_back(l);
+    }
+  }
+  return lengths;
+}
+
+class FusedAlgebra : public ::testing::TestWithParam<R2RKind> {};
+
+TEST_P(FusedAlgebra, MatchesTheDirectSumAndThePasses) {
+  const R2RKind kind = GetParam();
+  for (std::int64_t n : fused_lengths(kind)) {
+    const auto x = r2r_test::random_vector(static_cast<std::size_t>(n), static_cast<std::uint32_t>(n * 7 + 3));
+    const auto reference = r2r_test::direct(kind, x);
+    const auto fused = run_fused(kind, x, {});
+    EXPECT_LE(r2r_test::relative_error(fused, reference), 1e-13) << cuplan::to_string(kind) << " n " << n;
+    EXPECT_LE(r2r_test::relative_error(fused, run_passes(kind, x)), 1e-13) << cuplan::to_string(kind) << " n " << n;
+  }
+}
+
+TEST_P(FusedAlgebra, EdgeFactorsAndScaleApplyWhereTheKernelAppliesThem) {
+  const R2RKind kind = GetParam();
+  const std::int64_t n = fused_lengths(kind)[3];
+  const Factors f{std::sqrt(2.0), 0.5, 1 / std::sqrt(2.0) * 0.25, 3.0 * 0.25, 0.25};
+  const auto x = r2r_test::random_vector(static_cast<std::size_t>(n), 41);
+  auto scaled = x;
+  scaled.front() *= f.pre_first;
+  scaled.back() *= f.pre_last;
+  auto reference = r2r_test::direct(kind, scaled);
+  for (double& v : reference) v *= f.scale;
+  reference.front() *= f.post_first / f.scale;
+  reference.back() *= f.post_last / f.scale;
+  EXPECT_LE(r2r_test::relative_error(run_fused(kind, x, f), reference), 1e-13) << cuplan::to_string(kind);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, FusedAlgebra,
+                         ::testing::Values(R2RKind::dct1, R2RKind::dct2, R2RKind::dct3, R2RKind::dct4, R2RKind::dst1,
+                                           R2RKind::dst2, R2RKind::dst3, R2RKind::dst4),
+                         [](const auto& param_info) { return std::string(cuplan::to_string(param_info.param)); });
+
+}  // namespace
