@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -25,6 +27,14 @@ void validate_matmul_options(const MatmulOptions& o, const char* who) {
   check_planning_mode(o.planning_mode, who);
   check_execution(o.execution, who);
   (void)resolve_work_area(o.work_area, o.work_area_buffer, who);
+  // cuBLASLt reads the scale tensors during the product, while it writes its workspace: an external area must not
+  // hold them (c and d must be unset, but an overlap is named before that rule is).
+  const std::pair<const ScaleFactor*, const char*> scales[] = {{&o.scales.a, "scales.a.tensor"},
+                                                               {&o.scales.b, "scales.b.tensor"},
+                                                               {&o.scales.c, "scales.c.tensor"},
+                                                               {&o.scales.d, "scales.d.tensor"}};
+  for (const auto& [scale, name] : scales)
+    if (scale->tensor) check_work_area_apart(o.work_area, o.work_area_buffer, scale->tensor->view(), name, who);
 }
 
 void require_defined_operands(const TensorRef& a, const TensorRef& b, const MatmulOptions& o, const char* who) {

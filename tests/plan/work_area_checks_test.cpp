@@ -79,6 +79,28 @@ TEST(WorkAreaChecks, ExternalBufferOverlappingAnOperandIsRefusedByEveryFunctionF
         (void)matmul(b_apart, arena.device(12288, f32, {4, 4}), mo);
       },
       {"matmul", "work_area_buffer", "apart from c"});
+  // fp8 scale tensors, which cuBLASLt reads mid-product: refused before any other rule about them applies.
+  mo.c.reset();
+  mo.beta = 0.0;
+  mo.scales.a.tensor = arena.device(1536, f32, {1});
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        (void)matmul(b_apart, arena.device(12288, f32, {4, 4}), mo);
+      },
+      {"matmul", "work_area_buffer", "apart from scales.a.tensor"});
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        Matmul m(b_apart, arena.device(12288, f32, {4, 4}), mo);
+      },
+      {"Matmul", "work_area_buffer", "apart from scales.a.tensor"});
+  mo.scales.a.tensor.reset();
+  mo.scales.b.tensor = arena.device(2560, f32, {1});
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        (void)matmul(b_apart, arena.device(12288, f32, {4, 4}), mo);
+      },
+      {"matmul", "work_area_buffer", "apart from scales.b.tensor"});
+  mo.scales.b.tensor.reset();
   const TensorView real_inside = arena.device(512, f32, {8, 8});
   const TensorView kernel_inside = arena.device(3072, f32, {1, 8});
   const TensorView real_apart = arena.device(8192, f32, {8, 8}), kernel_apart = arena.device(12288, f32, {1, 8});
@@ -97,7 +119,6 @@ TEST(WorkAreaChecks, ExternalBufferOverlappingAnOperandIsRefusedByEveryFunctionF
                                        {"dctn", "work_area_buffer", "apart from operand"});
   // The class forms refuse the construction's operands at once (execute checks every later one, on a GPU below).
   expect_throw_naming<InvalidArgument>([&] { FFT f(inside, fo); }, {"FFT", "work_area_buffer", "apart from operand"});
-  mo.c.reset();
   expect_throw_naming<InvalidArgument>([&] { Matmul m(b_apart, a_inside, mo); },
                                        {"Matmul", "work_area_buffer", "apart from b"});
   expect_throw_naming<InvalidArgument>(
