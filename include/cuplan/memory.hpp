@@ -97,7 +97,8 @@ CUPLAN_API void reset_peak(Device device);
 
 /// What cuplan holds for one device, by purpose (docs/memory.md, "The memory report"). The device figures are
 /// cuplan's own allocations on that device; the host figures (pinned staging rings and the pinned block cache) are
-/// the process's, the same for every device.
+/// the process's, the same for every device. The figures overlap (a cached plan's owned work area counts under both
+/// owned_work_area_bytes and cached_plan_bytes): device_bytes_in_use is the total.
 struct Report {
   Device device = Device::cpu();            ///< the device reported on
   std::size_t shared_work_areas = 0;        ///< shared work areas on the device (one per stream that used one)
