@@ -9,7 +9,6 @@
 #include "base/error_context.hpp"
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
-#include "plan/cache/route_memory.hpp"
 #include "plan/option_checks.hpp"
 #include "plan/work_area.hpp"
 #include "runtime/undefined_operand.hpp"
@@ -140,8 +139,6 @@ std::size_t ConvolutionImpl::estimate_work_area_size() const try {
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "estimate_work_area_size", [this] { return error_context(); });
 }
-
-CUPLAN_CACHED_PLAN_ROUTE_MEMORY(ConvolutionImpl, runner_)
 
 std::string ConvolutionImpl::describe() const {
   const ConvolutionGeometry& g = geometry_;

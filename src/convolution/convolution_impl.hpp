@@ -22,7 +22,7 @@ namespace cuplan::detail {
 /// before a plan key is built).
 void validate_convolution_options(const ConvolutionOptions& options, const char* op);
 
-class ConvolutionImpl final : public CachedPlan, public PlannedOperation {
+class ConvolutionImpl final : public PlannedOperation {
  public:
   ConvolutionImpl(TensorRef operand, TensorRef kernel, const ConvolutionOptions& options);
   ~ConvolutionImpl() override;
@@ -44,13 +44,11 @@ class ConvolutionImpl final : public CachedPlan, public PlannedOperation {
   std::size_t work_area_size() const noexcept { return runner_->work_area_size(); }
   /// What work_area_size() reports once planned, without planning.
   std::size_t estimate_work_area_size() const;
-  std::size_t held_bytes() const noexcept override;
-  int memory_device() const noexcept override;
-  void release_idle_memory() noexcept override;
   std::string describe() const override;
   std::string error_context() const override;
 
  private:
+  OperationRoute& memory_route() const noexcept override { return *runner_; }
   ConvolutionGeometry geometry_;
   TensorRef kernel_;  // until plan() has its spectrum
   bool kernel_held_ = true;

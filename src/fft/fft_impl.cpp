@@ -16,7 +16,6 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "fft/fft_validate.hpp"
-#include "plan/cache/route_memory.hpp"
 #include "plan/work_area.hpp"
 #include "runtime/access.hpp"
 #include "runtime/storage.hpp"
@@ -213,8 +212,6 @@ std::size_t FftImpl::estimate_workspace_size() const try {
 } catch (const LibraryError& error) {
   rethrow_with_context(error, "estimate_workspace_size", [this] { return error_context(); });
 }
-
-CUPLAN_CACHED_PLAN_ROUTE_MEMORY(FftImpl, route_)
 
 std::string FftImpl::describe() const {
   const LayoutDecision& d = decision_;

@@ -19,7 +19,7 @@
 
 namespace cuplan::detail {
 
-class FftImpl final : public CachedPlan, public PlannedOperation {
+class FftImpl final : public PlannedOperation {
  public:
   /// `out_hint`: a user output the plan should write into directly (its strides become the result layout).
   FftImpl(TensorRef operand, const FFTOptions& options, const std::optional<TensorView>& out_hint = {});
@@ -43,13 +43,11 @@ class FftImpl final : public CachedPlan, public PlannedOperation {
   std::size_t workspace_size() const noexcept;
   /// What workspace_size() reports once planned, without planning (no work area is allocated).
   std::size_t estimate_workspace_size() const;
-  std::size_t held_bytes() const noexcept override;
-  int memory_device() const noexcept override;
-  void release_idle_memory() noexcept override;
   std::string describe() const override;
   std::string error_context() const override;
 
  private:
+  OperationRoute& memory_route() const noexcept override { return *route_; }
   /// In-place R2C/C2R on an owning Tensor: its memory must hold the result's span (padded real rows).
   void check_inplace_room(const TensorRef& operand, const char* method) const;
   double scale_for(Direction direction) const noexcept {

@@ -10,7 +10,6 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_validate.hpp"
-#include "plan/cache/route_memory.hpp"
 #include "plan/work_area.hpp"
 #include "runtime/undefined_operand.hpp"
 
@@ -176,7 +175,17 @@ std::size_t MatmulImpl::workspace_size() const noexcept {
   return state_.freed() ? 0 : route_->workspace_size();
 }
 
-CUPLAN_CACHED_PLAN_ROUTE_MEMORY(MatmulImpl, route_)
+std::size_t MatmulImpl::held_bytes() const noexcept {
+  return state_.freed() ? 0 : route_->held_bytes();
+}
+
+int MatmulImpl::memory_device() const noexcept {
+  return target_.cuda ? target_.device : -1;
+}
+
+void MatmulImpl::release_idle_memory() noexcept {
+  if (!state_.freed()) route_->release_idle_memory();
+}
 
 std::string MatmulImpl::describe() const {
   const mm::Problem& p = problem_;

@@ -10,7 +10,6 @@
 #include "base/overlap.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
-#include "plan/cache/route_memory.hpp"
 #include "plan/option_checks.hpp"
 #include "plan/work_area.hpp"
 
@@ -96,8 +95,6 @@ void RealTransformImpl::free() noexcept {
   operand_ = TensorRef{};
   state_.set_freed();
 }
-
-CUPLAN_CACHED_PLAN_ROUTE_MEMORY(RealTransformImpl, route_)
 
 std::string RealTransformImpl::describe() const {
   const R2RDecision& d = decision_;

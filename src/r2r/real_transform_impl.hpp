@@ -18,7 +18,7 @@
 
 namespace cuplan::detail {
 
-class RealTransformImpl final : public CachedPlan, public PlannedOperation {
+class RealTransformImpl final : public PlannedOperation {
  public:
   /// `all_axes_by_default`: empty axes mean every axis (dctn ...), not the last min(ndim, 3).
   RealTransformImpl(TensorRef operand, const RealTransformOptions& options, const char* who,
@@ -32,13 +32,11 @@ class RealTransformImpl final : public CachedPlan, public PlannedOperation {
 
   const R2RDecision& decision() const noexcept { return decision_; }
   std::size_t workspace_size() const noexcept { return route_->workspace_size(); }
-  std::size_t held_bytes() const noexcept override;
-  int memory_device() const noexcept override;
-  void release_idle_memory() noexcept override;
   std::string describe() const override;
   std::string error_context() const override;
 
  private:
+  OperationRoute& memory_route() const noexcept override { return *route_; }
   R2RDecision decision_;
   std::unique_ptr<R2RRoute> route_;
 };

@@ -121,14 +121,7 @@ Tensor poisoned(const Shape& shape) {
   return host.to(Device::cuda(0));
 }
 
-std::vector<double> to_host(const Tensor& t) {
-  const Tensor h = t.to(Device::cpu());
-  Device::cuda(0).synchronize();
-  std::vector<double> out(static_cast<std::size_t>(h.numel()));
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = h.dtype() == f32 ? static_cast<double>(h.data<float>()[i]) : h.data<double>()[i];
-  return out;
-}
+using r2r_test::to_host;
 
 // FFTW's float64 result of the same transform (cuplan's CPU route).
 std::vector<double> reference(const std::vector<double>& v, const Shape& shape, RealTransformOptions o,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // float64 direct-sum references of the eight real-to-real kinds as scipy.fft defines them (unnormalized), and the
-// normalized N-D reference of a whole RealTransform call, for the tests of every backend.
+// normalized N-D reference of a whole RealTransform call, for the tests of every backend; a device result's values.
 
 #include <cmath>
 #include <cstdint>
@@ -9,7 +9,9 @@
 #include <random>
 #include <vector>
 
+#include "cuplan/device.hpp"
 #include "cuplan/r2r.hpp"
+#include "cuplan/tensor.hpp"
 
 namespace r2r_test {
 
@@ -146,6 +148,16 @@ inline std::vector<double> scipy_nd(std::vector<double> data, const std::vector<
     }
   }
   return data;
+}
+
+/// The values of a result in device memory as doubles (f32 or f64), read once the device is idle.
+inline std::vector<double> to_host(const cuplan::Tensor& t) {
+  const cuplan::Tensor h = t.to(cuplan::Device::cpu());
+  cuplan::Device::cuda(0).synchronize();
+  std::vector<double> out(static_cast<std::size_t>(h.numel()));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = h.dtype() == cuplan::f32 ? static_cast<double>(h.data<float>()[i]) : h.data<double>()[i];
+  return out;
 }
 
 }  // namespace r2r_test

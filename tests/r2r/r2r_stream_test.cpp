@@ -15,14 +15,7 @@ namespace {
 
 using namespace cuplan;
 
-std::vector<double> to_host(const Tensor& t) {
-  const Tensor h = t.to(Device::cpu());
-  Device::cuda(0).synchronize();
-  std::vector<double> out(static_cast<std::size_t>(h.numel()));
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = h.dtype() == f32 ? static_cast<double>(h.data<float>()[i]) : h.data<double>()[i];
-  return out;
-}
+using r2r_test::to_host;
 
 Tensor device_copy(const std::vector<double>& v, const Shape& shape, DType dtype, StreamRef stream) {
   Tensor host = Tensor::empty(shape, dtype);

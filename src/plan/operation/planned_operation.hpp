@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What the Impl of every one-operand operation (FFT, RealTransform, Convolution) keeps the same way: the lifecycle,
+// What the Impl of every one-operand operation (FFT, RealTransform, Convolution) keeps the same way: its plan-cache
+// entry (CachedPlan, with the route's memory), the lifecycle,
 // the execution target, the phase order and streams, the operand with the signature a new one must match, the planned
 // signature of an execute's `out`, the construction's `after` events; the plan phase's steps, and the checks of
 // reset_operand and execute, with messages naming the operation. The operation's route is built over
@@ -13,6 +14,7 @@
 #include "base/overlap.hpp"
 #include "cuplan/tensor.hpp"
 #include "plan/cache/operand_signature.hpp"
+#include "plan/cache/plan_cache.hpp"
 #include "plan/execution_target.hpp"
 #include "plan/object_state.hpp"
 #include "plan/operation/operation_route.hpp"
@@ -21,7 +23,7 @@
 
 namespace cuplan::detail {
 
-class PlannedOperation {
+class PlannedOperation : public CachedPlan {
  public:
   /// A plan-cache hit's operand: no phase and no check (the plan key holds its signature).
   void adopt_operand(TensorRef&& operand) noexcept;
@@ -31,6 +33,13 @@ class PlannedOperation {
   bool freed() const noexcept { return state_.freed(); }
   const OperandSignature& out_signature() const noexcept { return out_signature_; }
   const ExecutionTarget& target() const noexcept { return target_; }
+  /// The plan cache's view of the object's memory between calls: its route's (an owned work area, staging
+  /// buffers), on the target's CUDA device or the host (-1); nothing once freed.
+  std::size_t held_bytes() const noexcept final { return state_.freed() ? 0 : memory_route().held_bytes(); }
+  int memory_device() const noexcept final { return target_.cuda ? target_.device : -1; }
+  void release_idle_memory() noexcept final {
+    if (!state_.freed()) memory_route().release_idle_memory();
+  }
   /// The object in one line (its log line when planned).
   virtual std::string describe() const = 0;
   /// The object as a LibraryError's context names it: operation, dtypes, shapes, axes, device and backend.
@@ -47,7 +56,10 @@ class PlannedOperation {
         pending_after_(std::move(after)) {
     require_defined(operand_, name, "operand");
   }
-  virtual ~PlannedOperation() = default;
+  ~PlannedOperation() override = default;
+
+  /// The route whose memory the object holds between calls (held_bytes, release_idle_memory).
+  virtual OperationRoute& memory_route() const noexcept = 0;
 
   /// execute's checks of `out` (null when none): not with an in-place transform, writable, and of the planned
   /// signature. An out in the planned layout cannot overlap itself (checked when planned), so the repeated call pays

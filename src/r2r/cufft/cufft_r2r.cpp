@@ -217,16 +217,15 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     const double scale = i + 1 == plans.size() ? d.scale(direction) : 1.0;
     if (p.fused != nullptr) {
       // One kernel: load with the reordering and input factors, FFT, store with the twiddle and output factors.
-      fused_r2r::FusedR2RArgs args;
-      args.algorithm = p.algorithm;
-      args.rows = rows_of(d, axis, src_strides, d.out_strides);
-      args.src = first_axis ? in : out;
-      args.dst = out;
-      args.pre_first = edges.pre_first;
-      args.pre_last = edges.pre_last;
-      args.post_first = edges.post_first;
-      args.post_last = edges.post_last;
-      args.scale = scale;
+      const fused_r2r::FusedR2RArgs args{.algorithm = p.algorithm,
+                                         .rows = rows_of(d, axis, src_strides, d.out_strides),
+                                         .src = first_axis ? in : out,
+                                         .dst = out,
+                                         .pre_first = edges.pre_first,
+                                         .pre_last = edges.pre_last,
+                                         .post_first = edges.post_first,
+                                         .post_last = edges.post_last,
+                                         .scale = scale};
       CUPLAN_CUDA_CHECK(p.fused->launch(args, s));
       continue;
     }

@@ -55,41 +55,60 @@ struct RowAccess {
   }
 };
 
+/// A thread's row of the block: its index, whether it exists (every thread of the block takes part in the FFTs'
+/// shared-memory exchanges, also on a missing last row), and its loads and stores.
 template <class FFT>
-__device__ __forceinline__ std::int64_t block_row() {
-  return static_cast<std::int64_t>(blockIdx.x) * FFT::ffts_per_block + threadIdx.y;
+struct BlockRow {
+  using T = typename FFT::value_type::value_type;
+  std::int64_t row;
+  bool active;
+  RowAccess<T> io;
+
+  __device__ explicit BlockRow(const FusedR2RArgs& args)
+      : row(static_cast<std::int64_t>(blockIdx.x) * FFT::ffts_per_block + threadIdx.y),
+        active(row < args.rows.rows),
+        io(args, row, active) {}
+  /// The row's element i, with the input edge factors (the algebra's `load`).
+  __device__ auto loader() const {
+    return [this](std::int64_t i) { return io.load(i); };
+  }
+  /// Stores the row's element i, with the output edge factors and the scale (the algebra's `store`).
+  __device__ auto storer() const {
+    return [this](std::int64_t i, T v) { io.store(i, v); };
+  }
+};
+
+/// Runs the block's FFT on `thread_data` in the kernel's dynamic shared memory, then waits for every thread: in place,
+/// every row is read whole before any of it is written.
+template <class FFT>
+__device__ __forceinline__ void execute_then_sync(typename FFT::value_type* thread_data) {
+  extern __shared__ __align__(alignof(float4)) unsigned char fused_r2r_shared[];
+  FFT().execute(thread_data, reinterpret_cast<typename FFT::value_type*>(fused_r2r_shared));
+  __syncthreads();
 }
 
 /// Types 1 and 2 (R2C of length L): DCT-I/DST-I from the even/odd extension (L = 2(n-1) / 2(n+1)), DCT-II/DST-II
 /// from the even/odd reordering (L = n).
 template <class FFT>
 __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(FusedR2RArgs args) {
-  using complex_type = typename FFT::value_type;
-  using T = typename complex_type::value_type;
+  using T = typename BlockRow<FFT>::T;
   constexpr std::int64_t L = cufftdx::size_of<FFT>::value;
-  extern __shared__ __align__(alignof(float4)) unsigned char fused_r2r_shared[];
-  const std::int64_t row = block_row<FFT>();
-  // Every thread of the block takes part in the FFTs' shared-memory exchanges, also on a missing last row.
-  const bool active = row < args.rows.rows;
-  const RowAccess<T> io(args, row, active);
-  const auto load = [&](std::int64_t i) { return io.load(i); };
-  const auto store = [&](std::int64_t i, T v) { io.store(i, v); };
-  complex_type thread_data[FFT::storage_size];
+  const BlockRow<FFT> r(args);
+  typename FFT::value_type thread_data[FFT::storage_size];
   auto* real_data = reinterpret_cast<T*>(thread_data);
 #pragma unroll
   for (unsigned e = 0; e < FFT::input_ept; ++e) {
     const std::int64_t j = e * FFT::stride + threadIdx.x;
-    real_data[e] = (active && j < L) ? fused_r2c_load<T>(args.algorithm, j, load) : T(0);
+    real_data[e] = (r.active && j < L) ? fused_r2c_load<T>(args.algorithm, j, r.loader()) : T(0);
   }
-  auto* shared = reinterpret_cast<complex_type*>(fused_r2r_shared);
-  FFT().execute(thread_data, shared);
-  __syncthreads();  // in place: every row is read whole before any of it is written
-  if (!active) return;
+  execute_then_sync<FFT>(thread_data);
+  if (!r.active) return;
 #pragma unroll
   for (unsigned e = 0; e < FFT::output_ept; ++e) {
     const std::int64_t k = e * FFT::stride + threadIdx.x;
     if (k <= L / 2)
-      fused_r2c_store<T, DeviceTwiddle>(args.algorithm, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, store);
+      fused_r2c_store<T, DeviceTwiddle>(args.algorithm, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y},
+                                        r.storer());
   }
 }
 
@@ -97,34 +116,24 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
 template <class FFT>
 __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
   using complex_type = typename FFT::value_type;
-  using T = typename complex_type::value_type;
-  extern __shared__ __align__(alignof(float4)) unsigned char fused_r2r_shared[];
-  const std::int64_t row = block_row<FFT>();
-  const bool active = row < args.rows.rows;
-  const RowAccess<T> io(args, row, active);
-  const auto load = [&](std::int64_t i) { return io.load(i); };
-  const auto store = [&](std::int64_t i, T v) { io.store(i, v); };
+  using T = typename BlockRow<FFT>::T;
+  const BlockRow<FFT> r(args);
   const std::int64_t n = args.algorithm.n;
   complex_type thread_data[FFT::storage_size];
 #pragma unroll
   for (unsigned e = 0; e < FFT::input_ept; ++e) {
     const std::int64_t j = e * FFT::stride + threadIdx.x;
-    complex_type h{0, 0};
-    if (active && j <= n / 2) {
-      const FusedComplex<T> v = fused_c2r_load<T, DeviceTwiddle>(args.algorithm, j, load);
-      h = complex_type{v.re, v.im};
-    }
-    thread_data[e] = h;
+    FusedComplex<T> h{0, 0};
+    if (r.active && j <= n / 2) h = fused_c2r_load<T, DeviceTwiddle>(args.algorithm, j, r.loader());
+    thread_data[e] = complex_type{h.re, h.im};
   }
-  auto* shared = reinterpret_cast<complex_type*>(fused_r2r_shared);
-  FFT().execute(thread_data, shared);
-  __syncthreads();  // in place: every row is read whole before any of it is written
-  if (!active) return;
+  execute_then_sync<FFT>(thread_data);
+  if (!r.active) return;
   const auto* real_data = reinterpret_cast<const T*>(thread_data);
 #pragma unroll
   for (unsigned e = 0; e < FFT::output_ept; ++e) {
     const std::int64_t m = e * FFT::stride + threadIdx.x;
-    if (m < n) fused_c2r_store<T>(args.algorithm, m, real_data[e], store);
+    if (m < n) fused_c2r_store<T>(args.algorithm, m, real_data[e], r.storer());
   }
 }
 
@@ -132,34 +141,25 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
 template <class FFT>
 __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2c(FusedR2RArgs args) {
   using complex_type = typename FFT::value_type;
-  using T = typename complex_type::value_type;
+  using T = typename BlockRow<FFT>::T;
   constexpr std::int64_t L = cufftdx::size_of<FFT>::value;
-  extern __shared__ __align__(alignof(float4)) unsigned char fused_r2r_shared[];
-  const std::int64_t row = block_row<FFT>();
-  const bool active = row < args.rows.rows;
-  const RowAccess<T> io(args, row, active);
-  const auto load = [&](std::int64_t i) { return io.load(i); };
-  const auto store = [&](std::int64_t i, T v) { io.store(i, v); };
+  const BlockRow<FFT> r(args);
   complex_type thread_data[FFT::storage_size];
 #pragma unroll
   for (unsigned e = 0; e < FFT::elements_per_thread; ++e) {
     const std::int64_t j = e * FFT::stride + threadIdx.x;
-    complex_type t{0, 0};
-    if (active && j < L) {
-      const FusedComplex<T> v = fused_c2c_load<T, DeviceTwiddle>(args.algorithm, j, load);
-      t = complex_type{v.re, v.im};
-    }
-    thread_data[e] = t;
+    FusedComplex<T> t{0, 0};
+    if (r.active && j < L) t = fused_c2c_load<T, DeviceTwiddle>(args.algorithm, j, r.loader());
+    thread_data[e] = complex_type{t.re, t.im};
   }
-  auto* shared = reinterpret_cast<complex_type*>(fused_r2r_shared);
-  FFT().execute(thread_data, shared);
-  __syncthreads();  // in place: every row is read whole before any of it is written
-  if (!active) return;
+  execute_then_sync<FFT>(thread_data);
+  if (!r.active) return;
 #pragma unroll
   for (unsigned e = 0; e < FFT::elements_per_thread; ++e) {
     const std::int64_t k = e * FFT::stride + threadIdx.x;
     if (k < L)
-      fused_c2c_store<T, DeviceTwiddle>(args.algorithm, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, store);
+      fused_c2c_store<T, DeviceTwiddle>(args.algorithm, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y},
+                                        r.storer());
   }
 }
 
