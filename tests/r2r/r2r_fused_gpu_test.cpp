@@ -124,19 +124,9 @@ Tensor poisoned(const Shape& shape) {
 using r2r_test::to_host;
 
 // FFTW's float64 result of the same transform (cuplan's CPU route).
-std::vector<double> reference(const std::vector<double>& v, const Shape& shape, RealTransformOptions o,
+std::vector<double> reference(const std::vector<double>& v, const Shape& shape, const RealTransformOptions& o,
                               Direction direction) {
-  Tensor host = Tensor::empty(shape, f64);
-  std::copy(v.begin(), v.end(), host.data<double>());
-  o.execution = Execution::cpu();
-  o.route = FFTRoute::automatic;
-  o.inplace = false;
-  o.stream.reset();
-  o.after = {};
-  RealTransform rt(host, o);
-  rt.plan();
-  const Tensor y = rt.execute({.direction = direction});
-  return {y.data<double>(), y.data<double>() + y.numel()};
+  return r2r_test::cpu_reference(v, shape, o, direction);
 }
 
 std::string what(R2RKind kind, std::int64_t n, R2RNorm norm, bool orthogonalize, Direction direction) {

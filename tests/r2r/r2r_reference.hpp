@@ -3,6 +3,7 @@
 // float64 direct-sum references of the eight real-to-real kinds as scipy.fft defines them (unnormalized), and the
 // normalized N-D reference of a whole RealTransform call, for the tests of every backend; a device result's values.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -148,6 +149,23 @@ inline std::vector<double> scipy_nd(std::vector<double> data, const std::vector<
     }
   }
   return data;
+}
+
+/// FFTW's float64 result of the transform `o` describes (cuplan's CPU route, out of place, on the default route) of
+/// the values `v` of `shape`.
+inline std::vector<double> cpu_reference(const std::vector<double>& v, const cuplan::Shape& shape,
+                                         cuplan::RealTransformOptions o, cuplan::Direction direction) {
+  cuplan::Tensor host = cuplan::Tensor::empty(shape, cuplan::f64);
+  std::copy(v.begin(), v.end(), host.data<double>());
+  o.execution = cuplan::Execution::cpu();
+  o.route = cuplan::FFTRoute::automatic;
+  o.inplace = false;
+  o.stream.reset();
+  o.after = {};
+  cuplan::RealTransform rt(host, o);
+  rt.plan();
+  const cuplan::Tensor y = rt.execute({.direction = direction});
+  return {y.data<double>(), y.data<double>() + y.numel()};
 }
 
 /// The values of a result in device memory as doubles (f32 or f64), read once the device is idle.

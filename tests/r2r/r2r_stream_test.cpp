@@ -31,19 +31,7 @@ Tensor device_copy(const std::vector<double>& v, const Shape& shape, DType dtype
 }
 
 // The CPU's float64 result of the same transform.
-std::vector<double> cpu_reference(const std::vector<double>& v, const Shape& shape, const RealTransformOptions& o,
-                                  Direction direction) {
-  Tensor host = Tensor::empty(shape, f64);
-  std::copy(v.begin(), v.end(), host.data<double>());
-  RealTransformOptions c = o;
-  c.execution = Execution::cpu();
-  c.stream.reset();
-  c.after = {};
-  RealTransform rt(host, c);
-  rt.plan();
-  const Tensor y = rt.execute({.direction = direction});
-  return {y.data<double>(), y.data<double>() + y.numel()};
-}
+using r2r_test::cpu_reference;
 
 TEST(R2RStreams, PhasesOnTwoStreamsAndResetAcrossStreams) {
   CUPLAN_REQUIRE_GPU();
