@@ -17,6 +17,12 @@ R2RTwiddle r2r_twiddle(double x) {
   return {std::cos(std::numbers::pi * r), std::sin(std::numbers::pi * r)};
 }
 
+const char* r2r_fft_type_name(R2RFftType fft) noexcept {
+  static constexpr const char* names[] = {"R2C", "C2R", "C2C"};
+  static_assert(std::size(names) == static_cast<std::size_t>(R2RFftType::c2c) + 1);
+  return enum_name(fft, names);
+}
+
 const char* algorithm_summary(R2RAlgorithm algorithm) noexcept {
   static constexpr const char* summaries[] = {
       "even extension + R2C(2(n-1))",          "odd extension + R2C(2(n+1))",

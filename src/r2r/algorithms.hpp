@@ -239,6 +239,8 @@ CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const 
   }
 }
 
+/// "R2C", "C2R" or "C2C", for describe() and messages.
+const char* r2r_fft_type_name(R2RFftType fft) noexcept;
 /// "even/odd reorder + R2C(n) + twiddle", for describe() and docs.
 const char* algorithm_summary(R2RAlgorithm algorithm) noexcept;
 

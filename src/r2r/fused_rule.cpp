@@ -14,21 +14,6 @@
 #include "r2r/algorithms.hpp"
 
 namespace cuplan::detail {
-namespace {
-
-const char* fft_name(R2RFftType fft) noexcept {
-  switch (fft) {
-    case R2RFftType::r2c:
-      return "R2C";
-    case R2RFftType::c2r:
-      return "C2R";
-    case R2RFftType::c2c:
-      break;
-  }
-  return "C2C";
-}
-
-}  // namespace
 
 std::string fused_axis_refusal(const R2RDecision& d, std::size_t i, Direction direction,
                                const Strides& first_source_strides, const FusedR2RAvailability& available) {
@@ -51,7 +36,7 @@ std::string fused_axis_refusal(const R2RDecision& d, std::size_t i, Direction di
     return fmt::format(
         "{} of length {} runs {} {}, not among the fused kernels' FFT lengths [{}] "
         "(CUPLAN_FUSED_FFT_LENGTHS)",
-        kind, axis.n, fft_name(algorithm.fft), algorithm.fft_length, fmt::join(available.lengths, ", "));
+        kind, axis.n, r2r_fft_type_name(algorithm.fft), algorithm.fft_length, fmt::join(available.lengths, ", "));
   std::int64_t numel = 1;
   for (int a = 0; a < d.shape.size(); ++a) numel *= d.shape[a];
   if (numel / axis.n > std::numeric_limits<std::int32_t>::max())

@@ -472,8 +472,7 @@ TEST(WorkAreaGpu, CheckerReportsAnExternalAreaUsedByTwoStreamsWithoutAnEdge) {
   ASSERT_GT(need, 0u);
   Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s1);
   s1.synchronize();
-  // g reads an operand of its own, made on s2: a shared operand Tensor would order g after its producer's stream
-  // (cuplan records that edge when g needs it, covering f's work), and the area's use would then be ordered.
+  // g's own operand, made on s2: a shared one would order g after f's stream (its producer's), and so the area.
   DeviceData y = random_device(c.shape, s2);
   s2.synchronize();
   const FFTOptions options{.axes = c.axes, .work_area = WorkAreaPolicy::external, .work_area_buffer = area.view()};

@@ -85,10 +85,6 @@ FusedR2RAvailability built_fused_kernels() {
   return available;
 }
 
-const char* fft_name(R2RFftType fft) noexcept {
-  return fft == R2RFftType::r2c ? "R2C" : fft == R2RFftType::c2r ? "C2R" : "C2C";
-}
-
 }  // namespace
 
 CufftR2R::CufftR2R(const R2RDecision& decision, int device, FFTRoute route, const Strides& first_source_strides,
@@ -109,7 +105,7 @@ CufftR2R::CufftR2R(const R2RDecision& decision, int device, FFTRoute route, cons
         p.fused = fused_r2r::find_launcher(p.algorithm.fft, decision.dtype == f64, p.algorithm.fft_length);
         if (p.fused == nullptr)  // the rule read the same table: a mismatch is a bug, not bad input
           throw Error(fmt::format("{}: internal error: the fused {} kernel of length {} is missing from the table", who,
-                                  fft_name(p.algorithm.fft), p.algorithm.fft_length));
+                                  r2r_fft_type_name(p.algorithm.fft), p.algorithm.fft_length));
         plans.push_back(p);
         continue;
       }
@@ -178,7 +174,7 @@ void CufftR2R::prepare_fused(const AxisPlan& p) const {
     throw NotSupported(
         fmt::format("{}: route fused: the fused {} kernel of length {} needs {} bytes of shared memory "
                     "per block, cuda:{} allows {}; use route cufft",
-                    who_, fft_name(p.algorithm.fft), p.fused->length, p.fused->shared_bytes, device_, shared));
+                    who_, r2r_fft_type_name(p.algorithm.fft), p.fused->length, p.fused->shared_bytes, device_, shared));
   const cudaError_t status = p.fused->prepare();
   if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction) {
     (void)cudaGetLastError();  // the failed attribute call is not a sticky error: clear it
@@ -262,8 +258,9 @@ std::string CufftR2R::algorithms(Direction direction) const {
     const AxisPlan& p = plans[i];
     text += fmt::format("{}axis {} {}: ", i == 0 ? "" : "; ", decision_.transformed[i].axis,
                         to_string(decision_.kind_for(i, direction)));
-    text += p.fused != nullptr ? fmt::format("fused cuFFTDx kernel ({} {})", fft_name(p.algorithm.fft), p.fused->length)
-                               : fmt::format("{} (passes around cuFFT)", algorithm_summary(p.algorithm.algorithm));
+    text += p.fused != nullptr
+                ? fmt::format("fused cuFFTDx kernel ({} {})", r2r_fft_type_name(p.algorithm.fft), p.fused->length)
+                : fmt::format("{} (passes around cuFFT)", algorithm_summary(p.algorithm.algorithm));
   }
   return text;
 }
