@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuplan/device.hpp"
+#include "cuplan/enum_name.hpp"
 #include "cuplan/export.hpp"
 #include "cuplan/fft.hpp"
 #include "cuplan/stream.hpp"
@@ -123,18 +124,16 @@ enum class ExchangeMethod { automatic, copy_engine, nccl };
 
 /// "automatic", "copy_engine" or "nccl".
 constexpr std::string_view to_string(ExchangeMethod method) noexcept {
-  return method == ExchangeMethod::copy_engine ? "copy_engine" : method == ExchangeMethod::nccl ? "nccl" : "automatic";
+  return detail::enum_name<ExchangeMethod::nccl>(method, {"automatic", "copy_engine", "nccl"});
 }
 
 /// "automatic", "slab" or "pencil".
 constexpr std::string_view to_string(Decomposition decomposition) noexcept {
-  return decomposition == Decomposition::slab     ? "slab"
-         : decomposition == Decomposition::pencil ? "pencil"
-                                                  : "automatic";
+  return detail::enum_name<Decomposition::pencil>(decomposition, {"automatic", "slab", "pencil"});
 }
 /// "natural" or "transposed".
 constexpr std::string_view to_string(InputLayout layout) noexcept {
-  return layout == InputLayout::transposed ? "transposed" : "natural";
+  return detail::enum_name<InputLayout::transposed>(layout, {"natural", "transposed"});
 }
 
 /// A box of the global array: offsets and extents per axis (ndim entries).

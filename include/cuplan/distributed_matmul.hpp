@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuplan/distributed.hpp"
+#include "cuplan/enum_name.hpp"
 #include "cuplan/matmul.hpp"
 
 namespace cuplan {
@@ -105,25 +106,13 @@ struct DistributedMatmulExecuteOptions {
 
 /// "automatic", "local", "allgather_gemm", "gemm_reduce_scatter" or "summa".
 constexpr std::string_view to_string(DistributedMatmulAlgorithm a) noexcept {
-  switch (a) {
-    case DistributedMatmulAlgorithm::local:
-      return "local";
-    case DistributedMatmulAlgorithm::allgather_gemm:
-      return "allgather_gemm";
-    case DistributedMatmulAlgorithm::gemm_reduce_scatter:
-      return "gemm_reduce_scatter";
-    case DistributedMatmulAlgorithm::summa:
-      return "summa";
-    default:
-      return "automatic";
-  }
+  return detail::enum_name<DistributedMatmulAlgorithm::summa>(
+      a, {"automatic", "local", "allgather_gemm", "gemm_reduce_scatter", "summa"});
 }
 /// "row_blocks", "column_blocks", "grid" or "block_cyclic".
 constexpr std::string_view to_string(MatrixDistribution d) noexcept {
-  return d == MatrixDistribution::column_blocks  ? "column_blocks"
-         : d == MatrixDistribution::grid         ? "grid"
-         : d == MatrixDistribution::block_cyclic ? "block_cyclic"
-                                                 : "row_blocks";
+  return detail::enum_name<MatrixDistribution::block_cyclic>(d,
+                                                             {"row_blocks", "column_blocks", "grid", "block_cyclic"});
 }
 
 }  // namespace CUPLAN_ABI_NAMESPACE

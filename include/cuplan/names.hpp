@@ -5,12 +5,11 @@
 // includes this header; the fmt formatters built on it are in cuplan/format.hpp, which a file includes when it
 // formats cuplan types with fmt.
 
-#include <cstddef>
-#include <iterator>
 #include <string_view>
 
 #include "cuplan/device.hpp"
 #include "cuplan/dtype.hpp"
+#include "cuplan/enum_name.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/execution.hpp"
 #include "cuplan/fft.hpp"
@@ -25,45 +24,24 @@ inline namespace CUPLAN_ABI_NAMESPACE {
 /// \name Names of enums
 /// @{
 
-/// The enumerator's name, e.g. "host_pinned", "odd", "optimized", "always", "warning", "cuda".
+/// The enumerator's name, e.g. "host_pinned", "odd", "optimized", "always", "warning", "cuda"; "?" for a value
+/// outside the enumeration (which a cast can make).
 constexpr std::string_view to_string(MemorySpace space) noexcept {
-  switch (space) {
-    case MemorySpace::host_pageable:
-      return "host_pageable";
-    case MemorySpace::host_pinned:
-      return "host_pinned";
-    case MemorySpace::device:
-      return "device";
-    case MemorySpace::managed:
-      return "managed";
-  }
-  return "?";
+  return detail::enum_name<MemorySpace::managed>(space, {"host_pageable", "host_pinned", "device", "managed"});
 }
 
 constexpr std::string_view to_string(Parity parity) noexcept {
-  return parity == Parity::even ? "even" : "odd";
+  return detail::enum_name<Parity::odd>(parity, {"even", "odd"});
 }
 
 /// "pageable" or "pinned".
 constexpr std::string_view to_string(HostMemory memory) noexcept {
-  return memory == HostMemory::pinned ? "pinned" : "pageable";
+  return detail::enum_name<HostMemory::pinned>(memory, {"pageable", "pinned"});
 }
 
 /// "a", "b", "c", "bias" or "epilog_aux".
 constexpr std::string_view to_string(MatmulOperand operand) noexcept {
-  switch (operand) {
-    case MatmulOperand::a:
-      return "a";
-    case MatmulOperand::b:
-      return "b";
-    case MatmulOperand::c:
-      return "c";
-    case MatmulOperand::bias:
-      return "bias";
-    case MatmulOperand::epilog_aux:
-      return "epilog_aux";
-  }
-  return "?";
+  return detail::enum_name<MatmulOperand::epilog_aux>(operand, {"a", "b", "c", "bias", "epilog_aux"});
 }
 
 /// The dtype's name, e.g. "c64".
@@ -72,58 +50,32 @@ constexpr std::string_view to_string(DTypeCode code) noexcept {
 }
 
 constexpr std::string_view to_string(ResultLayout layout) noexcept {
-  return layout == ResultLayout::natural ? "natural" : "optimized";
+  return detail::enum_name<ResultLayout::optimized>(layout, {"natural", "optimized"});
 }
 
 /// "estimate", "measure" or "patient".
 constexpr std::string_view to_string(Planning planning) noexcept {
-  switch (planning) {
-    case Planning::estimate:
-      return "estimate";
-    case Planning::measure:
-      return "measure";
-    case Planning::patient:
-      return "patient";
-  }
-  return "?";
+  return detail::enum_name<Planning::patient>(planning, {"estimate", "measure", "patient"});
 }
 
-/// "automatic", "owned", "shared" or "external"; "?" outside the enum.
+/// "automatic", "owned", "shared" or "external".
 constexpr std::string_view to_string(WorkAreaPolicy policy) noexcept {
-  constexpr std::string_view names[] = {"automatic", "owned", "shared", "external"};
-  const auto index = static_cast<std::size_t>(policy);
-  return index < std::size(names) ? names[index] : "?";
+  return detail::enum_name<WorkAreaPolicy::external>(policy, {"automatic", "owned", "shared", "external"});
 }
 
 constexpr std::string_view to_string(Blocking blocking) noexcept {
-  return blocking == Blocking::automatic ? "automatic" : "always";
+  return detail::enum_name<Blocking::always>(blocking, {"automatic", "always"});
 }
 constexpr std::string_view to_string(PlanningMode mode) noexcept {
-  return mode == PlanningMode::background ? "background" : "blocking";
+  return detail::enum_name<PlanningMode::blocking>(mode, {"background", "blocking"});
 }
 
 constexpr std::string_view to_string(LogLevel level) noexcept {
-  switch (level) {
-    case LogLevel::debug:
-      return "debug";
-    case LogLevel::info:
-      return "info";
-    case LogLevel::warning:
-      return "warning";
-  }
-  return "?";
+  return detail::enum_name<LogLevel::warning>(level, {"debug", "info", "warning"});
 }
 
 constexpr std::string_view to_string(Execution::Kind kind) noexcept {
-  switch (kind) {
-    case Execution::Kind::automatic:
-      return "automatic";
-    case Execution::Kind::cuda:
-      return "cuda";
-    case Execution::Kind::cpu:
-      return "cpu";
-  }
-  return "?";
+  return detail::enum_name<Execution::Kind::cpu>(kind, {"automatic", "cuda", "cpu"});
 }
 /// @}
 

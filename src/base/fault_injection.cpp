@@ -8,7 +8,7 @@
 #include <iterator>
 #include <string_view>
 
-#include "base/enum_names.hpp"
+#include "cuplan/enum_name.hpp"
 
 namespace cuplan::detail::fault {
 

@@ -8,9 +8,9 @@
 
 #include <utility>
 
-#include "base/enum_names.hpp"
 #include "base/overlap.hpp"
 #include "convolution/convolution_impl.hpp"
+#include "cuplan/enum_name.hpp"
 #include "cuplan/errors.hpp"
 #include "plan/handle.hpp"
 #include "plan/planning/planned_call.hpp"

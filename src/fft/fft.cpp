@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <iterator>
 
-#include "base/enum_names.hpp"
+#include "cuplan/enum_name.hpp"
 #include "cuplan/errors.hpp"
 #include "fft/fft_impl.hpp"
 #include "plan/handle.hpp"
@@ -31,7 +31,7 @@ std::string_view to_string(FFTType type) {
 }
 
 std::string_view to_string(Direction direction) {
-  return direction == Direction::forward ? "forward" : "inverse";
+  return detail::enum_name<Direction::inverse>(direction, {"forward", "inverse"});
 }
 
 std::string_view to_string(Normalization normalization) {

@@ -4,7 +4,7 @@
 
 #include <iterator>
 
-#include "base/enum_names.hpp"
+#include "cuplan/enum_name.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/matmul_impl.hpp"
 #include "plan/handle.hpp"

@@ -7,7 +7,7 @@
 #include <iterator>
 #include <numbers>
 
-#include "base/enum_names.hpp"
+#include "cuplan/enum_name.hpp"
 
 namespace cuplan::detail {
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "base/enum_names.hpp"
 #include "base/overlap.hpp"
+#include "cuplan/enum_name.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
 #include "cuplan/r2r.hpp"

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "cuplan/format.hpp"
@@ -42,6 +44,32 @@ TEST(Format, EnumsByName) {
   EXPECT_EQ(fmt::format("{}", HostMemory::pinned), "pinned");
   EXPECT_EQ(fmt::format("{}", MatmulOperand::epilog_aux), "epilog_aux");
   EXPECT_EQ(fmt::format("{}", DTypeCode::c128), "c128");
+}
+
+// A value outside an enumeration (a cast makes one) is "?" in every to_string, never another enumerator's name.
+template <class Enum>
+std::string_view name_of_out_of_range() {
+  return to_string(static_cast<Enum>(static_cast<std::underlying_type_t<Enum>>(99)));
+}
+
+TEST(Format, ValuesOutsideAnEnumerationAreNamedQuestionMark) {
+  static_assert(to_string(PlanningMode::background) == "background");
+  static_assert(to_string(Execution::Kind::cpu) == "cpu");
+  EXPECT_EQ(name_of_out_of_range<MemorySpace>(), "?");
+  EXPECT_EQ(name_of_out_of_range<Parity>(), "?");
+  EXPECT_EQ(name_of_out_of_range<HostMemory>(), "?");
+  EXPECT_EQ(name_of_out_of_range<MatmulOperand>(), "?");
+  EXPECT_EQ(name_of_out_of_range<ResultLayout>(), "?");
+  EXPECT_EQ(name_of_out_of_range<Planning>(), "?");
+  EXPECT_EQ(name_of_out_of_range<WorkAreaPolicy>(), "?");
+  EXPECT_EQ(name_of_out_of_range<Blocking>(), "?");
+  EXPECT_EQ(name_of_out_of_range<PlanningMode>(), "?");
+  EXPECT_EQ(name_of_out_of_range<LogLevel>(), "?");
+  EXPECT_EQ(name_of_out_of_range<Execution::Kind>(), "?");
+  EXPECT_EQ(name_of_out_of_range<Direction>(), "?");
+  EXPECT_EQ(name_of_out_of_range<FFTType>(), "?");
+  EXPECT_EQ(name_of_out_of_range<FFTRoute>(), "?");
+  EXPECT_EQ(fmt::format("{}", static_cast<Blocking>(7)), "?");
 }
 
 TEST(Format, Statistics) {

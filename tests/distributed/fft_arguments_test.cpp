@@ -31,6 +31,15 @@ void expect_refused(Call call, std::initializer_list<std::string> words) {
   }
 }
 
+TEST(DistributedFftArguments, EnumNamesOutsideTheEnumerationAreQuestionMarks) {
+  static_assert(cuplan::to_string(cuplan::ExchangeMethod::nccl) == "nccl");
+  EXPECT_EQ(cuplan::to_string(static_cast<cuplan::ExchangeMethod>(9)), "?");
+  EXPECT_EQ(cuplan::to_string(static_cast<cuplan::Decomposition>(9)), "?");
+  EXPECT_EQ(cuplan::to_string(static_cast<cuplan::InputLayout>(9)), "?");
+  EXPECT_EQ(cuplan::to_string(cuplan::Decomposition::pencil), "pencil");
+  EXPECT_EQ(cuplan::to_string(cuplan::InputLayout::transposed), "transposed");
+}
+
 TEST(DistributedFftArguments, EnumsOutOfRangeAreRefusedByNumber) {
   const cuplan::Shape g{16, 16, 16};
   DistributedFFTOptions o;

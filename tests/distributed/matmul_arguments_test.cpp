@@ -112,8 +112,12 @@ TEST(DistributedMatmulArguments, ExtentsAndEnumsOutOfRangeAreRefused) {
   o.layout_b.distribution = static_cast<MatrixDistribution>(77);
   expect_refused<cuplan::InvalidArgument>([&] { (void)resolve_product(0, 2, 8, 8, 8, o); },
                                           {"layout_b.distribution", "77"});
+  EXPECT_EQ(cuplan::to_string(static_cast<MatrixDistribution>(77)), "?");
+  EXPECT_EQ(cuplan::to_string(MatrixDistribution::block_cyclic), "block_cyclic");
   o = {};
   o.algorithm = static_cast<cuplan::DistributedMatmulAlgorithm>(9);
+  EXPECT_EQ(cuplan::to_string(o.algorithm), "?");
+  EXPECT_EQ(cuplan::to_string(cuplan::DistributedMatmulAlgorithm::summa), "summa");
   expect_refused<cuplan::InvalidArgument>([&] { (void)resolve_product(0, 2, 8, 8, 8, o); }, {"algorithm", "9"});
   o = {};
   o.exchange = static_cast<cuplan::ExchangeMethod>(3);

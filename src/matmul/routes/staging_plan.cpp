@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "base/enum_names.hpp"
+#include "cuplan/enum_name.hpp"
 #include "cuplan/errors.hpp"
 
 namespace cuplan::detail::mm {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The name of an enumerator from a table in the enumeration's order: the to_string functions of enums whose values
-// run 0, 1, 2, ... (a value outside the table, which a cast can make, gets `unknown`).
+// The name of an enumerator from a table in the enumeration's order, for the to_string functions of enums whose
+// values run 0, 1, 2, ...: a value outside the table, which a cast can make, gets "?" (or `unknown`), never the name
+// of another enumerator. An implementation detail of the public headers' to_string functions.
 
 #include <cstddef>
 #include <type_traits>
