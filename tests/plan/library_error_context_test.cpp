@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -199,6 +201,47 @@ TEST(LibraryErrorContext, CufftAndCublasLtFailuresNameTheObjectOnTheGpu) {
     (void)mm.execute();
     s.synchronize();
   }
+}
+
+// RealTransform over two axes on the passes (one cuFFT plan per axis): a cuFFT failure at any call of plan() leaves
+// an object whose next plan() makes only the plans still missing (none leaks, none is made twice) and whose result is
+// the CPU's.
+TEST(LibraryErrorContext, RealTransformPlansAgainAfterACufftFailureAtAnyCallOfPlan) {
+  CUPLAN_REQUIRE_GPU();
+  const Disarm disarm;
+  Stream s;
+  const Shape shape{24, 40};
+  Tensor host = Tensor::empty(shape, f64);
+  for (std::int64_t i = 0; i < host.numel(); ++i) host.data<double>()[i] = std::sin(0.37 * static_cast<double>(i));
+  const RealTransformOptions options{.kinds = {R2RKind::dct2, R2RKind::dst3}};
+  RealTransformOptions on_cpu = options;
+  on_cpu.execution = Execution::cpu();
+  RealTransform reference(host, on_cpu);
+  reference.plan();
+  const Tensor want = reference.execute();
+  int failures = 0;
+  for (int nth = 1; nth <= 16; ++nth) {
+    Tensor x = host.to(Device::cuda(0), s);
+    RealTransform rt(x, options);
+    fault::arm(fault::Site::library, nth);
+    bool failed = false;
+    try {
+      rt.plan(s);
+    } catch (const LibraryError& e) {
+      failed = true;
+      expect_library_and_context(e, "cuFFT", {"RealTransform.plan", "on cuda:0"});
+    }
+    fault::disarm();
+    if (!failed) break;  // past the last cuFFT call of plan()
+    ++failures;
+    rt.plan(s);
+    const Tensor got = rt.execute({.stream = s}).to(Device::cpu());
+    double worst = 0.0;
+    for (std::int64_t i = 0; i < host.numel(); ++i)
+      worst = std::max(worst, std::abs(got.data<double>()[i] - want.data<double>()[i]));
+    EXPECT_LT(worst, 1e-10) << "after a failure at cuFFT call " << nth << " of plan()";
+  }
+  EXPECT_GE(failures, 8) << "two axes make at least four checked cuFFT calls each";
 }
 
 }  // namespace

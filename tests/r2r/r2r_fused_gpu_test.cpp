@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fused route of real-to-real transforms on CUDA (RealTransformOptions::route = fused; skipped without a GPU or
 // without MathDx): every kind, DCT and DST, every norm and orthogonalize, f32 and f64, at every FFT length the build
-// compiled, batched with a partly filled last block, 2-D and 3-D with the last axis fused and the others through the
-// passes, in place and out of place, both directions and the round trip; against FFTW's r2r in float64 (cuplan's
-// CPU route) with outputs poisoned first, f32 within 2e-6 and f64 within 1e-13 of the largest result value. The
-// fused and the cuFFT routes agree; phases on two streams, reset_operand across streams, graph replay and host
-// operands keep working on the fused route.
+// compiled, batched with a partly filled last block, rows not packed (a strided view), 2-D and 3-D with the last
+// axis fused and the others through the passes, in place and out of place, both directions and the round trip;
+// against FFTW's r2r in float64 (cuplan's CPU route) with outputs poisoned first, f32 within 2e-6 and f64 within
+// 1e-13 of the largest result value. The fused and the cuFFT routes agree; phases on two streams, reset_operand
+// across streams, graph replay and host operands keep working on the fused route.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -90,7 +91,7 @@ template <class T>
 std::int64_t batch_rows(R2RKind kind, std::int64_t fft_length) {
 #if CUPLAN_HAS_FUSED_FFT
   const auto* launcher = detail::fused_r2r::find_launcher(fft_type(kind), std::is_same_v<T, double>, fft_length);
-  if (launcher != nullptr) return 2 * static_cast<std::int64_t>(launcher->ffts_per_block) + 1;
+  if (launcher != nullptr) return 2 * static_cast<std::int64_t>(launcher->block.ffts_per_block) + 1;
 #else
   (void)kind;
   (void)fft_length;
@@ -275,6 +276,60 @@ TEST(R2RFused, SeveralAxesLastFusedOthersThroughPassesF32) {
 TEST(R2RFused, SeveralAxesLastFusedOthersThroughPassesF64) {
   CUPLAN_REQUIRE_FUSED_R2R();
   several_axes<double>();
+}
+
+// Rows that are not packed: a view of the first n values of rows n + 17 apart, so the source's and the result's row
+// offsets differ (out of place, into a dense result) and the result keeps the view's strides (in place, where the
+// padding between rows must stay as it was).
+template <class T>
+void rows_apart() {
+  const std::int64_t fft_length = fused_lengths().front();
+  for (R2RKind kind : {R2RKind::dct2, R2RKind::dct3, R2RKind::dst1, R2RKind::dct4}) {
+    const std::int64_t n = axis_length(kind, fft_length);
+    const std::int64_t rows = batch_rows<T>(kind, fft_length), pitch = n + 17;
+    const auto padded_values =
+        rounded<T>(r2r_test::random_vector(static_cast<std::size_t>(rows * pitch), static_cast<unsigned>(n + 5)));
+    std::vector<double> x(static_cast<std::size_t>(rows * n));
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < n; ++j)
+        x[static_cast<std::size_t>(r * n + j)] = padded_values[static_cast<std::size_t>(r * pitch + j)];
+    const RealTransformOptions o{.axes = {1}, .kinds = {kind}, .norm = R2RNorm::ortho, .route = FFTRoute::fused};
+    const auto want = reference(x, {rows, n}, o, Direction::forward);
+    const Tensor padded = to_device<T>(padded_values, {rows, pitch});
+    const TensorView view(padded.data(), dtype_of<T>(), {rows, n}, Strides{pitch, 1}, Device::cuda(0));
+    RealTransform rt(view, o);
+    rt.plan();
+    const Tensor dense = rt.execute();
+    EXPECT_LE(r2r_test::relative_error(to_host(dense), want), tolerance<T>()) << to_string(kind) << " out of place";
+    RealTransformOptions in_place = o;
+    in_place.inplace = true;
+    RealTransform over(view, in_place);
+    over.plan();
+    (void)over.execute();
+    current_stream().synchronize();  // a view of the Tensor's memory: the caller orders the read below
+    const auto after = to_host(padded);
+    std::vector<double> got(x.size());
+    double padding_changed = 0.0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < pitch; ++j) {
+        const auto at = static_cast<std::size_t>(r * pitch + j);
+        if (j < n)
+          got[static_cast<std::size_t>(r * n + j)] = after[at];
+        else
+          padding_changed = std::max(padding_changed, std::abs(after[at] - padded_values[at]));
+      }
+    EXPECT_LE(r2r_test::relative_error(got, want), tolerance<T>()) << to_string(kind) << " in place";
+    EXPECT_EQ(padding_changed, 0.0) << to_string(kind) << ": the values between the rows were written";
+  }
+}
+
+TEST(R2RFused, RowsApartOutOfPlaceAndInPlaceF32) {
+  CUPLAN_REQUIRE_FUSED_R2R();
+  rows_apart<float>();
+}
+TEST(R2RFused, RowsApartOutOfPlaceAndInPlaceF64) {
+  CUPLAN_REQUIRE_FUSED_R2R();
+  rows_apart<double>();
 }
 
 TEST(R2RFused, RefusedWhereNoAxisQualifies) {

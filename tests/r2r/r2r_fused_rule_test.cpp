@@ -182,8 +182,8 @@ TEST(R2RFusedRoute, AMathDxBuildHoldsEveryKernelOfItsLengths) {
       for (bool dp : {false, true}) {
         const auto* launcher = detail::fused_r2r::find_launcher(fft, dp, length);
         ASSERT_NE(launcher, nullptr) << length;
-        EXPECT_GT(launcher->threads_x, 0u);
-        EXPECT_GT(launcher->ffts_per_block, 0u);
+        EXPECT_GT(launcher->block.threads_x, 0u);
+        EXPECT_GT(launcher->block.ffts_per_block, 0u);
         EXPECT_NE(launcher->launch, nullptr);
       }
   EXPECT_EQ(detail::fused_r2r::find_launcher(detail::R2RFftType::r2c, false, 1000), nullptr);

@@ -59,6 +59,7 @@ enum cudaDeviceAttr {
   cudaDevAttrL2CacheSize = 38,
   cudaDevAttrComputeCapabilityMajor = 75,
   cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
 };
 struct cudaDeviceProp {
   char name[256];

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
@@ -48,16 +49,15 @@ const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int dev
                           g.out_dtype.name());
     return nullptr;
   }
-  int major = 0, shared = 0;
+  int major = 0;
   CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (major < 9) {
     why_not = fmt::format("the fused kernels are compiled for sm_90 and newer; cuda:{} is sm_{}x", device, major);
     return nullptr;
   }
-  if (launcher->shared_bytes > static_cast<unsigned>(shared)) {
+  if (const std::optional<int> shared = launcher->block.shared_memory_short_on(device)) {
     why_not = fmt::format("the fused kernel of length {} needs {} bytes of shared memory, cuda:{} allows {}", length,
-                          launcher->shared_bytes, device, shared);
+                          launcher->block.shared_bytes, device, *shared);
     return nullptr;
   }
   return launcher;
@@ -256,7 +256,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       std::string why_not;
       launcher_ = fused_launcher(g, device, why_not);
       if (launcher_ == nullptr) throw NotSupported(fmt::format("Convolution: route: fused: {}", why_not));
-      CUPLAN_CUDA_CHECK(launcher_->prepare());
+      CUPLAN_CUDA_CHECK(launcher_->block.prepare());
     }
     if (layouts.size() > 1) forward_ = make(layouts[1]);
     if (layouts.size() > 2) inverse_ = make(layouts[2]);

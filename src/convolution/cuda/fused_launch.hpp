@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <span>
 
+#include "runtime/row_block_kernel.hpp"
+
 namespace cuplan::detail::fused {
 
 /// One launch's geometry, in elements (rows are dense along the convolved axis).
@@ -35,12 +37,8 @@ enum class FusedKind { c2c_f32, c2c_f64, r2c_f32 };
 /// One compiled kernel and what launching it takes.
 struct FusedLauncher {
   FusedKind kind;
-  int length;               ///< FFT length
-  unsigned threads_x;       ///< block dimensions (cuFFTDx's suggested ones)
-  unsigned ffts_per_block;  ///< rows per block (block dimension y)
-  unsigned shared_bytes;    ///< dynamic shared memory per block
-  /// Sets the kernel's dynamic shared memory limit (once per device, before the first launch).
-  cudaError_t (*prepare)();
+  int length;  ///< FFT length
+  RowBlockKernel block;
   /// Enqueues the kernel over every row on `stream`.
   cudaError_t (*launch)(const FusedRows& rows, cudaStream_t stream);
 };

@@ -9,14 +9,14 @@
 #include <cstddef>
 #include <string>
 
+#include "base/non_copyable.hpp"
+
 namespace cuplan::detail {
 
 /// Destroys the linker it holds.
-struct NvJitLinker {
+struct NvJitLinker : NonCopyable {
   nvJitLinkHandle handle = nullptr;
   NvJitLinker() = default;
-  NvJitLinker(const NvJitLinker&) = delete;
-  NvJitLinker& operator=(const NvJitLinker&) = delete;
   ~NvJitLinker() {
     if (handle != nullptr) (void)nvJitLinkDestroy(&handle);
   }

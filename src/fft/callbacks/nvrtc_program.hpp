@@ -8,14 +8,14 @@
 #include <cstddef>
 #include <string>
 
+#include "base/non_copyable.hpp"
+
 namespace cuplan::detail {
 
 /// Destroys the program it holds.
-struct NvrtcProgram {
+struct NvrtcProgram : NonCopyable {
   nvrtcProgram handle = nullptr;
   NvrtcProgram() = default;
-  NvrtcProgram(const NvrtcProgram&) = delete;
-  NvrtcProgram& operator=(const NvrtcProgram&) = delete;
   ~NvrtcProgram() {
     if (handle != nullptr) (void)nvrtcDestroyProgram(&handle);
   }

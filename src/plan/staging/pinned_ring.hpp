@@ -6,18 +6,18 @@
 #include <cstddef>
 #include <memory>
 
+#include "base/non_copyable.hpp"
+
 namespace cuplan::detail {
 class Storage;
 }
 
 namespace cuplan::detail::staging {
 
-class PinnedRing {
+class PinnedRing : NonCopyable {
  public:
   PinnedRing() = default;
   ~PinnedRing() { release(); }
-  PinnedRing(const PinnedRing&) = delete;
-  PinnedRing& operator=(const PinnedRing&) = delete;
   /// At least `slots` slots of `bytes` each: keeps the current memory when it is large enough, else replaces it
   /// (the caller guarantees that no copy uses the old memory any more). OutOfMemory when pinning fails.
   void ensure(int slots, std::size_t bytes);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "base/cuda_check.hpp"
 #include "base/error_context.hpp"
@@ -75,6 +76,14 @@ void exec_axis_fft(cufftHandle handle, R2RFftType type, bool dp, void* a, void* 
   }
 }
 
+// Destroys a plan where no error can be raised (a destructor, or a failed plan() unwinding): a failure is logged.
+void destroy_logged(cufftHandle handle) noexcept {
+  const cufftResult status = cufftDestroy(handle);
+  if (status != CUFFT_SUCCESS)
+    log(LogLevel::warning, "RealTransform: cufftDestroy failed with {} (ignored while releasing a plan)",
+        r2r_cufft_status_name(status));
+}
+
 // The fused kernels of this build, as the rule sees them.
 FusedR2RAvailability built_fused_kernels() {
   FusedR2RAvailability available;
@@ -120,29 +129,32 @@ CufftR2R::CufftR2R(const R2RDecision& decision, int device, FFTRoute route, cons
 CufftR2R::~CufftR2R() {
   for (std::vector<AxisPlan>* plans : {&forward_, &inverse_})
     for (AxisPlan& p : *plans)
-      if (p.handle != 0) {
-        const cufftResult status = cufftDestroy(static_cast<cufftHandle>(p.handle));
-        if (status != CUFFT_SUCCESS)
-          log(LogLevel::warning, "RealTransform: cufftDestroy failed with {} (ignored in a destructor)",
-              r2r_cufft_status_name(status));
-      }
+      if (p.handle) destroy_logged(static_cast<cufftHandle>(*p.handle));
 }
 
 void CufftR2R::plan() {
   if (planned_) return;
+  // The fused axes first: their refusal (shared memory, no code for the device) then leaves no cuFFT plan behind.
+  for (std::vector<AxisPlan>* plans : {&forward_, &inverse_})
+    for (const AxisPlan& p : *plans)
+      if (p.rows != 0 && p.fused != nullptr) prepare_fused(p);
   const bool dp = decision_.dtype == f64;
   for (std::vector<AxisPlan>* plans : {&forward_, &inverse_}) {
     for (AxisPlan& p : *plans) {
-      if (p.rows == 0) continue;
-      if (p.fused != nullptr) {
-        prepare_fused(p);
-        continue;
-      }
-      cufftHandle handle = 0;
+      // An axis a failed plan() made already keeps its plan: a second plan() makes only the others.
+      if (p.rows == 0 || p.fused != nullptr || p.handle) continue;
+      // Owned here until the plan is made: a failing call below destroys it, so no failure leaks a handle.
+      struct MadeHandle {
+        cufftHandle handle = 0;
+        bool created = false;
+        ~MadeHandle() {
+          if (created) destroy_logged(handle);
+        }
+      } made;
       CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftCreate");
-      CUPLAN_R2R_CUFFT_CHECK(cufftCreate(&handle));
-      p.handle = static_cast<int>(handle);
-      CUPLAN_R2R_CUFFT_CHECK(cufftSetAutoAllocation(handle, 0));
+      CUPLAN_R2R_CUFFT_CHECK(cufftCreate(&made.handle));
+      made.created = true;
+      CUPLAN_R2R_CUFFT_CHECK(cufftSetAutoAllocation(made.handle, 0));
       const AxisAlgorithm& al = p.algorithm;
       long long n = al.fft_length;
       // Distances in elements of each side's type (complex sides count complex values): rows one after another,
@@ -158,8 +170,10 @@ void CufftR2R::plan() {
         idist = odist = 1;
       }
       std::size_t work = 0;
-      CUPLAN_R2R_CUFFT_CHECK(cufftMakePlanMany64(handle, 1, &n, &inembed, istride, idist, &onembed, ostride, odist,
+      CUPLAN_R2R_CUFFT_CHECK(cufftMakePlanMany64(made.handle, 1, &n, &inembed, istride, idist, &onembed, ostride, odist,
                                                  cufft_type(al.fft, dp), p.rows, &work));
+      p.handle = static_cast<int>(made.handle);
+      made.created = false;
       p.work_bytes = work;
       work_bytes_ = std::max(work_bytes_, round_up(work));
     }
@@ -168,14 +182,12 @@ void CufftR2R::plan() {
 }
 
 void CufftR2R::prepare_fused(const AxisPlan& p) const {
-  int shared = 0;
-  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
-  if (p.fused->shared_bytes > static_cast<unsigned>(shared))
-    throw NotSupported(
-        fmt::format("{}: route fused: the fused {} kernel of length {} needs {} bytes of shared memory "
-                    "per block, cuda:{} allows {}; use route cufft",
-                    who_, r2r_fft_type_name(p.algorithm.fft), p.fused->length, p.fused->shared_bytes, device_, shared));
-  const cudaError_t status = p.fused->prepare();
+  if (const std::optional<int> shared = p.fused->block.shared_memory_short_on(device_))
+    throw NotSupported(fmt::format(
+        "{}: route fused: the fused {} kernel of length {} needs {} bytes of shared memory "
+        "per block, cuda:{} allows {}; use route cufft",
+        who_, r2r_fft_type_name(p.algorithm.fft), p.fused->length, p.fused->block.shared_bytes, device_, *shared));
+  const cudaError_t status = p.fused->block.prepare();
   if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction) {
     (void)cudaGetLastError();  // the failed attribute call is not a sticky error: clear it
     int major = 0, minor = 0;
@@ -239,7 +251,7 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     args.first = edges.pre_first;
     args.last = edges.pre_last;
     CUPLAN_CUDA_CHECK(launch_r2r_pre_pass(args, s));
-    const auto handle = static_cast<cufftHandle>(p.handle);
+    const auto handle = static_cast<cufftHandle>(*p.handle);
     CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftExec");
     CUPLAN_R2R_CUFFT_CHECK(cufftSetStream(handle, s));
     CUPLAN_R2R_CUFFT_CHECK(cufftSetWorkArea(handle, work));

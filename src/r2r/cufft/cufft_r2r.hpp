@@ -9,6 +9,7 @@
 // axis needs none of it.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,7 @@ class CufftR2R : NonCopyable {
     std::int64_t rows = 0;
     bool interleaved = false;  // the axis is not the result's innermost: FFT rows interleaved (r2r_kernels.hpp)
     const fused_r2r::FusedR2RLauncher* fused = nullptr;  // the fused kernel, or nullptr for the passes
-    int handle = 0;                                      // cufftHandle; 0 before plan() and on a fused axis
+    std::optional<int> handle;                           // cufftHandle once made; none on a fused axis
     std::size_t work_bytes = 0;
   };
   void prepare_fused(const AxisPlan& p) const;

@@ -13,6 +13,7 @@
 
 #include "r2r/algorithms.hpp"
 #include "r2r/cufft/r2r_rows.hpp"
+#include "runtime/row_block_kernel.hpp"
 
 namespace cuplan::detail::fused_r2r {
 
@@ -34,13 +35,8 @@ struct FusedR2RArgs {
 struct FusedR2RLauncher {
   R2RFftType fft;
   bool double_precision;
-  int length;               ///< FFT length
-  unsigned threads_x;       ///< block dimensions (cuFFTDx's suggested ones)
-  unsigned ffts_per_block;  ///< rows per block (block dimension y)
-  unsigned shared_bytes;    ///< dynamic shared memory per block
-  /// Sets the kernel's dynamic shared memory limit on the current device; fails (cudaErrorNoKernelImageForDevice,
-  /// cudaErrorInvalidDeviceFunction) where the build holds no code for the device's architecture.
-  cudaError_t (*prepare)();
+  int length;  ///< FFT length
+  RowBlockKernel block;
   /// Enqueues the kernel over every row on `stream`.
   cudaError_t (*launch)(const FusedR2RArgs& args, cudaStream_t stream);
 };
