@@ -65,8 +65,8 @@ struct ConvolutionOptions {
   /// fftconvolve: checked like every operation's planning mode (see PlanningMode), but the call plans before it
   /// returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   PlanningMode planning_mode = PlanningMode::blocking;
-  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned`, for Convolution and fftconvolve
-  /// alike. The padded work buffers and the kernel's spectrum stay the object's own.
+  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned` for Convolution and `shared` for
+  /// fftconvolve. The padded work buffers and the kernel's spectrum stay the object's own.
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
   /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the convolution's device,
   /// 256-byte aligned, apart from the operand, the kernel and `out`, of at least work_area_size() bytes (exact;

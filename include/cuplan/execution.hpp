@@ -66,8 +66,8 @@ enum class PlanningMode : std::uint8_t { background, blocking };
 /// on that stream (work on one stream never runs at once, so they never race); a phase on another stream takes that
 /// stream's area. `external`: the caller's buffer (`work_area_buffer` of the options), validated for size, device
 /// and alignment when the object plans, and kept apart from the call's operands at every call; the caller orders
-/// its other uses. `automatic`: `owned`, for the class forms and the function forms' cached plans alike (`shared`
-/// becomes the function forms' default once it has run through the GPU suite; until then it is asked for by name).
+/// its other uses. `automatic`: `owned` for the class forms, `shared` for the function forms' cached plans (a cached
+/// plan then holds no area of its own; a cuplan Stream's areas go with it, see memory::release_work_areas).
 enum class WorkAreaPolicy : std::uint8_t { automatic, owned, shared, external };
 
 /// Where a long tuning run stands (Matmul::autotune; one type for every operation that tunes): passed to the

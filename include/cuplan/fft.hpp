@@ -101,9 +101,9 @@ struct FFTOptions {
   /// before it returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   /// (`planning` above is FFTW's planning effort.)
   PlanningMode planning_mode = PlanningMode::blocking;
-  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned`, for FFT and the function forms
-  /// alike. Operands in device memory only: host operands and CPU execution use staging of their own (an external
-  /// buffer is refused there, owned and shared change nothing).
+  /// Where cuFFT's work area comes from (see WorkAreaPolicy): automatic is `owned` for FFT and `shared` for the
+  /// function forms. Operands in device memory only: host operands and CPU execution use staging of their own (an
+  /// external buffer is refused there, owned and shared change nothing).
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
   /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the transform's device, 256-byte
   /// aligned, apart from the operand and `out`, at least workspace_size() bytes (estimate_workspace_size() says how

@@ -110,8 +110,8 @@ struct MatmulOptions {
   /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
   /// the call returns at once.
   PlanningMode planning_mode = PlanningMode::blocking;
-  /// Where cuBLASLt's workspace comes from (see WorkAreaPolicy): automatic is `owned`, for Matmul and the function
-  /// forms alike. CPU execution has none (an external buffer is refused there).
+  /// Where cuBLASLt's workspace comes from (see WorkAreaPolicy): automatic is `owned` for Matmul and `shared` for
+  /// the function form. CPU execution has none (an external buffer is refused there).
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
   /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the product's device, 256-byte
   /// aligned, apart from every operand and `out`, at least workspace_size() bytes (estimate_workspace_size() says how

@@ -116,7 +116,8 @@ struct Report {
 /// the device; the figures are a snapshot that other threads may change at once.
 CUPLAN_API Report report(Device device);
 /// Releases the shared work areas of `device` (stream-ordered after their last use; InvalidArgument for the cpu or a
-/// device that does not exist). Call it after destroying a stream that used shared areas: its area stays until then.
+/// device that does not exist). A cuplan Stream's areas go when the Stream is destroyed; call this after destroying a
+/// stream cuplan did not make (Stream::external, a raw handle) that used shared areas: its area stays until then.
 CUPLAN_API void release_work_areas(Device device);
 
 }  // namespace memory

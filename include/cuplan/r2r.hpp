@@ -69,8 +69,8 @@ struct RealTransformOptions {
   /// before it returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where the device work area (cuFFT's areas and the row buffers of the passes, workspace_size() bytes) comes
-  /// from (see WorkAreaPolicy): automatic is `owned`, for RealTransform and the function forms alike. CPU execution
-  /// has none (an external buffer is refused there).
+  /// from (see WorkAreaPolicy): automatic is `owned` for RealTransform and `shared` for the function forms. CPU
+  /// execution has none (an external buffer is refused there).
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
   /// The caller's buffer for WorkAreaPolicy::external: contiguous device memory on the transform's device, 256-byte
   /// aligned, apart from the operand and `out`, at least workspace_size() bytes. It must stay valid while the
@@ -164,7 +164,7 @@ struct R2ROptions {
   /// before it returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where the cached plan's device work area comes from (see WorkAreaPolicy and RealTransformOptions::work_area):
-  /// automatic is `owned`; `shared` shares one area per device and stream with every plan that asks for it.
+  /// automatic is `shared` here: one area per device and stream, shared with every plan that runs there.
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
   /// The caller's buffer for WorkAreaPolicy::external (as RealTransformOptions::work_area_buffer).
   std::optional<TensorView> work_area_buffer{};
@@ -199,7 +199,7 @@ struct R2RNOptions {
   /// before it returns in either mode: cuFFT's plan creation waits for the whole device (docs/streams.md).
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where the cached plan's device work area comes from (see WorkAreaPolicy and RealTransformOptions::work_area):
-  /// automatic is `owned`; `shared` shares one area per device and stream with every plan that asks for it.
+  /// automatic is `shared` here: one area per device and stream, shared with every plan that runs there.
   WorkAreaPolicy work_area = WorkAreaPolicy::automatic;
   /// The caller's buffer for WorkAreaPolicy::external (as RealTransformOptions::work_area_buffer).
   std::optional<TensorView> work_area_buffer{};

@@ -112,7 +112,9 @@ class CUPLAN_API Stream {
   Stream& operator=(Stream&&) noexcept;
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  /// Drops this object's share of an owning stream, which is destroyed when no Tensor that used it is left.
+  /// Drops this object's share of an owning stream, which is destroyed when no Tensor that used it is left. The
+  /// shared work areas of an owning stream (WorkAreaPolicy::shared) are released here, stream-ordered after their
+  /// last use; a stream cuplan did not make keeps its areas until memory::release_work_areas.
   ~Stream();
 
   /// The CUDA stream handle (StateError for a moved-from Stream).
@@ -175,6 +177,7 @@ class CUPLAN_API Stream {
       throw_moved_from(what);
   }
   [[noreturn]] static void throw_moved_from(const char* what);
+  void retire() noexcept;
   cudaStream_t handle_ = nullptr;
   int device_ = 0;
   std::shared_ptr<detail::StreamHandle> owner_;

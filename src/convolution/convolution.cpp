@@ -38,12 +38,13 @@ detail::PlanKey make_key(const TensorView& x, const TensorView& kernel, const Co
   return key;
 }
 
-Tensor run(TensorRef&& x, TensorRef&& kernel, const ConvolutionOptions& options, const TensorRef* out) {
+Tensor run(TensorRef&& x, TensorRef&& kernel, ConvolutionOptions options, const TensorRef* out) {
   // Every call, before the plan key: a hit must reject what a miss rejects.
   detail::require_defined(x, "fftconvolve", "x");
   detail::require_defined(kernel, "fftconvolve", "kernel");
   if (out != nullptr) detail::require_defined(*out, "fftconvolve", "out");
   detail::validate_convolution_options(options, "fftconvolve");
+  options.work_area = detail::function_form_work_area(options.work_area);
   if (out != nullptr) detail::check_writable(out->view(), "out", "fftconvolve");
   // Up front as well as in the runner: a background plan's call must refuse it before returning.
   const std::pair<const TensorRef*, const char*> operands[] = {{&x, "operand"}, {&kernel, "kernel"}, {out, "out"}};

@@ -78,6 +78,7 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
   detail::require_defined(x, called, "x");
   if (out != nullptr) detail::require_defined(*out, called, "out");
   detail::validate_fft_options(options, called);
+  options.work_area = detail::function_form_work_area(options.work_area);
   if (type) {
     if (options.fft_type && *options.fft_type != *type)
       throw InvalidArgument(fmt::format("{}: fft_type: expected {} for this function, got {}",

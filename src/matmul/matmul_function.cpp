@@ -51,6 +51,7 @@ MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* wh
   // Every call, before the plan key (hit or miss): enum values could otherwise alias valid ones in the key.
   detail::mm::require_defined_operands(a, b, options, who);
   detail::mm::validate_matmul_options(options, who);
+  options.work_area = detail::function_form_work_area(options.work_area);
   // Up front as well as in the product's execute: a background plan's call must refuse it before returning.
   for (const auto& [operand, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})
     detail::check_work_area_apart(options.work_area, options.work_area_buffer, operand->view(), name, who);

@@ -25,6 +25,7 @@
 #include "runtime/current_stream.hpp"
 #include "runtime/memory_uses.hpp"
 #include "runtime/storage.hpp"
+#include "runtime/stream_retirement.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -51,13 +52,27 @@ class SharedWorkAreas {
     return area;
   }
 
+  /// The areas of one stream (on every thread), when its Stream object goes.
+  void release_stream(cudaStream_t stream, int device) noexcept {
+    release_where([&](const Key& key) { return std::get<0>(key) == device && std::get<1>(key) == stream; });
+  }
+
   void release(int device) noexcept {
+    release_where([&](const Key& key) { return std::get<0>(key) == device; });
+  }
+
+ private:
+  using Key = std::tuple<int, cudaStream_t, std::thread::id>;
+
+  template <class Selected>
+  void release_where(const Selected& selected) noexcept {
     std::map<Key, std::shared_ptr<Storage>> doomed;  // freed outside the lock
     std::lock_guard lock(mutex_);
     for (auto it = areas_.begin(); it != areas_.end();) {
-      if (std::get<0>(it->first) == device) {
+      if (selected(it->first)) {
         if (it->second)
-          account_memory(MemoryUse::shared_work_area, device, -1, -static_cast<std::ptrdiff_t>(it->second->bytes()));
+          account_memory(MemoryUse::shared_work_area, std::get<0>(it->first), -1,
+                         -static_cast<std::ptrdiff_t>(it->second->bytes()));
         doomed.insert(areas_.extract(it++));
       } else {
         ++it;
@@ -65,15 +80,19 @@ class SharedWorkAreas {
     }
   }
 
- private:
-  using Key = std::tuple<int, cudaStream_t, std::thread::id>;
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<Storage>> areas_;
 };
 
 SharedWorkAreas& shared_areas() {
   // Never destroyed: its memory goes back to pools that must not be used after the CUDA runtime shut down.
-  static auto* registry = new SharedWorkAreas();
+  static auto* registry = [] {
+    auto* made = new SharedWorkAreas();
+    // A cuplan-made Stream's areas go with it (runtime/stream_retirement.hpp).
+    set_stream_retired_hook(
+        [](cudaStream_t stream, int device) noexcept { shared_areas().release_stream(stream, device); });
+    return made;
+  }();
   return *registry;
 }
 

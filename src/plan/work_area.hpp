@@ -33,8 +33,14 @@ struct WorkAreaSpec {
   TensorView buffer_view;  // the caller's view, for the overlap checks
 };
 
-/// Checks the options (`who`: "FFT", "Matmul", naming the call) and resolves automatic to owned, for the class and
-/// the function forms alike (shared is asked for by name until it has run through the GPU suite). InvalidArgument
+/// The function forms' policy before it is checked and keyed: their cached plans share the area of the stream they
+/// run on unless the call names another policy (automatic is shared there, owned in the class forms).
+constexpr WorkAreaPolicy function_form_work_area(WorkAreaPolicy policy) noexcept {
+  return policy == WorkAreaPolicy::automatic ? WorkAreaPolicy::shared : policy;
+}
+
+/// Checks the options (`who`: "FFT", "Matmul", naming the call) and resolves automatic to owned (the class forms'
+/// default; the function forms resolve it to shared first, function_form_work_area). InvalidArgument
 /// for a policy outside the enum, external without a buffer or with an empty one, a buffer with another policy, a
 /// buffer not in device memory, not contiguous or not 256-byte aligned.
 WorkAreaSpec resolve_work_area(WorkAreaPolicy policy, const std::optional<TensorView>& buffer, const char* who);

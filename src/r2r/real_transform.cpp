@@ -52,12 +52,13 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
   return key;
 }
 
-Tensor run(TensorRef&& x, const RealTransformOptions& options, bool all_axes, Direction direction, const TensorRef* out,
+Tensor run(TensorRef&& x, RealTransformOptions options, bool all_axes, Direction direction, const TensorRef* out,
            const char* name) {
   // Every call, before the key: a hit rejects what a miss rejects.
   detail::require_defined(x, name, "x");
   if (out != nullptr) detail::require_defined(*out, name, "out");
   detail::validate_r2r_options(options, name);
+  options.work_area = detail::function_form_work_area(options.work_area);
   if (out != nullptr) {
     if (options.inplace)
       throw InvalidArgument(fmt::format("{}: out: an output cannot be given for an in-place transform", name));

@@ -17,6 +17,7 @@
 #include "runtime/current_stream.hpp"
 #include "runtime/deferred_errors.hpp"
 #include "runtime/stream_handle.hpp"
+#include "runtime/stream_retirement.hpp"
 
 namespace cuplan {
 inline namespace CUPLAN_ABI_NAMESPACE {
@@ -205,6 +206,7 @@ Stream::Stream(Stream&& other) noexcept
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   if (this != &other) {
+    retire();
     handle_ = std::exchange(other.handle_, nullptr);
     device_ = std::exchange(other.device_, -1);
     owner_ = std::move(other.owner_);
@@ -213,7 +215,15 @@ Stream& Stream::operator=(Stream&& other) noexcept {
   return *this;
 }
 
-Stream::~Stream() = default;
+Stream::~Stream() {
+  retire();
+}
+
+// A stream this object made goes with it (its handle lives on while memory that recorded it is not yet freed):
+// what the plan layer keeps for it (its shared work areas) goes now, stream-ordered, before cudaStreamDestroy.
+void Stream::retire() noexcept {
+  if (owner_ && !host_ && device_ >= 0) detail::notify_stream_retired(handle_, device_);
+}
 
 void Stream::throw_moved_from(const char* what) {
   throw StateError(fmt::format("Stream::{}: the stream was moved from; it no longer refers to a stream", what));

@@ -3,10 +3,10 @@
 // the forms refuse before any device work): an external buffer overlapping an operand, the kernel or the output
 // (function forms, and the class forms' construction), not contiguous, misaligned, empty or absent, given to CPU
 // execution, a byte limit of 0 or past max_byte_limit, releasing the areas of a device that does not exist, calls
-// after free(); one plan for automatic and owned. GPU (skipped without one): the function forms' default is owned
-// (no shared area appears), RealTransform, Convolution and host-operand plans report the bytes they hold to the
-// cache and release them under its byte limit, Convolution's external area is exactly work_area_size() bytes (one
-// byte less is refused), and the class forms refuse an operand or out inside the external area at execute.
+// after free(); one plan for automatic and shared. GPU (skipped without one): the function forms' default is shared
+// (the stream's area, gone with its Stream), RealTransform, Convolution and host-operand plans report the bytes they
+// hold to the cache and release them under its byte limit, Convolution's external area is exactly work_area_size()
+// bytes (one byte less is refused), and the class forms refuse an operand or out inside the external area at execute.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -241,16 +241,16 @@ TEST(WorkAreaChecks, ReleasingTheAreasOfADeviceThatDoesNotExistIsRefused) {
   expect_throw_naming<InvalidArgument>([] { memory::release_work_areas(Device::cpu()); }, {"CUDA device", "cpu"});
 }
 
-TEST(WorkAreaChecks, AutomaticAndOwnedShareOneCachedPlan) {
+TEST(WorkAreaChecks, AutomaticAndSharedShareOneCachedPlanInTheFunctionForms) {
   std::vector<cf> x(256);
   const TensorView view(x.data(), {16, 16});
   plan_cache::clear();
   plan_cache::reset_stats();
   (void)fft(view, {.execution = Execution::cpu()});
-  (void)fft(view, {.execution = Execution::cpu(), .work_area = WorkAreaPolicy::owned});
-  EXPECT_EQ(plan_cache::stats().misses, 1u);  // automatic is owned: the same plan
-  EXPECT_EQ(plan_cache::stats().hits, 1u);
   (void)fft(view, {.execution = Execution::cpu(), .work_area = WorkAreaPolicy::shared});
+  EXPECT_EQ(plan_cache::stats().misses, 1u);  // automatic is shared in the function forms: the same plan
+  EXPECT_EQ(plan_cache::stats().hits, 1u);
+  (void)fft(view, {.execution = Execution::cpu(), .work_area = WorkAreaPolicy::owned});
   EXPECT_EQ(plan_cache::stats().misses, 2u);  // another policy, another plan
   plan_cache::clear();
 }
@@ -279,32 +279,41 @@ Tensor device_copy(const std::vector<T>& host, const Shape& shape, StreamRef s) 
   return t;
 }
 
-TEST(WorkAreaChecksGpu, FunctionFormsUseOwnedAreasByDefault) {
+// The function forms' cached plans share the area of their stream unless the call names another policy, and the
+// area goes with the cuplan Stream that used it.
+TEST(WorkAreaChecksGpu, FunctionFormsShareTheirStreamsAreaByDefault) {
   CUPLAN_REQUIRE_GPU();
-  Stream s;
   plan_cache::clear();
   memory::release_work_areas(Device::cuda(0));
+  const memory::Report start = memory::report(Device::cuda(0));
   const Shape shape{64, std::int64_t{1} << 20};  // cuFFT asks for a work area of the operand's size
-  const Tensor x = Tensor::empty(shape, c64, Device::cuda(0), s);
-  const std::size_t need = estimate_workspace_size(x, {.axes = {1}, .stream = s});
-  ASSERT_GT(need, 0u);
-  const memory::Report before = memory::report(Device::cuda(0));
-  (void)fft(x, {.axes = {1}, .stream = s});
-  (void)matmul(Tensor::empty({2048, 2048}, f32, Device::cuda(0), s),
-               Tensor::empty({2048, 2048}, f32, Device::cuda(0), s), {.stream = s});
-  s.synchronize();
-  memory::Report after = memory::report(Device::cuda(0));
-  EXPECT_EQ(after.shared_work_areas, 0u) << fmt::format("{}", after);
-  EXPECT_GE(after.owned_work_area_bytes - before.owned_work_area_bytes, need) << fmt::format("{}", after);
-  EXPECT_GE(plan_cache::stats().bytes, need);
-  // shared is one option away.
-  (void)fft(x, {.axes = {1}, .stream = s, .work_area = WorkAreaPolicy::shared});
-  s.synchronize();
-  after = memory::report(Device::cuda(0));
-  EXPECT_EQ(after.shared_work_areas, 1u) << fmt::format("{}", after);
-  EXPECT_GE(after.shared_work_area_bytes, need);
+  std::size_t need = 0;
+  {
+    Stream s;
+    const Tensor x = Tensor::empty(shape, c64, Device::cuda(0), s);
+    need = estimate_workspace_size(x, {.axes = {1}, .stream = s});
+    ASSERT_GT(need, 0u);
+    (void)fft(x, {.axes = {1}, .stream = s});
+    (void)matmul(Tensor::empty({2048, 2048}, f32, Device::cuda(0), s),
+                 Tensor::empty({2048, 2048}, f32, Device::cuda(0), s), {.stream = s});
+    s.synchronize();
+    memory::Report now = memory::report(Device::cuda(0));
+    EXPECT_EQ(now.shared_work_areas, start.shared_work_areas + 1) << fmt::format("{}", now);
+    EXPECT_GE(now.shared_work_area_bytes - start.shared_work_area_bytes, need) << fmt::format("{}", now);
+    EXPECT_EQ(now.owned_work_area_bytes, start.owned_work_area_bytes) << fmt::format("{}", now);
+    EXPECT_LT(plan_cache::stats().bytes, need) << "the cached FFT plan holds no area of its own";
+    // owned is one option away.
+    (void)fft(x, {.axes = {1}, .stream = s, .work_area = WorkAreaPolicy::owned});
+    s.synchronize();
+    now = memory::report(Device::cuda(0));
+    EXPECT_GE(now.owned_work_area_bytes - start.owned_work_area_bytes, need) << fmt::format("{}", now);
+    EXPECT_GE(plan_cache::stats().bytes, need);
+  }
+  // The Stream is gone: so is its shared area (the cached plans stay, and take a new stream's area when used).
+  const memory::Report end = memory::report(Device::cuda(0));
+  EXPECT_EQ(end.shared_work_areas, start.shared_work_areas) << fmt::format("{}", end);
+  EXPECT_EQ(end.shared_work_area_bytes, start.shared_work_area_bytes) << fmt::format("{}", end);
   plan_cache::clear();
-  memory::release_work_areas(Device::cuda(0));
 }
 
 TEST(WorkAreaChecksGpu, RealTransformConvolutionAndHostOperandPlansReportTheirBytes) {
@@ -326,10 +335,10 @@ TEST(WorkAreaChecksGpu, RealTransformConvolutionAndHostOperandPlansReportTheirBy
     return bytes;
   };
   std::size_t total = 0;
-  (void)dct(x, {.stream = s});
+  (void)dct(x, {.stream = s, .work_area = WorkAreaPolicy::owned});
   EXPECT_GT(bytes_now(), total) << "dct's cached plan holds its device work area";
   total = bytes_now();
-  (void)fftconvolve(x, k, {.axes = {1}, .stream = s});
+  (void)fftconvolve(x, k, {.axes = {1}, .stream = s, .work_area = WorkAreaPolicy::owned});
   EXPECT_GT(bytes_now(), total) << "fftconvolve's cached plan holds its spectrum, work buffers and area";
   total = bytes_now();
   (void)fft(TensorView(complex_host.data(), shape), {.axes = {1}, .execution = Execution::cuda(0)});
@@ -344,7 +353,7 @@ TEST(WorkAreaChecksGpu, RealTransformConvolutionAndHostOperandPlansReportTheirBy
   EXPECT_GE(plan_cache::stats().work_areas_released, 4u);
   EXPECT_LE(bytes_now(), 4 * spectrum * 8) << fmt::format("{}", plan_cache::stats());
   // Later hits allocate again and give the same results.
-  const Tensor again = dct(x, {.stream = s});
+  const Tensor again = dct(x, {.stream = s, .work_area = WorkAreaPolicy::owned});
   const std::vector<double> wide(host.begin(), host.end());
   const Tensor reference = dct(TensorView(wide.data(), shape), {.execution = Execution::cpu()});
   s.synchronize();

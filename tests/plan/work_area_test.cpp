@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Work-area options: the policy's range, automatic (owned for every form), and an external buffer's memory,
-// contiguity, alignment, size, device and overlap with the call's operands, each refused with a message naming the
-// option, the expected and the actual value. No GPU: the views name their memory space, so nothing is queried.
+// Work-area options: the policy's range, automatic (owned for the classes, shared for the function forms), and an
+// external buffer's memory, contiguity, alignment, size, device and overlap with the call's operands, each refused
+// with a message naming the option, the expected and the actual value. No GPU: the views name their memory space, so
+// nothing is queried.
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 namespace cuplan {
 namespace {
 
+using detail::function_form_work_area;
 using detail::resolve_work_area;
 using testing::expect_throw_naming;
 
@@ -25,12 +27,19 @@ TensorView device_bytes(std::uintptr_t address, std::int64_t bytes, int device =
                     MemorySpace::device);
 }
 
-TEST(WorkAreaOptions, AutomaticIsOwnedForEveryForm) {
-  // The class and the function forms resolve their options alike: shared is asked for by name for now.
+TEST(WorkAreaOptions, AutomaticIsOwnedForTheClassesAndSharedForTheFunctionForms) {
   EXPECT_EQ(resolve_work_area(WorkAreaPolicy::automatic, std::nullopt, "FFT").policy, WorkAreaPolicy::owned);
-  EXPECT_EQ(resolve_work_area(WorkAreaPolicy::automatic, std::nullopt, "fft").policy, WorkAreaPolicy::owned);
-  for (WorkAreaPolicy p : {WorkAreaPolicy::owned, WorkAreaPolicy::shared})
-    EXPECT_EQ(resolve_work_area(p, std::nullopt, "FFT").policy, p);  // an explicit choice stays
+  static_assert(function_form_work_area(WorkAreaPolicy::automatic) == WorkAreaPolicy::shared);
+  EXPECT_EQ(resolve_work_area(function_form_work_area(WorkAreaPolicy::automatic), std::nullopt, "fft").policy,
+            WorkAreaPolicy::shared);
+  for (WorkAreaPolicy p : {WorkAreaPolicy::owned, WorkAreaPolicy::shared, WorkAreaPolicy::external}) {
+    EXPECT_EQ(function_form_work_area(p), p);  // an explicit choice stays
+    if (p != WorkAreaPolicy::external) {
+      EXPECT_EQ(resolve_work_area(p, std::nullopt, "FFT").policy, p);
+    }
+  }
+  // A value outside the enum is not mapped: the check refuses it by number on every form.
+  EXPECT_EQ(function_form_work_area(static_cast<WorkAreaPolicy>(9)), static_cast<WorkAreaPolicy>(9));
 }
 
 TEST(WorkAreaOptions, PolicyOutsideTheEnumNamesTheOptionAndTheValue) {
