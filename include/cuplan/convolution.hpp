@@ -127,6 +127,9 @@ class CUPLAN_API Convolution {
   /// serves the kernel's and the operand's transforms in turn, so it is the largest of their needs). 0 before
   /// plan() and on the CPU. workspace_size() counts more: the work buffers and the kernel's spectrum too.
   std::size_t work_area_size() const;
+  /// The object's lifecycle, for logs: "live", "freed" (free() was called) or "moved-from". Never throws; the
+  /// other members throw StateError unless it is "live".
+  std::string_view state() const noexcept;
 
  private:
   std::unique_ptr<detail::ConvolutionImpl> impl_;

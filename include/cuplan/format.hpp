@@ -13,7 +13,8 @@
 //   AlgorithmInfo "algorithm 0 (id 21, tile 18, stages 8, split-k 1, ...)", EventRef "EventRef(0x...)",
 //   PlanCacheStats "plan cache: 5 hits, 1 misses, ..., 0 B held", memory::Stats "device memory: 1024 B in use,
 //   peak 4096 B, ...", memory::Report "memory of cuda:0: 1 shared work areas 536870912 B, ...", WorkAreaPolicy
-//   "shared", FFT and Matmul by describe() (their plan). (The distributed types: cuplan/distributed_format.hpp.)
+//   "shared", FFT, Matmul, RealTransform and Convolution by describe() (their plan; "Convolution(freed)" or
+//   "...(moved-from)" once they have none). (The distributed types: cuplan/distributed_format.hpp.)
 // Opt-in: cuplan/cuplan.hpp does not include this header (nor fmt); a file that formats cuplan types with fmt
 // includes it. The names the formatters print (to_string, error_kind) are in cuplan/names.hpp, which needs no fmt.
 
@@ -23,6 +24,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "cuplan/convolution.hpp"
 #include "cuplan/device.hpp"
 #include "cuplan/dtype.hpp"
 #include "cuplan/errors.hpp"
@@ -290,9 +292,10 @@ namespace cuplan::detail {
 inline constexpr char fft_type_name[] = "FFT";
 inline constexpr char matmul_type_name[] = "Matmul";
 inline constexpr char real_transform_type_name[] = "RealTransform";
-/// Formats an object by its describe(): its plan (FFT, Matmul). A moved-from or freed object has no plan to describe
-/// (describe() throws StateError for it): it prints as "FFT(moved-from)" or "FFT(freed)" instead, so that a log line
-/// never throws.
+inline constexpr char convolution_type_name[] = "Convolution";
+/// Formats an object by its describe(): its plan (FFT, Matmul, RealTransform, Convolution). A moved-from or freed
+/// object has no plan to describe (describe() throws StateError for it): it prints as "FFT(moved-from)" or "FFT(freed)"
+/// instead, so that a log line never throws.
 template <class Object, const char* TypeName>
 struct DescribedFormatter : fmt::formatter<std::string_view> {
   template <class FormatContext>
@@ -315,6 +318,15 @@ template <>
 struct fmt::formatter<cuplan::RealTransform>
     : cuplan::detail::DescribedFormatter<cuplan::RealTransform, cuplan::detail::real_transform_type_name> {};
 template <>
+struct fmt::formatter<cuplan::FFTRoute> : cuplan::detail::EnumFormatter<cuplan::FFTRoute> {};
+template <>
 struct fmt::formatter<cuplan::R2RKind> : cuplan::detail::EnumFormatter<cuplan::R2RKind> {};
 template <>
 struct fmt::formatter<cuplan::R2RNorm> : cuplan::detail::EnumFormatter<cuplan::R2RNorm> {};
+template <>
+struct fmt::formatter<cuplan::Convolution>
+    : cuplan::detail::DescribedFormatter<cuplan::Convolution, cuplan::detail::convolution_type_name> {};
+template <>
+struct fmt::formatter<cuplan::ConvolutionMode> : cuplan::detail::EnumFormatter<cuplan::ConvolutionMode> {};
+template <>
+struct fmt::formatter<cuplan::ConvolutionRoute> : cuplan::detail::EnumFormatter<cuplan::ConvolutionRoute> {};

@@ -6,8 +6,9 @@
 // BLAS) or the n-th plan creation of a function form fail before it runs, so every path can be shown to raise a
 // LibraryError that names the object. Armed by the environment (CUPLAN_FAULT_INJECT=<site>:<n>, read at load, site one
 // of device, pinned, host, library, plan) or by arm() from a test through cuplan_internal. Storage::allocate, the one
-// place cuplan allocates operand, result, workspace and staging memory, asks inject() before each allocation and
-// reports live bytes to allocated()/released(); the library status checks ask it before each call. Disarmed, inject()
+// place cuplan allocates operand, result, workspace and staging memory, and HostArray (base/host_array.hpp), the
+// host scratch of the CPU backends, ask inject() before each allocation and report live bytes to
+// allocated()/released(); the library status checks ask it before each call. Disarmed, inject()
 // is one relaxed atomic load.
 
 #include <atomic>

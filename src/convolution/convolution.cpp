@@ -84,6 +84,9 @@ CUPLAN_OPERATION_HANDLE(Convolution, ConvolutionExecuteOptions, geometry, out_sh
 void Convolution::reset_kernel(TensorRef kernel, std::optional<StreamRef> stream) {
   detail::held(impl_, who, "reset_kernel").reset_kernel(std::move(kernel), stream);
 }
+std::string_view Convolution::state() const noexcept {
+  return detail::lifecycle_state(impl_);
+}
 std::size_t Convolution::work_area_size() const {
   return detail::live(impl_, who, "work_area_size").work_area_size();
 }

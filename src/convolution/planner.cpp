@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "cuplan/errors.hpp"
 
@@ -15,6 +16,8 @@ namespace cuplan::detail {
 namespace {
 
 constexpr const char* kWho = "Convolution";
+// The longest convolved axis of the operand or the kernel (as RealTransform's axes): 2^40 elements, terabytes.
+constexpr std::int64_t kMaxAxisLength = std::int64_t{1} << 40;
 
 std::string str(const Dims& dims) {
   return fmt::format("[{}]", fmt::join(dims.span(), ", "));
@@ -40,12 +43,22 @@ std::int64_t next_power_of_two(std::int64_t n) {
 
 std::int64_t next_fast_length(std::int64_t n) {
   if (n <= 1) return 1;
-  for (std::int64_t m = n;; ++m) {
-    std::int64_t r = m;
-    for (std::int64_t f : {2, 3, 5, 7})
-      while (r % f == 0) r /= f;
-    if (r == 1) return m;
+  // For each odd part 3^b 5^c 7^d (up to the first one >= n), the least power-of-two multiple >= n: O(log^3 n)
+  // steps. Counting upwards from n takes as many steps as the gap to the next smooth number, ~10^9 near 2^40.
+  std::int64_t best = next_power_of_two(n);
+  for (std::int64_t p7 = 1;; p7 *= 7) {
+    for (std::int64_t p5 = p7;; p5 *= 5) {
+      for (std::int64_t odd = p5;; odd *= 3) {
+        std::int64_t candidate = odd;
+        while (candidate < n) candidate *= 2;
+        best = std::min(best, candidate);
+        if (odd >= n) break;
+      }
+      if (p5 >= n) break;
+    }
+    if (p7 >= n) break;
   }
+  return best;
 }
 
 std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k) {
@@ -121,6 +134,11 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
   for (int i = 0; i < g.rank; ++i) {
     const int a = g.conv_axes[static_cast<std::size_t>(i)];
     const std::int64_t n = request.in_shape[a], k = request.kernel_shape[a];
+    // Before any length arithmetic: n + k - 1 and the FFT lengths above it stay far from overflow.
+    for (const auto& [what, length] : {std::pair{"operand", n}, std::pair{"kernel", k}})
+      if (length > kMaxAxisLength)
+        throw InvalidArgument(
+            fmt::format("{}: {} shape: convolved axis {} has length {}, expected at most 2^40", kWho, what, a, length));
     if (g.mode == ConvolutionMode::circular && k > n)
       throw InvalidArgument(fmt::format(
           "{}: kernel shape: circular mode needs a kernel no longer than the operand on each convolved axis; axis {} "

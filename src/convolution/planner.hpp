@@ -57,9 +57,9 @@ struct ConvolutionGeometry {
 /// with mixed length orders, or circular mode with a kernel longer than the operand.
 ConvolutionGeometry plan_convolution(const ConvolutionRequest& request);
 
-/// The smallest 2-3-5-7-smooth length >= n (n >= 1).
+/// The smallest 2-3-5-7-smooth length >= n (1 <= n <= 2^61).
 std::int64_t next_fast_length(std::int64_t n);
-/// The smallest power of two >= n (n >= 1).
+/// The smallest power of two >= n (1 <= n <= 2^62).
 std::int64_t next_power_of_two(std::int64_t n);
 /// The length one convolved axis needs: n + k - 1 for the linear modes, n for circular.
 std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k);

@@ -44,6 +44,10 @@ TEST(Format, EnumsByName) {
   EXPECT_EQ(fmt::format("{}", HostMemory::pinned), "pinned");
   EXPECT_EQ(fmt::format("{}", MatmulOperand::epilog_aux), "epilog_aux");
   EXPECT_EQ(fmt::format("{}", DTypeCode::c128), "c128");
+  EXPECT_EQ(fmt::format("{}", FFTRoute::cufft), "cufft");
+  EXPECT_EQ(fmt::format("{}", ConvolutionMode::valid), "valid");
+  EXPECT_EQ(fmt::format("{}", ConvolutionRoute::separate), "separate");
+  EXPECT_EQ(fmt::format("{}", static_cast<ConvolutionMode>(9)), "?");
 }
 
 // A value outside an enumeration (a cast makes one) is "?" in every to_string, never another enumerator's name.
@@ -165,6 +169,19 @@ TEST(Format, MovedFromFreedAndUndefinedObjectsPrintTheirState) {
   mm_taken.free();
   EXPECT_EQ(fmt::format("{}", mm_taken), "Matmul(freed)");
   EXPECT_THROW((void)mm_taken.describe(), StateError);
+
+  // Convolution has the same state() and formatter as the other planned operations.
+  Tensor signal = Tensor::empty({2, 16}, f32), kernel = Tensor::empty({1, 3}, f32);
+  Convolution conv(signal, kernel, ConvolutionOptions{.execution = Execution::cpu()});
+  EXPECT_EQ(conv.state(), "live");
+  EXPECT_EQ(fmt::format("{}", conv), conv.describe());
+  Convolution conv_taken = std::move(conv);
+  EXPECT_EQ(conv.state(), "moved-from");  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(fmt::format("{}", conv), "Convolution(moved-from)");
+  conv_taken.free();
+  EXPECT_EQ(conv_taken.state(), "freed");
+  EXPECT_EQ(fmt::format("{}", conv_taken), "Convolution(freed)");
+  EXPECT_THROW((void)conv_taken.describe(), StateError);
 }
 
 TEST(Format, ErrorsNameTheirKind) {

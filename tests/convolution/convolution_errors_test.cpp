@@ -183,6 +183,37 @@ TEST(ConvolutionErrors, LifecycleCallsAfterFreeReleaseAndMove) {
   expect_throw_naming<StateError>([&] { (void)moved.result_shape(); }, {"result_shape", "free"});
 }
 
+TEST(ConvolutionErrors, AxesLongerThan2To40AreRefusedOnEveryPath) {
+  // Stride-0 views: any length, one element of memory. Before the limit, a kernel of 2^61 hung the constructor
+  // (the search for an FFT length) and n + k - 1 could overflow.
+  std::vector<float> x(8), k(1);
+  const TensorView xv(x.data(), {8});
+  const TensorView long_kernel(k.data(), f32, {std::int64_t{1} << 61}, Strides{0});
+  const std::initializer_list<std::string> words{"kernel shape", "convolved axis 0", "2305843009213693952",
+                                                 "at most 2^40"};
+  for (int round = 0; round < 2; ++round) {  // the second round would be a plan-cache hit
+    expect_throw_naming<InvalidArgument>([&] { Convolution(xv, long_kernel, kCpu); }, words);
+    expect_throw_naming<InvalidArgument>([&] { fftconvolve(xv, long_kernel, kCpu); }, words);
+    expect_throw_naming<InvalidArgument>([&] { (void)estimate_work_area_size(xv, long_kernel, kCpu); }, words);
+  }
+  const TensorView long_operand(x.data(), f32, {(std::int64_t{1} << 40) + 1}, Strides{0});
+  expect_throw_naming<InvalidArgument>([&] { Convolution(long_operand, TensorView(k.data(), {1}), kCpu); },
+                                       {"operand shape", "1099511627777", "at most 2^40"});
+}
+
+TEST(ConvolutionErrors, WorkBuffersNoHostCanHoldAreOutOfMemory) {
+  // [2^20, 2^20] (stride 0, one element of memory) with a [2, 2] kernel: terabytes of FFTW work buffers.
+  std::vector<float> x(1), k(4, 1.0f);
+  const TensorView xv(x.data(), f32, {1 << 20, 1 << 20}, Strides{0, 0}), kv(k.data(), {2, 2});
+  Convolution conv(xv, kv, kCpu);
+  for (int round = 0; round < 2; ++round)
+    expect_throw_naming<OutOfMemory>([&] { conv.plan(); }, {"Convolution", "FFTW work buffer", "bytes of host memory"});
+  for (int round = 0; round < 2; ++round)
+    expect_throw_naming<OutOfMemory>([&] { fftconvolve(xv, kv, kCpu); }, {"FFTW work buffer", "bytes of host memory"});
+  conv.free();
+  EXPECT_EQ(conv.state(), "freed");
+}
+
 TEST(ConvolutionErrors, EmptyOperandsAndNames) {
   std::vector<float> k(3);
   expect_throw_naming<InvalidArgument>([&] { Convolution(TensorView{}, TensorView(k.data(), {3}), kCpu); },

@@ -32,6 +32,25 @@ TEST(ConvolutionPlanner, FastAndPowerOfTwoLengths) {
   EXPECT_EQ(next_power_of_two(4096), 4096);
 }
 
+TEST(ConvolutionPlanner, FastLengthsAreTheNextSmoothNumberAtOnceForHugeLengths) {
+  const auto smooth = [](std::int64_t m) {
+    for (std::int64_t f : {2, 3, 5, 7})
+      while (m % f == 0) m /= f;
+    return m == 1;
+  };
+  std::int64_t expected = 1;
+  for (std::int64_t n = 1; n <= 5000; ++n) {
+    while (expected < n || !smooth(expected)) ++expected;
+    ASSERT_EQ(next_fast_length(n), expected) << "n = " << n;
+  }
+  // Near 2^40 the next smooth number is 1.2e9 away: counting up to it took half a minute.
+  EXPECT_EQ(next_fast_length((std::int64_t{1} << 40) + 2), 1100753141760);
+  EXPECT_EQ(next_fast_length(std::int64_t{1} << 61), std::int64_t{1} << 61);
+  // A convolved axis longer than 2^40 is refused before any length arithmetic (n + k - 1 could overflow).
+  EXPECT_THROW(plan({8}, {std::int64_t{1} << 62}, {0}, ConvolutionMode::full), InvalidArgument);
+  EXPECT_THROW(plan({std::int64_t{1} << 62}, {std::int64_t{1} << 62}, {0}, ConvolutionMode::valid), InvalidArgument);
+}
+
 TEST(ConvolutionPlanner, ModesShapesAndOffsets) {
   const auto full = plan({4, 100}, {1, 9}, {1}, ConvolutionMode::full);
   EXPECT_EQ(full.out_shape, (Shape{4, 108}));

@@ -160,6 +160,16 @@ TEST(FftErrors, AnyCallAfterFree) {
   EXPECT_ERROR(StateError, (void)f.result_shape(), "result_shape");
 }
 
+TEST(FftErrors, PlanningArraysNoHostCanHoldAreOutOfMemory) {
+  // A measuring FFTW planner plans on arrays of its own that reach as far as the operand: rows 2^55 elements apart
+  // (a view of sparse memory) need more than any host holds. The operand itself is never touched.
+  Data d;
+  const TensorView far_rows(d.c.data(), c64, {2, 4}, Strides{std::int64_t{1} << 55, 1});
+  const FFTOptions measure{.axes = {1}, .execution = Execution::cpu(), .planning = Planning::measure};
+  for (int round = 0; round < 2; ++round)  // nothing is cached by the failed plan
+    EXPECT_ERROR(OutOfMemory, (void)fft(far_rows, measure), "FFT", "FFTW planning arrays", "bytes of host memory");
+}
+
 TEST(FftErrors, MisalignedPointer) {
   Data d;
   const auto* bytes = reinterpret_cast<const char*>(d.c.data()) + 4;  // half a c64 element off

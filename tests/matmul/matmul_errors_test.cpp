@@ -250,6 +250,17 @@ TEST(MatmulErrors, OutputOfAnotherLayoutOrShape) {
       {"out dtype", "expected f32", "got f64"});
   EXPECT_NO_THROW((void)mm.execute({.out = TensorView(d.data(), f32, {4, 3, 6}, Strides({18, 1, 3}))}));
 }
+TEST(MatmulErrors, OperandCopiesNoHostCanHoldAreOutOfMemory) {
+  // A of [2^20, 2^20] broadcast from one element (strides 0): BLAS needs it dense, 4 TiB, which no host holds. The
+  // result ([2^20, 1]) fits.
+  std::vector<float> one(1, 1.0f);
+  const TensorView a(one.data(), f32, {1 << 20, 1 << 20}, Strides{0, 0}),
+      b(one.data(), f32, {1 << 20, 1}, Strides{0, 0});
+  for (int round = 0; round < 2; ++round)
+    expect_error<OutOfMemory>([&] { (void)matmul(a, b, cpu); }, {"matmul", "operand copy", "bytes of host memory"});
+  EXPECT_NO_THROW((void)matmul(TensorView(one.data(), {1, 1}), TensorView(one.data(), {1, 1}), cpu));
+}
+
 TEST(MatmulErrors, MemoryLimitTooSmallForAnyAlgorithm) {
   CUPLAN_REQUIRE_GPU();
   // A large split-friendly product: every cuBLASLt algorithm for it wants some workspace... or none; either way the

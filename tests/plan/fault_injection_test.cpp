@@ -94,6 +94,30 @@ std::vector<Path> paths() {
                      m->plan();
                      return std::function<Tensor()>([a, b, m] { return m->execute(); });
                    }});
+  table.push_back({"matmul function form, CPU, broadcast operand: copy for BLAS, result", fault::Site::host, false, [] {
+                     auto a = std::make_shared<Tensor>(random_tensor(Shape{6, 7}, f32, Device::cpu()));
+                     auto b = std::make_shared<Tensor>(random_tensor(Shape{7, 5}, f32, Device::cpu()));
+                     return std::function<Tensor()>([a, b] {
+                       // A's rows all one row (stride 0): copied densely for BLAS.
+                       const TensorView rows(a->data(), f32, Shape{6, 7}, Strides{0, 1});
+                       return matmul(rows, *b, {.execution = Execution::cpu(1)});
+                     });
+                   }});
+  table.push_back({"fftconvolve function form, CPU: padded kernel, result", fault::Site::host, false, [] {
+                     auto x = std::make_shared<Tensor>(random_tensor(Shape{4, 40}, f32, Device::cpu()));
+                     auto k = std::make_shared<Tensor>(random_tensor(Shape{1, 5}, f32, Device::cpu()));
+                     return std::function<Tensor()>(
+                         [x, k] { return fftconvolve(*x, *k, {.execution = Execution::cpu(1)}); });
+                   }});
+  table.push_back(
+      {"Convolution::execute releasing its buffers, CPU: work buffers, result", fault::Site::host, false, [] {
+         auto x = std::make_shared<Tensor>(random_tensor(Shape{1200, 50}, f32, Device::cpu()));
+         auto k = std::make_shared<Tensor>(random_tensor(Shape{1, 7}, f32, Device::cpu()));
+         auto conv = std::make_shared<Convolution>(*x, *k, ConvolutionOptions{.execution = Execution::cpu(2)});
+         conv->plan();
+         // Every execute allocates the work buffers again: a failed one must leave none half made.
+         return std::function<Tensor()>([x, conv] { return conv->execute({.release_workspace = true}); });
+       }});
   table.push_back({"copy, overlapping host views: staging", fault::Site::host, false, [] {
                      auto original = std::make_shared<Tensor>(random_tensor(Shape{257}, f32, Device::cpu()));
                      auto x = std::make_shared<Tensor>(Tensor::empty(Shape{257}, f32, Device::cpu()));
@@ -237,7 +261,7 @@ TEST_F(FaultInjectionTest, EveryAllocationOfEveryPathFailsCleanlyAndThePathWorks
   }
   std::printf(
       "fault injection: %d paths run, %d skipped (no GPU); allocation sites covered: %zu of %d found "
-      "(device, pinned, host in Storage::allocate)\n",
+      "(device, pinned, host: Storage::allocate and the CPU backends' HostArray scratch)\n",
       paths_run, paths_skipped, sites_covered.size(), fault::site_count);
   if (!have_gpu) GTEST_SKIP() << "no CUDA device: the device and pinned paths of the table need a GPU (host paths ran)";
 }

@@ -161,6 +161,20 @@ TEST(R2RErrors, ClassLifecycle) {
   expect_throw_naming<StateError>([&] { (void)moved.describe(); }, {"RealTransform.describe", "free()"});
 }
 
+TEST(R2RErrors, PlanningArraysNoHostCanHoldAreOutOfMemory) {
+  // A measuring FFTW planner plans on arrays of its own that reach as far as the operand: here rows 2^55 elements
+  // apart (a view of sparse memory), which no host holds. The operand itself is never touched.
+  std::vector<double> h(8, 1.0);
+  const TensorView far_rows(h.data(), f64, {2, 4}, Strides{std::int64_t{1} << 55, 1});
+  const std::initializer_list<std::string> words{"RealTransform", "FFTW planning arrays", "bytes of host memory"};
+  for (int round = 0; round < 2; ++round)  // nothing is cached by the failed plan
+    expect_throw_naming<OutOfMemory>([&] { (void)dct(far_rows, {.execution = cpu, .planning = Planning::measure}); },
+                                     words);
+  RealTransform rt(far_rows, {.execution = cpu, .planning = Planning::measure});
+  expect_throw_naming<OutOfMemory>([&] { rt.plan(); }, words);
+  expect_throw_naming<StateError>([&] { (void)rt.execute(); }, {"RealTransform.execute", "plan"});
+}
+
 TEST(R2RErrors, CudaWithoutADevice) {
   if (cuda_available()) GTEST_SKIP() << "a CUDA device is present: this test checks the refusal without one";
   std::vector<double> h(8, 1.0);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/host_array.hpp"
 #include "convolution/canonical_walk.hpp"
 #include "convolution/convolution_runner.hpp"
 #include "cuplan/errors.hpp"
@@ -28,12 +29,11 @@ constexpr std::size_t kChunkBytes = std::size_t{512} << 10;  // per worker: the 
 
 /// Buffers of 64-byte alignment, so that every worker's arrays share FFTW's alignment class (plans made once).
 struct AlignedBuffer {
-  std::unique_ptr<unsigned char[]> storage;
+  HostArray<unsigned char> storage;
   void* data = nullptr;
   void resize(std::size_t bytes) {
-    storage = std::make_unique<unsigned char[]>(bytes + 64);
-    const auto address = reinterpret_cast<std::uintptr_t>(storage.get());
-    data = storage.get() + ((64 - address % 64) % 64);
+    storage = HostArray<unsigned char>(std::max<std::size_t>(bytes, 1), "Convolution: FFTW work buffer");
+    data = storage.data();
   }
 };
 
@@ -98,7 +98,8 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
     wait_on_host(pending_after);  // the host reads the operands: their producers first
     pending_after = EventList{};
     const ConvolutionGeometry& g = context_.geometry;
-    if (!forward_) {
+    // Done once, on success only: a plan() that failed (an allocation, say) is made whole by the next one.
+    if (!planned_) {
       const std::size_t work_bytes = static_cast<std::size_t>(entry_bytes());
       chunk_ = std::clamp<std::int64_t>(static_cast<std::int64_t>(kChunkBytes / std::max<std::size_t>(work_bytes, 1)),
                                         1, g.batch);
@@ -113,6 +114,7 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
       // One run of each plan on the workers' alignment class, here on one thread: the threads only read the plans.
       warm(*forward_, *inverse_);
       if (tail_forward_) warm(*tail_forward_, *tail_inverse_);
+      planned_ = true;
     }
     if (kernel != nullptr) compute_spectrum(*kernel, std::nullopt);
   }
@@ -149,6 +151,7 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
   }
 
   void free() noexcept override {
+    planned_ = false;
     forward_.reset();
     inverse_.reset();
     tail_forward_.reset();
@@ -228,12 +231,14 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
       Shape shape{g.kernel_batch};
       for (int i = 0; i < g.rank; ++i) shape.push_back(g.fft_length[i]);
       const DType precision = g.out_dtype.real();
+      // The spectrum first: a failed allocation leaves no plan without its spectrum.
+      const std::size_t spectrum_bytes = static_cast<std::size_t>(g.kernel_batch * spec.entry) * sizeof(C);
+      spectrum_.resize(spectrum_bytes);
+      spectrum_bytes_ = spectrum_bytes;
       kernel_forward_ = std::make_unique<FftwPlan>(
           plan_layout(transform_request(shape, g.rank, g.real ? precision : precision.complex(),
                                         g.real ? FFTType::r2c : FFTType::c2c)),
           context_.target.cpu_threads, planning_);
-      spectrum_bytes_ = static_cast<std::size_t>(g.kernel_batch * spec.entry) * sizeof(C);
-      spectrum_.resize(spectrum_bytes_);
     }
     const CanonicalWalk walk = kernel_walk(g, host.strides());
     Buffer padded;
@@ -284,11 +289,13 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
   void ensure_scratch() {
     if (!scratch_.empty()) return;
     const ConvolutionGeometry& g = context_.geometry;
-    scratch_.resize(static_cast<std::size_t>(workers_count_));
-    for (Scratch& s : scratch_) {
+    // Kept only whole: a failed allocation leaves none, and the next call allocates them again.
+    std::vector<Scratch> scratch(static_cast<std::size_t>(workers_count_));
+    for (Scratch& s : scratch) {
       s.work.resize(static_cast<std::size_t>(chunk_ * work_dims(g, false).entry) * (g.real ? sizeof(R) : sizeof(C)));
       s.spectrum.resize(static_cast<std::size_t>(chunk_ * work_dims(g, true).entry) * sizeof(C));
     }
+    scratch_ = std::move(scratch);
   }
   /// The chunk buffers go; the plans and the spectrum stay.
   void release_scratch() { scratch_.clear(); }
@@ -298,6 +305,7 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
   std::int64_t chunk_ = 1;
   std::int64_t chunks_ = 1;
   int workers_count_ = 1;
+  bool planned_ = false;  // the plans, scratch and warm-up of plan() are complete
   std::unique_ptr<FftwPlan> forward_, inverse_, tail_forward_, tail_inverse_, kernel_forward_;
   std::vector<Scratch> scratch_;
   CanonicalWalk kernel_entries_;  // operand entry -> kernel entry

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/error_context.hpp"
+#include "base/host_array.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -51,7 +52,7 @@ struct ScratchArrays {
 
 // Arrays for FFTW_MEASURE / FFTW_PATIENT, which run transforms while planning: as large as the real ones and
 // offset to their alignment, so that the plan (and the wisdom it leaves) fits the real arrays. `storage` owns them.
-ScratchArrays scratch_arrays(std::vector<unsigned char>& storage, const std::vector<fftw_iodim64>& dims,
+ScratchArrays scratch_arrays(HostArray<unsigned char>& storage, const std::vector<fftw_iodim64>& dims,
                              const std::vector<fftw_iodim64>& howmany, const LayoutDecision& decision,
                              std::size_t real_bytes, int in_alignment, int out_alignment) {
   const auto span_bytes = [&](bool input) {
@@ -69,7 +70,7 @@ ScratchArrays scratch_arrays(std::vector<unsigned char>& storage, const std::vec
   const std::size_t in_bytes = span_bytes(true), out_bytes = span_bytes(false);
   const bool inplace = decision.inplace_compute;
   const std::size_t in_room = inplace ? std::max(in_bytes, out_bytes) : in_bytes;
-  storage.assign(64 + in_room + 64 + (inplace ? 0 : out_bytes), 0);
+  storage = HostArray<unsigned char>(64 + in_room + 64 + (inplace ? 0 : out_bytes), "FFT: FFTW planning arrays");
   const auto aligned = [](unsigned char* p, int alignment) {
     std::uintptr_t address = reinterpret_cast<std::uintptr_t>(p);
     address = (address + 63) / 64 * 64 + static_cast<std::uintptr_t>(alignment);
@@ -222,7 +223,7 @@ void* FftwPlan::make_plan(const LayoutDecision& decision, Direction direction, i
         "FFT: FFTW {} planning of {} {} rank {} ({} batch dims, {} threads) started: it times transforms to choose",
         to_string(planning_), decision.in_dtype.name(), to_string(decision.type), rank, hm, threads);
     const auto started = std::chrono::steady_clock::now();
-    std::vector<unsigned char> scratch;
+    HostArray<unsigned char> scratch;
     const ScratchArrays arrays =
         scratch_arrays(scratch, dims, howmany, decision, double_precision_ ? sizeof(double) : sizeof(float),
                        in_alignment, out_alignment);

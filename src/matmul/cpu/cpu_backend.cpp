@@ -7,9 +7,9 @@
 #include <complex>
 #include <limits>
 #include <type_traits>
-#include <vector>
 
 #include "base/error_context.hpp"
+#include "base/host_array.hpp"
 #include "cuplan/errors.hpp"
 #include "matmul/cpu/blas_threads.hpp"
 #include "matmul/cpu/blas_vendor.hpp"
@@ -110,7 +110,7 @@ void gemm(bool a_trans, bool a_conj, bool b_trans, bool b_conj, std::int64_t m, 
 /// An operand ready for cblas: a typed pointer with layout, either the caller's memory or a dense copy.
 template <class W>
 struct GemmOperand {
-  std::vector<W> copy;
+  HostArray<W> copy;
   const W* data = nullptr;
   bool trans = false, conj = false;
   std::int64_t ld = 1, batch_stride = 0;
@@ -134,7 +134,7 @@ GemmOperand<W> prepare(const TensorView& view, const MatrixLayout& layout, const
   const Strides strides = matrix_operand_strides(view, p.batch_shape, vector_is_row);
   const std::int64_t batches = layout.needs_copy || layout.batch_stride != 0 ? p.batch_count : 1;
   const std::int64_t rows = layout.rows, cols = layout.cols;
-  g.copy.resize(static_cast<std::size_t>(batches * rows * cols));
+  g.copy = HostArray<W>(static_cast<std::size_t>(batches * rows * cols), "matmul: operand copy for BLAS");
   for (std::int64_t bi = 0; bi < batches; ++bi)
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c) {
@@ -158,8 +158,9 @@ void run(const Problem& p, const CpuOperands& in, std::complex<double> alpha, st
   GemmOperand<W> b = prepare<W>(in.b, p.b, p, p.conjugate_b, false);
   // gemm writes a dense row-major D; a column-major D (native form) or another dtype goes through a scratch copy.
   const bool direct_d = p.result_dtype == dtype_of<W> && p.swapped;
-  std::vector<W> scratch;
-  if (!direct_d) scratch.resize(static_cast<std::size_t>(p.batch_count * mn));
+  HostArray<W> scratch;
+  if (!direct_d)
+    scratch = HostArray<W>(static_cast<std::size_t>(p.batch_count * mn), "matmul: result scratch for BLAS");
   W* d = direct_d ? static_cast<W*>(out.d) : scratch.data();
   W alpha_w, beta_w;
   if constexpr (is_complex<W>::value) {

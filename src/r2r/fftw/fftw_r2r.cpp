@@ -13,6 +13,7 @@
 
 #include "base/error_context.hpp"
 #include "base/geometry.hpp"
+#include "base/host_array.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "plan/fftw_planner_lock.hpp"
@@ -35,7 +36,7 @@ fftw_r2r_kind fftw_kind(R2RKind kind) {
 // Scratch arrays for a measuring planner (it overwrites them): the layout's reach, offset for negative strides, at
 // the given alignment.
 struct Scratch {
-  std::vector<unsigned char> storage;
+  HostArray<unsigned char> storage;
   void* place(const Shape& shape, const Strides& strides, std::size_t elem, int alignment, std::size_t at) {
     const OffsetRange r = offset_range(shape, strides, "operand");
     unsigned char* base = storage.data() + at;
@@ -115,7 +116,8 @@ void* FftwR2RPlan::make_plan(Direction direction, bool in_place, void* in, void*
   const std::size_t elem = d.dtype.size();
   Scratch scratch;
   const std::size_t in_bytes = reach_bytes(d.shape, in_strides, elem);
-  scratch.storage.assign(in_bytes + reach_bytes(d.shape, d.out_strides, elem) + 128, 0);
+  scratch.storage = HostArray<unsigned char>(in_bytes + reach_bytes(d.shape, d.out_strides, elem) + 128,
+                                             "RealTransform: FFTW planning arrays");
   const auto alignment = [&](void* p) { return static_cast<int>(reinterpret_cast<std::uintptr_t>(p) % 64); };
   void* sin = scratch.place(d.shape, in_strides, elem, alignment(in), 0);
   void* sout = in_place ? sin : scratch.place(d.shape, d.out_strides, elem, alignment(out), in_bytes + 64);
