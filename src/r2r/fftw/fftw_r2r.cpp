@@ -134,10 +134,12 @@ void* FftwR2RPlan::plan_for(Direction direction, bool in_place, void* in, void* 
         slot.out_alignment == out_alignment)
       return slot.plan;
   void* plan = make_plan(direction, in_place, in, out);
-  slots_.push_back({direction, in_place, in_alignment, out_alignment, plan});
+  // No in-place plan is an error, raised again by every call (never a null plan kept for the next one to run); no
+  // out-of-place plan is kept: the caller copies the input and runs in place.
   if (plan == nullptr && in_place)
     throw NotSupported(fmt::format("RealTransform: FFTW could not plan a rank-{} {} r2r transform",
                                    decision_.transformed.size(), decision_.dtype.name()));
+  slots_.push_back({direction, in_place, in_alignment, out_alignment, plan});
   log(LogLevel::info, "RealTransform: FFTW planned {} r2r rank {} ({}, {} threads){}", decision_.dtype.name(),
       decision_.transformed.size(), in_place ? "in place" : "out of place", threads_,
       plan == nullptr ? ": no plan keeps the input, it is copied first" : "");
