@@ -33,11 +33,17 @@ std::int64_t checked_product(std::int64_t a, std::int64_t b, const char* what) {
   return a * b;
 }
 
+// v * f, or the largest int64 where that would overflow (every search below stops at a value >= n, so a saturated
+// value only ends a loop).
+constexpr std::int64_t times(std::int64_t v, std::int64_t f) noexcept {
+  return v > std::numeric_limits<std::int64_t>::max() / f ? std::numeric_limits<std::int64_t>::max() : v * f;
+}
+
 }  // namespace
 
 std::int64_t next_power_of_two(std::int64_t n) {
   std::int64_t p = 1;
-  while (p < n) p *= 2;
+  while (p < n) p = times(p, 2);
   return p;
 }
 
@@ -46,11 +52,11 @@ std::int64_t next_fast_length(std::int64_t n) {
   // For each odd part 3^b 5^c 7^d (up to the first one >= n), the least power-of-two multiple >= n: O(log^3 n)
   // steps. Counting upwards from n takes as many steps as the gap to the next smooth number, ~10^9 near 2^40.
   std::int64_t best = next_power_of_two(n);
-  for (std::int64_t p7 = 1;; p7 *= 7) {
-    for (std::int64_t p5 = p7;; p5 *= 5) {
-      for (std::int64_t odd = p5;; odd *= 3) {
+  for (std::int64_t p7 = 1;; p7 = times(p7, 7)) {
+    for (std::int64_t p5 = p7;; p5 = times(p5, 5)) {
+      for (std::int64_t odd = p5;; odd = times(odd, 3)) {
         std::int64_t candidate = odd;
-        while (candidate < n) candidate *= 2;
+        while (candidate < n) candidate = times(candidate, 2);
         best = std::min(best, candidate);
         if (odd >= n) break;
       }
