@@ -114,10 +114,10 @@ std::size_t estimate_work_area_size(TensorRef x, TensorRef kernel, const Convolu
 }
 
 Tensor fftconvolve(TensorRef x, TensorRef kernel, ConvolutionOptions options) {
-  return run(std::move(x), std::move(kernel), options, nullptr);
+  return run(std::move(x), std::move(kernel), std::move(options), nullptr);
 }
 void fftconvolve(TensorRef x, TensorRef kernel, TensorRef out, ConvolutionOptions options) {
-  run(std::move(x), std::move(kernel), options, &out);
+  run(std::move(x), std::move(kernel), std::move(options), &out);
 }
 
 std::string_view to_string(ConvolutionMode mode) {

@@ -175,18 +175,6 @@ std::size_t MatmulImpl::workspace_size() const noexcept {
   return state_.freed() ? 0 : route_->workspace_size();
 }
 
-std::size_t MatmulImpl::held_bytes() const noexcept {
-  return state_.freed() ? 0 : route_->held_bytes();
-}
-
-int MatmulImpl::memory_device() const noexcept {
-  return target_.cuda ? target_.device : -1;
-}
-
-void MatmulImpl::release_idle_memory() noexcept {
-  if (!state_.freed()) route_->release_idle_memory();
-}
-
 std::string MatmulImpl::describe() const {
   const mm::Problem& p = problem_;
   const MatmulRouteDescription route = route_->description();

@@ -15,11 +15,12 @@
 #include "matmul/planner.hpp"
 #include "plan/cache/operand_signature.hpp"
 #include "plan/cache/plan_cache.hpp"
+#include "plan/cache/route_memory.hpp"
 #include "plan/stateful.hpp"
 
 namespace cuplan::detail {
 
-class MatmulImpl : public CachedPlan {
+class MatmulImpl : public RouteMemoryPlan<MatmulImpl> {
  public:
   MatmulImpl(TensorRef a, TensorRef b, MatmulOptions options, const char* who);
   ~MatmulImpl() override;
@@ -45,9 +46,6 @@ class MatmulImpl : public CachedPlan {
   std::string describe() const;
   /// The planned algorithm's workspace bytes (0 before plan() and on the CPU).
   std::size_t workspace_size() const noexcept;
-  std::size_t held_bytes() const noexcept override;
-  int memory_device() const noexcept override;
-  void release_idle_memory() noexcept override;
   /// The object as a LibraryError's context names it: product size, dtypes, epilog, shape of D, device, backend.
   std::string error_context() const;
   void require_alive(const char* method) const { state_.require_alive(method); }
@@ -59,6 +57,8 @@ class MatmulImpl : public CachedPlan {
   const Tensor& bias_gradient() const noexcept { return last_.bias_gradient; }
 
  private:
+  friend class RouteMemoryPlan<MatmulImpl>;  // the plan cache's view of the route's memory
+  MatmulRoute& memory_route() const noexcept { return *route_; }
   /// reset_operand(s): checks every given operand against its planned signature before replacing any.
   void replace_operands(const MatmulOperands& operands, std::optional<StreamRef> stream, const char* method);
   void validate_and_plan_problem();

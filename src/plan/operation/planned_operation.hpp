@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the Impl of every one-operand operation (FFT, RealTransform, Convolution) keeps the same way: its plan-cache
-// entry (CachedPlan, with the route's memory), the lifecycle,
-// the execution target, the phase order and streams, the operand with the signature a new one must match, the planned
-// signature of an execute's `out`, the construction's `after` events; the plan phase's steps, and the checks of
-// reset_operand and execute, with messages naming the operation. The operation's route is built over
+// entry (RouteMemoryPlan, the route's memory), the lifecycle, the execution target, the phase order and streams, the
+// operand with the signature a new one must match, the planned signature of an execute's `out`, the construction's
+// `after` events; the plan phase's steps, and the checks of reset_operand and execute, with messages naming the
+// operation. The operation's route is built over
 // route_context() and called with route_call().
 
 #include <optional>
@@ -14,7 +14,7 @@
 #include "base/overlap.hpp"
 #include "cuplan/tensor.hpp"
 #include "plan/cache/operand_signature.hpp"
-#include "plan/cache/plan_cache.hpp"
+#include "plan/cache/route_memory.hpp"
 #include "plan/execution_target.hpp"
 #include "plan/object_state.hpp"
 #include "plan/operation/operation_route.hpp"
@@ -23,7 +23,7 @@
 
 namespace cuplan::detail {
 
-class PlannedOperation : public CachedPlan {
+class PlannedOperation : public RouteMemoryPlan<PlannedOperation> {
  public:
   /// A plan-cache hit's operand: no phase and no check (the plan key holds its signature).
   void adopt_operand(TensorRef&& operand) noexcept;
@@ -33,13 +33,6 @@ class PlannedOperation : public CachedPlan {
   bool freed() const noexcept { return state_.freed(); }
   const OperandSignature& out_signature() const noexcept { return out_signature_; }
   const ExecutionTarget& target() const noexcept { return target_; }
-  /// The plan cache's view of the object's memory between calls: its route's (an owned work area, staging
-  /// buffers), on the target's CUDA device or the host (-1); nothing once freed.
-  std::size_t held_bytes() const noexcept final { return state_.freed() ? 0 : memory_route().held_bytes(); }
-  int memory_device() const noexcept final { return target_.cuda ? target_.device : -1; }
-  void release_idle_memory() noexcept final {
-    if (!state_.freed()) memory_route().release_idle_memory();
-  }
   /// The object in one line (its log line when planned).
   virtual std::string describe() const = 0;
   /// The object as a LibraryError's context names it: operation, dtypes, shapes, axes, device and backend.
@@ -105,6 +98,7 @@ class PlannedOperation : public CachedPlan {
     state_.require_operand(method);
   }
 
+  friend class RouteMemoryPlan<PlannedOperation>;  // the plan cache's view of the route's memory
   const char* name_;
   ObjectState state_;
   ExecutionTarget target_;  // set by the operation's constructor
