@@ -132,6 +132,8 @@ TEST(FftErrors, ResetWithAnotherShapeDtypeOrStrides) {
   EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(d.r.data(), {8, 8})), "dtype", "expected c64", "got f32");
   EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView(d.c.data(), {8, 8}, Strides{1, 8})), "strides",
                "expected [8, 1]", "got [1, 8]");
+  EXPECT_ERROR(InvalidArgument, f.reset_operand(TensorView{}), "FFT.reset_operand", "operand view",
+               "expected c64 of shape [8, 8]", "got an empty view (null data, rank 0)");
   EXPECT_NO_THROW(f.execute());  // the old operand is still in place
 }
 

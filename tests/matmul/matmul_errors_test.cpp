@@ -177,6 +177,9 @@ TEST(MatmulErrors, ResetWithOtherShapes) {
       },
       {"reset_operand", "b dtype", "expected f32", "got f64"});
   expect_error<InvalidArgument>(
+      [&] { mm.reset_operand(MatmulOperand::b, TensorView{}); },
+      {"Matmul.reset_operand", "b view", "expected f32 of shape [4, 5, 6]", "got an empty view (null data, rank 0)"});
+  expect_error<InvalidArgument>(
       [&] {
         mm.reset_operand(MatmulOperand::b, TensorView(o.b.data(), f32, {4, 5, 6}, Strides({30, 1, 5})));
       },

@@ -63,6 +63,9 @@ void OperandSignature::require_match(const TensorView& view, const char* who, co
                                       method ? method : "", operand, what, expected, actual, note ? "; " : "",
                                       note ? strides_note : ""));
   };
+  // A default-constructed view (null data, rank 0) is named as such, not as a dtype that happens to differ.
+  if (view.data() == nullptr && view.ndim() == 0)
+    fail("view", fmt::format("{} of shape {}", dtype.name(), str(shape)), "an empty view (null data, rank 0)");
   if (!(view.dtype() == dtype)) fail("dtype", std::string(dtype.name()), std::string(view.dtype().name()));
   if (!(view.shape() == shape)) fail("shape", str(shape), str(view.shape()));
   if (!same_strides(shape, view.strides(), strides)) fail("strides", str(strides), str(view.strides()));
