@@ -41,6 +41,15 @@ OffsetRange offset_range(const Shape& shape, const Strides& strides, const char*
   return range;
 }
 
+void require_addressable_result(const char* who, const Shape& shape, DType dtype) {
+  std::int64_t bytes = static_cast<std::int64_t>(dtype.size());
+  for (int axis = 0; axis < shape.size(); ++axis) {
+    if (!__builtin_mul_overflow(bytes, shape[axis], &bytes)) continue;
+    throw InvalidArgument(
+        fmt::format("{}: operand shape: the result ({} of shape {}) needs more than 2^63 bytes", who, dtype, shape));
+  }
+}
+
 namespace {
 
 // Axes of extent > 1, ordered by increasing |stride|.

@@ -30,6 +30,11 @@ struct OffsetRange {
 /// Offsets for a non-empty layout, overflow-checked (InvalidArgument naming `operand` on overflow).
 OffsetRange offset_range(const Shape& shape, const Strides& strides, const char* operand);
 
+/// InvalidArgument "<who>: operand shape: the result (<dtype> of shape <shape>) needs more than 2^63 bytes" when a
+/// dense result of `shape` could not be addressed; planners ask at construction, so the class forms refuse it there
+/// and not at their first execute (a stride-0 operand view can describe such a shape in a few bytes).
+void require_addressable_result(const char* who, const Shape& shape, DType dtype);
+
 /// True when no two index tuples reach the same element (axes of extent 1 are ignored; empty layouts qualify).
 /// Conservative: sorts axes by |stride| and requires each stride to exceed the span of the smaller ones.
 bool is_non_overlapping(const Shape& shape, const Strides& strides) noexcept;

@@ -10,6 +10,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/geometry.hpp"
 #include "cuplan/errors.hpp"
 
 namespace cuplan::detail {
@@ -182,6 +183,7 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
     for (int a = 0; a < ndim; ++a) perm[static_cast<std::size_t>(a)] = a;
     return perm;
   }());
+  require_addressable_result(kWho, g.out_shape, g.out_dtype);
 
   for (int a : g.batch_axes) {
     g.work_shape.push_back(request.in_shape[a]);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "base/geometry.hpp"
 #include "cuplan/errors.hpp"
 
 namespace cuplan::detail {
@@ -278,6 +279,7 @@ LayoutDecision plan_layout(const LayoutRequest& req) {
   if (req.out_dtype && !(*req.out_dtype == d.out_dtype))
     throw InvalidArgument(
         fmt::format("FFT: out: expected dtype {}, got {}", d.out_dtype.name(), req.out_dtype->name()));
+  require_addressable_result("FFT", d.out_shape, d.out_dtype);
 
   // Transformed axes of length 1 are the identity and drop out, except the halved axis of R2C/C2R.
   std::vector<int> active;

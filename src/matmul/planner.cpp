@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "base/geometry.hpp"
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -381,6 +382,7 @@ Problem plan_problem(const ProblemSpec& spec, const char* who) {
   p.result_shape = p.batch_shape;
   if (a.ndim() >= 2) p.result_shape.push_back(p.m);
   if (b.ndim() >= 2) p.result_shape.push_back(p.n);
+  require_addressable_result(who, p.result_shape, p.result_dtype);
 
   p.a = describe_matrix(sa.rows, sa.cols, sa.row_stride, sa.col_stride, sa.batch, sa.batch_strides, p.batch_shape);
   p.b = describe_matrix(sb.rows, sb.cols, sb.row_stride, sb.col_stride, sb.batch, sb.batch_strides, p.batch_shape);

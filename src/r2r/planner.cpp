@@ -177,6 +177,7 @@ R2RDecision plan_r2r(const R2RRequest& r, const char* who) {
   } else {
     d.out_strides = row_major_strides(r.shape);
   }
+  require_addressable_result(who, r.shape, r.dtype);
   return d;
 }
 

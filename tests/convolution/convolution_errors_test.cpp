@@ -201,6 +201,19 @@ TEST(ConvolutionErrors, AxesLongerThan2To40AreRefusedOnEveryPath) {
                                        {"operand shape", "1099511627777", "at most 2^40"});
 }
 
+TEST(ConvolutionErrors, ResultsBeyond2To63BytesAreRefusedAtConstruction) {
+  // [2^31, 2^31] in one element (stride 0) with a [1, 1] kernel: a result of 2^64 bytes of f32.
+  float one = 1.0f;
+  const TensorView huge(&one, f32, {std::int64_t{1} << 31, std::int64_t{1} << 31}, Strides{0, 0});
+  const TensorView kernel(&one, {1, 1});
+  const std::initializer_list<std::string> words{"operand shape", "f32 of shape [2147483648, 2147483648]",
+                                                 "needs more than 2^63 bytes"};
+  for (int round = 0; round < 2; ++round) {
+    expect_throw_naming<InvalidArgument>([&] { Convolution(huge, kernel, kCpu); }, words);
+    expect_throw_naming<InvalidArgument>([&] { fftconvolve(huge, kernel, kCpu); }, words);
+  }
+}
+
 TEST(ConvolutionErrors, WorkBuffersNoHostCanHoldAreOutOfMemory) {
   // [2^20, 2^20] (stride 0, one element of memory) with a [2, 2] kernel: terabytes of FFTW work buffers.
   std::vector<float> x(1), k(4, 1.0f);

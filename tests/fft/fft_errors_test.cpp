@@ -225,6 +225,18 @@ TEST(FftErrors, InPlaceR2COnAnOwnerTooSmallForTheResult) {
   EXPECT_NO_THROW(f.execute());
 }
 
+TEST(FftErrors, ResultsBeyond2To63BytesAreRefusedAtConstruction) {
+  // A stride-0 view describes [2^31, 2^31] in one element; its c64 result would need 2^65 bytes.
+  std::complex<float> one{1.0f, 0.0f};
+  const TensorView huge(&one, {std::int64_t{1} << 31, std::int64_t{1} << 31}, Strides{0, 0}, Device::cpu());
+  for (int round = 0; round < 2; ++round) {  // the second round would be a plan-cache hit
+    EXPECT_ERROR(InvalidArgument, FFT(huge, {.axes = {1}, .execution = Execution::cpu()}), "operand shape",
+                 "c64 of shape [2147483648, 2147483648]", "needs more than 2^63 bytes");
+    EXPECT_ERROR(InvalidArgument, fft(huge, {.axes = {1}, .execution = Execution::cpu()}), "operand shape",
+                 "needs more than 2^63 bytes");
+  }
+}
+
 // GPU-only bad input: device mismatch and memory-space mismatch.
 TEST(FftErrorsCuda, HostOutputForDeviceExecution) {
   CUPLAN_REQUIRE_GPU();

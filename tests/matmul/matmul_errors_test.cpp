@@ -54,6 +54,19 @@ void expect_options_rejected(const MatmulOptions& options, const std::vector<std
   expect_error<InvalidArgument>([&] { Matmul(o.av, o.bv, options); }, words);
 }
 
+TEST(MatmulErrors, ResultsBeyond2To63BytesAreRefusedAtConstruction) {
+  // [2^31, 1] x [1, 2^31] of stride-0 views: one element each, a product of 2^64 bytes of f32.
+  float one = 1.0f;
+  const TensorView a(&one, f32, {std::int64_t{1} << 31, 1}, Strides{0, 0});
+  const TensorView b(&one, f32, {1, std::int64_t{1} << 31}, Strides{0, 0});
+  const std::vector<std::string> words{"operand shape", "f32 of shape [2147483648, 2147483648]",
+                                       "needs more than 2^63 bytes"};
+  for (int round = 0; round < 2; ++round) {
+    expect_error<InvalidArgument>([&] { Matmul(a, b, cpu); }, words);
+    expect_error<InvalidArgument>([&] { (void)matmul(a, b, cpu); }, words);
+  }
+}
+
 TEST(MatmulErrors, InnerDimensionsDiffer) {
   expect_b_shape_rejected({4, 6, 5}, {"inner dimensions", "5", "6"});
 }

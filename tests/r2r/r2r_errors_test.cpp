@@ -30,6 +30,19 @@ TEST(R2RErrors, TypeOutOfRange) {
   }
 }
 
+TEST(R2RErrors, ResultsBeyond2To63BytesAreRefusedAtConstruction) {
+  // A stride-0 view describes [2^31, 2^31] in one element; its f32 result would need 2^64 bytes.
+  float one = 1.0f;
+  const TensorView huge(&one, {std::int64_t{1} << 31, std::int64_t{1} << 31}, Strides{0, 0}, Device::cpu());
+  const std::initializer_list<std::string> words{"operand shape", "f32 of shape [2147483648, 2147483648]",
+                                                 "needs more than 2^63 bytes"};
+  for (int round = 0; round < 2; ++round) {
+    expect_throw_naming<InvalidArgument>([&] { RealTransform(huge, {.axes = {1}, .execution = cpu}); }, words);
+    expect_throw_naming<InvalidArgument>([&] { (void)dct(huge, {.execution = cpu}); }, words);
+    expect_throw_naming<InvalidArgument>([&] { (void)dstn(huge, {.execution = cpu}); }, words);
+  }
+}
+
 TEST(R2RErrors, EnumsOutOfRange) {
   std::vector<double> h(8, 1.0);
   const TensorView x(h.data(), {8});
