@@ -42,6 +42,8 @@ OffsetRange offset_range(const Shape& shape, const Strides& strides, const char*
 }
 
 void require_addressable_result(const char* who, const Shape& shape, DType dtype) {
+  for (int axis = 0; axis < shape.size(); ++axis)
+    if (shape[axis] == 0) return;  // an empty result, whatever the other extents
   std::int64_t bytes = static_cast<std::int64_t>(dtype.size());
   for (int axis = 0; axis < shape.size(); ++axis) {
     if (!__builtin_mul_overflow(bytes, shape[axis], &bytes)) continue;
