@@ -25,10 +25,9 @@ const char* r2r_fft_type_name(R2RFftType fft) noexcept {
 
 const char* algorithm_summary(R2RAlgorithm algorithm) noexcept {
   static constexpr const char* summaries[] = {
-      "even extension + R2C(2(n-1))",          "odd extension + R2C(2(n+1))",
-      "even/odd reorder + R2C(n) + twiddle",   "twiddle + C2R(n) + unreorder",
-      "pre-twiddle + C2C(n/2) + post-twiddle", "pre-twiddle + C2C(2n, zero padded) + post-twiddle"};
-  static_assert(std::size(summaries) == static_cast<std::size_t>(R2RAlgorithm::type4_padded_complex) + 1);
+      "even extension + R2C(2(n-1))", "odd extension + R2C(2(n+1))",           "even/odd reorder + R2C(n) + twiddle",
+      "twiddle + C2R(n) + unreorder", "pre-twiddle + C2C(n/2) + post-twiddle", "CRT permutation + R2C(n) + signs"};
+  static_assert(std::size(summaries) == static_cast<std::size_t>(R2RAlgorithm::type4_odd_permuted) + 1);
   return enum_name(algorithm, summaries);
 }
 

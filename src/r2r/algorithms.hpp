@@ -25,7 +25,7 @@ enum class R2RAlgorithm : std::uint8_t {
   type2_reorder,        ///< DCT-II/DST-II: even/odd reordering, real FFT of length n, quarter-wave twiddle
   type3_reorder,        ///< DCT-III/DST-III: twiddle to a Hermitian half spectrum, C2R of length n, unreorder
   type4_half_complex,   ///< DCT-IV/DST-IV, even n: pre-twiddled complex FFT of length n/2, post-twiddle
-  type4_padded_complex  ///< DCT-IV/DST-IV, odd n: pre-twiddled complex FFT of length 2n (zero padded), post-twiddle
+  type4_odd_permuted    ///< DCT-IV/DST-IV, odd n: index permutation (CRT), real FFT of length n, signs
 };
 
 /// The FFT a route runs over one row.
@@ -84,13 +84,16 @@ CUPLAN_R2R_HD AxisAlgorithm choose_algorithm(R2RKind kind, std::int64_t n) {
         a.fft_length = n / 2;
         a.pre_items = n / 2;
         a.post_items = n / 2;
+        a.a_scalars = a.b_scalars = 2 * a.fft_length;
       } else {
-        a.algorithm = R2RAlgorithm::type4_padded_complex;
-        a.fft_length = 2 * n;
-        a.pre_items = 2 * n;
+        a.algorithm = R2RAlgorithm::type4_odd_permuted;
+        a.fft = R2RFftType::r2c;
+        a.fft_length = n;
+        a.pre_items = n;
         a.post_items = n;
+        a.a_scalars = n;
+        a.b_scalars = 2 * (n / 2 + 1);
       }
-      a.a_scalars = a.b_scalars = 2 * a.fft_length;
       break;
   }
   return a;
@@ -123,6 +126,16 @@ struct R2RRowView {
     return complex ? base[(s >> 1) * stride + (s & 1)] : base[s * stride];
   }
 };
+
+/// The two real characters of the odd residues mod 8 that give e^{i pi r / 4} = (chi(r) + i psi(r)) / sqrt2 for odd r:
+/// chi is +1 at r = 1, 7 and psi at r = 1, 3. Being characters (chi(ab) = chi(a) chi(b)), they split odd-length
+/// type IV's kernel into a product of row and column factors.
+CUPLAN_R2R_HD double r2r_chi8(int r) {
+  return (r == 1 || r == 7) ? 1.0 : -1.0;
+}
+CUPLAN_R2R_HD double r2r_psi8(int r) {
+  return (r == 1 || r == 3) ? 1.0 : -1.0;
+}
 
 /// The pre-pass item `j` of one row: reads the axis through `load(i)` (the operand's element i of the row, already
 /// scaled by orthogonalize's input factor) and writes the FFT's input row `a` (T scalars; complex as re, im pairs;
@@ -168,17 +181,17 @@ CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& 
       a[2 * j + 1] = static_cast<T>(xb * w.c - xa * w.s);
       break;
     }
-    case R2RAlgorithm::type4_padded_complex: {
-      // w[j] = x[j] e^{-i pi j / 2n} for j < n, 0 up to 2n
-      if (j < n) {
-        const double x = static_cast<double>(rev(j));
-        const R2RTwiddle w = r2r_twiddle(static_cast<double>(j) / static_cast<double>(2 * n));
-        a[2 * j] = static_cast<T>(x * w.c);
-        a[2 * j + 1] = static_cast<T>(-x * w.s);
-      } else {
-        a[2 * j] = T(0);
-        a[2 * j + 1] = T(0);
-      }
+    case R2RAlgorithm::type4_odd_permuted: {
+      // Item p writes r[p] from x[j] and x[n-1-j], where p = (2j+1) mod n (so -p = (2(n-1-j)+1) mod n):
+      // r[p] = (c[j] + c[n-1-j]) / 2 + (s[j] - s[n-1-j]) / 2, c[j] = chi(2j+1) x[j], s[j] = psi(2j+1) x[j]: the even
+      // part of c plus the odd part of s, so that Re R = sum c cos and Im R = -sum s sin (docs/r2r.md).
+      const std::int64_t i = (j & 1) ? (j - 1) / 2 : (j + n - 1) / 2;
+      const std::int64_t i2 = n - 1 - i;
+      const double xa = static_cast<double>(rev(i)), xb = static_cast<double>(rev(i2));
+      const int ra = static_cast<int>((2 * i + 1) & 7), rb = static_cast<int>((2 * i2 + 1) & 7);
+      const double c = r2r_chi8(ra) * xa + r2r_chi8(rb) * xb;
+      const double sn = r2r_psi8(ra) * xa - r2r_psi8(rb) * xb;
+      a[j] = static_cast<T>(0.5 * (c + sn));  // p = 0 pairs j with itself: chi x[j]
       break;
     }
   }
@@ -228,12 +241,22 @@ CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const 
       store(n - 1 - 2 * k, static_cast<T>(al.sine ? 2.0 * zi : -2.0 * zi));  // DST-IV: (-1)^i
       break;
     }
-    case R2RAlgorithm::type4_padded_complex: {
-      const double wr = static_cast<double>(b[2 * k]);
-      const double wi = static_cast<double>(b[2 * k + 1]);
-      const R2RTwiddle w = r2r_twiddle(static_cast<double>(2 * k + 1) / static_cast<double>(4 * n));
-      const double y = 2.0 * (w.c * wr + w.s * wi);
-      store(k, static_cast<T>((al.sine && (k & 1)) ? -y : y));
+    case R2RAlgorithm::type4_odd_permuted: {
+      // y[k] = sqrt2 (chi(b) A - psi(b) B) with A = Re R[q], B = -Im R[q], q = (2k+1)/8 mod n and b = (2k+1) n mod 8
+      // (n^-1 = n mod 8 for odd n). q = (t + m n) / 8 with the m in [0, 8) that makes it whole: no product overflows.
+      const std::int64_t t = 2 * k + 1;
+      const int tn = static_cast<int>(((t & 7) * (n & 7)) & 7);
+      const std::int64_t q = ((t + ((8 - tn) & 7) * n) / 8) % n;
+      double rr, ri;
+      if (q <= n / 2) {
+        rr = static_cast<double>(b[2 * q]);
+        ri = static_cast<double>(b[2 * q + 1]);
+      } else {
+        rr = static_cast<double>(b[2 * (n - q)]);
+        ri = -static_cast<double>(b[2 * (n - q) + 1]);
+      }
+      const double y = 1.4142135623730950488 * (r2r_chi8(tn) * rr + r2r_psi8(tn) * ri);
+      store(k, static_cast<T>((al.sine && (k & 1)) ? -y : y));  // DST-IV: (-1)^k
       break;
     }
   }

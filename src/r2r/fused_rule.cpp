@@ -28,9 +28,9 @@ std::string fused_axis_refusal(const R2RDecision& d, std::size_t i, Direction di
   if (result_stride != 1)
     return fmt::format("stride {} in the result; the fused kernel needs a contiguous axis", result_stride);
   const AxisAlgorithm algorithm = choose_algorithm(kind, axis.n);
-  if (algorithm.algorithm == R2RAlgorithm::type4_padded_complex)
+  if (algorithm.algorithm == R2RAlgorithm::type4_odd_permuted)
     return fmt::format(
-        "{} of odd length {} runs a zero-padded C2C of length {}; the fused kernel runs type 4 of even lengths", kind,
+        "{} of odd length {} runs a permuted R2C of length {}; the fused kernel runs type 4 of even lengths", kind,
         axis.n, algorithm.fft_length);
   if (std::find(available.lengths.begin(), available.lengths.end(), algorithm.fft_length) == available.lengths.end())
     return fmt::format(
