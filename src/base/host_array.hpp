@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -19,6 +20,11 @@
 #include "cuplan/errors.hpp"
 
 namespace cuplan::detail {
+
+/// The host's memory and swap in bytes, 0 where unknown. A buffer larger than this can never be held: refusing it
+/// up front keeps the error an OutOfMemory on hosts that overcommit, where the allocation would succeed and touching
+/// its pages would end the process.
+std::uint64_t host_memory_capacity() noexcept;
 
 /// `count` zero-filled elements of `T` (numbers, complex numbers, bytes), 64-byte aligned. Move-only.
 template <class T>
@@ -35,6 +41,11 @@ class HostArray {
       throw OutOfMemory(
           fmt::format("{}: cannot allocate {} elements of {} bytes of host memory", what, count, sizeof(T)));
     const std::size_t bytes = count * sizeof(T);
+    if (const std::uint64_t capacity = host_memory_capacity(); capacity != 0 && bytes > capacity)
+      throw OutOfMemory(
+          fmt::format("{}: cannot allocate {} bytes of host memory: more than this host's {} bytes of "
+                      "memory and swap",
+                      what, bytes, capacity));
     void* memory =
         fault::inject(fault::Site::host) ? nullptr : ::operator new (bytes, std::align_val_t{alignment}, std::nothrow);
     if (memory == nullptr) throw OutOfMemory(fmt::format("{}: cannot allocate {} bytes of host memory", what, bytes));

@@ -236,7 +236,7 @@ void several_axes() {
   };
   const std::vector<Case> cases{
       {{6, L}, {0, 1}, {R2RKind::dst2, R2RKind::dct3}, "axis 1 dct3: fused", "axis 0 dst2: even/odd reorder"},
-      {{5, L}, {1, 0}, {R2RKind::dct2, R2RKind::dst4}, "axis 1 dct2: fused", "axis 0 dst4: pre-twiddle"},
+      {{5, L}, {1, 0}, {R2RKind::dct2, R2RKind::dst4}, "axis 1 dct2: fused", "axis 0 dst4: CRT permutation"},
       {{3, 4, 2 * L},
        {0, 1, 2},
        {R2RKind::dct1, R2RKind::dst3, R2RKind::dct4},

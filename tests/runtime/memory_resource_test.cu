@@ -118,8 +118,10 @@ TEST(MemoryResource, EveryDeviceAllocationGoesThroughTheUserResource) {
       return sum;
     }()) << "cuplan's count of live bytes differs from the resource's";
   }
-  // The function forms' cached plans keep their workspaces (allocated through the resource) until they go.
+  // The function forms' cached plans keep their workspaces (allocated through the resource) until they go, and their
+  // stream's shared work area (the function forms' default) stays until released or its Stream goes.
   plan_cache::clear();
+  memory::release_work_areas(Device::cuda(0));
   CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(counter.deallocations, counter.allocations) << "leaked through the resource";
   EXPECT_TRUE(counter.live.empty());
