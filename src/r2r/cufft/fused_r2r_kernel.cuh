@@ -88,18 +88,34 @@ __device__ __forceinline__ void execute_then_sync(typename FFT::value_type* thre
 }
 
 /// Types 1 and 2 (R2C of length L): DCT-I/DST-I from the even/odd extension (L = 2(n-1) / 2(n+1)), DCT-II/DST-II
-/// from the even/odd reordering (L = n).
-template <class FFT>
+/// from the even/odd reordering (L = n). `Folded`: cuFFTDx's folded real mode, whose thread elements are pairs of
+/// neighbouring reals (2m, 2m+1) of the FFT's input, transformed as a C2C FFT of L/2 points (half the arithmetic of
+/// the normal mode, where each thread element is one real).
+template <class FFT, bool Folded>
 __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(FusedR2RArgs args) {
   using T = typename BlockRow<FFT>::T;
+  using complex_type = typename FFT::value_type;
   constexpr std::int64_t L = cufftdx::size_of<FFT>::value;
   const BlockRow<FFT> r(args);
-  typename FFT::value_type thread_data[FFT::storage_size];
-  auto* real_data = reinterpret_cast<T*>(thread_data);
+  complex_type thread_data[FFT::storage_size];
+  if constexpr (Folded) {
 #pragma unroll
-  for (unsigned e = 0; e < FFT::input_ept; ++e) {
-    const std::int64_t j = e * FFT::stride + threadIdx.x;
-    real_data[e] = (r.active && j < L) ? fused_r2c_load<T>(args.algorithm, j, r.loader()) : T(0);
+    for (unsigned e = 0; e < FFT::input_ept; ++e) {
+      const std::int64_t m = e * FFT::stride + threadIdx.x;
+      T lo = 0, hi = 0;
+      if (r.active && m < FFT::input_length) {
+        lo = fused_r2c_load<T>(args.algorithm, 2 * m, r.loader());
+        hi = fused_r2c_load<T>(args.algorithm, 2 * m + 1, r.loader());
+      }
+      thread_data[e] = complex_type{lo, hi};
+    }
+  } else {
+    auto* real_data = reinterpret_cast<T*>(thread_data);
+#pragma unroll
+    for (unsigned e = 0; e < FFT::input_ept; ++e) {
+      const std::int64_t j = e * FFT::stride + threadIdx.x;
+      real_data[e] = (r.active && j < L) ? fused_r2c_load<T>(args.algorithm, j, r.loader()) : T(0);
+    }
   }
   execute_then_sync<FFT>(thread_data);
   if (!r.active) return;
@@ -112,8 +128,9 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
   }
 }
 
-/// Type 3 (C2R of length n): the Hermitian half spectrum on load, the even/odd unreordering on store.
-template <class FFT>
+/// Type 3 (C2R of length n): the Hermitian half spectrum on load, the even/odd unreordering on store. `Folded`: the
+/// output's thread elements are pairs of neighbouring reals (2m, 2m+1), as in fused_r2r_r2c.
+template <class FFT, bool Folded>
 __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
   using complex_type = typename FFT::value_type;
   using T = typename BlockRow<FFT>::T;
@@ -129,11 +146,22 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
   }
   execute_then_sync<FFT>(thread_data);
   if (!r.active) return;
-  const auto* real_data = reinterpret_cast<const T*>(thread_data);
+  if constexpr (Folded) {
 #pragma unroll
-  for (unsigned e = 0; e < FFT::output_ept; ++e) {
-    const std::int64_t m = e * FFT::stride + threadIdx.x;
-    if (m < n) fused_c2r_store<T>(args.algorithm, m, real_data[e], r.storer());
+    for (unsigned e = 0; e < FFT::output_ept; ++e) {
+      const std::int64_t m = e * FFT::stride + threadIdx.x;
+      if (m < FFT::output_length) {
+        fused_c2r_store<T>(args.algorithm, 2 * m, thread_data[e].x, r.storer());
+        fused_c2r_store<T>(args.algorithm, 2 * m + 1, thread_data[e].y, r.storer());
+      }
+    }
+  } else {
+    const auto* real_data = reinterpret_cast<const T*>(thread_data);
+#pragma unroll
+    for (unsigned e = 0; e < FFT::output_ept; ++e) {
+      const std::int64_t m = e * FFT::stride + threadIdx.x;
+      if (m < n) fused_c2r_store<T>(args.algorithm, m, real_data[e], r.storer());
+    }
   }
 }
 
