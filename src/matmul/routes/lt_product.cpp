@@ -42,7 +42,7 @@ LtProduct::LtProduct(const MatmulRouteContext& context, bool host_operands)
   // cublasLtCreate loads cuBLASLt's kernels, and loading a module waits for the whole device. Made with the object,
   // on the caller's thread, the process's handle exists before background planning closes a stream gate; made by the
   // planner thread, the load would wait for that gate, which waits for the plan.
-  (void)mm::lt_handle(context.target.device);
+  mm::load_library(context.target.device);
 }
 
 LtProduct::~LtProduct() = default;

@@ -28,10 +28,16 @@ __device__ inline R2RRowView<T> row_view(const R2RPassArgs& args, T* base, std::
   return {base + (complex ? 2 : 1) * row, (complex ? 2 : 1) * args.rows.rows, complex};
 }
 
-// Every work item of a pass, `items` per row, over a grid-stride loop: `body(row, item, src_offset, dst_offset)` with
-// the row's offsets in the pass's source and destination.
+// Every work item of a pass, `items` per row: `body(row, item, src_offset, dst_offset)` with the row's offsets in the
+// pass's source and destination. Row-wise where r2r_row_wise() says so (a 2D grid, see r2r_walk_rows); otherwise one
+// grid-stride loop over every item of every row, the row's offsets worked out per item.
 template <class Body>
 __device__ inline void for_each_item(const R2RPassArgs& args, std::int64_t items, Body&& body) {
+  if (r2r_row_wise(args.interleaved, items)) {
+    const R2RGridPlace place{blockIdx.x, blockIdx.y, threadIdx.x, blockDim.x, gridDim.x, gridDim.y};
+    r2r_walk_rows(args.rows, items, place, body);
+    return;
+  }
   const std::int64_t total = items * args.rows.rows;
   for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -85,14 +91,21 @@ __global__ void post_pass(R2RPassArgs args) {
                 });
 }
 
-// Launches one pass of `items` work items per row: `kernel_f32` or `kernel_f64` by the pass's precision.
+// Launches one pass of `items` work items per row: `kernel_f32` or `kernel_f64` by the pass's precision, on the
+// grid for_each_item walks.
 cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kernel_f32)(R2RPassArgs),
                         void (*kernel_f64)(R2RPassArgs), cudaStream_t stream) noexcept {
   constexpr std::int64_t block = 256;
   const std::int64_t total = items * args.rows.rows;
   if (total == 0) return cudaSuccess;
-  const auto grid = static_cast<unsigned>(std::min<std::int64_t>((total + block - 1) / block, std::int64_t{1} << 20));
-  (args.double_precision ? kernel_f64 : kernel_f32)<<<grid, block, 0, stream>>>(args);
+  dim3 grid;
+  if (r2r_row_wise(args.interleaved, items)) {
+    const R2RGridDims dims = r2r_row_wise_grid(args.rows.rows, items, block);
+    grid = dim3(static_cast<unsigned>(dims.x), static_cast<unsigned>(dims.y));
+  } else {
+    grid = dim3(static_cast<unsigned>(std::min<std::int64_t>((total + block - 1) / block, std::int64_t{1} << 20)));
+  }
+  (args.double_precision ? kernel_f64 : kernel_f32)<<<grid, static_cast<unsigned>(block), 0, stream>>>(args);
   return cudaGetLastError();
 }
 

@@ -37,4 +37,41 @@ CUPLAN_R2R_HD void r2r_row_offsets(const R2RRows& r, std::int64_t row, std::int6
   }
 }
 
+/// One thread's place in a pass's grid as plain numbers (blockIdx, threadIdx, blockDim, gridDim), so that the host
+/// can walk a grid as the device does.
+struct R2RGridPlace {
+  std::int64_t block_x = 0, block_y = 0, thread_x = 0, block_dim = 1, grid_x = 1, grid_y = 1;
+};
+
+/// The row-wise walk of a pass over rows lying one after another: grid y walks the rows (a grid-stride loop) and grid
+/// x the `items` work items of a row, so a row's offsets are worked out once per row and thread, not per element.
+/// Those are 64-bit divisions, a long instruction sequence on a GPU, and per element they made the passes
+/// compute-bound. `body(row, item, src_offset, dst_offset)`.
+template <class Body>
+CUPLAN_R2R_HD void r2r_walk_rows(const R2RRows& r, std::int64_t items, const R2RGridPlace& p, Body&& body) {
+  for (std::int64_t row = p.block_y; row < r.rows; row += p.grid_y) {
+    std::int64_t src_offset, dst_offset;
+    r2r_row_offsets(r, row, src_offset, dst_offset);
+    for (std::int64_t item = p.block_x * p.block_dim + p.thread_x; item < items; item += p.grid_x * p.block_dim)
+      body(row, item, src_offset, dst_offset);
+  }
+}
+
+/// Whether a pass of `items` items per row walks row-wise (r2r_walk_rows): rows one after another, and rows long
+/// enough to keep a block's threads busy. Shorter rows, and interleaved ones, take one thread per item over the whole
+/// pass (neighbouring threads on neighbouring rows when interleaved).
+CUPLAN_R2R_HD bool r2r_row_wise(bool interleaved, std::int64_t items) {
+  return !interleaved && items >= 128;
+}
+
+/// The grid of a row-wise pass with blocks of `block_dim` threads: x covers a row's items (at most 1024 blocks, the
+/// rest by the stride loop), y the rows (at most 65535, CUDA's limit for grid y).
+struct R2RGridDims {
+  std::int64_t x = 1, y = 1;
+};
+CUPLAN_R2R_HD R2RGridDims r2r_row_wise_grid(std::int64_t rows, std::int64_t items, std::int64_t block_dim) {
+  const std::int64_t x = (items + block_dim - 1) / block_dim;
+  return {x < 1 ? 1 : (x > 1024 ? 1024 : x), rows < 1 ? 1 : (rows > 65535 ? 65535 : rows)};
+}
+
 }  // namespace cuplan::detail
