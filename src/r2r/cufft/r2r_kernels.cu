@@ -29,14 +29,20 @@ __device__ inline R2RRowView<T> row_view(const R2RPassArgs& args, T* base, std::
 }
 
 // Every work item of a pass, `items` per row: `body(row, item, src_offset, dst_offset)` with the row's offsets in the
-// pass's source and destination. Row-wise where r2r_row_wise() says so (a 2D grid, see r2r_walk_rows); otherwise one
-// grid-stride loop over every item of every row, the row's offsets worked out per item.
+// pass's source and destination, walked as r2r_walk() says: row-wise or interleaved on a 2D grid, with a row's
+// offsets (64-bit divisions) worked out once per row and thread, else one grid-stride loop over every item.
 template <class Body>
 __device__ inline void for_each_item(const R2RPassArgs& args, std::int64_t items, Body&& body) {
-  if (r2r_row_wise(args.interleaved, items)) {
-    const R2RGridPlace place{blockIdx.x, blockIdx.y, threadIdx.x, blockDim.x, gridDim.x, gridDim.y};
-    r2r_walk_rows(args.rows, items, place, body);
-    return;
+  const R2RGridPlace place{blockIdx.x, blockIdx.y, threadIdx.x, blockDim.x, gridDim.x, gridDim.y};
+  switch (r2r_walk(args.interleaved, args.rows.rows, items)) {
+    case R2RWalk::row_wise:
+      r2r_walk_rows(args.rows, items, place, body);
+      return;
+    case R2RWalk::interleaved:
+      r2r_walk_interleaved(args.rows, items, place, body);
+      return;
+    case R2RWalk::per_item:
+      break;
   }
   const std::int64_t total = items * args.rows.rows;
   for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
@@ -99,8 +105,8 @@ cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kern
   const std::int64_t total = items * args.rows.rows;
   if (total == 0) return cudaSuccess;
   dim3 grid;
-  if (r2r_row_wise(args.interleaved, items)) {
-    const R2RGridDims dims = r2r_row_wise_grid(args.rows.rows, items, block);
+  if (const R2RWalk walk = r2r_walk(args.interleaved, args.rows.rows, items); walk != R2RWalk::per_item) {
+    const R2RGridDims dims = r2r_walk_grid(walk, args.rows.rows, items, block);
     grid = dim3(static_cast<unsigned>(dims.x), static_cast<unsigned>(dims.y));
   } else {
     grid = dim3(static_cast<unsigned>(std::min<std::int64_t>((total + block - 1) / block, std::int64_t{1} << 20)));

@@ -57,21 +57,44 @@ CUPLAN_R2R_HD void r2r_walk_rows(const R2RRows& r, std::int64_t items, const R2R
   }
 }
 
-/// Whether a pass of `items` items per row walks row-wise (r2r_walk_rows): rows one after another, and rows long
-/// enough to keep a block's threads busy. Shorter rows, and interleaved ones, take one thread per item over the whole
-/// pass (neighbouring threads on neighbouring rows when interleaved).
-CUPLAN_R2R_HD bool r2r_row_wise(bool interleaved, std::int64_t items) {
-  return !interleaved && items >= 128;
+/// The walk of a pass over interleaved rows (an axis other than the innermost, element j of row r at j * rows + r in
+/// the FFT's buffer): grid x walks the rows, so that neighbouring threads take neighbouring rows and every access
+/// stays coalesced, and grid y a row's items. A thread works out its row's offsets once for every item it takes.
+template <class Body>
+CUPLAN_R2R_HD void r2r_walk_interleaved(const R2RRows& r, std::int64_t items, const R2RGridPlace& p, Body&& body) {
+  for (std::int64_t row = p.block_x * p.block_dim + p.thread_x; row < r.rows; row += p.grid_x * p.block_dim) {
+    std::int64_t src_offset, dst_offset;
+    r2r_row_offsets(r, row, src_offset, dst_offset);
+    for (std::int64_t item = p.block_y; item < items; item += p.grid_y) body(row, item, src_offset, dst_offset);
+  }
 }
 
-/// The grid of a row-wise pass with blocks of `block_dim` threads: x covers a row's items (at most 1024 blocks, the
-/// rest by the stride loop), y the rows (at most 65535, CUDA's limit for grid y).
+/// How a pass walks its rows. Row-wise (r2r_walk_rows) for rows one after another of 128 items or more, interleaved
+/// (r2r_walk_interleaved) for interleaved rows when there are 128 or more of them: either keeps a block's threads
+/// busy. Otherwise one thread per item over the whole pass, its row's offsets worked out per item.
+enum class R2RWalk : std::uint8_t { per_item, row_wise, interleaved };
+CUPLAN_R2R_HD R2RWalk r2r_walk(bool interleaved, std::int64_t rows, std::int64_t items) {
+  if (interleaved) return rows >= 128 ? R2RWalk::interleaved : R2RWalk::per_item;
+  return items >= 128 ? R2RWalk::row_wise : R2RWalk::per_item;
+}
+
+/// The grid of a row-wise or interleaved walk with blocks of `block_dim` threads. Row-wise: x covers a row's items
+/// (at most 1024 blocks, the rest by the stride loop), y the rows (at most 65535, CUDA's limit for grid y).
+/// Interleaved: x covers the rows (at most 2^20 blocks), y the items, about 8192 blocks in all, so that each thread
+/// takes several items of its row.
 struct R2RGridDims {
   std::int64_t x = 1, y = 1;
 };
-CUPLAN_R2R_HD R2RGridDims r2r_row_wise_grid(std::int64_t rows, std::int64_t items, std::int64_t block_dim) {
-  const std::int64_t x = (items + block_dim - 1) / block_dim;
-  return {x < 1 ? 1 : (x > 1024 ? 1024 : x), rows < 1 ? 1 : (rows > 65535 ? 65535 : rows)};
+CUPLAN_R2R_HD std::int64_t r2r_clamp(std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+CUPLAN_R2R_HD R2RGridDims r2r_walk_grid(R2RWalk walk, std::int64_t rows, std::int64_t items, std::int64_t block_dim) {
+  if (walk == R2RWalk::interleaved) {
+    const std::int64_t x = r2r_clamp((rows + block_dim - 1) / block_dim, 1, std::int64_t{1} << 20);
+    const std::int64_t y_limit = items < 65535 ? items : 65535;
+    return {x, r2r_clamp((8192 + x - 1) / x, 1, y_limit < 1 ? 1 : y_limit)};
+  }
+  return {r2r_clamp((items + block_dim - 1) / block_dim, 1, 1024), r2r_clamp(rows, 1, 65535)};
 }
 
 }  // namespace cuplan::detail
