@@ -127,6 +127,16 @@ struct R2RRowView {
   }
 };
 
+/// Value q (0 <= q < n) of a length-n Hermitian spectrum held as its half, values 0 .. n/2 as (re, im) pairs in `b`
+/// (an R2C's output row): conj of value n - q above n/2.
+template <class Row>
+CUPLAN_R2R_HD void r2r_half_spectrum_at(const Row& b, std::int64_t n, std::int64_t q, double& re, double& im) {
+  const bool upper = q > n / 2;
+  const std::int64_t h = upper ? n - q : q;
+  re = static_cast<double>(b[2 * h]);
+  im = upper ? -static_cast<double>(b[2 * h + 1]) : static_cast<double>(b[2 * h + 1]);
+}
+
 /// The two real characters of the odd residues mod 8 that give e^{i pi r / 4} = (chi(r) + i psi(r)) / sqrt2 for odd r:
 /// chi is +1 at r = 1, 7 and psi at r = 1, 3. Being characters (chi(ab) = chi(a) chi(b)), they split odd-length
 /// type IV's kernel into a product of row and column factors.
@@ -213,13 +223,7 @@ CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const 
       // y[k] = 2 Re(e^{-i pi k / 2n} V[k]), V[k] = conj V[n-k] above n/2; DST-II reads it reversed.
       const std::int64_t q = al.sine ? n - 1 - k : k;
       double vr, vi;
-      if (q <= n / 2) {
-        vr = static_cast<double>(b[2 * q]);
-        vi = static_cast<double>(b[2 * q + 1]);
-      } else {
-        vr = static_cast<double>(b[2 * (n - q)]);
-        vi = -static_cast<double>(b[2 * (n - q) + 1]);
-      }
+      r2r_half_spectrum_at(b, n, q, vr, vi);
       const R2RTwiddle w = r2r_twiddle(static_cast<double>(q) / static_cast<double>(2 * n));
       store(k, static_cast<T>(2.0 * (w.c * vr + w.s * vi)));
       break;
@@ -248,13 +252,7 @@ CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const 
       const int tn = static_cast<int>(((t & 7) * (n & 7)) & 7);
       const std::int64_t q = ((t + ((8 - tn) & 7) * n) / 8) % n;
       double rr, ri;
-      if (q <= n / 2) {
-        rr = static_cast<double>(b[2 * q]);
-        ri = static_cast<double>(b[2 * q + 1]);
-      } else {
-        rr = static_cast<double>(b[2 * (n - q)]);
-        ri = -static_cast<double>(b[2 * (n - q) + 1]);
-      }
+      r2r_half_spectrum_at(b, n, q, rr, ri);
       const double y = 1.4142135623730950488 * (r2r_chi8(tn) * rr + r2r_psi8(tn) * ri);
       store(k, static_cast<T>((al.sine && (k & 1)) ? -y : y));  // DST-IV: (-1)^k
       break;

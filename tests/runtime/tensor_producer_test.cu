@@ -239,7 +239,8 @@ TEST_F(TensorProducer, DlpackExportOrdersTheConsumerAfterTheProducer) {
   const auto ref = dft_rows(h);
   Stream s1, s2;
   Tensor x = upload(h, s1);
-  (void)fft(x, {.axes = {1}, .stream = s1});  // plans outside the held window: making a cuFFT plan may wait for the device
+  (void)fft(x,
+            {.axes = {1}, .stream = s1});  // plans outside the held window: making a cuFFT plan may wait for the device
   s1.synchronize();
   spin(s1);
   Tensor r = fft(x, {.axes = {1}, .stream = s1});
