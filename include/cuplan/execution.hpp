@@ -51,14 +51,12 @@ class CUPLAN_API Execution {
 /// `always`: every call synchronises before it returns.
 enum class Blocking : std::uint8_t { automatic, always };
 
-/// Where a function-form call that meets a new plan key makes its plan (docs/streams.md, "Planning off the
-/// caller's thread"). `background`: a call on device operands with CUDA execution validates, allocates its result
-/// in stream order, gates its stream and returns; cuplan's planner thread makes the plan and enqueues the work, and
-/// the gate opens when the work is done on the GPU. It applies to matmul (cuFFT's plan creation waits for the whole
-/// device, so the cuFFT-based forms plan at the call) and needs CUDA_MODULE_LOADING=EAGER in the environment. Lazy
-/// module loading, host operands, CPU execution, Blocking::always, a capturing stream and the ordering checker plan
-/// on the caller's thread in either mode. `blocking`: the call plans before it
-/// returns. Explicit plan() of the class forms always plans before it returns.
+/// Where a function-form call that meets a new plan key makes its plan (docs/streams.md, "Planning happens at the
+/// call"). Every operation plans at the call, on the caller's thread, in either mode: planning on another thread
+/// while the caller's stream waits behind a gate cannot work with today's backends, whose plan creation loads
+/// library modules (cuFFT's plans, cuBLASLt's heuristic query), which waits for the whole device, gate included.
+/// `background` is accepted and validated for code written against it, and plans as `blocking` does. Explicit
+/// plan() of the class forms always plans before it returns.
 enum class PlanningMode : std::uint8_t { background, blocking };
 /// Where an operation's library work area (cuFFT's work area, cuBLASLt's workspace) comes from (docs/memory.md,
 /// "Work areas"). `owned`: the object allocates its own, kept until free() or `release_workspace`. `shared`: one

@@ -106,9 +106,8 @@ struct MatmulOptions {
   /// those with an aux buffer, bias gradient, fp8 scaling or conjugation run unsplit and must fit it
   /// (docs/staging.md). 0: half the device memory free when the first execute runs.
   std::size_t device_memory_limit = 0;
-  /// Function forms: where a call that meets a new plan key makes its plan (see PlanningMode). `blocking` (the
-  /// default) plans before the call returns; `background` plans on cuplan's planner thread for device operands, so
-  /// the call returns at once.
+  /// Function forms: checked like every operation's planning mode (see PlanningMode); the call plans before it
+  /// returns in either mode: cuBLASLt's heuristic query loads kernel libraries, which waits for the whole device.
   PlanningMode planning_mode = PlanningMode::blocking;
   /// Where cuBLASLt's workspace comes from (see WorkAreaPolicy): automatic is `owned` for Matmul and `shared` for
   /// the function form. CPU execution has none (an external buffer is refused there).

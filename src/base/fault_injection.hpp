@@ -17,7 +17,7 @@
 
 namespace cuplan::detail::fault {
 
-/// `plan`: the plan layer's plan creation of a function-form call (blocking or in the background), raised as the
+/// `plan`: the plan layer's plan creation of a function-form call (made at the call), raised as the
 /// LibraryError of an injected library failure.
 enum class Site : int { device, pinned, host, library, plan };
 inline constexpr int site_count = 5;

@@ -46,7 +46,7 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, ConvolutionOptions options, const 
   detail::validate_convolution_options(options, "fftconvolve");
   options.work_area = detail::function_form_work_area(options.work_area);
   if (out != nullptr) detail::check_writable(out->view(), "out", "fftconvolve");
-  // Up front as well as in the runner: a background plan's call must refuse it before returning.
+  // Up front as well as in the runner: on a cache hit as on a miss, before anything is enqueued.
   const std::pair<const TensorRef*, const char*> operands[] = {{&x, "operand"}, {&kernel, "kernel"}, {out, "out"}};
   for (const auto& [operand, name] : operands)
     if (operand != nullptr)
@@ -58,11 +58,9 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, ConvolutionOptions options, const 
       impl.out_signature().require_match(out->view(), "fftconvolve", nullptr, "out");
     }
   };
-  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
-  // cuFFT's plan creation waits for the whole device: a miss plans at the call in either planning mode.
+  // A miss plans at the call in either planning mode (plan/planning/planned_call.hpp).
   return detail::run_cached_on_callers_thread<detail::ConvolutionImpl>(
-      make_key(x.view(), kernel.view(), options),
-      {options.planning_mode, options.stream, options.after, "fftconvolve", "Convolution"}, operand_device,
+      make_key(x.view(), kernel.view(), options), "fftconvolve",
       [&] { return std::make_unique<detail::ConvolutionImpl>(x, kernel, options); },
       [&](detail::ConvolutionImpl& impl) { impl.plan(options.stream); },
       [&](detail::ConvolutionImpl& impl) {

@@ -90,7 +90,7 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
   const char* name = function_name(options.fft_type.value_or(FFTType::c2c), direction);
   if (out != nullptr) detail::check_writable(out->view(), "out", name);
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
-  // Up front as well as in the route's execute: a background plan's call must refuse it before returning.
+  // Up front as well as in the route's execute: on a cache hit as on a miss, before anything is enqueued.
   detail::check_work_area_apart(options.work_area, options.work_area_buffer, x.view(), "operand", name);
   if (out != nullptr)
     detail::check_work_area_apart(options.work_area, options.work_area_buffer, out->view(), "out", name);
@@ -105,11 +105,9 @@ Tensor run(TensorRef&& x, FFTOptions& options, std::optional<FFTType> type, Dire
                                       resolved == FFTType::r2c ? "forward" : "inverse",
                                       resolved == FFTType::r2c ? "fft or rfft" : "ifft or irfft"));
   // A hit has the key's operand and out signatures, so execute_validated checks neither again.
-  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
-  // cuFFT's plan creation waits for the whole device: a miss plans at the call in either planning mode.
+  // A miss plans at the call in either planning mode (plan/planning/planned_call.hpp).
   return detail::run_cached_on_callers_thread<detail::FftImpl>(
-      make_key(x.view(), options, out), {options.planning_mode, options.stream, options.after, name, "FFT"},
-      operand_device,
+      make_key(x.view(), options, out), name,
       [&] {
         std::optional<TensorView> hint;
         if (out != nullptr) hint = out->view();

@@ -52,7 +52,7 @@ MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* wh
   detail::mm::require_defined_operands(a, b, options, who);
   detail::mm::validate_matmul_options(options, who);
   options.work_area = detail::function_form_work_area(options.work_area);
-  // Up front as well as in the product's execute: a background plan's call must refuse it before returning.
+  // Up front as well as in the product's execute: on a cache hit as on a miss, before anything is enqueued.
   for (const auto& [operand, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})
     detail::check_work_area_apart(options.work_area, options.work_area_buffer, operand->view(), name, who);
   for (const auto& [operand, name] :
@@ -63,48 +63,16 @@ MatmulResult run(TensorRef a, TensorRef b, MatmulOptions options, const char* wh
   const std::complex<double> alpha = options.alpha, beta = options.beta;
   const std::optional<StreamRef>& stream = options.stream;
   const EventList& after = options.after;
-  const int operand_device = a.view().on_host() ? -1 : a.view().device().index();
-  const auto plan_on = [](detail::MatmulImpl& impl, const std::optional<StreamRef>& s, const EventList& events) {
-    MatmulPlanOptions plan_options;
-    plan_options.stream = s;
-    plan_options.after = events;
-    impl.plan(plan_options);
-  };
-  return detail::run_cached_planning<detail::MatmulImpl>(
-      key,
-      {options.work_area == WorkAreaPolicy::external ? PlanningMode::blocking : options.planning_mode, stream, after,
-       who, who},
-      operand_device, [&] { return std::make_unique<detail::MatmulImpl>(a, b, options, who); },
-      [&](detail::MatmulImpl& impl) { plan_on(impl, stream, after); },
-      [plan_on](detail::MatmulImpl& impl, StreamRef s) { plan_on(impl, s, EventList{}); },
-      [&](const detail::MatmulImpl& impl) {
-        // Epilog outputs besides D (aux, bias gradient) are allocated by the product itself: planned at the call.
-        const detail::mm::EpilogTraits traits = detail::mm::epilog_traits(impl.problem().epilog);
-        return detail::gateable_device(impl.target(), traits.aux_output || traits.bias_gradient);
-      },
-      [&](detail::MatmulImpl& impl, StreamRef caller) {
-        MatmulResult result;
-        result.d = detail::background_result(nullptr, impl.result_shape(), impl.result_strides(), impl.result_dtype(),
-                                             impl.target().device, caller);
-        detail::BackgroundWork<detail::MatmulImpl, MatmulResult> work{result, result.d, {a, b}, {}};
-        for (const std::optional<TensorRef>* input : {&options.c, &options.bias, &options.epilog_aux})
-          if (*input) work.reads.push_back(**input);
-        // Borrowed views: the call ordered the operands on its stream.
-        const auto borrowed = [](const std::optional<TensorRef>& ref) -> std::optional<TensorRef> {
-          if (!ref) return std::nullopt;
-          return TensorRef(ref->view());
-        };
-        MatmulOperands views{TensorRef(a.view()), TensorRef(b.view()), borrowed(options.c), borrowed(options.bias),
-                             borrowed(options.epilog_aux)};
-        const TensorView written = result.d.view();
-        work.enqueue = [views, written](detail::MatmulImpl& planned, StreamRef s) {
-          planned.adopt_operands(MatmulOperands(views));
-          MatmulExecuteOptions execute_options;
-          execute_options.stream = s;
-          execute_options.out = written;
-          (void)planned.execute(execute_options);
-        };
-        return work;
+  // Planned at the call in either planning mode: cuBLASLt's heuristic query loads kernel libraries
+  // (cuLibraryLoadData), which waits for the whole device, so it cannot run while a gate holds the caller's stream
+  // (docs/streams.md, "Planning happens at the call").
+  return detail::run_cached_on_callers_thread<detail::MatmulImpl>(
+      key, who, [&] { return std::make_unique<detail::MatmulImpl>(a, b, options, who); },
+      [&](detail::MatmulImpl& impl) {
+        MatmulPlanOptions plan_options;
+        plan_options.stream = stream;
+        plan_options.after = after;
+        impl.plan(plan_options);
       },
       [&](detail::MatmulImpl& impl) {
         impl.set_scalars(alpha, beta);

@@ -65,7 +65,7 @@ Tensor run(TensorRef&& x, RealTransformOptions options, bool all_axes, Direction
     detail::check_writable(out->view(), "out", name);
   }
   if (options.inplace) detail::check_writable(x.view(), "operand", name);
-  // Up front as well as in the route's execute: a background plan's call must refuse it before returning.
+  // Up front as well as in the route's execute: on a cache hit as on a miss, before anything is enqueued.
   detail::check_work_area_apart(options.work_area, options.work_area_buffer, x.view(), "operand", name);
   if (out != nullptr)
     detail::check_work_area_apart(options.work_area, options.work_area_buffer, out->view(), "out", name);
@@ -76,11 +76,9 @@ Tensor run(TensorRef&& x, RealTransformOptions options, bool all_axes, Direction
       impl.out_signature().require_match(out->view(), name, nullptr, "out");
     }
   };
-  const int operand_device = x.view().on_host() ? -1 : x.view().device().index();
-  // cuFFT's plan creation waits for the whole device: a miss plans at the call in either planning mode.
+  // A miss plans at the call in either planning mode (plan/planning/planned_call.hpp).
   return detail::run_cached_on_callers_thread<detail::RealTransformImpl>(
-      make_key(x.view(), options, all_axes, out),
-      {options.planning_mode, options.stream, options.after, name, "RealTransform"}, operand_device,
+      make_key(x.view(), options, all_axes, out), name,
       [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
       [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },

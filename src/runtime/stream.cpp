@@ -15,7 +15,6 @@
 #include "cuplan/errors.hpp"
 #include "cuplan/stream.hpp"
 #include "runtime/current_stream.hpp"
-#include "runtime/deferred_errors.hpp"
 #include "runtime/stream_handle.hpp"
 #include "runtime/stream_retirement.hpp"
 
@@ -87,8 +86,6 @@ void StreamRef::synchronize() const {
   if (detail::host_streams()) return;  // host work ran at the call
   DeviceScope scope(detail::device_to_enter(*this));
   CUPLAN_CUDA_CHECK(cudaStreamSynchronize(handle_));
-  // The work is done: an error of a plan made in the background for this stream surfaces here at the latest.
-  detail::raise_deferred_errors(handle_);
 }
 
 bool StreamRef::done() const {

@@ -101,10 +101,6 @@ cublasLtHandle_t lt_handle(int device) {
   return handles[static_cast<std::size_t>(device)];
 }
 
-void load_library(int device) {
-  (void)lt_handle(device);
-}
-
 LtPlan::LtPlan(const Problem& p, int device, std::complex<double> alpha, std::complex<double> beta, bool c_in_d,
                const char* who)
     : device_(device), swapped_(p.swapped), has_c_(p.has_c), epilog_(p.epilog), who_(who) {

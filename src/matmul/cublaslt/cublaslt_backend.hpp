@@ -28,9 +28,6 @@ namespace cuplan::detail::mm {
 /// The cuBLASLt handle of `device`, created once per device (thread-safe) and kept for the process.
 cublasLtHandle_t lt_handle(int device);
 #endif
-/// Makes the process's cuBLASLt handle of `device` if it does not exist yet (nothing without CUDA). cublasLtCreate
-/// loads cuBLASLt's kernels, and loading a module waits for the whole device: call it where the host may wait.
-void load_library(int device);
 
 /// Device pointers of one product; null where the problem has no such operand.
 struct LtPointers {

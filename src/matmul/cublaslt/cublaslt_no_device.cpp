@@ -11,8 +11,6 @@
 
 namespace cuplan::detail::mm {
 
-void load_library(int /*device*/) {}
-
 LtPlan::LtPlan(const Problem& /*problem*/, int /*device*/, std::complex<double> /*alpha*/,
                std::complex<double> /*beta*/, bool /*c_in_d*/, const char* who) {
   throw_built_without_cuda(who);

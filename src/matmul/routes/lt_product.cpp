@@ -39,10 +39,6 @@ LtProduct::LtProduct(const MatmulRouteContext& context, bool host_operands)
       work_area_(resolve_work_area(context.options.work_area, context.options.work_area_buffer, context.who),
                  context.who) {
   replay_.set_enabled(context.options.graph_replay);
-  // cublasLtCreate loads cuBLASLt's kernels, and loading a module waits for the whole device. Made with the object,
-  // on the caller's thread, the process's handle exists before background planning closes a stream gate; made by the
-  // planner thread, the load would wait for that gate, which waits for the plan.
-  mm::load_library(context.target.device);
 }
 
 LtProduct::~LtProduct() = default;
