@@ -4,8 +4,8 @@
 // names, definitions and normalizations. The class form RealTransform (plan once, execute many times, with the
 // stream contract of docs/streams.md, per-axis kinds for mixed boundary conditions) and the function forms dct,
 // idct, dst, idst (one axis) and dctn, idctn, dstn, idstn (several axes) backed by the shared plan cache.
-// CUDA execution uses cuFFT with one reordering pass before and one twiddle pass after each axis, or, on request
-// (RealTransformOptions::route), one fused cuFFTDx kernel per axis; CPU execution uses FFTW's r2r plans
+// CUDA execution runs one fused cuFFTDx kernel per axis where it applies, else cuFFT with one reordering pass before
+// and one twiddle pass after the axis (RealTransformOptions::route); CPU execution uses FFTW's r2r plans
 // (REDFT00/10/01/11, RODFT00/10/01/11).
 
 #include <cstddef>
@@ -77,15 +77,17 @@ struct RealTransformOptions {
   /// object can run.
   std::optional<TensorView> work_area_buffer{};
   /// How each axis runs on CUDA (docs/r2r.md, "Route choice"):
-  /// - `automatic`: the passes (pre-pass, cuFFT, post-pass), for now; the fused kernel is to be taken where it
-  ///   applies once that route has run through the whole GPU suite;
-  /// - `fused`: cuplan's fused kernel (cuFFTDx, compiled ahead of time: one pass per axis, the reordering and
+  /// - `automatic`: cuplan's fused kernel (cuFFTDx, compiled ahead of time: one pass per axis, the reordering and
   ///   twiddles inlined) on every axis where it applies (contiguous in the axis's source and result, an FFT length
-  ///   among CUPLAN_FUSED_FFT_LENGTHS, type 4 of even length, a build with MathDx), the passes on the others;
-  ///   NotSupported naming each axis and why when no axis qualifies;
+  ///   among CUPLAN_FUSED_FFT_LENGTHS, type 4 of even length, a build with MathDx, a device the kernels were built
+  ///   for with the shared memory they need), the passes (pre-pass, cuFFT, post-pass) on the others; never an error;
+  /// - `fused`: the same choice, but NotSupported naming each axis and why when no axis qualifies (and naming the
+  ///   device when it cannot run the kernels);
   /// - `cufft`: the passes on every axis.
   /// CPU execution runs FFTW whatever the value, except `fused`, which is NotSupported there. describe() names the
-  /// route of each axis.
+  /// route of each axis and, for an axis on the passes under `automatic` or `fused`, why it is not fused. The choice
+  /// follows from the operand's layout, the kinds, the build and the device's limits, made at construction; only a
+  /// device the build holds no kernel code for moves an axis to the passes later, at plan().
   FFTRoute route = FFTRoute::automatic;
 };
 

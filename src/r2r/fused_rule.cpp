@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -45,19 +46,20 @@ std::string fused_axis_refusal(const R2RDecision& d, std::size_t i, Direction di
   return {};
 }
 
-std::vector<bool> fused_axes(const R2RDecision& d, Direction direction, FFTRoute route,
-                             const Strides& first_source_strides, const FusedR2RAvailability& available,
-                             const char* who) {
-  std::vector<bool> fused(d.transformed.size(), false);
-  if (route != FFTRoute::fused) return fused;
+FusedAxes fused_axes(const R2RDecision& d, Direction direction, FFTRoute route, const Strides& first_source_strides,
+                     const FusedR2RAvailability& available, const char* who) {
+  FusedAxes axes{std::vector<bool>(d.transformed.size(), false), std::vector<std::string>(d.transformed.size())};
+  if (route == FFTRoute::cufft) return axes;
   std::string refusals;
   for (std::size_t i = 0; i < d.transformed.size(); ++i) {
-    const std::string why = fused_axis_refusal(d, i, direction, first_source_strides, available);
-    fused[i] = why.empty();
+    std::string why = fused_axis_refusal(d, i, direction, first_source_strides, available);
+    axes.fused[i] = why.empty();
     if (!why.empty())
       refusals += fmt::format("{}axis {}: {}", refusals.empty() ? "" : "; ", d.transformed[i].axis, why);
+    axes.not_fused[i] = std::move(why);
   }
-  if (std::find(fused.begin(), fused.end(), true) == fused.end()) {
+  // automatic keeps the passes where no axis qualifies; only an explicit `fused` is refused.
+  if (route == FFTRoute::fused && std::find(axes.fused.begin(), axes.fused.end(), true) == axes.fused.end()) {
     if (!available.mathdx)
       throw NotSupported(
           fmt::format("{}: route fused: no MathDx in this build (the fused kernels are built on cuFFTDx; "
@@ -65,7 +67,7 @@ std::vector<bool> fused_axes(const R2RDecision& d, Direction direction, FFTRoute
                       who));
     throw NotSupported(fmt::format("{}: route fused: no axis can run on the fused kernel: {}", who, refusals));
   }
-  return fused;
+  return axes;
 }
 
 }  // namespace cuplan::detail

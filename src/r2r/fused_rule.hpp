@@ -26,11 +26,19 @@ struct FusedR2RAvailability {
 std::string fused_axis_refusal(const R2RDecision& decision, std::size_t i, Direction direction,
                                const Strides& first_source_strides, const FusedR2RAvailability& available);
 
-/// Per transformed axis, whether it runs on the fused kernel in `direction`. `automatic` and `cufft`: none (the
-/// passes; automatic until the fused route has run through the GPU suite); `fused`: every axis that qualifies,
-/// NotSupported naming each axis and why when none does. `who` prefixes the message.
-std::vector<bool> fused_axes(const R2RDecision& decision, Direction direction, FFTRoute route,
-                             const Strides& first_source_strides, const FusedR2RAvailability& available,
-                             const char* who);
+/// Each transformed axis's route in one direction: the fused kernel or the passes, and, on an axis left to the
+/// passes by route `automatic` or `fused`, why it does not fuse (fused_axis_refusal()'s clause; empty on a fused axis
+/// and on every axis of route `cufft`, which asks for the passes).
+struct FusedAxes {
+  std::vector<bool> fused;
+  std::vector<std::string> not_fused;
+};
+
+/// The rule of RealTransformOptions::route (docs/r2r.md, "Route choice"), from the geometry and the build alone:
+/// `automatic` and `fused` fuse every axis that qualifies and keep the passes on the others; `automatic` never
+/// refuses, `fused` raises NotSupported naming each axis and why when none qualifies (`who` prefixes the message);
+/// `cufft` keeps the passes everywhere.
+FusedAxes fused_axes(const R2RDecision& decision, Direction direction, FFTRoute route,
+                     const Strides& first_source_strides, const FusedR2RAvailability& available, const char* who);
 
 }  // namespace cuplan::detail

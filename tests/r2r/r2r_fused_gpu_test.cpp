@@ -5,7 +5,8 @@
 // axis fused and the others through the passes, in place and out of place, both directions and the round trip;
 // against FFTW's r2r in float64 (cuplan's CPU route) with outputs poisoned first, f32 within 2e-6 and f64 within
 // 1e-13 of the largest result value. The fused and the cuFFT routes agree; phases on two streams, reset_operand
-// across streams, graph replay and host operands keep working on the fused route.
+// across streams, graph replay and host operands keep working on the fused route; route automatic takes the fused
+// kernel wherever it applies and the passes elsewhere.
 
 #include <gtest/gtest.h>
 
@@ -344,9 +345,78 @@ TEST(R2RFused, RefusedWhereNoAxisQualifies) {
   const Tensor odd = to_device<float>(std::vector<double>(2 * 1000, 1.0), {2, 1000});
   expect_throw_naming<NotSupported>([&] { (void)dct(odd, {.route = FFTRoute::fused}); },
                                     {"dct: route fused", "axis 1: dct2 of length 1000 runs R2C 1000"});
-  // The same shapes run on the other routes.
+  // The same shapes run on the other routes; automatic (the default) keeps the passes there and says why.
   EXPECT_NO_THROW((void)dct(odd, {.route = FFTRoute::cufft}));
   EXPECT_NO_THROW((void)dct(odd, {.route = FFTRoute::automatic}));
+  RealTransform odd_automatic(odd);
+  EXPECT_NE(odd_automatic.describe().find(
+                "axis 1 dct2: even/odd reorder + R2C(n) + twiddle (passes around cuFFT, not fused: dct2 of length 1000 "
+                "runs R2C 1000"),
+            std::string::npos)
+      << odd_automatic.describe();
+  RealTransform square_automatic(square, {.axes = {0}});
+  EXPECT_NE(square_automatic.describe().find("not fused: stride " + std::to_string(L) + " in the operand"),
+            std::string::npos)
+      << square_automatic.describe();
+  EXPECT_EQ(square_automatic.describe().find("fused cuFFTDx kernel"), std::string::npos);
+  square_automatic.plan();
+  EXPECT_GT(square_automatic.workspace_size(), 0u);
+}
+
+// Route automatic (the default, class and function forms) takes the fused kernel wherever the rule allows: the same
+// kernel as route fused (the same bits), no work area where every axis fuses, and the passes on the other axes, whose
+// describe() says why not fused; host operands too.
+TEST(R2RFused, AutomaticTakesTheFusedKernelWhereItApplies) {
+  CUPLAN_REQUIRE_FUSED_R2R();
+  const std::int64_t L = fused_lengths().front();
+  const Shape shape{9, L};
+  const auto x = rounded<float>(r2r_test::random_vector(static_cast<std::size_t>(9 * L), 41));
+  const Tensor in = to_device<float>(x, shape);
+  for (R2RKind kind : {R2RKind::dct2, R2RKind::dct3, R2RKind::dst2, R2RKind::dst3}) {  // an FFT of length L each
+    RealTransform automatic(in, {.axes = {1}, .kinds = {kind}});
+    const std::string text = automatic.describe();
+    EXPECT_NE(text.find("axis 1 " + std::string(to_string(kind)) + ": fused cuFFTDx kernel"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("passes around cuFFT"), std::string::npos) << text;
+    automatic.plan();
+    EXPECT_EQ(automatic.workspace_size(), 0u) << text;
+    RealTransform fused(in, {.axes = {1}, .kinds = {kind}, .route = FFTRoute::fused});
+    fused.plan();
+    for (Direction direction : {Direction::forward, Direction::inverse}) {
+      const auto got = to_host(automatic.execute({.direction = direction}));
+      EXPECT_EQ(got, to_host(fused.execute({.direction = direction}))) << to_string(kind);
+      EXPECT_LE(r2r_test::relative_error(got, reference(x, shape, {.axes = {1}, .kinds = {kind}}, direction)), 2e-6)
+          << to_string(kind) << (direction == Direction::inverse ? " inverse" : "");
+    }
+  }
+  // The function forms: dct's default route is route fused's result.
+  EXPECT_EQ(to_host(dct(in, {.norm = R2RNorm::ortho})),
+            to_host(dct(in, {.norm = R2RNorm::ortho, .route = FFTRoute::fused})));
+  EXPECT_EQ(to_host(idstn(in, {.type = 3, .axes = {1}})),
+            to_host(idstn(in, {.type = 3, .axes = {1}, .route = FFTRoute::fused})));
+  // Two axes: the last fused, axis 0 (stride L in the operand) through the passes, saying why.
+  RealTransform both(in, {.axes = {0, 1}, .kinds = {R2RKind::dst2, R2RKind::dct2}});
+  const std::string text = both.describe();
+  for (const std::string& part :
+       {std::string("axis 1 dct2: fused cuFFTDx kernel (R2C ") + std::to_string(L),
+        std::string("axis 0 dst2: even/odd reorder + R2C(n) + twiddle (passes around cuFFT, not fused: stride ") +
+            std::to_string(L) + " in the operand"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << " in " << text;
+  both.plan();
+  EXPECT_GT(both.workspace_size(), 0u) << "axis 0's row buffers";
+  EXPECT_LE(r2r_test::relative_error(
+                to_host(both.execute()),
+                reference(x, shape, {.axes = {0, 1}, .kinds = {R2RKind::dst2, R2RKind::dct2}}, Direction::forward)),
+            2e-6);
+  // A host operand: its device stage is laid out as the result, so the last axis fuses there too.
+  Tensor host = Tensor::empty(shape, f32);
+  std::copy(x.begin(), x.end(), host.data<float>());
+  RealTransform staged(host, {.axes = {1}, .kinds = {R2RKind::dct3}, .execution = Execution::cuda()});
+  EXPECT_NE(staged.describe().find("fused cuFFTDx kernel (C2R"), std::string::npos) << staged.describe();
+  staged.plan();
+  EXPECT_LE(r2r_test::relative_error(to_host(staged.execute()),
+                                     reference(x, shape, {.axes = {1}, .kinds = {R2RKind::dct3}}, Direction::forward)),
+            2e-6);
 }
 
 // Phases on two streams, reset_operand across streams, graph replay and host operands on the fused route.

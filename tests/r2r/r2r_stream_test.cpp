@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The stream contract of RealTransform on CUDA (skipped without a GPU): phases on two streams, reset_operand across
 // streams, `after` events, host operands (blocking) and device operands (enqueued), the function forms on a stream,
-// release_workspace, and large batched shapes; every result checked against the CPU (FFTW) result in float64.
+// release_workspace, and large batched shapes (on the passes and on the default route); every result checked against
+// the CPU (FFTW) result in float64.
 
 #include <gtest/gtest.h>
 
@@ -103,16 +104,21 @@ TEST(R2RStreams, LargeBatchesEveryKindAndReleaseWorkspace) {
     const std::int64_t rows = 257;
     const auto v = r2r_test::random_vector(static_cast<std::size_t>(rows * n), 5);
     const Tensor x = device_copy(v, {rows, n}, f32, s);
-    for (int k = 0; k < 8; ++k) {
-      const RealTransformOptions o{.kinds = {static_cast<R2RKind>(k)}, .stream = s};
-      RealTransform rt(x, o);
-      rt.plan();
-      const Tensor y = rt.execute({.release_workspace = true});
-      EXPECT_LE(r2r_test::relative_error(to_host(y), cpu_reference(v, {rows, n}, o, Direction::forward)), 2e-6)
-          << to_string(static_cast<R2RKind>(k)) << " n " << n;
-      const Tensor again = rt.execute();  // the workspace comes back
-      EXPECT_LE(r2r_test::relative_error(to_host(again), to_host(y)), 1e-7);
-    }
+    for (int k = 0; k < 8; ++k)
+      // The passes (route cufft), and the default route, which runs the fused kernel at the lengths it compiled.
+      for (FFTRoute route : {FFTRoute::cufft, FFTRoute::automatic}) {
+        const RealTransformOptions o{.kinds = {static_cast<R2RKind>(k)}, .stream = s, .route = route};
+        RealTransform rt(x, o);
+        rt.plan();
+        if (route == FFTRoute::cufft) {
+          EXPECT_GT(rt.workspace_size(), 0u);
+        }
+        const Tensor y = rt.execute({.release_workspace = true});
+        EXPECT_LE(r2r_test::relative_error(to_host(y), cpu_reference(v, {rows, n}, o, Direction::forward)), 2e-6)
+            << to_string(static_cast<R2RKind>(k)) << " n " << n << " " << rt.describe();
+        const Tensor again = rt.execute();  // the workspace comes back
+        EXPECT_LE(r2r_test::relative_error(to_host(again), to_host(y)), 1e-7);
+      }
   }
 }
 

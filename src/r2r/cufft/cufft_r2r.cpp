@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "base/cuda_check.hpp"
 #include "base/error_context.hpp"
@@ -98,30 +100,33 @@ FusedR2RAvailability built_fused_kernels() {
 
 CufftR2R::CufftR2R(const R2RDecision& decision, int device, FFTRoute route, const Strides& first_source_strides,
                    const char* who)
-    : decision_(decision), device_(device), who_(who) {
+    : decision_(decision), device_(device), route_(route), who_(who) {
   std::int64_t numel = 1;
   for (int a = 0; a < decision.shape.size(); ++a) numel *= decision.shape[a];
-  const std::size_t scalar = decision.dtype.size();
   const FusedR2RAvailability available = built_fused_kernels();
   for (Direction direction : {Direction::forward, Direction::inverse}) {
     std::vector<AxisPlan>& plans = direction == Direction::forward ? forward_ : inverse_;
-    const std::vector<bool> fused = fused_axes(decision, direction, route, first_source_strides, available, who);
+    FusedAxes fused = fused_axes(decision, direction, route, first_source_strides, available, who);
     for (std::size_t i = 0; i < decision.transformed.size(); ++i) {
       AxisPlan p;
       p.algorithm = choose_algorithm(decision.kind_for(i, direction), decision.transformed[i].n);
       p.rows = numel / decision.transformed[i].n;
-      if (fused[i]) {
+      if (fused.fused[i]) {
         p.fused = fused_r2r::find_launcher(p.algorithm.fft, decision.dtype == f64, p.algorithm.fft_length);
         if (p.fused == nullptr)  // the rule read the same table: a mismatch is a bug, not bad input
           throw Error(fmt::format("{}: internal error: the fused {} kernel of length {} is missing from the table", who,
                                   r2r_fft_type_name(p.algorithm.fft), p.algorithm.fft_length));
-        plans.push_back(p);
-        continue;
+        // automatic: a device whose shared memory per block is short of the kernel's keeps the passes (an explicit
+        // `fused` is refused by plan(), naming the device).
+        if (route == FFTRoute::automatic) fused.not_fused[i] = shared_memory_refusal(p);
+        if (fused.not_fused[i].empty()) {
+          plans.push_back(p);
+          continue;
+        }
+        p.fused = nullptr;
       }
-      p.interleaved = decision.out_strides[decision.transformed[i].axis] != 1 && p.rows > 1;
-      a_bytes_ = std::max(a_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.a_scalars) * scalar));
-      b_bytes_ = std::max(b_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.b_scalars) * scalar));
-      plans.push_back(p);
+      use_passes(p, i, std::move(fused.not_fused[i]));
+      plans.push_back(std::move(p));
     }
   }
 }
@@ -135,9 +140,18 @@ CufftR2R::~CufftR2R() {
 void CufftR2R::plan() {
   if (planned_) return;
   // The fused axes first: their refusal (shared memory, no code for the device) then leaves no cuFFT plan behind.
+  // automatic keeps the passes on such a device instead (the axes below then get their cuFFT plans).
   for (std::vector<AxisPlan>* plans : {&forward_, &inverse_})
-    for (const AxisPlan& p : *plans)
-      if (p.rows != 0 && p.fused != nullptr) prepare_fused(p);
+    for (std::size_t i = 0; i < plans->size(); ++i) {
+      AxisPlan& p = (*plans)[i];
+      if (p.rows == 0 || p.fused == nullptr) continue;
+      FusedRefusal refusal = prepare_fused(p);
+      if (refusal.why.empty()) continue;
+      if (route_ != FFTRoute::automatic)
+        throw NotSupported(fmt::format("{}: route fused: {}; {}", who_, refusal.why, refusal.remedy));
+      p.fused = nullptr;
+      use_passes(p, i, std::move(refusal.why));
+    }
   const bool dp = decision_.dtype == f64;
   for (std::vector<AxisPlan>* plans : {&forward_, &inverse_}) {
     for (AxisPlan& p : *plans) {
@@ -181,24 +195,35 @@ void CufftR2R::plan() {
   planned_ = true;
 }
 
-void CufftR2R::prepare_fused(const AxisPlan& p) const {
+void CufftR2R::use_passes(AxisPlan& p, std::size_t i, std::string not_fused) {
+  const std::size_t scalar = decision_.dtype.size();
+  p.interleaved = decision_.out_strides[decision_.transformed[i].axis] != 1 && p.rows > 1;
+  p.not_fused = std::move(not_fused);
+  a_bytes_ = std::max(a_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.a_scalars) * scalar));
+  b_bytes_ = std::max(b_bytes_, round_up(static_cast<std::size_t>(p.rows * p.algorithm.b_scalars) * scalar));
+}
+
+std::string CufftR2R::shared_memory_refusal(const AxisPlan& p) const {
   if (const std::optional<int> shared = p.fused->block.shared_memory_short_on(device_))
-    throw NotSupported(fmt::format(
-        "{}: route fused: the fused {} kernel of length {} needs {} bytes of shared memory "
-        "per block, cuda:{} allows {}; use route cufft",
-        who_, r2r_fft_type_name(p.algorithm.fft), p.fused->length, p.fused->block.shared_bytes, device_, *shared));
+    return fmt::format("the fused {} kernel of length {} needs {} bytes of shared memory per block, cuda:{} allows {}",
+                       r2r_fft_type_name(p.algorithm.fft), p.fused->length, p.fused->block.shared_bytes, device_,
+                       *shared);
+  return {};
+}
+
+CufftR2R::FusedRefusal CufftR2R::prepare_fused(const AxisPlan& p) const {
+  if (std::string why = shared_memory_refusal(p); !why.empty()) return {std::move(why), "use route cufft"};
   const cudaError_t status = p.fused->block.prepare();
   if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction) {
     (void)cudaGetLastError();  // the failed attribute call is not a sticky error: clear it
     int major = 0, minor = 0;
     CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
     CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_));
-    throw NotSupported(
-        fmt::format("{}: route fused: the build's fused kernels hold no code for cuda:{} (sm_{}{}); "
-                    "add it to CMAKE_CUDA_ARCHITECTURES or use route cufft",
-                    who_, device_, major, minor));
+    return {fmt::format("the build's fused kernels hold no code for cuda:{} (sm_{}{})", device_, major, minor),
+            "add it to CMAKE_CUDA_ARCHITECTURES or use route cufft"};
   }
   CUPLAN_CUDA_CHECK(status);
+  return {};
 }
 
 std::size_t CufftR2R::workspace_size() const noexcept {
@@ -272,7 +297,8 @@ std::string CufftR2R::algorithms(Direction direction) const {
                         to_string(decision_.kind_for(i, direction)));
     text += p.fused != nullptr
                 ? fmt::format("fused cuFFTDx kernel ({} {})", r2r_fft_type_name(p.algorithm.fft), p.fused->length)
-                : fmt::format("{} (passes around cuFFT)", algorithm_summary(p.algorithm.algorithm));
+                : fmt::format("{} (passes around cuFFT{}{})", algorithm_summary(p.algorithm.algorithm),
+                              p.not_fused.empty() ? "" : ", not fused: ", p.not_fused);
   }
   return text;
 }

@@ -8,9 +8,9 @@
 
 namespace cuplan::detail {
 
-CufftR2R::CufftR2R(const R2RDecision& decision, int device, FFTRoute /*route*/, const Strides& /*first_source_strides*/,
+CufftR2R::CufftR2R(const R2RDecision& decision, int device, FFTRoute route, const Strides& /*first_source_strides*/,
                    const char* who)
-    : decision_(decision), device_(device), who_(who) {
+    : decision_(decision), device_(device), route_(route), who_(who) {
   throw_built_without_cuda("a cuFFT real-to-real transform");
 }
 CufftR2R::~CufftR2R() = default;
@@ -24,7 +24,13 @@ void CufftR2R::execute(Direction /*direction*/, const void* /*in*/, const Stride
 std::size_t CufftR2R::workspace_size() const noexcept {
   return 0;
 }
-void CufftR2R::prepare_fused(const AxisPlan& /*p*/) const {
+CufftR2R::FusedRefusal CufftR2R::prepare_fused(const AxisPlan& /*p*/) const {
+  throw_built_without_cuda("a cuFFT real-to-real transform");
+}
+std::string CufftR2R::shared_memory_refusal(const AxisPlan& /*p*/) const {
+  throw_built_without_cuda("a cuFFT real-to-real transform");
+}
+void CufftR2R::use_passes(AxisPlan& /*p*/, std::size_t /*i*/, std::string /*not_fused*/) {
   throw_built_without_cuda("a cuFFT real-to-real transform");
 }
 std::string CufftR2R::algorithms(Direction /*direction*/) const {

@@ -17,7 +17,8 @@ CudaR2RRoute::CudaR2RRoute(const R2RRouteContext& context, const RealTransformOp
       work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "RealTransform"), "RealTransform") {
   replay_.set_enabled(options.graph_replay);
   // Each axis's route is decided now (no GPU work), so that a refused `fused` fails at construction and describe()
-  // names the routes before plan(). A host operand is transformed in its device stage, laid out as the result.
+  // names the routes before plan() (which moves an automatic axis to the passes only where the device cannot run
+  // the fused kernel). A host operand is transformed in its device stage, laid out as the result.
   const R2RDecision& d = context.decision;
   cufft_ = std::make_unique<CufftR2R>(d, context.target.device, options.route,
                                       host_operand_ ? d.out_strides : d.in_strides, context.who);
