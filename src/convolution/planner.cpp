@@ -209,6 +209,14 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
   return g;
 }
 
+std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& g) {
+  if (g.rank == 1) return std::nullopt;
+  return fmt::format(
+      "route automatic fuses 1D convolutions only: in {}D the fused kernel runs the innermost axis between cuFFT's "
+      "outer transforms, measured slower than the separate route (ask for route fused to run it)",
+      g.rank);
+}
+
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& g, const Strides& in_strides,
                                           std::int64_t min_length, std::int64_t max_length) {
   const int ndim = g.in_shape.size();

@@ -73,6 +73,12 @@ std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k)
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& geometry, const Strides& in_strides,
                                           std::int64_t min_length, std::int64_t max_length);
 
+/// Why ConvolutionRoute::automatic keeps the separate route where the fused kernel could run (nullopt: it takes the
+/// fused kernel). In 2D and 3D the fused kernel runs the innermost axis only, between cuFFT's outer transforms, and
+/// that measured slower than the separate route (c64 [8192, 8192], full-size filter, H200: 0.93x and 0.57x), so
+/// automatic fuses 1D convolutions only; `fused` still runs the others.
+std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& geometry);
+
 /// The distance between consecutive rows (along the last axis) of an operand whose other axes nest densely over
 /// one another, counting every row once; nullopt when they do not. A single row gives its length.
 std::optional<std::int64_t> uniform_row_stride(const Shape& shape, const Strides& strides);

@@ -166,6 +166,16 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   Convolution separate(x, k, {.mode = ConvolutionMode::same, .route = ConvolutionRoute::separate});
   EXPECT_EQ(separate.route(), ConvolutionRoute::separate);
   EXPECT_NE(separate.describe().find("cuFFT forward"), std::string::npos) << separate.describe();
+  // 2D: automatic keeps the separate route and says why; `fused` runs the innermost axis fused where it was compiled.
+  Tensor x2 = Tensor::empty({4, 64, 4000}, c64, Device::cuda(0));
+  Tensor k2 = Tensor::empty({1, 3, 97}, c64, Device::cuda(0));
+  Convolution two(x2, k2, {.axes = {1, 2}, .mode = ConvolutionMode::same});
+  EXPECT_EQ(two.route(), ConvolutionRoute::separate);
+  EXPECT_NE(two.describe().find("fuses 1D convolutions only"), std::string::npos) << two.describe();
+  if (conv.route() == ConvolutionRoute::fused) {
+    Convolution forced(x2, k2, {.axes = {1, 2}, .mode = ConvolutionMode::same, .route = ConvolutionRoute::fused});
+    EXPECT_EQ(forced.route(), ConvolutionRoute::fused);
+  }
 }
 
 TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {

@@ -111,6 +111,22 @@ TEST(ConvolutionPlanner, RefusesWhatCannotBeConvolved) {
   EXPECT_THROW(plan({}, {}, {}, ConvolutionMode::full), InvalidArgument);
 }
 
+// automatic fuses 1D convolutions only (the 2D innermost-axis route measured slower than the separate one); the
+// reason names the rank and how to ask for the fused kernel anyway.
+TEST(ConvolutionPlanner, AutomaticFusesOneDimensionalConvolutionsOnly) {
+  EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1024}, {1, 33}, {1}, ConvolutionMode::same, c64, c64, true)));
+  EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1000}, {8, 25}, {1}, ConvolutionMode::full, f32, f32, true)));
+  const std::optional<std::string> two =
+      automatic_fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true));
+  ASSERT_TRUE(two);
+  EXPECT_NE(two->find("2D"), std::string::npos) << *two;
+  EXPECT_NE(two->find("route fused"), std::string::npos) << *two;
+  const std::optional<std::string> three =
+      automatic_fused_obstacle(plan({64, 64, 300}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true));
+  ASSERT_TRUE(three);
+  EXPECT_NE(three->find("3D"), std::string::npos) << *three;
+}
+
 TEST(ConvolutionPlanner, FusedConditions) {
   const Strides dense{1024, 1};
   auto ok = plan({8, 1024}, {1, 33}, {1}, ConvolutionMode::same, c64, c64, true);

@@ -421,6 +421,7 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
   pow2.power_of_two_innermost = true;
   ConvolutionGeometry candidate = plan_convolution(pow2);
   std::optional<std::string> obstacle = fused_obstacle(candidate, operand.strides(), kFusedMin, kFusedMax);
+  if (!obstacle && route == cuplan::ConvolutionRoute::automatic) obstacle = automatic_fused_obstacle(candidate);
   if (!obstacle) {
     std::string why_not;
     if (fused_launcher(candidate, device, why_not) == nullptr) obstacle = why_not;
