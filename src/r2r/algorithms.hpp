@@ -44,6 +44,17 @@ struct AxisAlgorithm {
   std::int64_t b_scalars = 0;   ///< scalars of the FFT's output row
 };
 
+/// `algorithm` on an R2C of the axis's own length (types II and odd IV): one pre-pass and one post-pass item per
+/// value.
+CUPLAN_R2R_HD void use_r2c_of_n(AxisAlgorithm& a, R2RAlgorithm algorithm) {
+  a.algorithm = algorithm;
+  a.fft = R2RFftType::r2c;
+  a.fft_length = a.n;
+  a.pre_items = a.post_items = a.n;
+  a.a_scalars = a.n;
+  a.b_scalars = 2 * (a.n / 2 + 1);
+}
+
 CUPLAN_R2R_HD AxisAlgorithm choose_algorithm(R2RKind kind, std::int64_t n) {
   AxisAlgorithm a;
   a.n = n;
@@ -60,13 +71,7 @@ CUPLAN_R2R_HD AxisAlgorithm choose_algorithm(R2RKind kind, std::int64_t n) {
       a.b_scalars = 2 * (a.fft_length / 2 + 1);
       break;
     case 1:
-      a.algorithm = R2RAlgorithm::type2_reorder;
-      a.fft = R2RFftType::r2c;
-      a.fft_length = n;
-      a.pre_items = n;
-      a.post_items = n;
-      a.a_scalars = n;
-      a.b_scalars = 2 * (n / 2 + 1);
+      use_r2c_of_n(a, R2RAlgorithm::type2_reorder);
       break;
     case 2:
       a.algorithm = R2RAlgorithm::type3_reorder;
@@ -86,13 +91,7 @@ CUPLAN_R2R_HD AxisAlgorithm choose_algorithm(R2RKind kind, std::int64_t n) {
         a.post_items = n / 2;
         a.a_scalars = a.b_scalars = 2 * a.fft_length;
       } else {
-        a.algorithm = R2RAlgorithm::type4_odd_permuted;
-        a.fft = R2RFftType::r2c;
-        a.fft_length = n;
-        a.pre_items = n;
-        a.post_items = n;
-        a.a_scalars = n;
-        a.b_scalars = 2 * (n / 2 + 1);
+        use_r2c_of_n(a, R2RAlgorithm::type4_odd_permuted);
       }
       break;
   }
