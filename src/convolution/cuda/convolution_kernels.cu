@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The separate-pass route's kernels (see convolution_kernels.hpp). Row-wise: grid y (a grid-stride loop) walks the
-// rows, grid x the elements of a row. A row's position (batch entry, outer indices, the kernel's entry) is worked
-// out once per row, not per element: those are 64-bit divisions, a long instruction sequence on a GPU, which in a
-// per-element index computation made these memory-bound passes compute-bound.
+// The separate-pass route's kernels (see convolution_kernels.hpp). Row-wise (runtime/row_walk.hpp): a row's position
+// (batch entry, outer indices, the kernel's entry) is worked out once per row, not per element.
 
 #include <cuComplex.h>
 
-#include <algorithm>
+#include <type_traits>
 
 #include "convolution/cuda/convolution_kernels.hpp"
+#include "runtime/row_walk.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -44,12 +43,10 @@ __device__ std::int64_t batch_offset(const CanonicalWalk& w, std::int64_t b) {
   return offset;
 }
 
-constexpr unsigned kMaxRowBlocks = 65535;  // grid y limit
-
 // Blocks along a row of `length` elements and along `rows` rows.
 dim3 row_grid(std::int64_t length, std::int64_t rows) {
-  return dim3(static_cast<unsigned>(std::clamp<std::int64_t>((length + kThreads - 1) / kThreads, 1, 1024)),
-              static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, kMaxRowBlocks)));
+  const RowWalkGrid grid = row_walk_grid(rows, length, kThreads);
+  return dim3(static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y));
 }
 
 // Row `row` of an array of rows [batch][n[0]][n[1]] as its batch entry and its two outer indices.
@@ -66,45 +63,43 @@ __device__ RowIndex split_row(std::int64_t row, const Extents& n) {
 // Row r = (b, i0, i1) of the dense work buffer: the source row (zeros beyond its extents) into dst + r * length[2].
 template <class Src, class Dst>
 __global__ void pad_kernel(const Src* src, CanonicalWalk w, std::int64_t rows, WorkDims d, Dst* dst) {
-  for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-    const auto [b, i0, i1] = split_row(row, d.length);
-    const bool inside = i0 < w.extent[0] && i1 < w.extent[1];
-    const Src* in = src + (inside ? batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1] : 0);
+  walk_rows(rows, d.length[2], this_row_grid_place(), [&](std::int64_t row) {
+    const RowIndex r = split_row(row, d.length);
+    const bool inside = r.i0 < w.extent[0] && r.i1 < w.extent[1];
+    const Src* in = src + (inside ? batch_offset(w, r.batch) + r.i0 * w.stride[0] + r.i1 * w.stride[1] : 0);
     const std::int64_t valid = inside ? w.extent[2] : 0;
     Dst* out = dst + row * d.length[2];
-    for (std::int64_t i2 = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i2 < d.length[2];
-         i2 += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-      out[i2] = i2 < valid ? convert<Dst>(in[i2 * w.stride[2]]) : Dst{};
-  }
+    return [in, out, valid, stride = w.stride[2]](std::int64_t i2) {
+      out[i2] = i2 < valid ? convert<Dst>(in[i2 * stride]) : Dst{};
+    };
+  });
 }
 
 // Spectrum entry b (`entry` values) times the kernel's entry map.batch_offset(b).
 template <class C>
 __global__ void multiply_kernel(C* spectrum, const C* kernel, std::int64_t entries, std::int64_t entry,
                                 CanonicalWalk map) {
-  for (std::int64_t b = blockIdx.y; b < entries; b += gridDim.y) {
+  walk_rows(entries, entry, this_row_grid_place(), [&](std::int64_t b) {
     C* x = spectrum + b * entry;
     const C* h = kernel + batch_offset(map, b) * entry;
-    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < entry;
-         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    return [x, h](std::int64_t i) {
       const C k = h[i];
       const C v = x[i];
       x[i] = C{v.x * k.x - v.y * k.y, v.x * k.y + v.y * k.x};
-    }
-  }
+    };
+  });
 }
 
 // Result row r = (b, i0, i1) of the result's extents: its part of the work buffer's entry b.
 template <class T>
 __global__ void crop_kernel(const T* src, WorkDims d, std::int64_t rows, CanonicalWalk w, T* dst) {
-  for (std::int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-    const auto [b, i0, i1] = split_row(row, w.extent);
-    const T* in = src + b * d.entry + ((i0 + d.offset[0]) * d.length[1] + i1 + d.offset[1]) * d.length[2] + d.offset[2];
-    T* out = dst + batch_offset(w, b) + i0 * w.stride[0] + i1 * w.stride[1];
-    for (std::int64_t i2 = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i2 < w.extent[2];
-         i2 += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-      out[i2 * w.stride[2]] = in[i2];
-  }
+  walk_rows(rows, w.extent[2], this_row_grid_place(), [&](std::int64_t row) {
+    const RowIndex r = split_row(row, w.extent);
+    const T* in =
+        src + r.batch * d.entry + ((r.i0 + d.offset[0]) * d.length[1] + r.i1 + d.offset[1]) * d.length[2] + d.offset[2];
+    T* out = dst + batch_offset(w, r.batch) + r.i0 * w.stride[0] + r.i1 * w.stride[1];
+    return [in, out, stride = w.stride[2]](std::int64_t i2) { out[i2 * stride] = in[i2]; };
+  });
 }
 
 template <class Src, class Dst>

@@ -33,7 +33,7 @@ __device__ inline R2RRowView<T> row_view(const R2RPassArgs& args, T* base, std::
 // offsets (64-bit divisions) worked out once per row and thread, else one grid-stride loop over every item.
 template <class Body>
 __device__ inline void for_each_item(const R2RPassArgs& args, std::int64_t items, Body&& body) {
-  const R2RGridPlace place{blockIdx.x, blockIdx.y, threadIdx.x, blockDim.x, gridDim.x, gridDim.y};
+  const R2RGridPlace place = this_row_grid_place();
   switch (r2r_walk(args.interleaved, args.rows.rows, items)) {
     case R2RWalk::row_wise:
       r2r_walk_rows(args.rows, items, place, body);

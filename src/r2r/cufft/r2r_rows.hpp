@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "r2r/algorithms.hpp"
+#include "runtime/row_walk.hpp"
 
 namespace cuplan::detail {
 
@@ -37,24 +38,19 @@ CUPLAN_R2R_HD void r2r_row_offsets(const R2RRows& r, std::int64_t row, std::int6
   }
 }
 
-/// One thread's place in a pass's grid as plain numbers (blockIdx, threadIdx, blockDim, gridDim), so that the host
-/// can walk a grid as the device does.
-struct R2RGridPlace {
-  std::int64_t block_x = 0, block_y = 0, thread_x = 0, block_dim = 1, grid_x = 1, grid_y = 1;
-};
+/// A thread's place in a pass's grid, and a grid's blocks (runtime/row_walk.hpp).
+using R2RGridPlace = RowGridPlace;
+using R2RGridDims = RowWalkGrid;
 
-/// The row-wise walk of a pass over rows lying one after another: grid y walks the rows (a grid-stride loop) and grid
-/// x the `items` work items of a row, so a row's offsets are worked out once per row and thread, not per element.
-/// Those are 64-bit divisions, a long instruction sequence on a GPU, and per element they made the passes
-/// compute-bound. `body(row, item, src_offset, dst_offset)`.
+/// The row-wise walk of a pass over rows lying one after another (walk_rows()): a row's offsets once per row and
+/// thread. `body(row, item, src_offset, dst_offset)`.
 template <class Body>
 CUPLAN_R2R_HD void r2r_walk_rows(const R2RRows& r, std::int64_t items, const R2RGridPlace& p, Body&& body) {
-  for (std::int64_t row = p.block_y; row < r.rows; row += p.grid_y) {
+  walk_rows(r.rows, items, p, [&r, &body](std::int64_t row) {
     std::int64_t src_offset, dst_offset;
     r2r_row_offsets(r, row, src_offset, dst_offset);
-    for (std::int64_t item = p.block_x * p.block_dim + p.thread_x; item < items; item += p.grid_x * p.block_dim)
-      body(row, item, src_offset, dst_offset);
-  }
+    return [&body, row, src_offset, dst_offset](std::int64_t item) { body(row, item, src_offset, dst_offset); };
+  });
 }
 
 /// The walk of a pass over interleaved rows (an axis other than the innermost, element j of row r at j * rows + r in
@@ -78,23 +74,16 @@ CUPLAN_R2R_HD R2RWalk r2r_walk(bool interleaved, std::int64_t rows, std::int64_t
   return items >= 128 ? R2RWalk::row_wise : R2RWalk::per_item;
 }
 
-/// The grid of a row-wise or interleaved walk with blocks of `block_dim` threads. Row-wise: x covers a row's items
-/// (at most 1024 blocks, the rest by the stride loop), y the rows (at most 65535, CUDA's limit for grid y).
+/// The grid of a row-wise or interleaved walk with blocks of `block_dim` threads. Row-wise: row_walk_grid().
 /// Interleaved: x covers the rows (at most 2^20 blocks), y the items, about 8192 blocks in all, so that each thread
 /// takes several items of its row.
-struct R2RGridDims {
-  std::int64_t x = 1, y = 1;
-};
-CUPLAN_R2R_HD std::int64_t r2r_clamp(std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  return v < lo ? lo : (v > hi ? hi : v);
-}
 CUPLAN_R2R_HD R2RGridDims r2r_walk_grid(R2RWalk walk, std::int64_t rows, std::int64_t items, std::int64_t block_dim) {
   if (walk == R2RWalk::interleaved) {
-    const std::int64_t x = r2r_clamp((rows + block_dim - 1) / block_dim, 1, std::int64_t{1} << 20);
+    const std::int64_t x = row_walk_clamp((rows + block_dim - 1) / block_dim, 1, std::int64_t{1} << 20);
     const std::int64_t y_limit = items < 65535 ? items : 65535;
-    return {x, r2r_clamp((8192 + x - 1) / x, 1, y_limit < 1 ? 1 : y_limit)};
+    return {x, row_walk_clamp((8192 + x - 1) / x, 1, y_limit < 1 ? 1 : y_limit)};
   }
-  return {r2r_clamp((items + block_dim - 1) / block_dim, 1, 1024), r2r_clamp(rows, 1, 65535)};
+  return row_walk_grid(rows, items, block_dim);
 }
 
 }  // namespace cuplan::detail
