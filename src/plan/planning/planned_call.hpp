@@ -23,14 +23,15 @@ void plan_creation_fault_point(const char* who);
 template <class Impl, class Construct, class Plan, class Adopt, class Run>
 auto run_cached_on_callers_thread(const PlanKey& key, const char* who, Construct&& construct, Plan&& plan,
                                   Adopt&& adopt, Run&& run) {
-  PlanLease lease = try_acquire_plan(key);
-  if (lease.get() == nullptr) {
-    std::unique_ptr<Impl> impl = construct();
-    plan_creation_fault_point(who);
-    plan(*impl);
-    lease = adopt_plan(key, std::move(impl));
-  }
-  return run_leased<Impl>(lease, std::forward<Adopt>(adopt), std::forward<Run>(run));
+  return run_cached<Impl>(
+      key,
+      [&] {
+        std::unique_ptr<Impl> impl = construct();
+        plan_creation_fault_point(who);
+        plan(*impl);
+        return impl;
+      },
+      std::forward<Adopt>(adopt), std::forward<Run>(run));
 }
 
 }  // namespace cuplan::detail
