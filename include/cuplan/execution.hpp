@@ -88,7 +88,8 @@ enum class LogLevel : std::uint8_t { debug, info, warning };
 using Logger = std::function<void(LogLevel, std::string_view)>;
 /// Install a logger (an empty function turns logging off). It receives what was planned and why, workspace sizes,
 /// internal copies made, at or above the log level. Setting CUPLAN_LOG=1 (or =debug, =info, =warning) in the
-/// environment logs to stderr when none is set.
+/// environment logs to stderr when none is set. A logger must not throw: what it throws is caught and dropped (said
+/// once on stderr), so that a log line never changes what a call does.
 CUPLAN_API void set_logger(Logger logger);
 /// The least severe level passed to the logger; messages below it are not even formatted. Default: debug (all), or
 /// the level CUPLAN_LOG names (CUPLAN_LOG=1 means info). InvalidArgument for a value outside LogLevel (the level is
@@ -101,7 +102,8 @@ CUPLAN_API LogLevel log_level() noexcept;
 /// cuplan::distributed, log through it.
 CUPLAN_API void log_message(LogLevel level, std::string_view message);
 
-/// Counters of the plan cache shared by the function forms (fft, ifft, rfft, irfft, matmul).
+/// Counters of the plan cache shared by the function forms (fft, ifft, rfft, irfft, matmul, the real-to-real forms
+/// and fftconvolve).
 struct PlanCacheStats {
   std::uint64_t hits = 0;       ///< calls that found an idle plan
   std::uint64_t misses = 0;     ///< calls that had to make a plan

@@ -104,8 +104,8 @@ class CUPLAN_API TensorView {
   /// An empty view (null data, rank 0).
   TensorView() = default;
   /// A view of `data` with `dtype` and `shape`; `strides` in elements (row-major if empty); `device` states the
-  /// device (found from the pointer if empty). InvalidArgument for a layout that does not fit (negative strides or
-  /// extents, misaligned data, overflow).
+  /// device (found from the pointer if empty). Strides may be negative (a reversed axis). InvalidArgument for a layout
+  /// that does not fit (negative extents, misaligned data, overflow) and for a CUDA device of negative index.
   TensorView(const void* data, DType dtype, Shape shape, std::optional<Strides> strides = {},
              std::optional<Device> device = {});
   /// The same with the dtype taken from the pointer type (dtype_of<T>).

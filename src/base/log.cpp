@@ -61,11 +61,21 @@ bool initial_enabled() {
 std::atomic<bool> g_log_enabled{initial_enabled()};
 std::atomic<LogLevel> g_log_level{environment_level()};
 
-void emit_log(LogLevel level, std::string_view message) {
+void emit_log(LogLevel level, std::string_view message) noexcept {
   if (level < g_log_level.load(std::memory_order_relaxed)) return;
   auto& s = slot();
   std::shared_lock lock(s.mutex);
-  if (s.logger) s.logger(level, message);
+  if (!s.logger) return;
+  // A log line must not change what a call does (nor end the process from a noexcept path): what the logger throws
+  // is dropped, and said once on stderr.
+  try {
+    s.logger(level, message);
+  } catch (...) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true, std::memory_order_relaxed))
+      std::fputs("[cuplan warning] the installed logger threw; its exceptions are dropped (a logger must not throw)\n",
+                 stderr);
+  }
 }
 
 }  // namespace detail

@@ -13,7 +13,8 @@ namespace cuplan::detail {
 
 extern std::atomic<bool> g_log_enabled;
 extern std::atomic<LogLevel> g_log_level;
-void emit_log(LogLevel level, std::string_view message);
+/// Passes the line to the installed logger; an exception the logger throws is dropped (said once on stderr).
+void emit_log(LogLevel level, std::string_view message) noexcept;
 
 template <class... Args>
 void log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {

@@ -23,6 +23,8 @@ void check_epilog(Epilog epilog, const char* who) {
 void validate_matmul_options(const MatmulOptions& o, const char* who) {
   check_epilog(o.epilog, who);
   check_enum_range(o.compute, Compute::f64, who, "compute", "Compute");
+  // A code outside DTypeCode is named as such, not as a dtype the operands do not take ("?").
+  if (o.result_dtype) check_enum_range(o.result_dtype->code(), DTypeCode::i64, who, "result_dtype", "DTypeCode");
   check_blocking(o.blocking, who);
   check_planning_mode(o.planning_mode, who);
   check_execution(o.execution, who);

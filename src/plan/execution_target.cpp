@@ -66,10 +66,11 @@ ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::s
       break;
   }
 
-  if (target.cuda && !target.host_operands && !cuda_available()) [[unlikely]]
+  // Device memory needs a device on every route: CPU execution copies it to the host and the result back.
+  if (!target.host_operands && !cuda_available()) [[unlikely]]
     throw NotSupported(fmt::format(
-        "{}: {} is in memory of cuda:{}, which needs a CUDA device, but the CUDA runtime reports none on this "
-        "machine; expected a host operand (or Execution::cpu() with host memory)",
+        "{}: {} is in memory of cuda:{}, which needs a CUDA device (CPU execution too copies it through one), but the "
+        "CUDA runtime reports none on this machine; expected a host operand",
         who, name_at(names, first_device), operand_device));
   if (target.cuda) {
     if (execution.device() >= 0) {

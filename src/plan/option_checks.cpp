@@ -20,10 +20,15 @@ void throw_enum_range(const char* op, const char* option, const char* type, long
 int cpu_threads(int threads, const char* op) {
   if (threads < 0) [[unlikely]]
     throw InvalidArgument(fmt::format(
-        "{}: execution: Execution::cpu threads: expected 0 (all hardware threads) or a positive count, got {}", op,
+        "{}: execution: Execution::cpu threads: expected 0 (the library default) or a positive count, got {}", op,
         threads));
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return threads == 0 ? 0 : std::min(threads, hardware);
+}
+
+int default_cpu_threads(std::int64_t elements) {
+  const std::int64_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::clamp<std::int64_t>(elements / 65536, 1, hardware));
 }
 
 void check_execution(Execution execution, const char* op) {

@@ -5,6 +5,7 @@
 // before it can reach a plan key, where it could pack into the same bits as a valid value.
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "cuplan/execution.hpp"
@@ -25,10 +26,15 @@ inline void check_enum_range(E value, E last, const char* op, const char* option
     throw_enum_range(op, option, type, raw, static_cast<long long>(static_cast<U>(last)));
 }
 
-/// The thread rule of Execution::cpu(threads): negative counts are an InvalidArgument; 0 means every hardware
-/// thread; a count above the hardware concurrency is clamped to it (more threads than cores only add contention, and
-/// a huge count would start that many threads).
+/// The thread rule of Execution::cpu(threads): negative counts are an InvalidArgument; 0 stays 0, the library's
+/// default (default_cpu_threads for FFTW); a count above the hardware concurrency is clamped to it (more threads than
+/// cores only add contention, and a huge count would start that many threads).
 int cpu_threads(int threads, const char* op);
+
+/// The library default for a CPU transform of `elements` elements (Execution::cpu(0)): one thread per 64 Ki
+/// elements, at least one and at most one per hardware thread (threads cost more than they give on small
+/// transforms). FFT's and the real-to-real transforms' FFTW plans share it.
+int default_cpu_threads(std::int64_t elements);
 
 /// Execution kind in range and the thread rule (the device index is checked where a device is chosen).
 void check_execution(Execution execution, const char* op);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +13,8 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/execution.hpp"
+#include "cuplan/r2r.hpp"
+#include "cuplan/tensor.hpp"
 
 namespace cuplan {
 namespace {
@@ -78,6 +81,29 @@ TEST(Log, LogMessageGoesThroughTheLoggerAndChecksItsLevel) {
 }
 
 // The environment is read once per process: each case runs in a fresh child process that inherits it.
+// A logger that throws does not change what a call does: the library drops its exception (it used to escape a
+// dct as std::runtime_error, and would have ended the process from a noexcept path).
+TEST(Log, AThrowingLoggerDoesNotChangeWhatACallDoes) {
+  const LogLevel before = log_level();
+  int calls = 0;
+  set_logger([&](LogLevel, std::string_view) {
+    ++calls;
+    throw std::runtime_error("a logger that throws");
+  });
+  set_log_level(LogLevel::debug);
+  EXPECT_NO_THROW(log_message(LogLevel::warning, "a line"));
+  EXPECT_NO_THROW(detail::log(LogLevel::info, "a line {}", 2));
+  std::vector<double> x = {1.0, 2.0, 3.0, 4.0};
+  Tensor y;
+  EXPECT_NO_THROW(y = dct(TensorView(x.data(), {4}), {.norm = R2RNorm::ortho, .execution = Execution::cpu()}));
+  set_logger({});
+  set_log_level(before);
+  EXPECT_GE(calls, 3);  // the two lines above and the transform's plan
+  // scipy.fft.dct([1, 2, 3, 4], norm="ortho")[0] is 10 / 2.
+  ASSERT_TRUE(y.defined());
+  EXPECT_NEAR(y.data<double>()[0], 5.0, 1e-12);
+}
+
 TEST(Log, EnvironmentNamesTheLevel) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const std::pair<const char*, LogLevel> cases[] = {

@@ -6,7 +6,12 @@
 
 #include <fftw3.h>
 
+#include <algorithm>
 #include <complex>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
@@ -32,6 +37,39 @@ TEST(FftwThreads, PlanningLeavesTheProgramsPlannerThreadCount) {
   EXPECT_EQ(fftw_planner_nthreads(), 3);
   fftwf_plan_with_nthreads(1);
   fftw_plan_with_nthreads(1);
+}
+
+// Execution::cpu(0), the library default, is one FFTW thread per 64 Ki elements, at most one per hardware thread,
+// for FFT and the real-to-real transforms alike (the real-to-real plans took every hardware thread for any size).
+TEST(FftwThreads, TheDefaultIsOneThreadPer64KiElementsForFftAndRealToReal) {
+  std::vector<std::string> lines;
+  set_logger([&](LogLevel, std::string_view message) { lines.emplace_back(message); });
+  const LogLevel previous = log_level();
+  set_log_level(LogLevel::info);
+  const auto threads_logged = [&](std::string_view who) {
+    for (const std::string& line : lines)
+      if (line.starts_with(who) && line.find("FFTW planned") != std::string::npos) {
+        const std::size_t end = line.find(" threads");
+        const std::size_t begin = line.rfind(' ', end - 1) + 1;
+        return std::stoi(line.substr(begin, end - begin));
+      }
+    return -1;
+  };
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // New sizes for each call, so that each makes (and logs) a plan.
+  for (const std::int64_t n : {std::int64_t{1000}, std::int64_t{3 * 65536 + 8}}) {
+    const int expected = std::clamp<int>(static_cast<int>(n / 65536), 1, hardware);
+    std::vector<float> x(static_cast<std::size_t>(n), 1.0F);
+    std::vector<std::complex<float>> c(static_cast<std::size_t>(n), {1.0F, 0.0F});
+    lines.clear();
+    (void)dct(TensorView(x.data(), {n}), {.execution = Execution::cpu()});
+    EXPECT_EQ(threads_logged("RealTransform"), expected) << "n = " << n;
+    lines.clear();
+    (void)fft(TensorView(c.data(), {n}), {.execution = Execution::cpu()});
+    EXPECT_EQ(threads_logged("FFT"), expected) << "n = " << n;
+  }
+  set_log_level(previous);
+  set_logger(nullptr);
 }
 
 }  // namespace

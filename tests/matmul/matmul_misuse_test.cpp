@@ -67,6 +67,16 @@ std::vector<MisuseRow> rows() {
                [=] { matmul(a, b, {.compute = bad<Compute>(42), .execution = kCpu}); },
                Expect::invalid_argument,
                {"compute", "Compute", "got 42"}});
+  // A result dtype outside DTypeCode is named as such, the same on both forms (it was "result_dtype ? for f32
+  // operands", a NotSupported for fp8 operands).
+  t.push_back({"result_dtype_99",
+               [=] { Matmul(a, b, {.execution = kCpu, .result_dtype = DType(bad<DTypeCode>(99))}); },
+               Expect::invalid_argument,
+               {"Matmul", "result_dtype", "DTypeCode", "got 99"}});
+  t.push_back({"result_dtype_99_function",
+               [=] { matmul(a, b, {.execution = kCpu, .result_dtype = DType(bad<DTypeCode>(99))}); },
+               Expect::invalid_argument,
+               {"matmul", "result_dtype", "DTypeCode", "got 99"}});
   t.push_back({"blocking_7",
                [=] { matmul(a, b, {.execution = kCpu, .blocking = bad<Blocking>(7)}); },
                Expect::invalid_argument,

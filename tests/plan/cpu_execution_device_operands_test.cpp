@@ -9,8 +9,11 @@
 #include <chrono>
 #include <complex>
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cuplan/cuplan.hpp"
@@ -134,6 +137,40 @@ TEST_F(CpuExecutionOfDeviceOperands, MatmulOptionsAfterOrdersTheOperandsProducer
   const Tensor d = plan.execute();
   EXPECT_LT(relative_error(to_dense(d.view()), reference_product(av, bv, m, n, k)), 1e-12);
   stream_->synchronize();
+}
+
+// Without a GPU, device memory cannot be copied to the host: CPU execution of a device operand is refused when the
+// object is made (and by the function forms at the call), as automatic execution's is, naming the operation, the
+// operand and its device. It used to be accepted and fail at execute on an internal allocation's message.
+TEST(CpuExecutionWithoutAGpu, DeviceOperandsAreNotSupportedAtConstructionNamingTheOperand) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA device is present: this test covers machines without one";
+  std::vector<std::complex<float>> host(64);
+  const auto device_view = [&](DType dtype, Shape shape) {
+    return TensorView(host.data(), dtype, shape, row_major_strides(shape), Device::cuda(0), MemorySpace::device);
+  };
+  const TensorView c = device_view(c64, {4, 8}), r = device_view(f32, {4, 8}), k = device_view(f32, {1, 3});
+  const TensorView a = device_view(f32, {4, 4}), b = device_view(f32, {4, 4});
+  const Execution cpu = Execution::cpu();
+  const std::vector<std::pair<const char*, std::function<void()>>> calls = {
+      {"FFT", [&] { FFT(c, {.execution = cpu}); }},
+      {"FFT", [&] { (void)fft(c, {.execution = cpu}); }},
+      {"operand", [&] { RealTransform(r, {.execution = cpu}); }},
+      {"operand", [&] { (void)dct(r, {.execution = cpu}); }},
+      {"Convolution", [&] { Convolution(r, k, {.execution = cpu}); }},
+      {"Convolution", [&] { (void)fftconvolve(r, k, {.execution = cpu}); }},
+      {"a", [&] { Matmul(a, b, {.execution = cpu}); }},
+      {"a", [&] { (void)matmul(a, b, {.execution = cpu}); }},
+  };
+  for (const auto& [names, call] : calls) {
+    try {
+      call();
+      ADD_FAILURE() << "a device operand with CPU execution was accepted without a GPU";
+    } catch (const NotSupported& error) {
+      const std::string message = error.what();
+      for (const char* fragment : {names, "in memory of cuda:0", "needs a CUDA device"})
+        EXPECT_NE(message.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << message;
+    }
+  }
 }
 
 }  // namespace

@@ -101,7 +101,15 @@ TEST(R2RErrors, DtypeAxesAndKinds) {
   std::vector<double> h(24, 1.0);
   const TensorView x(h.data(), {2, 3, 4});
   expect_throw_naming<InvalidArgument>([&] { (void)dct(x, {.axis = 3, .execution = cpu}); },
-                                       {"dct", "axis 3", "out of range", "3-D"});
+                                       {"dct: axis: axis 3", "out of range", "3-D"});
+  // An axis out of range names the option it came from.
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        (void)dctn(x, {.axes = {0, 3}, .execution = cpu});
+      },
+      {"dctn: axes: axis 3", "out of range", "3-D"});
+  expect_throw_naming<InvalidArgument>([&] { RealTransform rt(x, {.axes = {-4}, .execution = cpu}); },
+                                       {"RealTransform: axes: axis -4", "out of range", "3-D"});
   expect_throw_naming<InvalidArgument>(
       [&] {
         (void)dctn(x, {.axes = {0, -3}, .execution = cpu});

@@ -86,7 +86,7 @@ TEST(Device, CheckValidNamesRangeAndValue) {
   CUPLAN_REQUIRE_GPU();
   const int count = cuda_device_count();
   EXPECT_NO_THROW(Device::cuda(count - 1).check_valid("operand x"));
-  for (const int bad : {count, count + 4, -1}) {
+  for (const int bad : {count, count + 4}) {
     try {
       Device::cuda(bad).check_valid("operand x");
       FAIL() << "device index " << bad << " was accepted";
@@ -94,6 +94,20 @@ TEST(Device, CheckValidNamesRangeAndValue) {
       const std::string expected =
           "operand x: expected a CUDA device index in [0, " + std::to_string(count) + "), got " + std::to_string(bad);
       EXPECT_EQ(std::string(error.what()), expected);
+    }
+  }
+}
+
+// A negative index names no device on any machine: InvalidArgument, with or without a GPU (without one it used to be
+// NotSupported "no CUDA device", which hid the bad index).
+TEST(Device, NegativeIndexIsInvalidOnEveryMachine) {
+  for (const int bad : {-1, -5}) {
+    try {
+      Device::cuda(bad).check_valid("operand x");
+      FAIL() << "device index " << bad << " was accepted";
+    } catch (const InvalidArgument& error) {
+      EXPECT_EQ(std::string(error.what()),
+                "operand x: expected a CUDA device index of 0 or more, got " + std::to_string(bad));
     }
   }
 }

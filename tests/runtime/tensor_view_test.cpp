@@ -158,6 +158,19 @@ TEST(TensorView, FullDescriptionChecksSpaceAgainstDevice) {
                  {"device", "cpu", "expected a CUDA device"});
 }
 
+// A stated CUDA device of negative index is refused by both constructors that take a device, on any machine (it
+// used to be accepted and fail later in a stream lookup, as NotSupported naming no operand).
+TEST(TensorView, StatedCudaDeviceOfNegativeIndexIsInvalid) {
+  float v[4];
+  for (const int bad : {-1, -5}) {
+    const std::string got = "got " + std::to_string(bad);
+    expect_invalid([&] { TensorView(v, {4}, std::nullopt, Device::cuda(bad)); },
+                   {"TensorView: device", "index of 0 or more", got.c_str()});
+    expect_invalid([&] { TensorView(v, f32, {4}, Strides{1}, Device::cuda(bad), MemorySpace::device); },
+                   {"TensorView: device", "index of 0 or more", got.c_str()});
+  }
+}
+
 TEST(PointerInfo, HostPointersAreHostMemory) {
   int on_stack = 0;
   std::vector<double> on_heap(16);

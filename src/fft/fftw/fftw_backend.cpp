@@ -23,6 +23,7 @@
 #include "cuplan/format.hpp"
 #include "plan/cache/tuning_file.hpp"
 #include "plan/fftw_planner_lock.hpp"
+#include "plan/option_checks.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -96,12 +97,9 @@ void scale_walk(Real* data, const OutputWalk& walk, Real scale, int components) 
   }
 }
 
-// Library default: one thread per 64 Ki elements, at most one per hardware thread (threads cost more than they
-// give on small transforms).
+// Library default (plan/option_checks.hpp): one thread per 64 Ki elements, at most one per hardware thread.
 int default_threads(const LayoutDecision& decision) {
-  const std::int64_t elements = checked_numel(decision.in_shape);
-  const std::int64_t hardware = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(std::clamp<std::int64_t>(elements / 65536, 1, hardware));
+  return default_cpu_threads(checked_numel(decision.in_shape));
 }
 
 }  // namespace

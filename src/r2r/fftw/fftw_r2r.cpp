@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 #include "base/error_context.hpp"
 #include "base/geometry.hpp"
@@ -17,6 +16,7 @@
 #include "base/log.hpp"
 #include "cuplan/errors.hpp"
 #include "plan/fftw_planner_lock.hpp"
+#include "plan/option_checks.hpp"
 
 namespace cuplan::detail {
 namespace {
@@ -56,7 +56,7 @@ std::size_t reach_bytes(const Shape& shape, const Strides& strides, std::size_t 
 FftwR2RPlan::FftwR2RPlan(const R2RDecision& decision, int threads, Planning planning)
     : decision_(decision),
       double_precision_(decision.dtype == f64),
-      threads_(threads == 0 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : threads),
+      threads_(threads > 0 ? threads : default_cpu_threads(checked_numel(decision.shape))),
       planning_(planning) {}
 
 FftwR2RPlan::~FftwR2RPlan() {

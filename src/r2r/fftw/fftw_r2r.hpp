@@ -14,7 +14,7 @@ namespace cuplan::detail {
 
 class FftwR2RPlan {
  public:
-  /// `threads` 0: every hardware thread.
+  /// `threads` 0: the library default (default_cpu_threads: one per 64 Ki elements, at most one per hardware thread).
   FftwR2RPlan(const R2RDecision& decision, int threads, Planning planning);
   ~FftwR2RPlan();
   FftwR2RPlan(const FftwR2RPlan&) = delete;
