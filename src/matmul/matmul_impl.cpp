@@ -136,6 +136,20 @@ void MatmulImpl::plan(const MatmulPlanOptions& options) try {
   require_defined(options.epilog_aux, who_, "plan", "epilog_aux");
   if (options.epilog) {
     mm::check_epilog(*options.epilog, who_);
+    // The new epilog's inputs obey the construction's rules: in the memory space and on the device of the other
+    // operands (device memory needing a GPU), and apart from an external work area. Checked before anything changes.
+    std::vector<TensorView> views;
+    std::vector<const char*> names;
+    for (int i = 0; i < slot_count; ++i) {
+      const std::optional<TensorRef>& ref =
+          i == slot_bias ? options.bias : (i == slot_aux ? options.epilog_aux : operands_[i].ref);
+      if (!ref) continue;
+      views.push_back(ref->view());
+      names.push_back(slot_names[i]);
+      if (i == slot_bias || i == slot_aux)
+        check_work_area_apart(options_.work_area, options_.work_area_buffer, views.back(), slot_names[i], who_);
+    }
+    (void)resolve_execution(options_.execution, options_.blocking, views, names, who_);
     options_.epilog = *options.epilog;
     operands_[slot_bias].ref = options.bias;
     operands_[slot_aux].ref = options.epilog_aux;

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "base/cuda_check.hpp"
+#include "cuplan/config.hpp"
 #include "cuplan/errors.hpp"
 #include "plan/option_checks.hpp"
 
@@ -69,9 +70,11 @@ ExecutionTarget resolve_execution(Execution execution, Blocking blocking, std::s
   // Device memory needs a device on every route: CPU execution copies it to the host and the result back.
   if (!target.host_operands && !cuda_available()) [[unlikely]]
     throw NotSupported(fmt::format(
-        "{}: {} is in memory of cuda:{}, which needs a CUDA device (CPU execution too copies it through one), but the "
-        "CUDA runtime reports none on this machine; expected a host operand",
-        who, name_at(names, first_device), operand_device));
+        "no CUDA device: {}: {} is in memory of cuda:{}, which needs a CUDA device (CPU execution too copies it "
+        "through one), but {}; expected a host operand",
+        who, name_at(names, first_device), operand_device,
+        CUPLAN_HAS_CUDA ? "the CUDA runtime reports none on this machine"
+                        : "this cuplan was built without CUDA (CUPLAN_ENABLE_CUDA=OFF)"));
   if (target.cuda) {
     if (execution.device() >= 0) {
       target.device = execution.device();

@@ -34,6 +34,12 @@ int default_cpu_threads(std::int64_t elements) {
 void check_execution(Execution execution, const char* op) {
   check_enum_range(execution.kind(), Execution::Kind::cpu, op, "execution", "Execution::Kind");
   if (execution.kind() == Execution::Kind::cpu) (void)cpu_threads(execution.threads(), op);
+  // -1 is the operands' device; below it names no device (the count is checked where the device is chosen).
+  if (execution.kind() == Execution::Kind::cuda && execution.device() < -1) [[unlikely]]
+    throw InvalidArgument(
+        fmt::format("{}: execution: Execution::cuda device: expected -1 (the operands' device) or "
+                    "an index of 0 or more, got {}",
+                    op, execution.device()));
 }
 
 void check_blocking(Blocking blocking, const char* op) {

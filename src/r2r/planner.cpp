@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <string>
-#include <string_view>
 
 #include "base/geometry.hpp"
 #include "cuplan/errors.hpp"
@@ -139,10 +138,7 @@ R2RDecision plan_r2r(const R2RRequest& r, const char* who) {
     if (r.axes.size() > 3)
       throw InvalidArgument(
           fmt::format("{}: axes: expected 1 to 3 axes to transform, got {} axes", who, r.axes.size()));
-    // The option that named the axis: `axis` of the one-axis forms, `axes` elsewhere ("dctn: axes: axis 2 is ...").
-    const std::string_view form = who;
-    const bool one_axis_form = form == "dct" || form == "idct" || form == "dst" || form == "idst";
-    const std::string axes_who = fmt::format("{}: {}", who, one_axis_form ? "axis" : "axes");
+    const std::string axes_who = fmt::format("{}: {}", who, r.axes_option);  // "dctn: axes: axis 2 is out of ..."
     for (int a : r.axes) {
       const int axis = normalize_axis(a, ndim, axes_who.c_str());
       for (int seen : d.axes)

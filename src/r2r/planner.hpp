@@ -47,6 +47,8 @@ struct R2RRequest {
   bool inplace = false;
   /// `axes` empty: every axis (the function forms dctn ...) instead of the last min(ndim, 3).
   bool all_axes_by_default = false;
+  /// The option that named the axes, for messages: `axis` for the one-axis forms (dct ...), else `axes`.
+  const char* axes_option = "axes";
 };
 
 /// One transformed axis.

@@ -53,7 +53,7 @@ detail::PlanKey make_key(const TensorView& x, const RealTransformOptions& o, boo
 }
 
 Tensor run(TensorRef&& x, RealTransformOptions options, bool all_axes, Direction direction, const TensorRef* out,
-           const char* name) {
+           const char* name, const char* axes_option) {
   // Every call, before the key: a hit rejects what a miss rejects.
   detail::require_defined(x, name, "x");
   if (out != nullptr) detail::require_defined(*out, name, "out");
@@ -79,7 +79,7 @@ Tensor run(TensorRef&& x, RealTransformOptions options, bool all_axes, Direction
   // A miss plans at the call in either planning mode (plan/planning/planned_call.hpp).
   return detail::run_cached_on_callers_thread<detail::RealTransformImpl>(
       make_key(x.view(), options, all_axes, out), name,
-      [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes); },
+      [&] { return std::make_unique<detail::RealTransformImpl>(x, options, name, all_axes, axes_option); },
       [&](detail::RealTransformImpl& impl) { impl.plan(options.stream); },
       [&](detail::RealTransformImpl& impl) { impl.adopt_operand(std::move(x)); },
       [&](detail::RealTransformImpl& impl) {
@@ -110,13 +110,13 @@ RealTransformOptions transform_options(const Options& o, std::vector<int> axes, 
 Tensor one_axis(TensorRef&& x, const R2ROptions& o, bool sine, Direction direction, const TensorRef* out,
                 const char* name) {
   return run(std::move(x), transform_options(o, {o.axis}, detail::kind_of_type(o.type, sine, name)), false, direction,
-             out, name);
+             out, name, "axis");
 }
 
 Tensor several_axes(TensorRef&& x, const R2RNOptions& o, bool sine, Direction direction, const TensorRef* out,
                     const char* name) {
   return run(std::move(x), transform_options(o, o.axes, detail::kind_of_type(o.type, sine, name)), true, direction, out,
-             name);
+             name, "axes");
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ std::string kinds_text(const std::vector<R2RKind>& kinds) {
 }  // namespace
 
 RealTransformImpl::RealTransformImpl(TensorRef operand, const RealTransformOptions& options, const char* who,
-                                     bool all_axes_by_default)
+                                     bool all_axes_by_default, const char* axes_option)
     : PlannedOperation("RealTransform", std::move(operand), options.stream, options.after) {
   validate_r2r_options(options, who);
   const TensorView& x = operand_.view();
@@ -47,7 +47,8 @@ RealTransformImpl::RealTransformImpl(TensorRef operand, const RealTransformOptio
                         .norm = options.norm,
                         .orthogonalize = options.orthogonalize,
                         .inplace = options.inplace,
-                        .all_axes_by_default = all_axes_by_default},
+                        .all_axes_by_default = all_axes_by_default,
+                        .axes_option = axes_option},
                        who);
   check_alignment(x.data(), x.dtype().alignment(), "operand", who);
   operand_signature_ = OperandSignature::of(x);

@@ -20,9 +20,10 @@ namespace cuplan::detail {
 
 class RealTransformImpl final : public PlannedOperation {
  public:
-  /// `all_axes_by_default`: empty axes mean every axis (dctn ...), not the last min(ndim, 3).
+  /// `all_axes_by_default`: empty axes mean every axis (dctn ...), not the last min(ndim, 3). `axes_option`: the
+  /// option that named the axes, for messages (`axis` for dct ...).
   RealTransformImpl(TensorRef operand, const RealTransformOptions& options, const char* who,
-                    bool all_axes_by_default = false);
+                    bool all_axes_by_default = false, const char* axes_option = "axes");
   ~RealTransformImpl() override;
 
   CUPLAN_PLANNED_OPERATION_PHASES(RealTransformExecuteOptions);

@@ -55,7 +55,7 @@ void Device::check_valid(const char* what) const {
     throw InvalidArgument(fmt::format("{}: expected a CUDA device index of 0 or more, got {}", what, index_));
   detail::require_cuda(what);
   const int count = cuda_device_count();
-  if (index_ < 0 || index_ >= count) [[unlikely]] {
+  if (index_ >= count) [[unlikely]] {
     throw InvalidArgument(fmt::format("{}: expected a CUDA device index in [0, {}), got {}", what, count, index_));
   }
 }

@@ -128,6 +128,10 @@ std::vector<MisuseRow> rows() {
                [=] { fft(x, {.axes = std::vector<int>(200, 0), .execution = kCpu}); },
                Expect::invalid_argument,
                {"axes", "1 to 3", "got 200"}});
+  t.push_back({"execution_cuda_device_minus_5",
+               [=] { FFT(x, {.execution = Execution::cuda(-5)}); },
+               Expect::invalid_argument,
+               {"FFT", "execution", "Execution::cuda device", "got -5"}});
   t.push_back({"four_axes_class",
                [=] {
                  FFT(x, {.axes = {0, 1, 0, 1}, .execution = kCpu});

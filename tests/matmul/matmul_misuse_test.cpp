@@ -67,6 +67,17 @@ std::vector<MisuseRow> rows() {
                [=] { matmul(a, b, {.compute = bad<Compute>(42), .execution = kCpu}); },
                Expect::invalid_argument,
                {"compute", "Compute", "got 42"}});
+  // A new epilog's bias given to plan() obeys the construction's rules: device memory with host operands is refused
+  // naming it (it used to be taken and fail at execute, or, on a GPU, reach the CPU route's copy).
+  t.push_back({"plan_bias_in_device_memory",
+               [=] {
+                 Matmul mm(a, b, {.execution = kCpu});
+                 mm.plan({.epilog = Epilog::bias,
+                          .bias = TensorRef(
+                              TensorView(m.bias.data(), f32, {4}, Strides{1}, Device::cuda(0), MemorySpace::device))});
+               },
+               Expect::invalid_argument,
+               {"Matmul", "bias", "host memory", "cuda:0"}});
   // A result dtype outside DTypeCode is named as such, the same on both forms (it was "result_dtype ? for f32
   // operands", a NotSupported for fp8 operands).
   t.push_back({"result_dtype_99",

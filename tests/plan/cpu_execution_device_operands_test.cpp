@@ -152,14 +152,14 @@ TEST(CpuExecutionWithoutAGpu, DeviceOperandsAreNotSupportedAtConstructionNamingT
   const TensorView a = device_view(f32, {4, 4}), b = device_view(f32, {4, 4});
   const Execution cpu = Execution::cpu();
   const std::vector<std::pair<const char*, std::function<void()>>> calls = {
-      {"FFT", [&] { FFT(c, {.execution = cpu}); }},
-      {"FFT", [&] { (void)fft(c, {.execution = cpu}); }},
-      {"operand", [&] { RealTransform(r, {.execution = cpu}); }},
-      {"operand", [&] { (void)dct(r, {.execution = cpu}); }},
-      {"Convolution", [&] { Convolution(r, k, {.execution = cpu}); }},
-      {"Convolution", [&] { (void)fftconvolve(r, k, {.execution = cpu}); }},
-      {"a", [&] { Matmul(a, b, {.execution = cpu}); }},
-      {"a", [&] { (void)matmul(a, b, {.execution = cpu}); }},
+      {"FFT: operand", [&] { FFT(c, {.execution = cpu}); }},
+      {"FFT: operand", [&] { (void)fft(c, {.execution = cpu}); }},
+      {"RealTransform: operand", [&] { RealTransform(r, {.execution = cpu}); }},
+      {"dct: operand", [&] { (void)dct(r, {.execution = cpu}); }},
+      {"Convolution: operand", [&] { Convolution(r, k, {.execution = cpu}); }},
+      {"Convolution: operand", [&] { (void)fftconvolve(r, k, {.execution = cpu}); }},
+      {"Matmul: a", [&] { Matmul(a, b, {.execution = cpu}); }},
+      {"matmul: a", [&] { (void)matmul(a, b, {.execution = cpu}); }},
   };
   for (const auto& [names, call] : calls) {
     try {
@@ -167,7 +167,7 @@ TEST(CpuExecutionWithoutAGpu, DeviceOperandsAreNotSupportedAtConstructionNamingT
       ADD_FAILURE() << "a device operand with CPU execution was accepted without a GPU";
     } catch (const NotSupported& error) {
       const std::string message = error.what();
-      for (const char* fragment : {names, "in memory of cuda:0", "needs a CUDA device"})
+      for (const char* fragment : {names, "is in memory of cuda:0", "no CUDA device"})
         EXPECT_NE(message.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << message;
     }
   }

@@ -10,6 +10,8 @@
 
 #include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
+#include "cuplan/stream.hpp"
+#include "cuplan/tensor.hpp"
 #include "support/test_support.hpp"
 
 namespace cuplan {
@@ -110,6 +112,10 @@ TEST(Device, NegativeIndexIsInvalidOnEveryMachine) {
                 "operand x: expected a CUDA device index of 0 or more, got " + std::to_string(bad));
     }
   }
+  // The same where a device is used: a Tensor, a Stream, an Event (without a GPU these said "no CUDA device").
+  EXPECT_THROW((void)Tensor::empty({4}, f32, Device::cuda(-1)), InvalidArgument);
+  EXPECT_THROW(Stream stream(Device::cuda(-2)), InvalidArgument);
+  EXPECT_THROW(Event event(Device::cuda(-3), false), InvalidArgument);
 }
 
 TEST(Device, UseMakesDeviceCurrent) {

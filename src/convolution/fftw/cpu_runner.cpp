@@ -10,7 +10,6 @@
 #include <complex>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "base/host_array.hpp"
@@ -20,6 +19,7 @@
 #include "cuplan/names.hpp"
 #include "fft/fftw/chunk_workers.hpp"
 #include "fft/fftw/fftw_backend.hpp"
+#include "plan/option_checks.hpp"
 #include "runtime/current_stream.hpp"
 
 namespace cuplan::detail {
@@ -104,8 +104,9 @@ class CpuConvolutionRunner final : public ConvolutionRunner {
       chunk_ = std::clamp<std::int64_t>(static_cast<std::int64_t>(kChunkBytes / std::max<std::size_t>(work_bytes, 1)),
                                         1, g.batch);
       chunks_ = (g.batch + chunk_ - 1) / chunk_;
+      // Execution::cpu(0): the library default, one thread per 64 Ki elements of the work buffers.
       const int threads = context_.target.cpu_threads > 0 ? context_.target.cpu_threads
-                                                          : static_cast<int>(std::thread::hardware_concurrency());
+                                                          : default_cpu_threads(checked_numel(g.work_shape));
       workers_count_ = static_cast<int>(std::clamp<std::int64_t>(threads, 1, chunks_));
       kernel_entries_ = kernel_entries(g);
       make_plans(chunk_, forward_, inverse_);
