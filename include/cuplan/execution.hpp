@@ -89,7 +89,8 @@ using Logger = std::function<void(LogLevel, std::string_view)>;
 /// Install a logger (an empty function turns logging off). It receives what was planned and why, workspace sizes,
 /// internal copies made, at or above the log level. Setting CUPLAN_LOG=1 (or =debug, =info, =warning) in the
 /// environment logs to stderr when none is set. A logger must not throw: what it throws is caught and dropped (said
-/// once on stderr), so that a log line never changes what a call does.
+/// once on stderr), so that a log line never changes what a call does. Once set_logger() returns, the previous
+/// logger is never called again; a logger must therefore not call set_logger() itself, nor log through cuplan.
 CUPLAN_API void set_logger(Logger logger);
 /// The least severe level passed to the logger; messages below it are not even formatted. Default: debug (all), or
 /// the level CUPLAN_LOG names (CUPLAN_LOG=1 means info). InvalidArgument for a value outside LogLevel (the level is
