@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/error_context.hpp"
+#include "cuplan/device.hpp"
 #include "cuplan/errors.hpp"
 
 namespace cuplan::detail {
@@ -22,6 +23,10 @@ inline void check_cuda(cudaError_t status, const char* call, SourceLocation wher
 
 /// Throws NotSupported("no CUDA device: <what> ...") when cuda_available() is false.
 void require_cuda(const char* what);
+
+/// InvalidArgument("<what>: expected a CUDA device index of 0 or more, got <i>") for a CUDA device of negative index:
+/// wrong on any machine, so said before asking whether there is a GPU (the count is checked where the device is used).
+void require_device_index_sign(Device device, const char* what);
 
 /// NotSupported("no CUDA device: <what> needs a GPU, and this cuplan was built without CUDA ..."): require_cuda's
 /// answer in the CPU-only build, and what that build's device backends (the *_no_device.cpp files) throw.

@@ -51,8 +51,7 @@ Device Device::current() {
 
 void Device::check_valid(const char* what) const {
   if (is_cpu()) return;
-  if (index_ < 0) [[unlikely]]  // wrong on any machine: say so before asking whether there is a GPU
-    throw InvalidArgument(fmt::format("{}: expected a CUDA device index of 0 or more, got {}", what, index_));
+  detail::require_device_index_sign(*this, what);
   detail::require_cuda(what);
   const int count = cuda_device_count();
   if (index_ >= count) [[unlikely]] {

@@ -99,7 +99,7 @@ Event::Event(Device device, bool timing) : timing_(timing) {
     host_ = true;
     return;
   }
-  if (device.is_cuda() && device.index() < 0) device.check_valid("Event device");  // InvalidArgument on any machine
+  detail::require_device_index_sign(device, "Event device");
   detail::require_cuda("Event on a CUDA device");
   if (!device.is_cuda()) [[unlikely]] {
     throw InvalidArgument(fmt::format("Event device: expected a CUDA device, got {}", device.to_string()));

@@ -148,7 +148,7 @@ Stream::Stream(Device device, int priority, bool non_blocking) {
     host_ = true;
     return;
   }
-  if (device.is_cuda() && device.index() < 0) device.check_valid("Stream device");  // InvalidArgument on any machine
+  detail::require_device_index_sign(device, "Stream device");
   detail::require_cuda("Stream on a CUDA device");
   checked_cuda_device(device, "Stream device");
   DeviceScope scope(device);

@@ -69,7 +69,7 @@ Tensor Tensor::empty_strided(Shape shape, Strides strides, DType dtype, Device d
     throw InvalidArgument(fmt::format("Tensor::empty: shape {} of {} needs more than 2^63 bytes", shape, dtype));
   }
   if (device.is_cuda()) {
-    if (device.index() < 0) device.check_valid("Tensor::empty: device");  // an InvalidArgument on any machine
+    detail::require_device_index_sign(device, "Tensor::empty: device");
     if (!cuda_available()) detail::require_cuda(fmt::format("Tensor::empty on {}", device).c_str());
     device.check_valid("Tensor::empty: device");
     const StreamRef on = stream ? *stream : current_stream(device);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "base/cuda_check.hpp"
 #include "base/geometry.hpp"
 #include "cuplan/errors.hpp"
 #include "cuplan/format.hpp"
@@ -77,16 +78,9 @@ std::int64_t validate_layout(const void* data, DType dtype, const Shape& shape, 
   return numel;
 }
 
-// A stated CUDA device of negative index names no device on any machine (the count is checked where it is used).
-void check_device_index(Device device) {
-  if (device.is_cuda() && device.index() < 0) [[unlikely]]
-    throw InvalidArgument(
-        fmt::format("TensorView: device: expected a CUDA device index of 0 or more, got {}", device.index()));
-}
-
 // The memory space for a stated device: checked against what the runtime knows about the pointer.
 MemorySpace stated_space(const void* data, Device device) {
-  check_device_index(device);
+  detail::require_device_index_sign(device, "TensorView: device");
   const PointerInfo found = pointer_info(data);
   const bool on_device = found.space == MemorySpace::device || found.space == MemorySpace::managed;
   if (device.is_cpu()) {
@@ -139,7 +133,7 @@ TensorView::TensorView(const void* data, DType dtype, Shape shape, Strides strid
     throw InvalidArgument(fmt::format("TensorView: space: expected a MemorySpace from 0 to {}, got {}",
                                       static_cast<unsigned>(MemorySpace::managed), static_cast<unsigned>(space)));
   }
-  check_device_index(device);
+  detail::require_device_index_sign(device, "TensorView: device");
   const bool host = detail::is_host(space);
   if (host != device.is_cpu()) {
     throw InvalidArgument(fmt::format("TensorView: memory space {} does not fit device {}: expected {}", space, device,

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "base/error_context.hpp"
@@ -97,11 +96,6 @@ void scale_walk(Real* data, const OutputWalk& walk, Real scale, int components) 
   }
 }
 
-// Library default (plan/option_checks.hpp): one thread per 64 Ki elements, at most one per hardware thread.
-int default_threads(const LayoutDecision& decision) {
-  return default_cpu_threads(checked_numel(decision.in_shape));
-}
-
 }  // namespace
 
 void scale_host(void* data, DType dtype, const OutputWalk& walk, double scale) {
@@ -117,7 +111,7 @@ void scale_host(void* data, DType dtype, const OutputWalk& walk, double scale) {
 FftwPlan::FftwPlan(const LayoutDecision& decision, int threads, Planning planning)
     : decision_(decision),
       double_precision_(decision.in_dtype.real() == f64),
-      threads_(threads > 0 ? threads : default_threads(decision)),
+      threads_(threads > 0 ? threads : default_cpu_threads(checked_numel(decision.in_shape))),
       planning_(planning) {
   const DType precision = decision.in_dtype.real();
   if (precision != f32 && precision != f64)
