@@ -63,7 +63,11 @@ namespace {
 struct DeviceMemory {
   std::mutex mutex;
   std::shared_ptr<MemoryResource> user;         // null: the default pool
-  std::shared_ptr<MemoryResource> default_one;  // made on first use
+  std::shared_ptr<MemoryResource> default_one;  // made on first use, never destroyed (default_locked)
+  // Read without the lock by every device allocation (detail::device_resource): whether a user resource is set, and
+  // the default one once made.
+  std::atomic<bool> has_user{false};
+  std::atomic<MemoryResource*> default_ptr{nullptr};
   std::atomic<std::size_t> in_use{0}, peak{0}, allocations{0}, deallocations{0};
 };
 
@@ -80,8 +84,14 @@ DeviceMemory& device_memory(Device device, const char* who) {
   return g_devices[device.index()];
 }
 
+// The default resource is never destroyed (memory is freed to it until the process ends, after static destructors
+// too), so the allocations' fast path may hand it out without a reference count.
 std::shared_ptr<MemoryResource> default_locked(DeviceMemory& memory, int device) {
-  if (!memory.default_one) memory.default_one = std::make_shared<PoolResource>(detail::default_pool(device));
+  if (!memory.default_one) {
+    auto* pool = new PoolResource(detail::default_pool(device));
+    memory.default_one = std::shared_ptr<MemoryResource>(std::shared_ptr<void>(), pool);
+    memory.default_ptr.store(pool, std::memory_order_release);
+  }
   return memory.default_one;
 }
 
@@ -93,6 +103,12 @@ namespace detail {
 
 std::shared_ptr<MemoryResource> device_resource(int device) {
   DeviceMemory& memory = g_devices[device];
+  // Every execute's result is allocated here: no lock and no count while the default resource is in use. An
+  // allocation racing with set_resource gets either resource, as it would with the lock.
+  if (!memory.has_user.load(std::memory_order_acquire)) {
+    if (MemoryResource* pool = memory.default_ptr.load(std::memory_order_acquire))
+      return std::shared_ptr<MemoryResource>(std::shared_ptr<void>(), pool);
+  }
   std::lock_guard lock(memory.mutex);
   return memory.user ? memory.user : default_locked(memory, device);
 }
@@ -132,6 +148,7 @@ void set_resource(Device device, std::shared_ptr<MemoryResource> resource) {
   device.check_valid("memory::set_resource: device");
   std::lock_guard lock(memory.mutex);
   memory.user = std::move(resource);
+  memory.has_user.store(memory.user != nullptr, std::memory_order_release);
 }
 
 std::shared_ptr<MemoryResource> get_resource(Device device) {

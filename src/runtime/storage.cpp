@@ -151,7 +151,7 @@ fault::Site fault_site(MemorySpace space) noexcept {
 }  // namespace
 
 std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, MemorySpace space, StreamRef stream) {
-  std::shared_ptr<Storage> storage(new Storage());
+  auto storage = std::make_shared<Storage>(Key{});
   storage->bytes_ = bytes;
   storage->device_ = device;
   storage->space_ = space;
@@ -253,7 +253,7 @@ void Storage::record_use(StreamRef stream) {
 
 std::shared_ptr<Storage> Storage::adopt(void* data, std::size_t bytes, Device device, MemorySpace space,
                                         StreamRef stream, std::function<void()> release) {
-  std::shared_ptr<Storage> storage(new Storage());
+  auto storage = std::make_shared<Storage>(Key{});
   storage->data_ = data;
   storage->bytes_ = bytes;
   storage->device_ = device;

@@ -85,7 +85,16 @@ class Storage {
   }
 
  private:
-  Storage() = default;
+  // Made only by allocate and adopt, through make_shared (one heap block for the object and its count): the
+  // constructor is public for make_shared, but only this class can name its argument.
+  struct Key {
+    explicit Key() = default;
+  };
+
+ public:
+  explicit Storage(Key) {}
+
+ private:
   void note_thread_relative(cudaStream_t stream);  // mutex_ held or not yet shared
   /// True when a thread other than the calling one allocated or used this memory on its per-thread default stream,
   /// which no other thread can order after (mutex_ held, or the last reference).

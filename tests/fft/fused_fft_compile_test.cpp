@@ -225,6 +225,27 @@ TEST(FusedFftSource, RealF32PowersOfTwoUseTheFoldedMode) {
         << to_string(normal.type) << " " << normal.precision.name() << " " << normal.length;
 }
 
+// A C2C program holds a forward and an inverse kernel, R2C only the forward and C2R only the inverse one; the loader
+// looks up only those (a lookup of an absent kernel is a CUDA error, which compute-sanitizer reports).
+TEST(FusedFftSource, EachTypeHoldsTheKernelsTheLoaderLooksUp) {
+  if (!fused_fft::headers_problem().empty()) GTEST_SKIP() << fused_fft::headers_problem();
+  struct Case {
+    FFTType type;
+    bool forward, inverse;
+  };
+  for (const Case c :
+       {Case{FFTType::c2c, true, true}, Case{FFTType::r2c, true, false}, Case{FFTType::c2r, false, true}}) {
+    EXPECT_EQ(fused_fft::program_holds(c.type, Direction::forward), c.forward) << to_string(c.type);
+    EXPECT_EQ(fused_fft::program_holds(c.type, Direction::inverse), c.inverse) << to_string(c.type);
+    const std::string text = fused_fft::kernel_source(spec_of(c.type, f32, 2048));
+    EXPECT_EQ(text.find("void __launch_bounds__") != std::string::npos, true) << text;
+    EXPECT_EQ(text.find(" cuplan_fused_fft_forward(") != std::string::npos, c.forward) << to_string(c.type);
+    EXPECT_EQ(text.find(" cuplan_fused_fft_inverse(") != std::string::npos, c.inverse) << to_string(c.type);
+    EXPECT_EQ(text.find("cuplan_fused_config_forward[4]") != std::string::npos, c.forward) << to_string(c.type);
+    EXPECT_EQ(text.find("cuplan_fused_config_inverse[4]") != std::string::npos, c.inverse) << to_string(c.type);
+  }
+}
+
 // A fresh cache folder per test, set through the environment as a user would.
 class FusedFftCompile : public ::testing::Test {
  protected:
@@ -269,6 +290,8 @@ TEST_F(FusedFftCompile, CompilesForSm90WithoutAGpuAndASecondPlanCompilesNothingA
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].extension(), ".cubin");
   EXPECT_NE(files[0].filename().string().find("sm90"), std::string::npos) << files[0];
+
+  EXPECT_EQ(compiled->type, FFTType::c2c);
 
   // Same process: the process cache, then (once forgotten) the disk.
   EXPECT_EQ(fused_fft::compiled_kernel(spec)->cubin, compiled->cubin);
@@ -334,8 +357,13 @@ __device__ void store_conjugate(void* out, unsigned long long offset, double2 v,
     EXPECT_EQ(std::string(compiled->cubin.data(), 4),
               "\x7f"
               "ELF");
+    EXPECT_EQ(compiled->type, spec->type) << compiled->key;
   }
   EXPECT_EQ(entries().size(), 4u);
+  // Read back from the disk, each program still says which kernels it holds.
+  fused_fft::clear_process_cache_for_testing();
+  for (const fused_fft::KernelSpec* spec : {&c2c, &r2c, &c2r, &folded})
+    EXPECT_EQ(fused_fft::compiled_kernel(*spec)->type, spec->type) << to_string(spec->type);
 }
 
 TEST_F(FusedFftCompile, ACallbackOfTheWrongSignatureFailsWithTheCompilerLog) {

@@ -388,7 +388,6 @@ std::string kernel_source(const KernelSpec& s) {
   for (CallbackRole role : {CallbackRole::prolog, CallbackRole::epilog})
     if (const InlinedCallback* c = (role == CallbackRole::prolog ? s.prolog : s.epilog).get())
       text += checked_callback_source(callback_text(*c, role), c->symbol, role, c->element, c->name);
-  const bool c2c = s.type == FFTType::c2c;
   text += fmt::format(
       "#line 1 \"cuplan-fused-fft\"\n"
       "struct cuplan_fused_rows {{\n"
@@ -441,8 +440,8 @@ std::string kernel_source(const KernelSpec& s) {
           ? " +\n                        cufftdx::RealFFTOptions<cufftdx::complex_layout::natural, "
             "cufftdx::real_mode::folded>()"
           : "");
-  if (c2c || s.type == FFTType::r2c) text += kernel_text("forward");
-  if (c2c || s.type == FFTType::c2r) text += kernel_text("inverse");
+  if (program_holds(s.type, Direction::forward)) text += kernel_text("forward");
+  if (program_holds(s.type, Direction::inverse)) text += kernel_text("inverse");
   return text;
 }
 
@@ -552,6 +551,7 @@ std::shared_ptr<const CompiledKernel> compiled_kernel(const KernelSpec& s) {
   const std::vector<std::string>& options = p.options;
   auto entry = std::make_shared<CompiledKernel>();
   entry->key = p.key;
+  entry->type = s.type;
 
   ProcessCache& cache = process_cache();
   // Held while compiling: a second plan of the same program waits for the first compilation instead of repeating it.

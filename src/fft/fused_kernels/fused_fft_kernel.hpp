@@ -55,6 +55,13 @@ inline bool folded_real_mode(FFTType type, DType precision, std::int64_t length)
   return type != FFTType::c2c && precision == f32 && length >= 4 && (length & (length - 1)) == 0;
 }
 
+/// Whether a program of `type` holds the kernel of `direction`: a C2C program both, an R2C program the forward and a
+/// C2R program the inverse one. kernel_source() writes those, and LoadedKernel::load() looks up only those, so that
+/// no lookup of an absent kernel raises a CUDA error for the sanitizers to report. Pure.
+inline bool program_holds(FFTType type, Direction direction) noexcept {
+  return type == FFTType::c2c || (type == FFTType::r2c) == (direction == Direction::forward);
+}
+
 /// The CUDA source of `spec`'s program (pure; used by the compilation and by tests).
 std::string kernel_source(const KernelSpec& spec);
 
@@ -63,6 +70,7 @@ std::string kernel_source(const KernelSpec& spec);
 struct CompiledKernel {
   std::vector<char> cubin;
   std::string key;
+  FFTType type = FFTType::c2c;  ///< which kernels the program holds (program_holds)
 };
 
 /// The key `spec`'s program is cached under (what compiled_kernel() would look up; nothing is compiled).

@@ -27,17 +27,16 @@ LoadedCache& loaded_cache() {
   return *instance;
 }
 
-// The kernel named cuplan_fused_fft_<direction> and the geometry its program recorded next to it.
-LoadedKernel::Entry entry(cudaLibrary_t library, const char* direction, int device) {
+// The kernel named cuplan_fused_fft_<direction> and the geometry its program recorded next to it; an empty entry
+// for a kernel the program does not hold (R2C programs have no inverse kernel, C2R ones no forward kernel), which is
+// not looked up: a lookup of an absent name would be a CUDA error.
+LoadedKernel::Entry entry(cudaLibrary_t library, FFTType type, Direction d, int device) {
   LoadedKernel::Entry e;
+  if (!program_holds(type, d)) return e;
+  const char* direction = d == Direction::forward ? "forward" : "inverse";
   cudaKernel_t kernel = nullptr;
   const std::string name = fmt::format("cuplan_fused_fft_{}", direction);
-  const cudaError_t found = cudaLibraryGetKernel(&kernel, library, name.c_str());
-  if (found == cudaErrorSymbolNotFound) {
-    (void)cudaGetLastError();  // not sticky: clear it
-    return e;                  // R2C programs have no inverse kernel, C2R ones no forward kernel
-  }
-  CUPLAN_CUDA_CHECK(found);
+  CUPLAN_CUDA_CHECK(cudaLibraryGetKernel(&kernel, library, name.c_str()));
   void* config = nullptr;
   std::size_t bytes = 0;
   const std::string config_name = fmt::format("cuplan_fused_config_{}", direction);
@@ -71,8 +70,8 @@ std::shared_ptr<const LoadedKernel> LoadedKernel::load(const std::shared_ptr<con
   if (library == nullptr)
     CUPLAN_CUDA_CHECK(cudaLibraryLoadData(&library, compiled->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   auto loaded = std::make_shared<LoadedKernel>();
-  loaded->forward = entry(library, "forward", device);
-  loaded->inverse = entry(library, "inverse", device);
+  loaded->forward = entry(library, compiled->type, Direction::forward, device);
+  loaded->inverse = entry(library, compiled->type, Direction::inverse, device);
   cache.entries.emplace(key, loaded);
   return loaded;
 }
