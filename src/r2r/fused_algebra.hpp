@@ -21,6 +21,25 @@ struct FusedComplex {
   T re, im;
 };
 
+/// The axis length whose `algorithm` runs an FFT of `fft_length` (choose_algorithm's length the other way round):
+/// the fused kernels are compiled per algorithm and FFT length, so the row length is a constant of the kernel. 0 for
+/// an algorithm the fused kernels do not run (type 4 of odd length).
+constexpr std::int64_t fused_row_length(R2RAlgorithm algorithm, std::int64_t fft_length) {
+  switch (algorithm) {
+    case R2RAlgorithm::dct1_even_extension:
+      return fft_length / 2 + 1;
+    case R2RAlgorithm::dst1_odd_extension:
+      return fft_length / 2 - 1;
+    case R2RAlgorithm::type2_reorder:
+    case R2RAlgorithm::type3_reorder:
+      return fft_length;
+    case R2RAlgorithm::type4_half_complex:
+      return 2 * fft_length;
+    default:
+      return 0;
+  }
+}
+
 /// Types 1 and 2 (R2C of al.fft_length): the real input element j.
 template <class T, class Load>
 CUPLAN_R2R_HD T fused_r2c_load(const AxisAlgorithm& al, std::int64_t j, Load&& load) {

@@ -166,6 +166,25 @@ TEST_P(FusedAlgebra, EdgeFactorsAndScaleApplyWhereTheKernelAppliesThem) {
   EXPECT_LE(r2r_test::relative_error(run_fused(kind, x, f), reference), 1e-13) << cuplan::to_string(kind);
 }
 
+// Each fused kernel is compiled for one algorithm and FFT length, which fix the row length it transforms: the length
+// every axis of that algorithm and FFT length has (up to the longest compiled FFT length, 16384).
+TEST_P(FusedAlgebra, TheRowLengthIsAConstantOfTheKernelsAlgorithmAndFftLength) {
+  const R2RKind kind = GetParam();
+  std::vector<std::int64_t> lengths = fused_lengths(kind);
+  for (std::int64_t l = 2048; l <= 16384; l *= 2) {
+    const int type = static_cast<int>(kind) % 4;
+    lengths.push_back(type == 0 ? (kind == R2RKind::dct1 ? l / 2 + 1 : l / 2 - 1) : type == 3 ? 2 * l : l);
+  }
+  for (std::int64_t n : lengths) {
+    const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, n);
+    EXPECT_EQ(cuplan::detail::fused_row_length(al.algorithm, al.fft_length), n)
+        << cuplan::to_string(kind) << " n " << n << " FFT length " << al.fft_length;
+  }
+  // Type 4 of odd length runs a permuted R2C, which no fused kernel runs.
+  const AxisAlgorithm odd = cuplan::detail::choose_algorithm(R2RKind::dct4, 1025);
+  EXPECT_EQ(cuplan::detail::fused_row_length(odd.algorithm, odd.fft_length), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, FusedAlgebra,
                          ::testing::Values(R2RKind::dct1, R2RKind::dct2, R2RKind::dct3, R2RKind::dct4, R2RKind::dst1,
                                            R2RKind::dst2, R2RKind::dst3, R2RKind::dst4),

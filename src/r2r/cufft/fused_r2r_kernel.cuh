@@ -4,9 +4,12 @@
 // pre-twiddle, runs the FFT of related length in registers and shared memory (cuFFTDx), and stores the row with the
 // twiddle, orthogonalize's edge factors and the norm's scale. The axis is read once and written once, against three
 // reads and three writes for pre-pass + cuFFT + post-pass. The per-element algebra is fused_algebra.hpp's (checked on
-// the CPU against r2r_pre_item / r2r_post_item's). Twiddle angles are p / 2^m for the power-of-two lengths compiled,
-// exact in either precision, so f32 kernels take sincospif (1 ulp) and f64 kernels sincospi. Built on cuFFTDx
-// (MathDx); only compiled when it is found.
+// the CPU against r2r_pre_item / r2r_post_item's). Each kernel is compiled for one algorithm, so that the row length
+// and the algorithm's branches are constants: cuFFTDx unrolls every element of a thread, and with the algorithm read
+// at run time the R2C kernel of length 16384 (f32) held 13,712 instructions, whose fetches stalled its warps for 60 %
+// of their cycles on an H100 (ncu); compiled for the DCT-II/DST-II algorithm it holds 7,160. Twiddle angles are p / 2^m
+// for the power-of-two lengths compiled, exact in either precision, so f32 kernels take sincospif (1 ulp) and f64
+// kernels sincospi. Built on cuFFTDx (MathDx); only compiled when it is found.
 
 #include <cstdint>
 #include <cufftdx.hpp>
@@ -30,12 +33,12 @@ struct RowAccess {
   std::int64_t n;
   T pre_first, pre_last, post_first, post_last, scale;
 
-  __device__ RowAccess(const FusedR2RArgs& args, std::int64_t row, bool active) {
+  __device__ RowAccess(const FusedR2RArgs& args, std::int64_t row, bool active, std::int64_t row_length) {
     std::int64_t src_offset = 0, dst_offset = 0;
     if (active) r2r_row_offsets(args.rows, row, src_offset, dst_offset);
     src = static_cast<const T*>(args.src) + src_offset;
     dst = static_cast<T*>(args.dst) + dst_offset;
-    n = args.algorithm.n;
+    n = row_length;
     pre_first = static_cast<T>(args.pre_first);
     pre_last = static_cast<T>(args.pre_last);
     post_first = static_cast<T>(args.post_first * args.scale);
@@ -55,6 +58,19 @@ struct RowAccess {
   }
 };
 
+/// The kernel's algorithm: the launch's, with what the kernel is compiled for made constant (the algorithm, the FFT
+/// length and the row length, which the launcher checked against the launch's).
+template <R2RAlgorithm Algorithm, std::int64_t FftLength>
+__device__ AxisAlgorithm compiled_algorithm(const FusedR2RArgs& args) {
+  constexpr std::int64_t row_length = fused_row_length(Algorithm, FftLength);
+  static_assert(row_length > 0, "an algorithm the fused kernels run");
+  AxisAlgorithm al = args.algorithm;
+  al.algorithm = Algorithm;
+  al.fft_length = FftLength;
+  al.n = row_length;
+  return al;
+}
+
 /// A thread's row of the block: its index, whether it exists (every thread of the block takes part in the FFTs'
 /// shared-memory exchanges, also on a missing last row), and its loads and stores.
 template <class FFT>
@@ -64,10 +80,10 @@ struct BlockRow {
   bool active;
   RowAccess<T> io;
 
-  __device__ explicit BlockRow(const FusedR2RArgs& args)
+  __device__ BlockRow(const FusedR2RArgs& args, const AxisAlgorithm& al)
       : row(static_cast<std::int64_t>(blockIdx.x) * FFT::ffts_per_block + threadIdx.y),
         active(row < args.rows.rows),
-        io(args, row, active) {}
+        io(args, row, active, al.n) {}
   /// The row's element i, with the input edge factors (the algebra's `load`).
   __device__ auto loader() const {
     return [this](std::int64_t i) { return io.load(i); };
@@ -90,13 +106,15 @@ __device__ __forceinline__ void execute_then_sync(typename FFT::value_type* thre
 /// Types 1 and 2 (R2C of length L): DCT-I/DST-I from the even/odd extension (L = 2(n-1) / 2(n+1)), DCT-II/DST-II
 /// from the even/odd reordering (L = n). `Folded`: cuFFTDx's folded real mode, whose thread elements are pairs of
 /// neighbouring reals (2m, 2m+1) of the FFT's input, transformed as a C2C FFT of L/2 points (half the arithmetic of
-/// the normal mode, where each thread element is one real).
-template <class FFT, bool Folded>
+/// the normal mode, where each thread element is one real). `Algorithm`: dct1_even_extension, dst1_odd_extension or
+/// type2_reorder.
+template <class FFT, bool Folded, R2RAlgorithm Algorithm>
 __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(FusedR2RArgs args) {
   using T = typename BlockRow<FFT>::T;
   using complex_type = typename FFT::value_type;
   constexpr std::int64_t L = cufftdx::size_of<FFT>::value;
-  const BlockRow<FFT> r(args);
+  const AxisAlgorithm al = compiled_algorithm<Algorithm, L>(args);
+  const BlockRow<FFT> r(args, al);
   complex_type thread_data[FFT::storage_size];
   if constexpr (Folded) {
 #pragma unroll
@@ -104,8 +122,8 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
       const std::int64_t m = e * FFT::stride + threadIdx.x;
       T lo = 0, hi = 0;
       if (r.active && m < FFT::input_length) {
-        lo = fused_r2c_load<T>(args.algorithm, 2 * m, r.loader());
-        hi = fused_r2c_load<T>(args.algorithm, 2 * m + 1, r.loader());
+        lo = fused_r2c_load<T>(al, 2 * m, r.loader());
+        hi = fused_r2c_load<T>(al, 2 * m + 1, r.loader());
       }
       thread_data[e] = complex_type{lo, hi};
     }
@@ -114,7 +132,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
 #pragma unroll
     for (unsigned e = 0; e < FFT::input_ept; ++e) {
       const std::int64_t j = e * FFT::stride + threadIdx.x;
-      real_data[e] = (r.active && j < L) ? fused_r2c_load<T>(args.algorithm, j, r.loader()) : T(0);
+      real_data[e] = (r.active && j < L) ? fused_r2c_load<T>(al, j, r.loader()) : T(0);
     }
   }
   execute_then_sync<FFT>(thread_data);
@@ -123,8 +141,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
   for (unsigned e = 0; e < FFT::output_ept; ++e) {
     const std::int64_t k = e * FFT::stride + threadIdx.x;
     if (k <= L / 2)
-      fused_r2c_store<T, DeviceTwiddle>(args.algorithm, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y},
-                                        r.storer());
+      fused_r2c_store<T, DeviceTwiddle>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, r.storer());
   }
 }
 
@@ -134,14 +151,15 @@ template <class FFT, bool Folded>
 __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
   using complex_type = typename FFT::value_type;
   using T = typename BlockRow<FFT>::T;
-  const BlockRow<FFT> r(args);
-  const std::int64_t n = args.algorithm.n;
+  const AxisAlgorithm al = compiled_algorithm<R2RAlgorithm::type3_reorder, cufftdx::size_of<FFT>::value>(args);
+  const BlockRow<FFT> r(args, al);
+  constexpr std::int64_t n = cufftdx::size_of<FFT>::value;
   complex_type thread_data[FFT::storage_size];
 #pragma unroll
   for (unsigned e = 0; e < FFT::input_ept; ++e) {
     const std::int64_t j = e * FFT::stride + threadIdx.x;
     FusedComplex<T> h{0, 0};
-    if (r.active && j <= n / 2) h = fused_c2r_load<T, DeviceTwiddle>(args.algorithm, j, r.loader());
+    if (r.active && j <= n / 2) h = fused_c2r_load<T, DeviceTwiddle>(al, j, r.loader());
     thread_data[e] = complex_type{h.re, h.im};
   }
   execute_then_sync<FFT>(thread_data);
@@ -151,8 +169,8 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
     for (unsigned e = 0; e < FFT::output_ept; ++e) {
       const std::int64_t m = e * FFT::stride + threadIdx.x;
       if (m < FFT::output_length) {
-        fused_c2r_store<T>(args.algorithm, 2 * m, thread_data[e].x, r.storer());
-        fused_c2r_store<T>(args.algorithm, 2 * m + 1, thread_data[e].y, r.storer());
+        fused_c2r_store<T>(al, 2 * m, thread_data[e].x, r.storer());
+        fused_c2r_store<T>(al, 2 * m + 1, thread_data[e].y, r.storer());
       }
     }
   } else {
@@ -160,7 +178,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
 #pragma unroll
     for (unsigned e = 0; e < FFT::output_ept; ++e) {
       const std::int64_t m = e * FFT::stride + threadIdx.x;
-      if (m < n) fused_c2r_store<T>(args.algorithm, m, real_data[e], r.storer());
+      if (m < n) fused_c2r_store<T>(al, m, real_data[e], r.storer());
     }
   }
 }
@@ -171,13 +189,14 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2c(Fuse
   using complex_type = typename FFT::value_type;
   using T = typename BlockRow<FFT>::T;
   constexpr std::int64_t L = cufftdx::size_of<FFT>::value;
-  const BlockRow<FFT> r(args);
+  const AxisAlgorithm al = compiled_algorithm<R2RAlgorithm::type4_half_complex, L>(args);
+  const BlockRow<FFT> r(args, al);
   complex_type thread_data[FFT::storage_size];
 #pragma unroll
   for (unsigned e = 0; e < FFT::elements_per_thread; ++e) {
     const std::int64_t j = e * FFT::stride + threadIdx.x;
     FusedComplex<T> t{0, 0};
-    if (r.active && j < L) t = fused_c2c_load<T, DeviceTwiddle>(args.algorithm, j, r.loader());
+    if (r.active && j < L) t = fused_c2c_load<T, DeviceTwiddle>(al, j, r.loader());
     thread_data[e] = complex_type{t.re, t.im};
   }
   execute_then_sync<FFT>(thread_data);
@@ -186,8 +205,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2c(Fuse
   for (unsigned e = 0; e < FFT::elements_per_thread; ++e) {
     const std::int64_t k = e * FFT::stride + threadIdx.x;
     if (k < L)
-      fused_c2c_store<T, DeviceTwiddle>(args.algorithm, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y},
-                                        r.storer());
+      fused_c2c_store<T, DeviceTwiddle>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, r.storer());
   }
 }
 
