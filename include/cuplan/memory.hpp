@@ -79,7 +79,7 @@ CUPLAN_API void set_resource(Device device, std::shared_ptr<MemoryResource> reso
 /// The resource serving `device` now: the one set, or the default pool's resource.
 CUPLAN_API std::shared_ptr<MemoryResource> get_resource(Device device);
 /// The default pool of `device` as a PoolResource (made on first use, and kept until the process ends: the pointer
-/// stays valid after every copy is gone, and it owns no reference count).
+/// stays valid after every copy is gone).
 CUPLAN_API std::shared_ptr<MemoryResource> default_resource(Device device);
 
 /// Gives the default pools' unused memory back to the driver, keeping at most `keep_bytes` per device. Devices

@@ -85,11 +85,12 @@ DeviceMemory& device_memory(Device device, const char* who) {
 }
 
 // The default resource is never destroyed (memory is freed to it until the process ends, after static destructors
-// too), so the allocations' fast path may hand it out without a reference count.
+// too), so the allocations' fast path may hand it out without a reference count. What get_resource and
+// default_resource return still counts references (a deleter that keeps it), as any shared_ptr does.
 std::shared_ptr<MemoryResource> default_locked(DeviceMemory& memory, int device) {
   if (!memory.default_one) {
     auto* pool = new PoolResource(detail::default_pool(device));
-    memory.default_one = std::shared_ptr<MemoryResource>(std::shared_ptr<void>(), pool);
+    memory.default_one = std::shared_ptr<MemoryResource>(pool, [](MemoryResource*) {});
     memory.default_ptr.store(pool, std::memory_order_release);
   }
   return memory.default_one;

@@ -75,6 +75,33 @@ struct ResourceScope {
   ~ResourceScope() { memory::set_resource(Device::cuda(0), nullptr); }
 };
 
+// The default resource lives until the process ends: device allocations take it without a reference count, and what
+// get_resource and default_resource return counts references as any shared_ptr does (a weak_ptr to it stays valid).
+TEST(MemoryResource, TheDefaultResourceCountsReferencesAndOutlivesEveryCopy) {
+  CUPLAN_REQUIRE_GPU();
+  std::weak_ptr<MemoryResource> weak;
+  const MemoryResource* raw = nullptr;
+  {
+    const std::shared_ptr<MemoryResource> resource = memory::default_resource(Device::cuda(0));
+    ASSERT_NE(resource, nullptr);
+    EXPECT_GE(resource.use_count(), 2);  // the library's and this one
+    EXPECT_EQ(memory::get_resource(Device::cuda(0)), resource);
+    weak = resource;
+    raw = resource.get();
+  }
+  EXPECT_FALSE(weak.expired());
+  EXPECT_EQ(weak.lock().get(), raw);
+  Stream s(Device::cuda(0));
+  const std::size_t allocations_before = memory::stats(Device::cuda(0)).allocations;
+  {
+    Tensor t = Tensor::empty({1024}, f32, Device::cuda(0), s);
+    EXPECT_NE(t.data(), nullptr);
+  }
+  s.synchronize();
+  EXPECT_EQ(memory::stats(Device::cuda(0)).allocations, allocations_before + 1);
+  EXPECT_EQ(memory::default_resource(Device::cuda(0)).get(), raw);
+}
+
 TEST(MemoryResource, EveryDeviceAllocationGoesThroughTheUserResource) {
   CUPLAN_REQUIRE_GPU();
   Counter counter;
