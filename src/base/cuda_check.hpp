@@ -26,7 +26,12 @@ void require_cuda(const char* what);
 
 /// InvalidArgument("<what>: expected a CUDA device index of 0 or more, got <i>") for a CUDA device of negative index:
 /// wrong on any machine, so said before asking whether there is a GPU (the count is checked where the device is used).
-void require_device_index_sign(Device device, const char* what);
+/// Inline: every device allocation asks.
+[[noreturn]] void throw_negative_device_index(Device device, const char* what);
+inline void require_device_index_sign(Device device, const char* what) {
+  if (device.is_cuda() && device.index() < 0) [[unlikely]]
+    throw_negative_device_index(device, what);
+}
 
 /// NotSupported("no CUDA device: <what> needs a GPU, and this cuplan was built without CUDA ..."): require_cuda's
 /// answer in the CPU-only build, and what that build's device backends (the *_no_device.cpp files) throw.

@@ -60,9 +60,8 @@ void require_cuda(const char* what) {
   }
 }
 
-void require_device_index_sign(Device device, const char* what) {
-  if (device.is_cuda() && device.index() < 0) [[unlikely]]
-    throw InvalidArgument(fmt::format("{}: expected a CUDA device index of 0 or more, got {}", what, device.index()));
+void throw_negative_device_index(Device device, const char* what) {
+  throw InvalidArgument(fmt::format("{}: expected a CUDA device index of 0 or more, got {}", what, device.index()));
 }
 
 void throw_built_without_cuda(const char* what) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <numbers>
 #include <vector>
 
@@ -121,9 +122,10 @@ std::vector<double> run_passes(R2RKind kind, const std::vector<double>& x) {
 }
 
 // Axis lengths whose FFT is a power of two, as on the fused route (type 4 of even n only).
-std::vector<std::int64_t> fused_lengths(R2RKind kind) {
+std::vector<std::int64_t> fused_lengths(R2RKind kind,
+                                        std::initializer_list<std::int64_t> fft_lengths = {4, 8, 16, 64, 256, 1024}) {
   std::vector<std::int64_t> lengths;
-  for (std::int64_t l : {4, 8, 16, 64, 256, 1024}) {
+  for (std::int64_t l : fft_lengths) {
     switch (static_cast<int>(kind) % 4) {
       case 0:
         lengths.push_back(kind == R2RKind::dct1 ? l / 2 + 1 : l / 2 - 1);
@@ -170,12 +172,7 @@ TEST_P(FusedAlgebra, EdgeFactorsAndScaleApplyWhereTheKernelAppliesThem) {
 // every axis of that algorithm and FFT length has (up to the longest compiled FFT length, 16384).
 TEST_P(FusedAlgebra, TheRowLengthIsAConstantOfTheKernelsAlgorithmAndFftLength) {
   const R2RKind kind = GetParam();
-  std::vector<std::int64_t> lengths = fused_lengths(kind);
-  for (std::int64_t l = 2048; l <= 16384; l *= 2) {
-    const int type = static_cast<int>(kind) % 4;
-    lengths.push_back(type == 0 ? (kind == R2RKind::dct1 ? l / 2 + 1 : l / 2 - 1) : type == 3 ? 2 * l : l);
-  }
-  for (std::int64_t n : lengths) {
+  for (std::int64_t n : fused_lengths(kind, {4, 8, 16, 64, 256, 512, 1024, 2048, 4096, 8192, 16384})) {
     const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, n);
     EXPECT_EQ(cuplan::detail::fused_row_length(al.algorithm, al.fft_length), n)
         << cuplan::to_string(kind) << " n " << n << " FFT length " << al.fft_length;
