@@ -6,11 +6,12 @@
 // the kernels hold the FFT's data in registers, so the store side of a type-2 axis turns one spectrum value k into
 // the outputs k and n-k with one twiddle. A CPU test runs these functions around FFTW's DFTs against the direct sums.
 //
-// `load(i)`: element i of the row (edge factors applied); `store(i, v)`: writes element i (factors applied);
-// `Twiddle::sin_cos_pi(x, s, c)`: sin(pi x) and cos(pi x) in T. Every angle is p / 2^m for the power-of-two FFT
-// lengths compiled, exact in T.
+// `load(i)`: element i of the row (edge factors applied); `store(i, v)`: writes element i (factors applied); `w`: the
+// twiddle cos + i sin of pi times the side's TwiddleAngle at the element, which the caller computes (the kernels as
+// one sincospi per thread and a compile-time rotation per register, the CPU test directly).
 
 #include <cstdint>
+#include <numbers>
 
 #include "r2r/algorithms.hpp"
 
@@ -20,6 +21,61 @@ template <class T>
 struct FusedComplex {
   T re, im;
 };
+
+/// A twiddle's angle in units of pi as a function of the element index k: (a k + b) / d. The fused kernels hold
+/// elements k = e * stride + t (register e of thread t), so the angle splits into (a t + b) / d, one sincospi per
+/// thread, and e a stride / d, a constant of the unrolled register (constant_cos_sin_pi).
+struct TwiddleAngle {
+  std::int64_t a, b, d;
+};
+/// The twiddle angle of each side that has one, for an axis of length n: type 2's store (pi k / 2n), type 3's load
+/// (pi j / 2n), type 4's load (pi j / n) and store (pi (4k + 1) / 4n).
+constexpr TwiddleAngle fused_r2c_store_angle(std::int64_t n) {
+  return {1, 0, 2 * n};
+}
+constexpr TwiddleAngle fused_c2r_load_angle(std::int64_t n) {
+  return {1, 0, 2 * n};
+}
+constexpr TwiddleAngle fused_c2c_load_angle(std::int64_t n) {
+  return {1, 0, n};
+}
+constexpr TwiddleAngle fused_c2c_store_angle(std::int64_t n) {
+  return {4, 1, 4 * n};
+}
+
+/// cos(pi p / q) + i sin(pi p / q) (q > 0) in double, as a constant expression: the kernels' per-register twiddle
+/// rotations are evaluated by the compiler. The angle is reduced exactly in integers to [0, pi/4] (by quarter turns
+/// and the complement), where a Taylor series of 13 terms is exact to double's rounding.
+CUPLAN_R2R_HD constexpr FusedComplex<double> constant_cos_sin_pi(std::int64_t p, std::int64_t q) {
+  // pi p / q = (pi / 2) u / q, u = 2p reduced modulo a full turn (4q): quarter turns plus (pi / 2) r / q.
+  std::int64_t u = (2 * p) % (4 * q);
+  if (u < 0) u += 4 * q;
+  const std::int64_t quarter = u / q, r = u % q;
+  const bool complement = 2 * r > q;
+  const double y = static_cast<double>(complement ? q - r : r) / static_cast<double>(q) * (std::numbers::pi / 2);
+  double s = 0, c = 0, term_s = y, term_c = 1;
+  for (int i = 0; i < 13; ++i) {
+    s += term_s;
+    c += term_c;
+    term_s *= -y * y / static_cast<double>((2 * i + 2) * (2 * i + 3));
+    term_c *= -y * y / static_cast<double>((2 * i + 1) * (2 * i + 2));
+  }
+  if (complement) {
+    const double t = s;
+    s = c;
+    c = t;
+  }
+  switch (quarter) {
+    case 0:
+      return {c, s};
+    case 1:
+      return {-s, c};
+    case 2:
+      return {-c, -s};
+    default:
+      return {s, -c};
+  }
+}
 
 /// The axis length whose `algorithm` runs an FFT of `fft_length` (choose_algorithm's length the other way round):
 /// the fused kernels are compiled per algorithm and FFT length, so the row length is a constant of the kernel. 0 for
@@ -52,36 +108,36 @@ CUPLAN_R2R_HD T fused_r2c_load(const AxisAlgorithm& al, std::int64_t j, Load&& l
   return (al.sine && (i & 1)) ? -v : v;  // DST-II: the DCT-II of (-1)^i x[i], reversed on store
 }
 
-/// Types 1 and 2: the spectrum value k (0 <= k <= fft_length / 2) stored as its outputs.
-template <class T, class Twiddle, class Store>
-CUPLAN_R2R_HD void fused_r2c_store(const AxisAlgorithm& al, std::int64_t k, FusedComplex<T> y, Store&& store) {
+/// Types 1 and 2: the spectrum value k (0 <= k <= fft_length / 2) stored as its outputs. `w`: the twiddle at
+/// fused_r2c_store_angle (type 2 only; types 1 ignore it).
+template <class T, class Store>
+CUPLAN_R2R_HD void fused_r2c_store(const AxisAlgorithm& al, std::int64_t k, FusedComplex<T> y, FusedComplex<T> w,
+                                   Store&& store) {
   const std::int64_t n = al.n;
   if (al.algorithm == R2RAlgorithm::dct1_even_extension) {
     store(k, y.re);
   } else if (al.algorithm == R2RAlgorithm::dst1_odd_extension) {
     if (k >= 1 && k <= n) store(k - 1, -y.im);
   } else {
-    // w V[k] with w = e^{-i pi k / 2n}: y[k] = 2 Re(w V[k]), y[n-k] = -2 Im(w V[k]) (V[n-k] = conj V[k]).
-    T s, c;
-    Twiddle::sin_cos_pi(static_cast<T>(k) * (T(1) / static_cast<T>(2 * n)), s, c);
-    const T re = c * y.re + s * y.im;
-    const T im = c * y.im - s * y.re;
+    // conj(w) V[k] with w = e^{i pi k / 2n}: y[k] = 2 Re(conj(w) V[k]), y[n-k] = -2 Im(conj(w) V[k])
+    // (V[n-k] = conj V[k]).
+    const T re = w.re * y.re + w.im * y.im;
+    const T im = w.re * y.im - w.im * y.re;
     store(al.sine ? n - 1 - k : k, T(2) * re);
     if (k != 0 && 2 * k != n) store(al.sine ? k - 1 : n - k, T(-2) * im);
   }
 }
 
-/// Type 3 (C2R of n): the Hermitian half spectrum's element j (0 <= j <= n / 2).
-template <class T, class Twiddle, class Load>
-CUPLAN_R2R_HD FusedComplex<T> fused_c2r_load(const AxisAlgorithm& al, std::int64_t j, Load&& load) {
+/// Type 3 (C2R of n): the Hermitian half spectrum's element j (0 <= j <= n / 2). `w`: the twiddle at
+/// fused_c2r_load_angle.
+template <class T, class Load>
+CUPLAN_R2R_HD FusedComplex<T> fused_c2r_load(const AxisAlgorithm& al, std::int64_t j, FusedComplex<T> w, Load&& load) {
   const std::int64_t n = al.n;
   // DST-III runs the DCT-III route on the reversed sequence.
   const auto rev = [&](std::int64_t i) { return load(al.sine ? n - 1 - i : i); };
   const T xa = rev(j);
   const T xb = j == 0 ? T(0) : rev(n - j);
-  T s, c;
-  Twiddle::sin_cos_pi(static_cast<T>(j) * (T(1) / static_cast<T>(2 * n)), s, c);
-  return {xa * c + xb * s, xa * s - xb * c};
+  return {xa * w.re + xb * w.im, xa * w.im - xb * w.re};
 }
 
 /// Type 3: the C2R's output m (0 <= m < n) stored unreordered.
@@ -92,26 +148,25 @@ CUPLAN_R2R_HD void fused_c2r_store(const AxisAlgorithm& al, std::int64_t m, T v,
   store(k, (al.sine && (k & 1)) ? -v : v);  // DST-III: (-1)^k times the DCT-III of the reversed input
 }
 
-/// Type 4 of even n (C2C of n/2): t[j] = (x[2j] + i x[n-1-2j]) e^{-i pi j / n}.
-template <class T, class Twiddle, class Load>
-CUPLAN_R2R_HD FusedComplex<T> fused_c2c_load(const AxisAlgorithm& al, std::int64_t j, Load&& load) {
+/// Type 4 of even n (C2C of n/2): t[j] = (x[2j] + i x[n-1-2j]) e^{-i pi j / n}. `w`: the twiddle at
+/// fused_c2c_load_angle.
+template <class T, class Load>
+CUPLAN_R2R_HD FusedComplex<T> fused_c2c_load(const AxisAlgorithm& al, std::int64_t j, FusedComplex<T> w, Load&& load) {
   const std::int64_t n = al.n;
   const auto rev = [&](std::int64_t i) { return load(al.sine ? n - 1 - i : i); };
   const T xa = rev(2 * j);
   const T xb = rev(n - 1 - 2 * j);
-  T s, c;
-  Twiddle::sin_cos_pi(static_cast<T>(j) * (T(1) / static_cast<T>(n)), s, c);
-  return {xa * c + xb * s, xb * c - xa * s};
+  return {xa * w.re + xb * w.im, xb * w.re - xa * w.im};
 }
 
-/// Type 4: z = e^{-i pi (4k+1) / 4n} T[k]; y[2k] = 2 Re z, y[n-1-2k] = -2 Im z (DST-IV: +2 Im z).
-template <class T, class Twiddle, class Store>
-CUPLAN_R2R_HD void fused_c2c_store(const AxisAlgorithm& al, std::int64_t k, FusedComplex<T> t, Store&& store) {
+/// Type 4: z = e^{-i pi (4k+1) / 4n} T[k]; y[2k] = 2 Re z, y[n-1-2k] = -2 Im z (DST-IV: +2 Im z). `w`: the
+/// twiddle at fused_c2c_store_angle.
+template <class T, class Store>
+CUPLAN_R2R_HD void fused_c2c_store(const AxisAlgorithm& al, std::int64_t k, FusedComplex<T> t, FusedComplex<T> w,
+                                   Store&& store) {
   const std::int64_t n = al.n;
-  T s, c;
-  Twiddle::sin_cos_pi(static_cast<T>(4 * k + 1) * (T(1) / static_cast<T>(4 * n)), s, c);
-  const T zr = t.re * c + t.im * s;
-  const T zi = t.im * c - t.re * s;
+  const T zr = t.re * w.re + t.im * w.im;
+  const T zi = t.im * w.re - t.re * w.im;
   store(2 * k, T(2) * zr);
   store(n - 1 - 2 * k, al.sine ? T(2) * zi : T(-2) * zi);
 }

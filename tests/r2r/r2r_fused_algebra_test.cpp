@@ -7,6 +7,7 @@
 #include <fftw3.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <numbers>
@@ -23,12 +24,13 @@ using cuplan::detail::AxisAlgorithm;
 using cuplan::detail::FusedComplex;
 using cuplan::detail::R2RFftType;
 
-struct HostTwiddle {
-  static void sin_cos_pi(double x, double& s, double& c) {
-    s = std::sin(std::numbers::pi * x);
-    c = std::cos(std::numbers::pi * x);
-  }
-};
+using cuplan::detail::TwiddleAngle;
+
+// The twiddle cos + i sin of pi (a k + b) / d, computed directly.
+FusedComplex<double> twiddle(TwiddleAngle angle, std::int64_t k) {
+  const double x = static_cast<double>(angle.a * k + angle.b) / static_cast<double>(angle.d);
+  return {std::cos(std::numbers::pi * x), std::sin(std::numbers::pi * x)};
+}
 
 struct Factors {
   double pre_first = 1, pre_last = 1, post_first = 1, post_last = 1, scale = 1;
@@ -63,13 +65,15 @@ std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const 
     fftw_execute(p);
     fftw_destroy_plan(p);
     for (std::int64_t k = 0; k <= l / 2; ++k)
-      cuplan::detail::fused_r2c_store<double, HostTwiddle>(
-          al, k, FusedComplex<double>{b[static_cast<std::size_t>(k)][0], b[static_cast<std::size_t>(k)][1]}, store);
+      cuplan::detail::fused_r2c_store<double>(
+          al, k, FusedComplex<double>{b[static_cast<std::size_t>(k)][0], b[static_cast<std::size_t>(k)][1]},
+          twiddle(cuplan::detail::fused_r2c_store_angle(n), k), store);
   } else if (al.fft == R2RFftType::c2r) {
     std::vector<fftw_complex> a(static_cast<std::size_t>(l / 2 + 1));
     std::vector<double> b(static_cast<std::size_t>(l));
     for (std::int64_t j = 0; j <= l / 2; ++j) {
-      const FusedComplex<double> h = cuplan::detail::fused_c2r_load<double, HostTwiddle>(al, j, load);
+      const FusedComplex<double> h =
+          cuplan::detail::fused_c2r_load<double>(al, j, twiddle(cuplan::detail::fused_c2r_load_angle(n), j), load);
       a[static_cast<std::size_t>(j)][0] = h.re;
       a[static_cast<std::size_t>(j)][1] = h.im;
     }
@@ -81,7 +85,8 @@ std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const 
   } else {
     std::vector<fftw_complex> a(static_cast<std::size_t>(l)), b(static_cast<std::size_t>(l));
     for (std::int64_t j = 0; j < l; ++j) {
-      const FusedComplex<double> t = cuplan::detail::fused_c2c_load<double, HostTwiddle>(al, j, load);
+      const FusedComplex<double> t =
+          cuplan::detail::fused_c2c_load<double>(al, j, twiddle(cuplan::detail::fused_c2c_load_angle(n), j), load);
       a[static_cast<std::size_t>(j)][0] = t.re;
       a[static_cast<std::size_t>(j)][1] = t.im;
     }
@@ -89,8 +94,9 @@ std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const 
     fftw_execute(p);
     fftw_destroy_plan(p);
     for (std::int64_t k = 0; k < l; ++k)
-      cuplan::detail::fused_c2c_store<double, HostTwiddle>(
-          al, k, FusedComplex<double>{b[static_cast<std::size_t>(k)][0], b[static_cast<std::size_t>(k)][1]}, store);
+      cuplan::detail::fused_c2c_store<double>(
+          al, k, FusedComplex<double>{b[static_cast<std::size_t>(k)][0], b[static_cast<std::size_t>(k)][1]},
+          twiddle(cuplan::detail::fused_c2c_store_angle(n), k), store);
   }
   for (std::size_t i = 0; i < written.size(); ++i) EXPECT_EQ(written[i], 1) << "element " << i << " written once";
   return y;
@@ -180,6 +186,54 @@ TEST_P(FusedAlgebra, TheRowLengthIsAConstantOfTheKernelsAlgorithmAndFftLength) {
   // Type 4 of odd length runs a permuted R2C, which no fused kernel runs.
   const AxisAlgorithm odd = cuplan::detail::choose_algorithm(R2RKind::dct4, 1025);
   EXPECT_EQ(cuplan::detail::fused_row_length(odd.algorithm, odd.fft_length), 0);
+}
+
+// The kernels' per-register twiddle rotations are constant expressions: exact to double's rounding on every
+// quarter turn, the complement's boundary and negative angles.
+TEST(FusedTwiddles, TheConstantCosineAndSineMatchTheLibrarys) {
+  static_assert(cuplan::detail::constant_cos_sin_pi(0, 1).re == 1.0);
+  static_assert(cuplan::detail::constant_cos_sin_pi(1, 2).re < 1e-15);
+  for (std::int64_t q : {1, 2, 3, 4, 7, 8, 1000, 32768, 65536}) {
+    for (std::int64_t p = -3 * q; p <= 3 * q; p += (q > 64 ? q / 64 + 1 : 1)) {
+      const FusedComplex<double> w = cuplan::detail::constant_cos_sin_pi(p, q);
+      const long double x = std::numbers::pi_v<long double> * static_cast<long double>(p) / static_cast<long double>(q);
+      EXPECT_NEAR(w.re, static_cast<double>(std::cos(x)), 4e-16) << p << " / " << q;
+      EXPECT_NEAR(w.im, static_cast<double>(std::sin(x)), 4e-16) << p << " / " << q;
+    }
+  }
+}
+
+// A thread's twiddles as the kernels compute them: a sincospi at its first element, then a rotation by the constant of
+// each register (k = e * stride + t), in float and in double, against the direct twiddle. Every side's angle, at the
+// longest row a fused kernel runs and a block stride of 256 (64 registers).
+template <class T>
+double rotated_twiddle_error(TwiddleAngle angle, std::int64_t stride, std::int64_t registers) {
+  double worst = 0;
+  for (std::int64_t t = 0; t < stride; t += 7) {
+    const T x0 = static_cast<T>(angle.a * t + angle.b) * (T(1) / static_cast<T>(angle.d));
+    const T c0 = static_cast<T>(std::cos(std::numbers::pi * static_cast<double>(x0)));
+    const T s0 = static_cast<T>(std::sin(std::numbers::pi * static_cast<double>(x0)));
+    for (std::int64_t e = 0; e < registers; ++e) {
+      const FusedComplex<double> step = cuplan::detail::constant_cos_sin_pi(angle.a * e * stride, angle.d);
+      const T c = static_cast<T>(step.re), s = static_cast<T>(step.im);
+      const T re = c0 * c - s0 * s, im = s0 * c + c0 * s;
+      const FusedComplex<double> exact = twiddle(angle, e * stride + t);
+      worst =
+          std::max({worst, std::abs(static_cast<double>(re) - exact.re), std::abs(static_cast<double>(im) - exact.im)});
+    }
+  }
+  return worst;
+}
+
+TEST(FusedTwiddles, ARotatedThreadTwiddleIsWithinAFewRoundingsOfTheDirectOne) {
+  const std::int64_t n = 32768;
+  for (const TwiddleAngle angle : {cuplan::detail::fused_r2c_store_angle(n), cuplan::detail::fused_c2r_load_angle(n),
+                                   cuplan::detail::fused_c2c_load_angle(n), cuplan::detail::fused_c2c_store_angle(n)}) {
+    EXPECT_LE(rotated_twiddle_error<float>(angle, 256, 64), 4.0 * 0x1p-24)
+        << angle.a << " k + " << angle.b << " / " << angle.d;
+    EXPECT_LE(rotated_twiddle_error<double>(angle, 256, 64), 4.0 * 0x1p-53)
+        << angle.a << " k + " << angle.b << " / " << angle.d;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, FusedAlgebra,

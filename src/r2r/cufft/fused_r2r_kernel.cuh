@@ -7,21 +7,57 @@
 // the CPU against r2r_pre_item / r2r_post_item's). Each kernel is compiled for one algorithm, so that the row length
 // and the algorithm's branches are constants: cuFFTDx unrolls every element of a thread, and with the algorithm read
 // at run time the R2C kernel of length 16384 (f32) held 13,712 instructions, whose fetches stalled its warps for 60 %
-// of their cycles on an H100 (ncu); compiled for the DCT-II/DST-II algorithm it holds 7,160. Twiddle angles are p / 2^m
-// for the power-of-two lengths compiled, exact in either precision, so f32 kernels take sincospif (1 ulp) and f64
-// kernels sincospi. Built on cuFFTDx (MathDx); only compiled when it is found.
+// of their cycles on an H100 (ncu); compiled for the DCT-II/DST-II algorithm it holds 7,160. The twiddles take one
+// sincospi per thread and side (f32 kernels sincospif, 1 ulp; the angle p / 2^m is exact in either precision) and a
+// rotation by a compile-time constant per register (ThreadTwiddles), instead of one sincospi per element, each tens
+// of instructions of the unrolled kernel. Built on cuFFTDx (MathDx); only compiled when it is found.
 
 #include <cstdint>
 #include <cufftdx.hpp>
+#include <type_traits>
+#include <utility>
 
 #include "r2r/cufft/fused_r2r_launch.hpp"
 #include "r2r/fused_algebra.hpp"
 
 namespace cuplan::detail::fused_r2r {
 
-struct DeviceTwiddle {
-  __device__ static void sin_cos_pi(float x, float& s, float& c) { sincospif(x, &s, &c); }
-  __device__ static void sin_cos_pi(double x, double& s, double& c) { sincospi(x, &s, &c); }
+__device__ inline void sin_cos_pi(float x, float& s, float& c) {
+  sincospif(x, &s, &c);
+}
+__device__ inline void sin_cos_pi(double x, double& s, double& c) {
+  sincospi(x, &s, &c);
+}
+
+/// Calls body(std::integral_constant<unsigned, e>) for e = 0 .. Count-1: the unrolled loop over a thread's
+/// registers, with the register index a constant expression (for ThreadTwiddles::at).
+template <unsigned Count, class Body>
+__device__ __forceinline__ void for_each_register(Body&& body) {
+  [&]<unsigned... E>(std::integer_sequence<unsigned, E...>) {
+    (body(std::integral_constant<unsigned, E>{}), ...);
+  }
+  (std::make_integer_sequence<unsigned, Count>{});
+}
+
+/// The twiddles of a thread's elements k = e * Stride + threadIdx.x at the angle pi (a k + b) / d (Angle, from
+/// fused_algebra.hpp): the thread's sincospi at e = 0, then per register e a rotation by pi e a Stride / d, a
+/// constant the compiler evaluates (constant_cos_sin_pi). About 2-3 ulp in f32 against 1 for a sincospif per element.
+template <class T, TwiddleAngle Angle, unsigned Stride>
+struct ThreadTwiddles {
+  FusedComplex<T> first;  // cos + i sin at k = threadIdx.x
+
+  __device__ ThreadTwiddles() {
+    sin_cos_pi(static_cast<T>(Angle.a * threadIdx.x + Angle.b) * (T(1) / static_cast<T>(Angle.d)), first.im, first.re);
+  }
+  template <unsigned E>
+  __device__ FusedComplex<T> at(std::integral_constant<unsigned, E>) const {
+    constexpr FusedComplex<double> step = constant_cos_sin_pi(Angle.a * E * Stride, Angle.d);
+    constexpr T c = static_cast<T>(step.re), s = static_cast<T>(step.im);
+    if constexpr (E == 0)
+      return first;
+    else
+      return {first.re * c - first.im * s, first.im * c + first.re * s};
+  }
 };
 
 /// One row's loads and stores: element i of the row in the source (with the input edge factors) and the
@@ -137,11 +173,21 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
   }
   execute_then_sync<FFT>(thread_data);
   if (!r.active) return;
+  if constexpr (Algorithm == R2RAlgorithm::type2_reorder) {
+    const ThreadTwiddles<T, fused_r2c_store_angle(L), FFT::stride> twiddles;
+    for_each_register<FFT::output_ept>([&](auto e) {
+      const std::int64_t k = e * FFT::stride + threadIdx.x;
+      if (k <= L / 2)
+        fused_r2c_store<T>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, twiddles.at(e), r.storer());
+    });
+  } else {
 #pragma unroll
-  for (unsigned e = 0; e < FFT::output_ept; ++e) {
-    const std::int64_t k = e * FFT::stride + threadIdx.x;
-    if (k <= L / 2)
-      fused_r2c_store<T, DeviceTwiddle>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, r.storer());
+    for (unsigned e = 0; e < FFT::output_ept; ++e) {
+      const std::int64_t k = e * FFT::stride + threadIdx.x;
+      if (k <= L / 2)
+        fused_r2c_store<T>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, FusedComplex<T>{1, 0},
+                           r.storer());
+    }
   }
 }
 
@@ -155,13 +201,13 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
   const BlockRow<FFT> r(args, al);
   constexpr std::int64_t n = cufftdx::size_of<FFT>::value;
   complex_type thread_data[FFT::storage_size];
-#pragma unroll
-  for (unsigned e = 0; e < FFT::input_ept; ++e) {
+  const ThreadTwiddles<T, fused_c2r_load_angle(n), FFT::stride> twiddles;
+  for_each_register<FFT::input_ept>([&](auto e) {
     const std::int64_t j = e * FFT::stride + threadIdx.x;
     FusedComplex<T> h{0, 0};
-    if (r.active && j <= n / 2) h = fused_c2r_load<T, DeviceTwiddle>(al, j, r.loader());
+    if (r.active && j <= n / 2) h = fused_c2r_load<T>(al, j, twiddles.at(e), r.loader());
     thread_data[e] = complex_type{h.re, h.im};
-  }
+  });
   execute_then_sync<FFT>(thread_data);
   if (!r.active) return;
   if constexpr (Folded) {
@@ -192,21 +238,23 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2c(Fuse
   const AxisAlgorithm al = compiled_algorithm<R2RAlgorithm::type4_half_complex, L>(args);
   const BlockRow<FFT> r(args, al);
   complex_type thread_data[FFT::storage_size];
-#pragma unroll
-  for (unsigned e = 0; e < FFT::elements_per_thread; ++e) {
-    const std::int64_t j = e * FFT::stride + threadIdx.x;
-    FusedComplex<T> t{0, 0};
-    if (r.active && j < L) t = fused_c2c_load<T, DeviceTwiddle>(al, j, r.loader());
-    thread_data[e] = complex_type{t.re, t.im};
+  {
+    const ThreadTwiddles<T, fused_c2c_load_angle(2 * L), FFT::stride> twiddles;
+    for_each_register<FFT::elements_per_thread>([&](auto e) {
+      const std::int64_t j = e * FFT::stride + threadIdx.x;
+      FusedComplex<T> t{0, 0};
+      if (r.active && j < L) t = fused_c2c_load<T>(al, j, twiddles.at(e), r.loader());
+      thread_data[e] = complex_type{t.re, t.im};
+    });
   }
   execute_then_sync<FFT>(thread_data);
   if (!r.active) return;
-#pragma unroll
-  for (unsigned e = 0; e < FFT::elements_per_thread; ++e) {
+  const ThreadTwiddles<T, fused_c2c_store_angle(2 * L), FFT::stride> twiddles;
+  for_each_register<FFT::elements_per_thread>([&](auto e) {
     const std::int64_t k = e * FFT::stride + threadIdx.x;
     if (k < L)
-      fused_c2c_store<T, DeviceTwiddle>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, r.storer());
-  }
+      fused_c2c_store<T>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, twiddles.at(e), r.storer());
+  });
 }
 
 }  // namespace cuplan::detail::fused_r2r
