@@ -42,7 +42,7 @@ std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const 
   const auto n = static_cast<std::int64_t>(x.size());
   const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, n);
   const std::int64_t l = al.fft_length;
-  const auto load = [&](std::int64_t i) {
+  const auto load = [&](int i) {
     double v = x.at(static_cast<std::size_t>(i));
     if (i == 0) v *= f.pre_first;
     if (i == n - 1) v *= f.pre_last;
@@ -50,7 +50,7 @@ std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const 
   };
   std::vector<double> y(x.size(), 1e300);  // poisoned
   std::vector<int> written(x.size(), 0);
-  const auto store = [&](std::int64_t i, double v) {
+  const auto store = [&](int i, double v) {
     const double factor = i == 0 ? f.post_first : i == n - 1 ? f.post_last : f.scale;
     y.at(static_cast<std::size_t>(i)) = v * factor;
     ++written.at(static_cast<std::size_t>(i));
@@ -59,19 +59,18 @@ std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const 
   if (al.fft == R2RFftType::r2c) {
     std::vector<double> a(static_cast<std::size_t>(l));
     std::vector<fftw_complex> b(static_cast<std::size_t>(l / 2 + 1));
-    for (std::int64_t j = 0; j < l; ++j)
-      a[static_cast<std::size_t>(j)] = cuplan::detail::fused_r2c_load<double>(al, j, load);
+    for (int j = 0; j < len; ++j) a[static_cast<std::size_t>(j)] = cuplan::detail::fused_r2c_load<double>(al, j, load);
     fftw_plan p = fftw_plan_dft_r2c_1d(len, a.data(), b.data(), FFTW_ESTIMATE);
     fftw_execute(p);
     fftw_destroy_plan(p);
-    for (std::int64_t k = 0; k <= l / 2; ++k)
+    for (int k = 0; k <= len / 2; ++k)
       cuplan::detail::fused_r2c_store<double>(
           al, k, FusedComplex<double>{b[static_cast<std::size_t>(k)][0], b[static_cast<std::size_t>(k)][1]},
           twiddle(cuplan::detail::fused_r2c_store_angle(n), k), store);
   } else if (al.fft == R2RFftType::c2r) {
     std::vector<fftw_complex> a(static_cast<std::size_t>(l / 2 + 1));
     std::vector<double> b(static_cast<std::size_t>(l));
-    for (std::int64_t j = 0; j <= l / 2; ++j) {
+    for (int j = 0; j <= len / 2; ++j) {
       const FusedComplex<double> h =
           cuplan::detail::fused_c2r_load<double>(al, j, twiddle(cuplan::detail::fused_c2r_load_angle(n), j), load);
       a[static_cast<std::size_t>(j)][0] = h.re;
@@ -80,11 +79,10 @@ std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const 
     fftw_plan p = fftw_plan_dft_c2r_1d(len, a.data(), b.data(), FFTW_ESTIMATE);
     fftw_execute(p);
     fftw_destroy_plan(p);
-    for (std::int64_t m = 0; m < l; ++m)
-      cuplan::detail::fused_c2r_store<double>(al, m, b[static_cast<std::size_t>(m)], store);
+    for (int m = 0; m < len; ++m) cuplan::detail::fused_c2r_store<double>(al, m, b[static_cast<std::size_t>(m)], store);
   } else {
     std::vector<fftw_complex> a(static_cast<std::size_t>(l)), b(static_cast<std::size_t>(l));
-    for (std::int64_t j = 0; j < l; ++j) {
+    for (int j = 0; j < len; ++j) {
       const FusedComplex<double> t =
           cuplan::detail::fused_c2c_load<double>(al, j, twiddle(cuplan::detail::fused_c2c_load_angle(n), j), load);
       a[static_cast<std::size_t>(j)][0] = t.re;
@@ -93,7 +91,7 @@ std::vector<double> run_fused(R2RKind kind, const std::vector<double>& x, const 
     fftw_plan p = fftw_plan_dft_1d(len, a.data(), b.data(), FFTW_FORWARD, FFTW_ESTIMATE);
     fftw_execute(p);
     fftw_destroy_plan(p);
-    for (std::int64_t k = 0; k < l; ++k)
+    for (int k = 0; k < len; ++k)
       cuplan::detail::fused_c2c_store<double>(
           al, k, FusedComplex<double>{b[static_cast<std::size_t>(k)][0], b[static_cast<std::size_t>(k)][1]},
           twiddle(cuplan::detail::fused_c2c_store_angle(n), k), store);

@@ -66,7 +66,7 @@ template <class T>
 struct RowAccess {
   const T* src;
   T* dst;
-  std::int64_t n;
+  int n;
   T pre_first, pre_last, post_first, post_last, scale;
 
   __device__ RowAccess(const FusedR2RArgs& args, std::int64_t row, bool active, std::int64_t row_length) {
@@ -74,20 +74,20 @@ struct RowAccess {
     if (active) r2r_row_offsets(args.rows, row, src_offset, dst_offset);
     src = static_cast<const T*>(args.src) + src_offset;
     dst = static_cast<T*>(args.dst) + dst_offset;
-    n = row_length;
+    n = static_cast<int>(row_length);  // at most 2^16 (fused_algebra.hpp)
     pre_first = static_cast<T>(args.pre_first);
     pre_last = static_cast<T>(args.pre_last);
     post_first = static_cast<T>(args.post_first * args.scale);
     post_last = static_cast<T>(args.post_last * args.scale);
     scale = static_cast<T>(args.scale);
   }
-  __device__ T load(std::int64_t i) const {
+  __device__ T load(int i) const {
     T v = src[i];
     if (i == 0) v *= pre_first;
     if (i == n - 1) v *= pre_last;
     return v;
   }
-  __device__ void store(std::int64_t i, T v) const {
+  __device__ void store(int i, T v) const {
     // A fused row has more than 100 elements: element 0 is never element n-1.
     const T f = i == 0 ? post_first : i == n - 1 ? post_last : scale;
     dst[i] = v * f;
@@ -122,11 +122,11 @@ struct BlockRow {
         io(args, row, active, al.n) {}
   /// The row's element i, with the input edge factors (the algebra's `load`).
   __device__ auto loader() const {
-    return [this](std::int64_t i) { return io.load(i); };
+    return [this](int i) { return io.load(i); };
   }
   /// Stores the row's element i, with the output edge factors and the scale (the algebra's `store`).
   __device__ auto storer() const {
-    return [this](std::int64_t i, T v) { io.store(i, v); };
+    return [this](int i, T v) { io.store(i, v); };
   }
 };
 
@@ -155,7 +155,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
   if constexpr (Folded) {
 #pragma unroll
     for (unsigned e = 0; e < FFT::input_ept; ++e) {
-      const std::int64_t m = e * FFT::stride + threadIdx.x;
+      const int m = static_cast<int>(e * FFT::stride + threadIdx.x);
       T lo = 0, hi = 0;
       if (r.active && m < FFT::input_length) {
         lo = fused_r2c_load<T>(al, 2 * m, r.loader());
@@ -167,7 +167,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
     auto* real_data = reinterpret_cast<T*>(thread_data);
 #pragma unroll
     for (unsigned e = 0; e < FFT::input_ept; ++e) {
-      const std::int64_t j = e * FFT::stride + threadIdx.x;
+      const int j = static_cast<int>(e * FFT::stride + threadIdx.x);
       real_data[e] = (r.active && j < L) ? fused_r2c_load<T>(al, j, r.loader()) : T(0);
     }
   }
@@ -176,14 +176,14 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
   if constexpr (Algorithm == R2RAlgorithm::type2_reorder) {
     const ThreadTwiddles<T, fused_r2c_store_angle(L), FFT::stride> twiddles;
     for_each_register<FFT::output_ept>([&](auto e) {
-      const std::int64_t k = e * FFT::stride + threadIdx.x;
+      const int k = static_cast<int>(e * FFT::stride + threadIdx.x);
       if (k <= L / 2)
         fused_r2c_store<T>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, twiddles.at(e), r.storer());
     });
   } else {
 #pragma unroll
     for (unsigned e = 0; e < FFT::output_ept; ++e) {
-      const std::int64_t k = e * FFT::stride + threadIdx.x;
+      const int k = static_cast<int>(e * FFT::stride + threadIdx.x);
       if (k <= L / 2)
         fused_r2c_store<T>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, FusedComplex<T>{1, 0},
                            r.storer());
@@ -203,7 +203,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
   complex_type thread_data[FFT::storage_size];
   const ThreadTwiddles<T, fused_c2r_load_angle(n), FFT::stride> twiddles;
   for_each_register<FFT::input_ept>([&](auto e) {
-    const std::int64_t j = e * FFT::stride + threadIdx.x;
+    const int j = static_cast<int>(e * FFT::stride + threadIdx.x);
     FusedComplex<T> h{0, 0};
     if (r.active && j <= n / 2) h = fused_c2r_load<T>(al, j, twiddles.at(e), r.loader());
     thread_data[e] = complex_type{h.re, h.im};
@@ -213,7 +213,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
   if constexpr (Folded) {
 #pragma unroll
     for (unsigned e = 0; e < FFT::output_ept; ++e) {
-      const std::int64_t m = e * FFT::stride + threadIdx.x;
+      const int m = static_cast<int>(e * FFT::stride + threadIdx.x);
       if (m < FFT::output_length) {
         fused_c2r_store<T>(al, 2 * m, thread_data[e].x, r.storer());
         fused_c2r_store<T>(al, 2 * m + 1, thread_data[e].y, r.storer());
@@ -223,7 +223,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
     const auto* real_data = reinterpret_cast<const T*>(thread_data);
 #pragma unroll
     for (unsigned e = 0; e < FFT::output_ept; ++e) {
-      const std::int64_t m = e * FFT::stride + threadIdx.x;
+      const int m = static_cast<int>(e * FFT::stride + threadIdx.x);
       if (m < n) fused_c2r_store<T>(al, m, real_data[e], r.storer());
     }
   }
@@ -241,7 +241,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2c(Fuse
   {
     const ThreadTwiddles<T, fused_c2c_load_angle(2 * L), FFT::stride> twiddles;
     for_each_register<FFT::elements_per_thread>([&](auto e) {
-      const std::int64_t j = e * FFT::stride + threadIdx.x;
+      const int j = static_cast<int>(e * FFT::stride + threadIdx.x);
       FusedComplex<T> t{0, 0};
       if (r.active && j < L) t = fused_c2c_load<T>(al, j, twiddles.at(e), r.loader());
       thread_data[e] = complex_type{t.re, t.im};
@@ -251,7 +251,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2c(Fuse
   if (!r.active) return;
   const ThreadTwiddles<T, fused_c2c_store_angle(2 * L), FFT::stride> twiddles;
   for_each_register<FFT::elements_per_thread>([&](auto e) {
-    const std::int64_t k = e * FFT::stride + threadIdx.x;
+    const int k = static_cast<int>(e * FFT::stride + threadIdx.x);
     if (k < L)
       fused_c2c_store<T>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, twiddles.at(e), r.storer());
   });
