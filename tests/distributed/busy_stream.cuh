@@ -10,17 +10,21 @@
 
 namespace cuplan::testing {
 
-/// Plans `object` on its own stream `planning` and waits for that; then enqueues a kernel that keeps `running` busy
-/// for 300 ms, executes `object` on `running` and expects `running` still busy when execute returns (a blocking
-/// execute would have waited for the kernel). Returns execute's result.
+/// Plans `object` on its own stream `planning` and waits for that; then holds `running` with a kernel that waits for
+/// the host (HostGate: not a timed spin, which a host slowed by compute-sanitizer can outlast), executes `object` on
+/// `running` and expects `running` still held when execute returns (a blocking execute would have waited for the
+/// kernel, until the gate's own time limit); then opens the gate. Returns execute's result.
 template <class Distributed>
 auto plan_and_execute_behind_busy_kernel(Distributed& object, const Stream& planning, const Stream& running) {
   object.plan();
   planning.synchronize();
-  spin_kernel<<<1, 1, 0, running.native()>>>(cycles_for_ms(300.0, running.device().index()));
-  CUPLAN_HARNESS_CUDA(cudaGetLastError());
+  const DeviceScope on_device(running.device());
+  HostGate gate;
+  gate.hold(running.native());
   auto result = object.execute({.stream = running.ref()});
-  EXPECT_FALSE(running.done()) << "execute returned after the busy kernel ended: it blocked";
+  EXPECT_FALSE(running.done()) << "execute returned after the held stream's kernel ended: it blocked";
+  gate.open();
+  EXPECT_FALSE(gate.timed_out()) << "execute blocked until the held kernel gave up";
   return result;
 }
 

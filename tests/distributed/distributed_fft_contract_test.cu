@@ -137,7 +137,6 @@ TEST(DistributedFFTStreams, ATensorGivenAsOutIsOrderedAfterItsProducerAndTheCall
   GatheredCase gathered({FFTType::c2c, Decomposition::automatic, {}, {16, 12, 10}, {}, Direction::forward, true});
   on_ranks(comms, [&](int, Communicator& comm) {
     const cuplan::Stream s1(comm.device()), s2(comm.device());
-    const int device = comm.device().index();
     cuplan::DistributedFFTOptions o;
     o.stream = s2.ref();
     const cuplan::Shape g{std::span<const std::int64_t>(gathered.c.shape)};
@@ -152,21 +151,24 @@ TEST(DistributedFFTStreams, ATensorGivenAsOutIsOrderedAfterItsProducerAndTheCall
     const auto poison = cuplan::Tensor::empty(out_shape, cuplan::c128, comm.device(), s1.ref());
     CUPLAN_TEST_CUDA(cudaMemsetAsync(poison.data(), 0x7F, static_cast<std::size_t>(poison.numel()) * 16, s1));
     CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
-    const auto spin = [&](const cuplan::Stream& s) {
-      cuplan::testing::spin_kernel<<<1, 1, 0, s.native()>>>(cuplan::testing::cycles_for_ms(300.0, device));
-      CUPLAN_TEST_CUDA(cudaGetLastError());
-    };
     const auto check = [&](const cuplan::Tensor& host, const char* round) {
       std::fill(gathered.got.begin(), gathered.got.end(), cplx(0));
       box_copy<cplx, cplx>(plan.output_box(), gathered.c.shape, nullptr, host.data<cplx>(), false, gathered.got.data());
       EXPECT_LT(rel_error(gathered.got, gathered.ref.out_c), 1e-12) << round;
     };
 
-    spin(s1);
-    cuplan::copy(poison, out, s1.ref());  // out's pending producer: s1, behind the kernel
-    const auto result = plan.execute({.stream = s2.ref(), .out = out});
-    EXPECT_EQ(result.data(), out.data());
-    EXPECT_FALSE(s1.done()) << "the kernel on s1 ended before the check: nothing was left to order";
+    {
+      // s1 held by a kernel that waits for the host (not a timed spin, which a host slowed by compute-sanitizer can
+      // outlast).
+      cuplan::testing::HostGate gate;
+      gate.hold(s1.native());
+      cuplan::copy(poison, out, s1.ref());  // out's pending producer: s1, behind the kernel
+      const auto result = plan.execute({.stream = s2.ref(), .out = out});
+      EXPECT_EQ(result.data(), out.data());
+      EXPECT_FALSE(s1.done()) << "the kernel on s1 ended before the check: nothing was left to order";
+      gate.open();
+      EXPECT_FALSE(gate.timed_out());
+    }
     CUPLAN_TEST_CUDA(cudaDeviceSynchronize());
     auto host = cuplan::Tensor::empty(out_shape, cuplan::c128);
     CUPLAN_TEST_CUDA(
@@ -175,10 +177,15 @@ TEST(DistributedFFTStreams, ATensorGivenAsOutIsOrderedAfterItsProducerAndTheCall
 
     cuplan::copy(poison, out, s1.ref());
     s1.synchronize();
-    spin(s2);
-    (void)plan.execute({.stream = s2.ref(), .out = out});
-    EXPECT_FALSE(s2.done()) << "the kernel on s2 ended before the read: nothing was left to order";
-    check(out.to(cuplan::Device::cpu()), "round 2: a read given no stream did not wait for the execute on s2");
+    {
+      cuplan::testing::HostGate gate;
+      gate.hold(s2.native());
+      (void)plan.execute({.stream = s2.ref(), .out = out});
+      EXPECT_FALSE(s2.done()) << "the kernel on s2 ended before the read: nothing was left to order";
+      gate.open_after(std::chrono::milliseconds(100));  // the read below is issued while s2 is still held
+      check(out.to(cuplan::Device::cpu()), "round 2: a read given no stream did not wait for the execute on s2");
+      EXPECT_FALSE(gate.timed_out());
+    }
 
     try {
       (void)plan.execute({.stream = s2.ref(), .out = cuplan::Tensor()});

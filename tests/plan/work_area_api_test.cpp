@@ -219,7 +219,13 @@ struct Shaped {
   std::vector<std::int64_t> shape;
   std::vector<int> axes;
 };
-const std::vector<Shaped> kLarge = {{{64, std::int64_t{1} << 20}, {1}}, {{8192, 8192}, {0, 1}}};
+// Operands of 512 MiB, whose cuFFT plans need work areas; under CUPLAN_TEST_SHORT (the GPU sanitizers, which shadow
+// every byte a kernel touches) 32 and 8 MiB ones, batched 1D FFTs of 2^20 and 2^19 points, which need areas too.
+std::vector<Shaped> large_shapes() {
+  if (short_run()) return {{{4, std::int64_t{1} << 20}, {1}}, {{2, std::int64_t{1} << 19}, {1}}};
+  return {{{64, std::int64_t{1} << 20}, {1}}, {{8192, 8192}, {0, 1}}};
+}
+const std::vector<Shaped> kLarge = large_shapes();
 const std::vector<Shaped> kSmall = {{{64, 4096}, {1}}, {{32, 64, 64}, {0, 1, 2}}, {{1009, 8}, {0}}};
 
 TEST(WorkAreaGpu, FftEstimatesEqualWorkspaceSizeAfterPlan) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace cuplan::testing {
 
@@ -113,6 +114,7 @@ class HostGate {
     flags_[1] = 0;
   }
   ~HostGate() {
+    if (opener_.joinable()) opener_.join();
     open();
     (void)cudaDeviceSynchronize();
     (void)cudaFreeHost(flags_);
@@ -130,10 +132,20 @@ class HostGate {
     *static_cast<volatile int*>(flags_) = 1;
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
+  /// Opens the gate from another thread after `delay`: for a test that then blocks in a read which must wait for
+  /// the held stream, so that the read is issued while the stream is still held.
+  void open_after(std::chrono::milliseconds delay) {
+    if (opener_.joinable()) opener_.join();
+    opener_ = std::thread([this, delay] {
+      std::this_thread::sleep_for(delay);
+      open();
+    });
+  }
   bool timed_out() const { return static_cast<volatile int*>(flags_)[1] != 0; }
 
  private:
   int* flags_ = nullptr;
+  std::thread opener_;
 };
 
 /// One int on the device, initialised to `initial`. Allocate it before holding any stream: cudaFree in the destructor

@@ -25,6 +25,10 @@ using cf = std::complex<float>;
 constexpr std::int64_t batch = 8;
 constexpr std::int64_t length = 512;
 constexpr double spin_ms = 300.0;  // far longer than the host takes to reach the read
+// Where a test asserts that the producer was still running when the call returned, the producer's stream is held
+// by a HostGate instead of a timed spin: under compute-sanitizer the host can take longer than any spin to get there.
+// The gate opens from another thread shortly after the test has issued its blocking read.
+constexpr std::chrono::milliseconds open_delay{100};
 
 std::vector<cf> random_signal(std::uint32_t seed) {
   std::mt19937 gen(seed);
@@ -91,10 +95,13 @@ TEST_F(TensorProducer, HostReadGivenNoStreamSeesAnFftResultFromAnotherStream) {
   FFT f(x, {.axes = {1}, .stream = s1});
   f.plan();
   for (int round = 0; round < 2; ++round) {  // a fresh plan, then a graph replay
-    spin(s1);
+    testing::HostGate gate;
+    gate.hold(s1.native());
     Tensor r = f.execute();
     EXPECT_FALSE(s1.done()) << "the execute returned after its work: nothing was left to order";
+    gate.open_after(open_delay);
     const Tensor host = r.to(Device::cpu());
+    EXPECT_FALSE(gate.timed_out());
     EXPECT_LT(relative_error(host, ref), 1e-5) << "round " << round << ": the read ran before the transform";
   }
 }
@@ -156,11 +163,14 @@ TEST_F(TensorProducer, AWriteThroughOutIsTheTensorsNewProducer) {
   for (int round = 0; round < 2; ++round) {                                      // a fresh plan, then a graph replay
     copy(TensorView(std::vector<cf>(h.size()).data(), {batch, length}), y, s1);  // zeros, read once below
     EXPECT_LT(y.to(Device::cpu()).data<cf>()[0].real(), 1e-30F);
-    spin(s1);
+    testing::HostGate gate;
+    gate.hold(s1.native());
     const Tensor r = f.execute({.out = y});
     EXPECT_FALSE(s1.done()) << "the execute returned after its work: nothing was left to order";
     EXPECT_EQ(r.data(), y.data());
+    gate.open_after(open_delay);
     EXPECT_LT(relative_error(y.to(Device::cpu()), ref), 1e-5) << "round " << round << ": the read ran first";
+    EXPECT_FALSE(gate.timed_out());
   }
   copy(TensorView(std::vector<cf>(h.size()).data(), {batch, length}), y, s1);
   EXPECT_LT(y.to(Device::cpu()).data<cf>()[0].real(), 1e-30F);

@@ -36,8 +36,9 @@
 namespace cuplan::testing {
 
 /// True under CUPLAN_TEST_SHORT=1, which scripts/sanitize_gpu.sh sets: compute-sanitizer slows every launch and API
-/// call by orders of magnitude, so the long loops (soak, threads, stress) run fewer iterations. Every check still
-/// runs; only the repetition count changes.
+/// call by orders of magnitude, so the long loops (soak, threads, stress) run fewer iterations, and the work-area
+/// tests' 512 MiB operands are 32 MiB ones (the sanitizers also shadow every byte a kernel touches). Every check
+/// still runs; only repetition counts and those sizes change.
 inline bool short_run() {
   const char* value = std::getenv("CUPLAN_TEST_SHORT");
   return value != nullptr && std::strcmp(value, "1") == 0;
