@@ -43,6 +43,23 @@ __device__ __forceinline__ void store_cropped(const T* values, const FusedRows& 
   }
 }
 
+/// Stores the cropped row from pairs of neighbouring results, (2m, 2m+1) in a thread's value m (the folded real
+/// mode's C2R output): as store_cropped, per real. `FFT`: the inverse description.
+template <class FFT, unsigned Values, class Complex>
+__device__ __forceinline__ void store_cropped_pairs(const Complex* values, const FusedRows& rows, std::int64_t row,
+                                                    unsigned pairs) {
+  using T = typename Complex::value_type;
+  auto* out = static_cast<T*>(rows.out) + row * rows.out_row_stride;
+#pragma unroll
+  for (unsigned i = 0; i < Values; ++i) {
+    const unsigned m = i * FFT::stride + threadIdx.x;
+    if (m >= pairs) continue;
+    const int k = 2 * static_cast<int>(m) - rows.out_offset;
+    if (k >= 0 && k < rows.out_length) out[k] = values[i].x;
+    if (k + 1 >= 0 && k + 1 < rows.out_length) out[k + 1] = values[i].y;
+  }
+}
+
 /// Complex rows (c2c forward, product, c2c inverse). FFTF/FFTI are the forward and inverse cuFFTDx descriptions.
 template <class FFTF, class FFTI>
 __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2c(FusedRows rows) {
@@ -68,22 +85,38 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2
   store_cropped<FFTI, FFTI::elements_per_thread>(thread_data, rows, row, n);
 }
 
-/// Real rows (r2c forward, product on the n/2+1 spectrum values, c2r inverse), natural complex layout.
-template <class FFTF, class FFTI>
+/// Real rows (r2c forward, product on the n/2+1 spectrum values, c2r inverse), natural complex layout. `Folded`:
+/// cuFFTDx's folded real mode, whose input (R2C) and output (C2R) thread elements are pairs of neighbouring reals
+/// (2m, 2m+1), transformed as a C2C FFT of n/2 (half the arithmetic of the normal mode, where each element is one
+/// real); the spectrum between the two is in the natural layout either way.
+template <class FFTF, class FFTI, bool Folded>
 __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2c(FusedRows rows) {
   using complex_type = typename FFTF::value_type;
   using real_type = typename complex_type::value_type;
   constexpr unsigned n = cufftdx::size_of<FFTF>::value;
+  static_assert(FFTF::output_ept == FFTI::input_ept && FFTF::stride == FFTI::stride,
+                "the inverse reads the spectrum where the forward FFT left it");
   extern __shared__ __align__(alignof(float4)) unsigned char fused_shared[];
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * FFTF::ffts_per_block + threadIdx.y;
   const bool active = row < rows.rows;
   complex_type thread_data[FFTF::storage_size > FFTI::storage_size ? FFTF::storage_size : FFTI::storage_size];
   const auto* in = static_cast<const real_type*>(rows.in) + (active ? row * rows.in_row_stride : 0);
+  const auto in_length = static_cast<unsigned>(rows.in_length);
   auto* real_data = reinterpret_cast<real_type*>(thread_data);
+  if constexpr (Folded) {
 #pragma unroll
-  for (unsigned i = 0; i < FFTF::input_ept; ++i) {
-    const unsigned index = i * FFTF::stride + threadIdx.x;
-    real_data[i] = (active && index < static_cast<unsigned>(rows.in_length)) ? in[index] : real_type(0);
+    for (unsigned i = 0; i < FFTF::input_ept; ++i) {
+      const unsigned index = 2 * (i * FFTF::stride + threadIdx.x);
+      const real_type lo = (active && index < in_length) ? in[index] : real_type(0);
+      const real_type hi = (active && index + 1 < in_length) ? in[index + 1] : real_type(0);
+      thread_data[i] = complex_type{lo, hi};
+    }
+  } else {
+#pragma unroll
+    for (unsigned i = 0; i < FFTF::input_ept; ++i) {
+      const unsigned index = i * FFTF::stride + threadIdx.x;
+      real_data[i] = (active && index < in_length) ? in[index] : real_type(0);
+    }
   }
   auto* shared = reinterpret_cast<complex_type*>(fused_shared);
   FFTF().execute(thread_data, shared);
@@ -91,7 +124,10 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2
   __syncthreads();  // every thread is done with the forward FFT's shared memory before the inverse writes it
   FFTI().execute(thread_data, shared);
   if (!active) return;
-  store_cropped<FFTI, FFTI::output_ept>(real_data, rows, row, n);
+  if constexpr (Folded)
+    store_cropped_pairs<FFTI, FFTI::output_ept>(thread_data, rows, row, FFTI::output_length);
+  else
+    store_cropped<FFTI, FFTI::output_ept>(real_data, rows, row, n);
 }
 
 }  // namespace cuplan::detail::fused
