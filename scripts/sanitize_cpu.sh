@@ -3,15 +3,17 @@
 # Every CPU test and every CPU sample under AddressSanitizer + UndefinedBehaviorSanitizer, and again under
 # ThreadSanitizer, each sanitizer in its own build tree (docs/dev/testing.md). The library itself is built with the
 # sanitizer in each tree (CUPLAN_SANITIZE applies to every target), so reports inside libcuplan are seen. Builds
-# only the library and the programs it runs. Exit code: 0 when every program passed with no sanitizer report.
+# only the library and the programs it runs, and runs those programs a few at a time (each with its own log). Exit
+# code: 0 when every program passed with no sanitizer report.
 #
 #   bash scripts/sanitize_cpu.sh            # both
 #   bash scripts/sanitize_cpu.sh asan       # ASan + UBSan only
 #   bash scripts/sanitize_cpu.sh tsan       # TSan only
 #
-# Environment: CUPLAN_SANITIZE_JOBS (build jobs, default 2), CUPLAN_CUDA_ARCHITECTURES (default 90-real),
-# CUDA_HOME (default /usr/local/cuda), CUPLAN_SANITIZE_TARGETS (space-separated test or sample targets to run
-# instead of all of them, e.g. "fft_fft_misuse_test runtime_copy_test fft_host_blocking").
+# Environment: CUPLAN_SANITIZE_JOBS (build jobs, and programs run at once; default 2), CUPLAN_CUDA_ARCHITECTURES
+# (default 90-real), CUDA_HOME (default /usr/local/cuda), CUPLAN_SANITIZE_CODEGEN (optimisation and debug-info flags
+# of the trees, a CMake list; default the CMake option's, -Og;-g1), CUPLAN_SANITIZE_TARGETS (space-separated test or
+# sample targets to run instead of all of them, e.g. "fft_fft_misuse_test runtime_copy_test fft_host_blocking").
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,35 +42,57 @@ if [[ -n "${CUPLAN_SANITIZE_TARGETS:-}" ]]; then
 fi
 
 configure() {  # build dir, sanitizer list
+  local codegen=()
+  [[ -n "${CUPLAN_SANITIZE_CODEGEN:-}" ]] && codegen=(-DCUPLAN_SANITIZE_CODEGEN="$CUPLAN_SANITIZE_CODEGEN")
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUPLAN_CUDA_ARCHITECTURES:-90-real}" -DCUPLAN_SANITIZE="$2" \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUPLAN_CUDA_ARCHITECTURES:-90-real}" -DCUPLAN_SANITIZE="$2" "${codegen[@]}" \
     -DCUPLAN_ENABLE_FUSED_FFT=OFF \
     -DCUPLAN_BUILD_SAMPLES=ON -DCUPLAN_BUILD_BENCHMARKS=OFF -DCUPLAN_BUILD_TESTS=ON >/dev/null
 }
 
+run_one() {  # build dir, target: runs one program; writes "<exit status> <seconds> <sample: 1, test: 0>" to
+  local dir="$1" t="$2" exe start=$SECONDS status=0 sample=0  # <dir>/<target>.status
+  # Most tests build into tests/; a component's tests into a folder of their own (tests/distributed); samples
+  # into samples/, and run without arguments (exit 77: needs a GPU, skipped).
+  exe="$dir/tests/$t"
+  [[ -x "$exe" ]] || exe="$(find "$dir/tests" "$dir/samples" -name "$t" -type f -perm -u+x | head -n 1)"
+  [[ "$exe" == "$dir/samples/"* ]] && sample=1
+  if ((sample)); then
+    "$exe" >"$dir/$t.log" 2>&1 || status=$?
+  else
+    "$exe" --gtest_brief=1 >"$dir/$t.log" 2>&1 || status=$?
+  fi
+  echo "$status $((SECONDS - start)) $sample" >"$dir/$t.status"
+}
+
 run_all() {  # build dir, targets...
-  local dir="$1" failed=() t exe
+  local dir="$1" failed=() t status seconds sample start=$SECONDS
   shift
+  # $jobs programs at a time (one at a time left part of the 2-core CI host idle); the results are reported
+  # afterwards, in the order of the targets.
+  for t in "$@"; do rm -f "$dir/$t.status"; done
   for t in "$@"; do
-    # Most tests build into tests/; a component's tests into a folder of their own (tests/distributed); samples
-    # into samples/, and run without arguments.
-    exe="$dir/tests/$t"
-    [[ -x "$exe" ]] || exe="$(find "$dir/tests" "$dir/samples" -name "$t" -type f -perm -u+x | head -n 1)"
-    local sample=0 status=0
-    [[ "$exe" == "$dir/samples/"* ]] && sample=1
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+    run_one "$dir" "$t" &
+  done
+  wait
+  for t in "$@"; do
+    status=1 seconds="?" sample=0
+    # No status file: the runner itself failed; that is a failure.
+    if [[ -f "$dir/$t.status" ]]; then read -r status seconds sample <"$dir/$t.status"; fi
     if ((sample)); then
-      "$exe" >"$dir/$t.log" 2>&1 || status=$?
-      echo "$t: sample exit $status$( ((status == 77)) && echo ' (needs a GPU: skipped)')"
+      echo "$t: sample exit $status$( ((status == 77)) && echo ' (needs a GPU: skipped)') (${seconds} s)"
       if ((status == 77)); then status=0; fi
     else
-      "$exe" --gtest_brief=1 >"$dir/$t.log" 2>&1 || status=$?
+      echo "$t: exit $status (${seconds} s)"
     fi
     if ((status != 0)); then
       failed+=("$t")
-      tail -40 "$dir/$t.log"
+      tail -40 "$dir/$t.log" 2>/dev/null || true
     fi
-    grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$dir/$t.log" | sed "s/^/$t: /" || true
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$dir/$t.log" 2>/dev/null | sed "s/^/$t: /" || true
   done
+  log "ran $# programs in $((SECONDS - start)) s, $jobs at a time"
   if ((${#failed[@]})); then
     echo "FAILED under sanitizers: ${failed[*]} (logs in $dir/<target>.log)"
     return 1
@@ -78,6 +102,7 @@ run_all() {  # build dir, targets...
 status=0
 if [[ "$which" == all || "$which" == asan ]]; then
   log "ASan + UBSan: configuring build-asan"
+  start=$SECONDS
   configure build-asan address,undefined
   log "building the library and ${#cpu_targets[@]} CPU tests and samples"
   # Checked by hand: a caller's `|| status=1` turns set -e off in here, and a failed build must not run old programs.
@@ -85,6 +110,7 @@ if [[ "$which" == all || "$which" == asan ]]; then
     echo "FAILED: building build-asan"
     exit 1
   fi
+  log "build-asan: configured and built in $((SECONDS - start)) s"
   # protect_shadow_gap=0: the CUDA driver maps memory where ASan's shadow gap would be (GPU machines).
   # allocator_may_return_null=1: a nothrow allocation that cannot be served returns null, as without ASan, so the
   # tests of the OutOfMemory path run under ASan too.
@@ -95,6 +121,7 @@ if [[ "$which" == all || "$which" == asan ]]; then
 fi
 if [[ "$which" == all || "$which" == tsan ]]; then
   log "TSan: configuring build-tsan"
+  start=$SECONDS
   configure build-tsan thread
   log "building the library and ${#cpu_targets[@]} CPU tests and samples"
   # Checked by hand: a caller's `|| status=1` turns set -e off in here, and a failed build must not run old programs.
@@ -102,6 +129,7 @@ if [[ "$which" == all || "$which" == tsan ]]; then
     echo "FAILED: building build-tsan"
     exit 1
   fi
+  log "build-tsan: configured and built in $((SECONDS - start)) s"
   # allocator_may_return_null=1: as for ASan, the tests of the OutOfMemory path (a nothrow allocation that cannot be
   # served) run here too.
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1:suppressions=$supp/tsan.supp"

@@ -6,8 +6,8 @@
 #
 # Environment: as scripts/setup.sh (CUPLAN_BUILD_DIR, CUPLAN_CUDA_ARCHITECTURES, CUPLAN_BUILD_TYPE, CUDA_HOME),
 # plus CUPLAN_TEST_JOBS (parallel tests, default 2). Tests, samples and benchmarks build with warnings as errors
-# (CUPLAN_STRICT_WARNINGS=ON unless set otherwise), as in CI. With CUPLAN_CI=1 (set by .ci/run) the CPU tests then
-# run again under ASan+UBSan and the threaded ones under TSan (scripts/sanitize_cpu.sh, separate build trees), and
+# (CUPLAN_STRICT_WARNINGS=ON unless set otherwise), as in CI. With CUPLAN_CI=1 (set by .ci/run) the CPU tests and
+# samples then run again under ASan+UBSan and under TSan (scripts/sanitize_cpu.sh, separate build trees), and
 # the CPU-only build (CUPLAN_ENABLE_CUDA=OFF, scripts/cpu_only.sh, its own build tree) builds and runs its suite.
 # CUPLAN_ENABLE_CUDA=OFF runs this script on the CPU-only build itself (see scripts/setup.sh).
 set -euo pipefail
@@ -17,10 +17,14 @@ cd "$repo_root"
 build_dir="${CUPLAN_BUILD_DIR:-build}"
 
 # Cheap when everything is in place: no package is missing, the configure step is cached and the build is current.
+start=$SECONDS
 CUPLAN_STRICT_WARNINGS="${CUPLAN_STRICT_WARNINGS:-ON}" bash scripts/setup.sh --no-samples --with-tests
+echo "==> $build_dir: set up and built in $((SECONDS - start)) s"
 
 status=0
+start=$SECONDS
 ctest --test-dir "$build_dir" --output-on-failure -j"${CUPLAN_TEST_JOBS:-2}" || status=$?
+echo "==> $build_dir: tests ran in $((SECONDS - start)) s"
 if [[ "${CUPLAN_CI:-0}" == 1 ]]; then
   bash scripts/sanitize_cpu.sh || status=1
   bash scripts/cpu_only.sh || status=1
