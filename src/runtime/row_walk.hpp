@@ -30,10 +30,16 @@ CUPLAN_ROW_WALK_HD std::int64_t row_walk_clamp(std::int64_t v, std::int64_t lo, 
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
+/// Items of a row each thread of walk_rows() takes (at least, where the row is long enough): with one item per thread,
+/// every thread would work out a row's position for a single element, the per-element cost the walk is for avoiding.
+inline constexpr std::int64_t row_walk_items_per_thread = 8;
+
 /// The grid of walk_rows() over `rows` rows of `items` items with blocks of `block_dim` threads: x covers a row's items
-/// (at most 1024 blocks, the rest by the stride loop), y the rows (at most 65535, CUDA's limit for grid y).
+/// at row_walk_items_per_thread per thread (at most 1024 blocks, the rest by the stride loop), y the rows (at most
+/// 65535, CUDA's limit for grid y).
 CUPLAN_ROW_WALK_HD RowWalkGrid row_walk_grid(std::int64_t rows, std::int64_t items, std::int64_t block_dim) {
-  return {row_walk_clamp((items + block_dim - 1) / block_dim, 1, 1024), row_walk_clamp(rows, 1, 65535)};
+  const std::int64_t per_block = block_dim * row_walk_items_per_thread;
+  return {row_walk_clamp((items + per_block - 1) / per_block, 1, 1024), row_walk_clamp(rows, 1, 65535)};
 }
 
 /// Walks this thread's share of `rows` rows of `items` items: `row_body(row)` once per row the thread takes, returning

@@ -81,6 +81,35 @@ TEST(R2RRows, EveryItemOfEveryRowOnceOnTheLaunchersGridAndOnSmallerGrids) {
     }
 }
 
+// The row offsets against the mixed-radix digits worked out directly, for extents and row numbers on both sides of
+// 2^32 (where the digits divide in 32 or 64 bits) and one digit alone (no division at all).
+TEST(R2RRows, RowOffsetsAreTheDigitsTimesTheirStrides) {
+  const std::int64_t big = (std::int64_t{1} << 33) + 7;
+  const std::vector<R2RRows> cases{
+      rows_of({7}, {1000}, {1200}),
+      rows_of({3, 5}, {9000, 1000}, {1, 3}),
+      rows_of({2, 3, 4}, {5000, 7, 1700}, {24, 8, 2}),
+      rows_of({5, big}, {3, 11}, {13, 17}),
+      rows_of({big, 3}, {2, 5}, {7, 1}),
+      rows_of({3, 4, 5, 6, 7}, {1, 3, 12, 60, 360}, {2520, 630, 126, 21, 3}),
+  };
+  for (const R2RRows& r : cases) {
+    const std::int64_t step = r.rows > 5000 ? r.rows / 4999 : 1;
+    for (std::int64_t row = 0; row < r.rows; row += step) {
+      std::int64_t want_src = 0, want_dst = 0, rest = row;
+      for (int d = r.dims - 1; d >= 0; --d) {
+        want_src += (rest % r.digit[d].extent) * r.digit[d].src_stride;
+        want_dst += (rest % r.digit[d].extent) * r.digit[d].dst_stride;
+        rest /= r.digit[d].extent;
+      }
+      std::int64_t src = -1, dst = -1;
+      cuplan::detail::r2r_row_offsets(r, row, src, dst);
+      ASSERT_EQ(src, want_src) << "row " << row << " of " << r.rows;
+      ASSERT_EQ(dst, want_dst) << "row " << row << " of " << r.rows;
+    }
+  }
+}
+
 TEST(R2RRows, TheWalkAndItsGridStayWithinCudasLimits) {
   using cuplan::detail::r2r_walk;
   using cuplan::detail::r2r_walk_grid;
@@ -93,7 +122,8 @@ TEST(R2RRows, TheWalkAndItsGridStayWithinCudasLimits) {
   EXPECT_EQ(interleaved_big.y, 1);
   EXPECT_EQ(r2r_walk_grid(R2RWalk::interleaved, 128, huge, 256).y, 8192);
   EXPECT_EQ(r2r_walk_grid(R2RWalk::interleaved, 128, 5, 256).y, 5);
-  EXPECT_EQ(r2r_walk_grid(R2RWalk::row_wise, 4096, 16384, 256).x, 64);
+  // [4096, 16384] along the last axis: 8 blocks of 256 threads per row, 8 items per thread.
+  EXPECT_EQ(r2r_walk_grid(R2RWalk::row_wise, 4096, 16384, 256).x, 8);
   EXPECT_EQ(r2r_walk_grid(R2RWalk::row_wise, 4096, 16384, 256).y, 4096);
   // 512^3 along axis 0: 2^18 interleaved rows of 512 take 1024 x 8 blocks, 64 items per thread.
   EXPECT_EQ(r2r_walk_grid(R2RWalk::interleaved, 512 * 512, 512, 256).x, 1024);

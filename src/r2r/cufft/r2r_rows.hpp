@@ -25,16 +25,27 @@ struct R2RRows {
   std::int64_t rows = 0;
 };
 
-/// The element offsets of row `row` in the source and the destination.
+/// The element offsets of row `row` in the source and the destination. The outermost digit takes what the inner
+/// ones leave, without a division; the others divide in 32 bits where row and extent fit (a 64-bit division is a
+/// long instruction sequence on a GPU, and a pass thread works out one row's offsets for a few elements).
 CUPLAN_R2R_HD void r2r_row_offsets(const R2RRows& r, std::int64_t row, std::int64_t& src, std::int64_t& dst) {
   src = 0;
   dst = 0;
-  for (int d = r.dims - 1; d >= 0; --d) {
+  for (int d = r.dims - 1; d > 0; --d) {
     const R2RRows::Digit& digit = r.digit[d];
-    const std::int64_t i = row % digit.extent;
-    row /= digit.extent;
+    std::int64_t quotient;
+    if (((static_cast<std::uint64_t>(row) | static_cast<std::uint64_t>(digit.extent)) >> 32) == 0)
+      quotient = static_cast<std::uint32_t>(row) / static_cast<std::uint32_t>(digit.extent);
+    else
+      quotient = row / digit.extent;
+    const std::int64_t i = row - quotient * digit.extent;
+    row = quotient;
     src += i * digit.src_stride;
     dst += i * digit.dst_stride;
+  }
+  if (r.dims > 0) {
+    src += row * r.digit[0].src_stride;
+    dst += row * r.digit[0].dst_stride;
   }
 }
 
