@@ -7,7 +7,8 @@
 # Environment: as scripts/setup.sh (CUPLAN_BUILD_DIR, CUPLAN_CUDA_ARCHITECTURES, CUPLAN_BUILD_TYPE, CUDA_HOME),
 # plus CUPLAN_TEST_JOBS (parallel tests, default 2). Tests, samples and benchmarks build with warnings as errors
 # (CUPLAN_STRICT_WARNINGS=ON unless set otherwise), as in CI. With CUPLAN_CI=1 (set by .ci/run) the CPU tests and
-# samples then run again under ASan+UBSan and under TSan (scripts/sanitize_cpu.sh, separate build trees), and
+# samples then run again under ASan+UBSan and under TSan (scripts/sanitize_cpu.sh, separate build trees, CPU-only
+# builds where CUPLAN_SANITIZE_CUDA=OFF, as .ci/run sets it), and
 # the CPU-only build (CUPLAN_ENABLE_CUDA=OFF, scripts/cpu_only.sh, its own build tree) builds and runs its suite.
 # CUPLAN_ENABLE_CUDA=OFF runs this script on the CPU-only build itself (see scripts/setup.sh).
 set -euo pipefail
