@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,44 @@ TEST_F(OrderingCheckerGpuTest, TensorsAreOrderedByCuplanAndViewsAreReportedOnEve
   std::vector<C> expected = host_;
   for (C& v : expected) v *= std::sqrt(static_cast<float>(rows * cols));  // forward unnormalised, inverse ortho
   EXPECT_LT(cuplan::testing::relative_error(round_trip, expected), 1e-5);
+}
+
+// One external work area for two FFT objects on two streams with no edge between them: while the first object's
+// call is held behind the gate, the second one's call names the work area; after an edge it runs.
+TEST(OrderingCheckerGpu, AnExternalWorkAreaUsedByTwoStreamsWithoutAnEdgeIsReported) {
+  CUPLAN_REQUIRE_GPU();
+  Stream s1, s2;
+  const Shape shape{4, std::int64_t{1} << 20};  // 1D FFTs of 2^20 points: cuFFT's plan needs a work area
+  const std::vector<C> host = cuplan::testing::random_vector<C>(std::size_t{4} << 20);
+  Tensor x = Tensor::empty(shape, c64, Device::cuda(0), s1);
+  Tensor y = Tensor::empty(shape, c64, Device::cuda(0), s2);  // made on s2: sharing x would order s2 after s1
+  copy(TensorView(host.data(), shape), x, s1);
+  copy(TensorView(host.data(), shape), y, s2);
+  const std::size_t need = estimate_workspace_size(x, {.axes = {1}});
+  ASSERT_GT(need, 0u);
+  Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s1);
+  const FFTOptions options{.axes = {1}, .work_area = WorkAreaPolicy::external, .work_area_buffer = area.view()};
+  FFT f(x, options), g(y, options);
+  f.plan(s1);  // plans first: making a cuFFT plan may wait for work on the device, which would wait for the gate
+  g.plan(s2);
+  s1.synchronize();
+  s2.synchronize();
+  CheckingOn on;
+  HostGate gate;
+  gate.hold(s1);
+  (void)f.execute({.stream = s1});
+  try {
+    (void)g.execute({.stream = s2});
+    ADD_FAILURE() << "no OrderingError while the area's last user is pending on another stream";
+  } catch (const OrderingError& e) {
+    EXPECT_NE(std::string(e.what()).find("work area"), std::string::npos) << e.what();
+  }
+  s2.wait(s1);
+  EXPECT_NO_THROW((void)g.execute({.stream = s2}));
+  gate.open();
+  ASSERT_FALSE(gate.timed_out());
+  s2.synchronize();
+  s1.synchronize();
 }
 
 }  // namespace
