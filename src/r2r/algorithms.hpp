@@ -98,19 +98,37 @@ CUPLAN_R2R_HD AxisAlgorithm choose_algorithm(R2RKind kind, std::int64_t n) {
   return a;
 }
 
-/// cos(pi x) and sin(pi x), in double on both sides (the twiddles' angles need more than f32 for long axes).
-struct R2RTwiddle {
-  double c, s;
+/// cos(pi x) and sin(pi x). The host computes them in double; the device in the precision W its kernel asks for:
+/// double (sincospi) for f64 transforms, float (sincospif, 1 ulp) for f32 ones, whose per-element sincospi in double
+/// made the post-pass compute-bound (the axis's FFT and the algebra around it are f32 anyway).
+template <class W>
+struct R2RTwiddleOf {
+  W c, s;
 };
+using R2RTwiddle = R2RTwiddleOf<double>;
 #if defined(__CUDA_ARCH__)
 __device__ inline R2RTwiddle r2r_twiddle(double x) {
   R2RTwiddle t;
   sincospi(x, &t.s, &t.c);
   return t;
 }
+__device__ inline R2RTwiddleOf<float> r2r_twiddle(float x) {
+  R2RTwiddleOf<float> t;
+  sincospif(x, &t.s, &t.c);
+  return t;
+}
 #else
 R2RTwiddle r2r_twiddle(double x);  // algorithms.cpp
+inline R2RTwiddleOf<float> r2r_twiddle(float x) {
+  const R2RTwiddle t = r2r_twiddle(static_cast<double>(x));
+  return {static_cast<float>(t.c), static_cast<float>(t.s)};
+}
 #endif
+/// The twiddle at angle pi p / q in precision W (p and q exact below 2^24 in float; the quotient rounded once).
+template <class W>
+CUPLAN_R2R_HD R2RTwiddleOf<W> r2r_twiddle_at(std::int64_t p, std::int64_t q) {
+  return r2r_twiddle(static_cast<W>(p) / static_cast<W>(q));
+}
 
 /// One row of the FFT's input or output seen as scalars (complex values as re, im pairs), in either layout the
 /// kernels use: rows one after another (`stride` 1 per real value or 2 per complex value) or rows interleaved, the
@@ -128,28 +146,29 @@ struct R2RRowView {
 
 /// Value q (0 <= q < n) of a length-n Hermitian spectrum held as its half, values 0 .. n/2 as (re, im) pairs in `b`
 /// (an R2C's output row): conj of value n - q above n/2.
-template <class Row>
-CUPLAN_R2R_HD void r2r_half_spectrum_at(const Row& b, std::int64_t n, std::int64_t q, double& re, double& im) {
+template <class W, class Row>
+CUPLAN_R2R_HD void r2r_half_spectrum_at(const Row& b, std::int64_t n, std::int64_t q, W& re, W& im) {
   const bool upper = q > n / 2;
   const std::int64_t h = upper ? n - q : q;
-  re = static_cast<double>(b[2 * h]);
-  im = upper ? -static_cast<double>(b[2 * h + 1]) : static_cast<double>(b[2 * h + 1]);
+  re = static_cast<W>(b[2 * h]);
+  im = upper ? -static_cast<W>(b[2 * h + 1]) : static_cast<W>(b[2 * h + 1]);
 }
 
 /// The two real characters of the odd residues mod 8 that give e^{i pi r / 4} = (chi(r) + i psi(r)) / sqrt2 for odd r:
 /// chi is +1 at r = 1, 7 and psi at r = 1, 3. Being characters (chi(ab) = chi(a) chi(b)), they split odd-length
 /// type IV's kernel into a product of row and column factors.
-CUPLAN_R2R_HD double r2r_chi8(int r) {
-  return (r == 1 || r == 7) ? 1.0 : -1.0;
+CUPLAN_R2R_HD int r2r_chi8(int r) {
+  return (r == 1 || r == 7) ? 1 : -1;
 }
-CUPLAN_R2R_HD double r2r_psi8(int r) {
-  return (r == 1 || r == 3) ? 1.0 : -1.0;
+CUPLAN_R2R_HD int r2r_psi8(int r) {
+  return (r == 1 || r == 3) ? 1 : -1;
 }
 
 /// The pre-pass item `j` of one row: reads the axis through `load(i)` (the operand's element i of the row, already
 /// scaled by orthogonalize's input factor) and writes the FFT's input row `a` (T scalars; complex as re, im pairs;
-/// a T* or an R2RRowView).
-template <class T, class Load, class Row>
+/// a T* or an R2RRowView). W: the precision of the twiddles and of the arithmetic around them (double on the host
+/// and for f64 kernels, float for f32 kernels).
+template <class T, class W = double, class Load, class Row>
 CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& load, Row&& a) {
   const std::int64_t n = al.n;
   // DST-III and DST-IV run the cosine route on the reversed sequence.
@@ -174,18 +193,18 @@ CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& 
     case R2RAlgorithm::type3_reorder: {
       // H[k] = e^{i pi k / 2n} (X[k] - i X[n-k]), X[n] = 0: the Hermitian half spectrum whose C2R is the reordered
       // DCT-III.
-      const double xa = static_cast<double>(rev(j));
-      const double xb = j == 0 ? 0.0 : static_cast<double>(rev(n - j));
-      const R2RTwiddle w = r2r_twiddle(static_cast<double>(j) / static_cast<double>(2 * n));
+      const W xa = static_cast<W>(rev(j));
+      const W xb = j == 0 ? W(0) : static_cast<W>(rev(n - j));
+      const R2RTwiddleOf<W> w = r2r_twiddle_at<W>(j, 2 * n);
       a[2 * j] = static_cast<T>(xa * w.c + xb * w.s);
       a[2 * j + 1] = static_cast<T>(xa * w.s - xb * w.c);
       break;
     }
     case R2RAlgorithm::type4_half_complex: {
       // t[j] = (x[2j] + i x[n-1-2j]) e^{-i pi j / n}
-      const double xa = static_cast<double>(rev(2 * j));
-      const double xb = static_cast<double>(rev(n - 1 - 2 * j));
-      const R2RTwiddle w = r2r_twiddle(static_cast<double>(j) / static_cast<double>(n));
+      const W xa = static_cast<W>(rev(2 * j));
+      const W xb = static_cast<W>(rev(n - 1 - 2 * j));
+      const R2RTwiddleOf<W> w = r2r_twiddle_at<W>(j, n);
       a[2 * j] = static_cast<T>(xa * w.c + xb * w.s);
       a[2 * j + 1] = static_cast<T>(xb * w.c - xa * w.s);
       break;
@@ -196,19 +215,19 @@ CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& 
       // part of c plus the odd part of s, so that Re R = sum c cos and Im R = -sum s sin (docs/r2r.md).
       const std::int64_t i = (j & 1) ? (j - 1) / 2 : (j + n - 1) / 2;
       const std::int64_t i2 = n - 1 - i;
-      const double xa = static_cast<double>(rev(i)), xb = static_cast<double>(rev(i2));
+      const W xa = static_cast<W>(rev(i)), xb = static_cast<W>(rev(i2));
       const int ra = static_cast<int>((2 * i + 1) & 7), rb = static_cast<int>((2 * i2 + 1) & 7);
-      const double c = r2r_chi8(ra) * xa + r2r_chi8(rb) * xb;
-      const double sn = r2r_psi8(ra) * xa - r2r_psi8(rb) * xb;
-      a[j] = static_cast<T>(0.5 * (c + sn));  // p = 0 pairs j with itself: chi x[j]
+      const W c = static_cast<W>(r2r_chi8(ra)) * xa + static_cast<W>(r2r_chi8(rb)) * xb;
+      const W sn = static_cast<W>(r2r_psi8(ra)) * xa - static_cast<W>(r2r_psi8(rb)) * xb;
+      a[j] = static_cast<T>(W(0.5) * (c + sn));  // p = 0 pairs j with itself: chi x[j]
       break;
     }
   }
 }
 
 /// The post-pass item `k` of one row: reads the FFT's output row `b` and stores the axis through `store(i, value)`
-/// (which applies the output factors), one or two elements per item.
-template <class T, class Store, class Row>
+/// (which applies the output factors), one or two elements per item. W as for r2r_pre_item.
+template <class T, class W = double, class Store, class Row>
 CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const Row& b, Store&& store) {
   const std::int64_t n = al.n;
   switch (al.algorithm) {
@@ -221,10 +240,10 @@ CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const 
     case R2RAlgorithm::type2_reorder: {
       // y[k] = 2 Re(e^{-i pi k / 2n} V[k]), V[k] = conj V[n-k] above n/2; DST-II reads it reversed.
       const std::int64_t q = al.sine ? n - 1 - k : k;
-      double vr, vi;
+      W vr, vi;
       r2r_half_spectrum_at(b, n, q, vr, vi);
-      const R2RTwiddle w = r2r_twiddle(static_cast<double>(q) / static_cast<double>(2 * n));
-      store(k, static_cast<T>(2.0 * (w.c * vr + w.s * vi)));
+      const R2RTwiddleOf<W> w = r2r_twiddle_at<W>(q, 2 * n);
+      store(k, static_cast<T>(W(2) * (w.c * vr + w.s * vi)));
       break;
     }
     case R2RAlgorithm::type3_reorder: {
@@ -235,13 +254,13 @@ CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const 
     }
     case R2RAlgorithm::type4_half_complex: {
       // z = e^{-i pi (4k+1) / 4n} T[k]; y[2k] = 2 Re z, y[n-1-2k] = -2 Im z (n even: n-1-2k is odd)
-      const double tr = static_cast<double>(b[2 * k]);
-      const double ti = static_cast<double>(b[2 * k + 1]);
-      const R2RTwiddle w = r2r_twiddle(static_cast<double>(4 * k + 1) / static_cast<double>(4 * n));
-      const double zr = tr * w.c + ti * w.s;
-      const double zi = ti * w.c - tr * w.s;
-      store(2 * k, static_cast<T>(2.0 * zr));
-      store(n - 1 - 2 * k, static_cast<T>(al.sine ? 2.0 * zi : -2.0 * zi));  // DST-IV: (-1)^i
+      const W tr = static_cast<W>(b[2 * k]);
+      const W ti = static_cast<W>(b[2 * k + 1]);
+      const R2RTwiddleOf<W> w = r2r_twiddle_at<W>(4 * k + 1, 4 * n);
+      const W zr = tr * w.c + ti * w.s;
+      const W zi = ti * w.c - tr * w.s;
+      store(2 * k, static_cast<T>(W(2) * zr));
+      store(n - 1 - 2 * k, static_cast<T>(al.sine ? W(2) * zi : W(-2) * zi));  // DST-IV: (-1)^i
       break;
     }
     case R2RAlgorithm::type4_odd_permuted: {
@@ -250,9 +269,10 @@ CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const 
       const std::int64_t t = 2 * k + 1;
       const int tn = static_cast<int>(((t & 7) * (n & 7)) & 7);
       const std::int64_t q = ((t + ((8 - tn) & 7) * n) / 8) % n;
-      double rr, ri;
+      W rr, ri;
       r2r_half_spectrum_at(b, n, q, rr, ri);
-      const double y = 1.4142135623730950488 * (r2r_chi8(tn) * rr + r2r_psi8(tn) * ri);
+      const W y = static_cast<W>(1.4142135623730950488) *
+                  (static_cast<W>(r2r_chi8(tn)) * rr + static_cast<W>(r2r_psi8(tn)) * ri);
       store(k, static_cast<T>((al.sine && (k & 1)) ? -y : y));  // DST-IV: (-1)^k
       break;
     }

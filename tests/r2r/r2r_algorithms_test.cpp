@@ -17,7 +17,9 @@ using cuplan::detail::AxisAlgorithm;
 using cuplan::detail::R2RFftType;
 
 // The route of one row, `row` of `rows` FFT rows laid out interleaved (row index fastest, as the kernels lay out an
-// axis that is not the innermost) or, with rows = 1, alone.
+// axis that is not the innermost) or, with rows = 1, alone. W: the twiddles' and the algebra's precision (float in the
+// f32 kernels, double in the f64 ones).
+template <class W = double>
 std::vector<double> run_route(R2RKind kind, const std::vector<double>& x, int rows = 1, int row = 0) {
   const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, static_cast<std::int64_t>(x.size()));
   std::vector<double> a(static_cast<std::size_t>(al.a_scalars * rows), 1e300);  // poisoned
@@ -28,7 +30,7 @@ std::vector<double> run_route(R2RKind kind, const std::vector<double>& x, int ro
   };
   for (int r = 0; r < rows; ++r)
     for (std::int64_t j = 0; j < al.pre_items; ++j)
-      cuplan::detail::r2r_pre_item<double>(
+      cuplan::detail::r2r_pre_item<double, W>(
           al, j, [&](std::int64_t i) { return x.at(static_cast<std::size_t>(i)) * (r + 1); }, view(a, a_complex, r));
   const int len = static_cast<int>(al.fft_length);
   fftw_plan p = nullptr;
@@ -46,7 +48,7 @@ std::vector<double> run_route(R2RKind kind, const std::vector<double>& x, int ro
   std::vector<double> y(x.size(), 1e300);
   std::vector<int> written(x.size(), 0);
   for (std::int64_t k = 0; k < al.post_items; ++k)
-    cuplan::detail::r2r_post_item<double>(al, k, view(b, b_complex, row), [&](std::int64_t i, double v) {
+    cuplan::detail::r2r_post_item<double, W>(al, k, view(b, b_complex, row), [&](std::int64_t i, double v) {
       y.at(static_cast<std::size_t>(i)) = v / (row + 1);
       ++written.at(static_cast<std::size_t>(i));
     });
@@ -65,6 +67,21 @@ TEST_P(Algorithms, EveryLengthMatchesTheDirectSum) {
     EXPECT_LE(r2r_test::relative_error(run_route(kind, x), reference), 1e-13) << cuplan::to_string(kind) << " n " << n;
     // The middle row of three, interleaved.
     EXPECT_LE(r2r_test::relative_error(run_route(kind, x, 3, 1), reference), 1e-13)
+        << cuplan::to_string(kind) << " n " << n << " interleaved";
+  }
+}
+
+// The f32 kernels' algebra: twiddles (sincospif on the device) and the arithmetic around them in float, data and DFT
+// in double, so that what is measured is the algebra's own rounding: a few float ulps, well inside the 2e-6 that f32
+// transforms are held to.
+TEST_P(Algorithms, FloatTwiddlesMatchTheDirectSumToAFewUlps) {
+  const R2RKind kind = GetParam();
+  for (std::int64_t n : {2, 3, 8, 17, 100, 1009, 4096}) {
+    const auto x = r2r_test::random_vector(static_cast<std::size_t>(n), static_cast<std::uint32_t>(n * 7 + 3));
+    const auto reference = r2r_test::direct(kind, x);
+    EXPECT_LE(r2r_test::relative_error(run_route<float>(kind, x), reference), 4e-7)
+        << cuplan::to_string(kind) << " n " << n;
+    EXPECT_LE(r2r_test::relative_error(run_route<float>(kind, x, 3, 2), reference), 4e-7)
         << cuplan::to_string(kind) << " n " << n << " interleaved";
   }
 }

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pre-pass and post-pass kernels of a real-to-real axis: one thread per work item of a row, rows over the grid.
+// Each kernel is compiled for one algorithm, with the twiddles and their arithmetic in the transform's precision:
+// with every algorithm's branch read at run time and a sincospi in double per element, the kernels held 112 (pre)
+// registers and were compute-bound (post), and ran at 27-45 % of the memory bandwidth of an H100 (ncu, 512^3 f32).
 
 #include <algorithm>
 
@@ -55,52 +58,61 @@ __device__ inline void for_each_item(const R2RPassArgs& args, std::int64_t items
   }
 }
 
-template <class T>
-__global__ void pre_pass(R2RPassArgs args) {
-  const std::int64_t n = args.algorithm.n;
-  const bool complex = args.algorithm.fft != R2RFftType::r2c;
+// The launch's algorithm with its `algorithm` made a constant, so that the algebra's switch folds away.
+template <R2RAlgorithm Algorithm>
+__device__ AxisAlgorithm compiled_algorithm(const R2RPassArgs& args) {
+  AxisAlgorithm al = args.algorithm;
+  al.algorithm = Algorithm;
+  return al;
+}
+
+// The passes never run in place (a pass permutes a row across threads), so the source and the destination of a
+// pass do not overlap: __restrict__ lets the compiler issue a thread's loads of several items ahead of its stores.
+template <class T, R2RAlgorithm Algorithm>
+__launch_bounds__(256) __global__ void pre_pass(R2RPassArgs args) {
+  const AxisAlgorithm al = compiled_algorithm<Algorithm>(args);
+  const std::int64_t n = al.n;
+  const bool complex = al.fft != R2RFftType::r2c;
   const T first = static_cast<T>(args.first), last = static_cast<T>(args.last);
-  for_each_item(args, args.algorithm.pre_items,
-                [&](std::int64_t row, std::int64_t j, std::int64_t src_offset, std::int64_t /*dst_offset*/) {
-                  const T* src = static_cast<const T*>(args.src) + src_offset;
-                  const std::int64_t stride = args.src_axis_stride;
-                  const auto load = [&](std::int64_t i) {
-                    T v = src[i * stride];
-                    if (i == 0) v *= first;
-                    if (i == n - 1) v *= last;
-                    return v;
-                  };
-                  r2r_pre_item<T>(args.algorithm, j, load,
-                                  row_view(args, static_cast<T*>(args.fft_in), row, args.algorithm.a_scalars, complex));
-                });
+  for_each_item(
+      args, al.pre_items, [&](std::int64_t row, std::int64_t j, std::int64_t src_offset, std::int64_t /*dst_offset*/) {
+        const T* __restrict__ src = static_cast<const T*>(args.src) + src_offset;
+        const std::int64_t stride = args.src_axis_stride;
+        const auto load = [&](std::int64_t i) {
+          T v = __ldg(src + i * stride);
+          if (i == 0) v *= first;
+          if (i == n - 1) v *= last;
+          return v;
+        };
+        r2r_pre_item<T, T>(al, j, load, row_view(args, static_cast<T*>(args.fft_in), row, al.a_scalars, complex));
+      });
 }
 
-template <class T>
-__global__ void post_pass(R2RPassArgs args) {
-  const std::int64_t n = args.algorithm.n;
-  const bool complex = args.algorithm.fft != R2RFftType::c2r;
-  const double scale = args.scale, first = args.first, last = args.last;
-  for_each_item(args, args.algorithm.post_items,
-                [&](std::int64_t row, std::int64_t k, std::int64_t /*src_offset*/, std::int64_t dst_offset) {
-                  T* dst = static_cast<T*>(args.dst) + dst_offset;
-                  const std::int64_t stride = args.dst_axis_stride;
-                  const auto store = [&](std::int64_t i, T v) {
-                    double f = scale;
-                    if (i == 0) f *= first;
-                    if (i == n - 1) f *= last;
-                    dst[i * stride] = f == 1.0 ? v : static_cast<T>(v * static_cast<T>(f));
-                  };
-                  r2r_post_item<T>(args.algorithm, k,
-                                   row_view(args, const_cast<T*>(static_cast<const T*>(args.fft_out)), row,
-                                            args.algorithm.b_scalars, complex),
-                                   store);
-                });
+template <class T, R2RAlgorithm Algorithm>
+__launch_bounds__(256) __global__ void post_pass(R2RPassArgs args) {
+  const AxisAlgorithm al = compiled_algorithm<Algorithm>(args);
+  const std::int64_t n = al.n;
+  const bool complex = al.fft != R2RFftType::c2r;
+  const T scale = static_cast<T>(args.scale), first = static_cast<T>(args.first), last = static_cast<T>(args.last);
+  for_each_item(
+      args, al.post_items, [&](std::int64_t row, std::int64_t k, std::int64_t /*src_offset*/, std::int64_t dst_offset) {
+        T* __restrict__ dst = static_cast<T*>(args.dst) + dst_offset;
+        const std::int64_t stride = args.dst_axis_stride;
+        const auto store = [&](std::int64_t i, T v) {
+          T f = scale;  // 1 but on the last axis of a scaling norm; a product by 1 is exact
+          if (i == 0) f *= first;
+          if (i == n - 1) f *= last;
+          dst[i * stride] = v * f;
+        };
+        const R2RRowView<const T> b = row_view(args, static_cast<const T*>(args.fft_out), row, al.b_scalars, complex);
+        r2r_post_item<T, T>(al, k, b, store);
+      });
 }
 
-// Launches one pass of `items` work items per row: `kernel_f32` or `kernel_f64` by the pass's precision, on the
-// grid for_each_item walks.
-cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kernel_f32)(R2RPassArgs),
-                        void (*kernel_f64)(R2RPassArgs), cudaStream_t stream) noexcept {
+// Launches one pass of `items` work items per row: `kernel` (the algorithm's and precision's) on the grid
+// for_each_item walks.
+cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kernel)(R2RPassArgs),
+                        cudaStream_t stream) noexcept {
   constexpr std::int64_t block = 256;
   const std::int64_t total = items * args.rows.rows;
   if (total == 0) return cudaSuccess;
@@ -111,18 +123,57 @@ cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kern
   } else {
     grid = dim3(static_cast<unsigned>(std::min<std::int64_t>((total + block - 1) / block, std::int64_t{1} << 20)));
   }
-  (args.double_precision ? kernel_f64 : kernel_f32)<<<grid, static_cast<unsigned>(block), 0, stream>>>(args);
+  kernel<<<grid, static_cast<unsigned>(block), 0, stream>>>(args);
   return cudaGetLastError();
+}
+
+using PassKernel = void (*)(R2RPassArgs);
+
+// The pass kernel of `algorithm` in precision T: Pass<T, A> is pre_pass or post_pass.
+template <template <class, R2RAlgorithm> class Pass, class T>
+PassKernel pass_kernel(R2RAlgorithm algorithm) noexcept {
+  switch (algorithm) {
+    case R2RAlgorithm::dct1_even_extension:
+      return Pass<T, R2RAlgorithm::dct1_even_extension>::kernel;
+    case R2RAlgorithm::dst1_odd_extension:
+      return Pass<T, R2RAlgorithm::dst1_odd_extension>::kernel;
+    case R2RAlgorithm::type2_reorder:
+      return Pass<T, R2RAlgorithm::type2_reorder>::kernel;
+    case R2RAlgorithm::type3_reorder:
+      return Pass<T, R2RAlgorithm::type3_reorder>::kernel;
+    case R2RAlgorithm::type4_half_complex:
+      return Pass<T, R2RAlgorithm::type4_half_complex>::kernel;
+    case R2RAlgorithm::type4_odd_permuted:
+      return Pass<T, R2RAlgorithm::type4_odd_permuted>::kernel;
+  }
+  return nullptr;
+}
+
+template <class T, R2RAlgorithm A>
+struct PrePass {
+  static constexpr PassKernel kernel = &pre_pass<T, A>;
+};
+template <class T, R2RAlgorithm A>
+struct PostPass {
+  static constexpr PassKernel kernel = &post_pass<T, A>;
+};
+
+template <template <class, R2RAlgorithm> class Pass>
+cudaError_t launch_kernel_of(const R2RPassArgs& args, std::int64_t items, cudaStream_t stream) noexcept {
+  const PassKernel kernel = args.double_precision ? pass_kernel<Pass, double>(args.algorithm.algorithm)
+                                                  : pass_kernel<Pass, float>(args.algorithm.algorithm);
+  if (kernel == nullptr) return cudaErrorInvalidValue;  // an algorithm outside the enum
+  return launch_pass(args, items, kernel, stream);
 }
 
 }  // namespace
 
 cudaError_t launch_r2r_pre_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept {
-  return launch_pass(args, args.algorithm.pre_items, pre_pass<float>, pre_pass<double>, stream);
+  return launch_kernel_of<PrePass>(args, args.algorithm.pre_items, stream);
 }
 
 cudaError_t launch_r2r_post_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept {
-  return launch_pass(args, args.algorithm.post_items, post_pass<float>, post_pass<double>, stream);
+  return launch_kernel_of<PostPass>(args, args.algorithm.post_items, stream);
 }
 
 }  // namespace cuplan::detail

@@ -8,6 +8,12 @@
 #include "r2r/algorithms.hpp"
 #include "runtime/row_walk.hpp"
 
+#if defined(__CUDA_ARCH__)
+#define CUPLAN_R2R_UNROLL_4 _Pragma("unroll 4")
+#else
+#define CUPLAN_R2R_UNROLL_4
+#endif
+
 namespace cuplan::detail {
 
 /// The rows of one axis pass: every index of the other axes, as a mixed-radix number (outermost first), with the
@@ -72,6 +78,8 @@ CUPLAN_R2R_HD void r2r_walk_interleaved(const R2RRows& r, std::int64_t items, co
   for (std::int64_t row = p.block_x * p.block_dim + p.thread_x; row < r.rows; row += p.grid_x * p.block_dim) {
     std::int64_t src_offset, dst_offset;
     r2r_row_offsets(r, row, src_offset, dst_offset);
+    // Unrolled on the device: a thread's items are independent, so their loads can be in flight together.
+    CUPLAN_R2R_UNROLL_4
     for (std::int64_t item = p.block_y; item < items; item += p.grid_y) body(row, item, src_offset, dst_offset);
   }
 }
