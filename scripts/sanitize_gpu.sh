@@ -10,7 +10,9 @@
 # --programs: only the executables whose name matches the extended regular expression (default: all).
 #
 # Programs run N at a time (default 8; each is its own process and CUDA context on the same GPU), each under a
-# time limit (default 900 s; a program that exceeds it counts as failed). The sanitizer slows every launch and API
+# time limit (default 900 s; a program that exceeds it counts as failed), the slowest of the tool's last run in this
+# build directory first (a program with no time yet counts as slowest), so that a few long programs do not finish
+# last; each tool's five slowest programs of this run are printed after its summary line. The sanitizer slows every launch and API
 # call by orders of magnitude, so the tests' long loops run shortened (CUPLAN_TEST_SHORT=1: 200 soak cycles instead
 # of 100,000, 6 calls per thread instead of 60, 1,000 stress operations instead of 10,000); every test still runs.
 #
@@ -74,10 +76,20 @@ run_one() {  # tool, executable -> writes <log> and <log>.rc
   [[ -n "$filter" ]] && args+=("$filter")
   # application-only: the child processes some tests start (gtest death tests, second-process tests) run
   # unchecked; tracking a child that a checked process starts stalls the sanitizer (docs/dev/testing.md).
+  local start=$SECONDS
   timeout --kill-after=30 "$timeout_s" "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 \
     --target-processes application-only \
     "${extra[@]}" "$exe" "${args[@]}" >"$log" 2>&1
   echo $? >"$log.rc"
+  echo $((SECONDS - start)) >"$log.seconds"
+}
+slowest_first() {  # tool, programs... -> the programs, the slowest of the tool's last run first
+  local tool="$1" exe seconds
+  shift
+  for exe in "$@"; do
+    seconds=$(cat "$logs/$tool.$(basename "$exe").log.seconds" 2>/dev/null || echo 999999)
+    printf '%s\t%s\n' "$seconds" "$exe"
+  done | sort -t$'\t' -k1,1nr | cut -f2
 }
 export -f run_one filter_for
 supp_dir="$repo_root/tests/sanitize"
@@ -86,7 +98,7 @@ export sanitizer logs filters timeout_s supp_dir
 status=0
 IFS=, read -ra tool_list <<<"$tools"
 for tool in "${tool_list[@]}"; do
-  printf '%s\n' "${programs[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$0" "$1"' "$tool" {}
+  slowest_first "$tool" "${programs[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$0" "$1"' "$tool" {}
   errors=0 failed=() no_cuda=0
   for exe in "${programs[@]}"; do
     name=$(basename "$exe")
@@ -103,6 +115,9 @@ for tool in "${tool_list[@]}"; do
     if [[ $rc -ne 0 && $rc -ne 77 ]]; then failed+=("$name(rc=$rc, errors=${n:-0})"); fi
   done
   echo "$tool: $errors error(s) over ${#programs[@]} programs ($no_cuda without CUDA calls)${failed:+; failed: ${failed[*]}}"
+  echo "  $tool, slowest: $(for exe in "${programs[@]}"; do
+    printf '%s %s\n' "$(cat "$logs/$tool.$(basename "$exe").log.seconds" 2>/dev/null || echo 0)" "$(basename "$exe")"
+  done | sort -k1,1nr | head -5 | awk '{printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1}')"
   ((errors == 0 && ${#failed[@]} == 0)) || status=1
 done
 echo "logs: $logs"
