@@ -72,6 +72,7 @@ CUPLAN_R2R_HD AxisAlgorithm choose_algorithm(R2RKind kind, std::int64_t n) {
       break;
     case 1:
       use_r2c_of_n(a, R2RAlgorithm::type2_reorder);
+      a.post_items = n / 2 + 1;  // item h gives outputs h and n-h from one spectrum value (r2r_post_item)
       break;
     case 2:
       a.algorithm = R2RAlgorithm::type3_reorder;
@@ -238,12 +239,15 @@ CUPLAN_R2R_HD void r2r_post_item(const AxisAlgorithm& al, std::int64_t k, const 
       store(k, -b[2 * (k + 1) + 1]);
       break;
     case R2RAlgorithm::type2_reorder: {
-      // y[k] = 2 Re(e^{-i pi k / 2n} V[k]), V[k] = conj V[n-k] above n/2; DST-II reads it reversed.
-      const std::int64_t q = al.sine ? n - 1 - k : k;
-      W vr, vi;
-      r2r_half_spectrum_at(b, n, q, vr, vi);
-      const R2RTwiddleOf<W> w = r2r_twiddle_at<W>(q, 2 * n);
-      store(k, static_cast<T>(W(2) * (w.c * vr + w.s * vi)));
+      // Item h (0 <= h <= n/2) reads the spectrum value V[h] once: y[q] = 2 Re(e^{-i pi q / 2n} V[q]) at q = h, and,
+      // as V[n-h] = conj V[h] and e^{-i pi (n-h) / 2n} = -i conj e^{-i pi h / 2n}, y[n-h] = -2 Im(e^{-i pi h / 2n}
+      // V[h]) for 0 < h < n - h. DST-II reads y reversed (output k = n-1-q).
+      const std::int64_t h = k;
+      const W vr = static_cast<W>(b[2 * h]), vi = static_cast<W>(b[2 * h + 1]);
+      const R2RTwiddleOf<W> w = r2r_twiddle_at<W>(h, 2 * n);
+      const auto at = [&](std::int64_t q) { return al.sine ? n - 1 - q : q; };
+      store(at(h), static_cast<T>(W(2) * (w.c * vr + w.s * vi)));
+      if (h > 0 && h < n - h) store(at(n - h), static_cast<T>(W(2) * (w.s * vr - w.c * vi)));
       break;
     }
     case R2RAlgorithm::type3_reorder: {
