@@ -111,6 +111,31 @@ CUPLAN_R2R_HD T fused_r2c_load(const AxisAlgorithm& al, int j, Load&& load) {
   return (al.sine && (i & 1)) ? -v : v;  // DST-II: the DCT-II of (-1)^i x[i], reversed on store
 }
 
+/// Type 2 of n divisible by 4 in the folded real mode, whose FFT input elements are pairs (v[2p], v[2p+1]) of the
+/// reordered row v: the four neighbouring reals x[4q .. 4q+3] (0 <= q < n/4, edge factors applied by the caller)
+/// are pair q = (x[4q], x[4q+2]) and pair n/2-1-q = (x[4q+3], x[4q+1]), the latter negated for DST-II (odd
+/// elements). One 16-byte load gives two pairs, where fused_r2c_load reads four scattered reals for them.
+template <class T>
+CUPLAN_R2R_HD void fused_type2_quad_pairs(const AxisAlgorithm& al, const T (&x)[4], FusedComplex<T>& low,
+                                          FusedComplex<T>& high) {
+  low = {x[0], x[2]};
+  high = al.sine ? FusedComplex<T>{-x[3], -x[1]} : FusedComplex<T>{x[3], x[1]};
+}
+
+/// Type 3 of n divisible by 4 in the folded real mode, whose C2R output elements are pairs (v[2p], v[2p+1]): pair q
+/// (0 <= q < n/4) and pair n/2-1-q give the four neighbouring outputs y[4q .. 4q+3] = (v[2q], v[n-1-2q], v[2q+1],
+/// v[n-2-2q]), the odd ones negated for DST-III (fused_c2r_store's unreordering, four at a time; edge factors and
+/// scale applied by the caller).
+template <class T>
+CUPLAN_R2R_HD void fused_type3_quad_outputs(const AxisAlgorithm& al, FusedComplex<T> low, FusedComplex<T> high,
+                                            T (&y)[4]) {
+  const T odd = al.sine ? T(-1) : T(1);
+  y[0] = low.re;
+  y[1] = odd * high.im;
+  y[2] = low.im;
+  y[3] = odd * high.re;
+}
+
 /// Types 1 and 2: the spectrum value k (0 <= k <= fft_length / 2) stored as its outputs. `w`: the twiddle at
 /// fused_r2c_store_angle (type 2 only; types 1 ignore it).
 template <class T, class Store>

@@ -188,6 +188,50 @@ TEST_P(FusedAlgebra, TheRowLengthIsAConstantOfTheKernelsAlgorithmAndFftLength) {
 
 // The kernels' per-register twiddle rotations are constant expressions: exact to double's rounding on every
 // quarter turn, the complement's boundary and negative angles.
+// The folded kernels' four-at-a-time loads (type 2) and stores (type 3) give exactly what the per-element functions
+// give: every pair of the reordered row from one quad, every output of a quad where fused_c2r_store puts it.
+TEST(FusedQuads, Type2QuadsGiveThePairsOfThePerElementLoads) {
+  for (R2RKind kind : {R2RKind::dct2, R2RKind::dst2})
+    for (std::int64_t n : {4, 8, 12, 256, 4096}) {
+      const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, n);
+      const std::vector<double> x = r2r_test::random_vector(static_cast<std::size_t>(n), 11);
+      const auto load = [&](int i) { return x.at(static_cast<std::size_t>(i)); };
+      std::vector<int> seen(static_cast<std::size_t>(n / 2), 0);
+      for (int q = 0; q < n / 4; ++q) {
+        const double quad[4] = {x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]};
+        FusedComplex<double> low{}, high{};
+        cuplan::detail::fused_type2_quad_pairs(al, quad, low, high);
+        for (const auto& [p, pair] : {std::pair{q, low}, std::pair{static_cast<int>(n / 2) - 1 - q, high}}) {
+          EXPECT_EQ(pair.re, cuplan::detail::fused_r2c_load<double>(al, 2 * p, load)) << n << " pair " << p;
+          EXPECT_EQ(pair.im, cuplan::detail::fused_r2c_load<double>(al, 2 * p + 1, load)) << n << " pair " << p;
+          ++seen.at(static_cast<std::size_t>(p));
+        }
+      }
+      EXPECT_TRUE(std::ranges::all_of(seen, [](int c) { return c == 1; }))
+          << "every pair from exactly one quad, n " << n;
+    }
+}
+
+TEST(FusedQuads, Type3QuadsPutEveryOutputWhereThePerElementStoreDoes) {
+  for (R2RKind kind : {R2RKind::dct3, R2RKind::dst3})
+    for (std::int64_t n : {4, 8, 12, 256, 4096}) {
+      const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, n);
+      const std::vector<double> v = r2r_test::random_vector(static_cast<std::size_t>(n), 13);  // the C2R's output
+      std::vector<double> expected(static_cast<std::size_t>(n), 1e300), got(static_cast<std::size_t>(n), 1e300);
+      for (int m = 0; m < n; ++m)
+        cuplan::detail::fused_c2r_store<double>(al, m, v[static_cast<std::size_t>(m)], [&](int i, double value) {
+          expected.at(static_cast<std::size_t>(i)) = value;
+        });
+      for (int q = 0; q < n / 4; ++q) {
+        const int p = static_cast<int>(n / 2) - 1 - q;
+        double y[4];
+        cuplan::detail::fused_type3_quad_outputs<double>(al, {v[2 * q], v[2 * q + 1]}, {v[2 * p], v[2 * p + 1]}, y);
+        for (int i = 0; i < 4; ++i) got.at(static_cast<std::size_t>(4 * q + i)) = y[i];
+      }
+      EXPECT_EQ(got, expected) << cuplan::to_string(kind) << " n " << n;
+    }
+}
+
 TEST(FusedTwiddles, TheConstantCosineAndSineMatchTheLibrarys) {
   static_assert(cuplan::detail::constant_cos_sin_pi(0, 1).re == 1.0);
   static_assert(cuplan::detail::constant_cos_sin_pi(1, 2).re < 1e-15);

@@ -92,6 +92,35 @@ struct RowAccess {
     const T f = i == 0 ? post_first : i == n - 1 ? post_last : scale;
     dst[i] = v * f;
   }
+  /// Elements 4q .. 4q+3 of the row, with the input edge factors: one 16-byte load where the row is so aligned.
+  __device__ void load_quad(int q, T (&x)[4]) const {
+    const T* p = src + 4 * q;
+    if (sizeof(T) == 4 && (reinterpret_cast<std::uintptr_t>(src) & 15) == 0) {
+      const float4 v = *reinterpret_cast<const float4*>(p);
+      x[0] = static_cast<T>(v.x);
+      x[1] = static_cast<T>(v.y);
+      x[2] = static_cast<T>(v.z);
+      x[3] = static_cast<T>(v.w);
+    } else {
+      for (int i = 0; i < 4; ++i) x[i] = p[i];
+    }
+    if (q == 0) x[0] *= pre_first;
+    if (4 * q + 3 == n - 1) x[3] *= pre_last;
+  }
+  /// Stores elements 4q .. 4q+3 of the row, with the output edge factors and the scale: one 16-byte store where the
+  /// row is so aligned.
+  __device__ void store_quad(int q, const T (&y)[4]) const {
+    T v[4] = {y[0] * scale, y[1] * scale, y[2] * scale, y[3] * scale};
+    if (q == 0) v[0] = y[0] * post_first;
+    if (4 * q + 3 == n - 1) v[3] = y[3] * post_last;
+    T* p = dst + 4 * q;
+    if (sizeof(T) == 4 && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+      *reinterpret_cast<float4*>(p) = make_float4(static_cast<float>(v[0]), static_cast<float>(v[1]),
+                                                  static_cast<float>(v[2]), static_cast<float>(v[3]));
+    } else {
+      for (int i = 0; i < 4; ++i) p[i] = v[i];
+    }
+  }
 };
 
 /// The kernel's algorithm: the launch's, with what the kernel is compiled for made constant (the algorithm, the FFT
@@ -139,6 +168,79 @@ __device__ __forceinline__ void execute_then_sync(typename FFT::value_type* thre
   __syncthreads();
 }
 
+/// Whether a folded kernel's rows can move as quads of neighbouring reals (fused_type2_quad_pairs,
+/// fused_type3_quad_outputs): the row length a multiple of 4, each thread's pairs p = e * stride + t filling the
+/// row's n/2 pairs exactly with an even count per thread (its first half then pairs with the mirror thread's second
+/// half), and room in the shared memory for half of every row's pairs. `Ept` and `Length`: the FFT's elements per
+/// thread and pairs per row on the side that moves quads.
+template <class FFT, unsigned Ept, unsigned Length>
+constexpr bool quads_fit() {
+  using complex_type = typename FFT::value_type;
+  return cufftdx::size_of<FFT>::value % 4 == 0 && Ept % 2 == 0 && Ept * FFT::stride == Length &&
+         2 * Length == cufftdx::size_of<FFT>::value &&
+         FFT::shared_memory_size >= FFT::ffts_per_block * (Length / 2) * sizeof(complex_type);
+}
+
+/// The shared-memory slots of this thread's row for the quads' exchange: half its pairs.
+template <class FFT, unsigned Length>
+__device__ __forceinline__ typename FFT::value_type* quad_exchange() {
+  extern __shared__ __align__(alignof(float4)) unsigned char fused_r2r_shared[];
+  return reinterpret_cast<typename FFT::value_type*>(fused_r2r_shared) + threadIdx.y * (Length / 2);
+}
+
+/// Folded type 2 (DCT-II, DST-II): each thread loads the 16-byte quads of the pairs in the first half of its
+/// registers (pairs q < n/4: 4-byte loads of stride 2 and a reversed odd half before, which held the kernel to a
+/// third of the memory bandwidth), keeps pair q and hands pair n/2-1-q, which register input_ept-1-e of thread
+/// stride-1-t holds, over through shared memory. Every thread of the block takes part (a missing row loads zeros).
+template <class FFT>
+__device__ __forceinline__ void load_type2_quads(const AxisAlgorithm& al, const BlockRow<FFT>& r,
+                                                 typename FFT::value_type* thread_data) {
+  using complex_type = typename FFT::value_type;
+  using T = typename BlockRow<FFT>::T;
+  constexpr unsigned ept = FFT::input_ept, half = FFT::input_length / 2;
+  complex_type* exchange = quad_exchange<FFT, FFT::input_length>();
+#pragma unroll
+  for (unsigned e = 0; e < ept / 2; ++e) {
+    const int q = static_cast<int>(e * FFT::stride + threadIdx.x);
+    T x[4] = {0, 0, 0, 0};
+    if (r.active) r.io.load_quad(q, x);
+    FusedComplex<T> low{}, high{};
+    fused_type2_quad_pairs(al, x, low, high);
+    thread_data[e] = complex_type{low.re, low.im};
+    exchange[half - 1 - q] = complex_type{high.re, high.im};  // pair n/2-1-q, at its place in the second half
+  }
+  __syncthreads();
+#pragma unroll
+  for (unsigned e = ept / 2; e < ept; ++e) thread_data[e] = exchange[e * FFT::stride + threadIdx.x - half];
+  __syncthreads();  // the FFT reuses the shared memory
+}
+
+/// Folded type 3 (DCT-III, DST-III), after the FFT: the pairs in the second half of each thread's registers go to
+/// the mirror thread through shared memory, and each thread stores the quads of its first-half pairs q with pair
+/// n/2-1-q (16-byte stores, against 4-byte stores of stride 2 and a reversed odd half). Called by every thread of
+/// the block; a missing row stores nothing.
+template <class FFT>
+__device__ __forceinline__ void store_type3_quads(const AxisAlgorithm& al, const BlockRow<FFT>& r,
+                                                  const typename FFT::value_type* thread_data) {
+  using complex_type = typename FFT::value_type;
+  using T = typename BlockRow<FFT>::T;
+  constexpr unsigned ept = FFT::output_ept, half = FFT::output_length / 2;
+  complex_type* exchange = quad_exchange<FFT, FFT::output_length>();
+#pragma unroll
+  for (unsigned e = ept / 2; e < ept; ++e) exchange[e * FFT::stride + threadIdx.x - half] = thread_data[e];
+  __syncthreads();
+  if (!r.active) return;
+#pragma unroll
+  for (unsigned e = 0; e < ept / 2; ++e) {
+    const int q = static_cast<int>(e * FFT::stride + threadIdx.x);
+    const complex_type high = exchange[half - 1 - q];
+    T y[4];
+    fused_type3_quad_outputs(al, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, FusedComplex<T>{high.x, high.y},
+                             y);
+    r.io.store_quad(q, y);
+  }
+}
+
 /// Types 1 and 2 (R2C of length L): DCT-I/DST-I from the even/odd extension (L = 2(n-1) / 2(n+1)), DCT-II/DST-II
 /// from the even/odd reordering (L = n). `Folded`: cuFFTDx's folded real mode, whose thread elements are pairs of
 /// neighbouring reals (2m, 2m+1) of the FFT's input, transformed as a C2C FFT of L/2 points (half the arithmetic of
@@ -152,7 +254,10 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
   const AxisAlgorithm al = compiled_algorithm<Algorithm, L>(args);
   const BlockRow<FFT> r(args, al);
   complex_type thread_data[FFT::storage_size];
-  if constexpr (Folded) {
+  if constexpr (Folded && Algorithm == R2RAlgorithm::type2_reorder &&
+                quads_fit<FFT, FFT::input_ept, FFT::input_length>()) {
+    load_type2_quads<FFT>(al, r, thread_data);
+  } else if constexpr (Folded) {
 #pragma unroll
     for (unsigned e = 0; e < FFT::input_ept; ++e) {
       const int m = static_cast<int>(e * FFT::stride + threadIdx.x);
@@ -209,6 +314,10 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
     thread_data[e] = complex_type{h.re, h.im};
   });
   execute_then_sync<FFT>(thread_data);
+  if constexpr (Folded && quads_fit<FFT, FFT::output_ept, FFT::output_length>()) {
+    store_type3_quads<FFT>(al, r, thread_data);  // every thread: it exchanges through shared memory
+    return;
+  }
   if (!r.active) return;
   if constexpr (Folded) {
 #pragma unroll
