@@ -12,12 +12,14 @@
 #include <fftw3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cuplan/cuplan.hpp>
@@ -83,13 +85,37 @@ void gpu_case(const cp::Shape& shape, const std::vector<int>& axes, const std::v
 
 void cpu_case(bool quick, bench::Csv& csv) {
   const long long batch = quick ? 64 : 256, n = 4096;
-  const int reps = quick ? 5 : 20;
+  const int reps = quick ? 5 : 31;
   auto in = random_values(static_cast<std::size_t>(batch * n));
   std::vector<float> out(in.size());
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   fftwf_init_threads();
   const cp::TensorView x(in.data(), {batch, n}), y(out.data(), {batch, n});
-  const auto time_us = [&](const std::function<void()>& run) { return bench::host_median<std::micro>(2, reps, run); };
+  // Medians of single calls (microseconds), cuplan's and FFTW's alternating call by call (first one, then the
+  // other, in turn): one after the other in blocks, a shared host's drift (other load, clocks) between the blocks
+  // swung the ratio by 30-50 % from run to run.
+  const auto alternating_us = [&](const std::function<void()>& a, const std::function<void()>& b) {
+    for (int i = 0; i < 2; ++i) {
+      a();
+      b();
+    }
+    std::vector<double> ta, tb;
+    const auto time_one = [](const std::function<void()>& run, std::vector<double>& into) {
+      const auto start = std::chrono::steady_clock::now();
+      run();
+      into.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    };
+    for (int r = 0; r < reps; ++r) {
+      if (r % 2 == 0) {
+        time_one(a, ta);
+        time_one(b, tb);
+      } else {
+        time_one(b, tb);
+        time_one(a, ta);
+      }
+    }
+    return std::pair{bench::median(ta), bench::median(tb)};
+  };
   std::printf("(b) CPU, f32 %lld x %lld along the last axis, %d threads, FFTW_ESTIMATE\n", batch, n, threads);
   const std::string what = "CPU f32 " + std::to_string(batch) + " x " + std::to_string(n);
   for (auto [kind, fftw_kind] : {std::pair{cp::R2RKind::dct2, FFTW_REDFT10}, std::pair{cp::R2RKind::dct3, FFTW_REDFT01},
@@ -104,11 +130,11 @@ void cpu_case(bool quick, bench::Csv& csv) {
       std::fprintf(stderr, "FFTW could not plan the baseline\n");
       std::exit(1);
     }
-    const double raw_us = time_us([&] { fftwf_execute_r2r(raw, in.data(), out.data()); });
-    fftwf_destroy_plan(raw);
     cp::RealTransform rt(x, {.axes = {1}, .kinds = {kind}, .execution = cp::Execution::cpu(threads)});
     rt.plan();
-    const double us = time_us([&] { rt.execute({.out = y}); });
+    const auto [us, raw_us] =
+        alternating_us([&] { rt.execute({.out = y}); }, [&] { fftwf_execute_r2r(raw, in.data(), out.data()); });
+    fftwf_destroy_plan(raw);
     std::printf("  %-5s cuplan %10.1f us   fftwf_execute_r2r %10.1f us   ratio %.3f\n",
                 std::string(cp::to_string(kind)).c_str(), us, raw_us, us / raw_us);
     csv.row("b", what, std::string(cp::to_string(kind)), us, "us", "fftwf_execute_r2r", raw_us);
