@@ -30,14 +30,11 @@ cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 which="${1:-all}"
 supp="$repo_root/tests/sanitize"
 cuda=1
-case "${CUPLAN_SANITIZE_CUDA:-ON}" in
-  OFF | off | 0 | FALSE | false | NO | no)
-    cuda=0
-    # As scripts/setup.sh does for the CPU-only build: no CUDA tool is found while configuring, building or running.
-    PATH="$(tr ':' '\n' <<<"$PATH" | grep -v -i cuda | paste -sd: -)"
-    export PATH
-    ;;
-esac
+source "$repo_root/scripts/cuda_off.sh"
+if cuplan_is_off "${CUPLAN_SANITIZE_CUDA:-ON}"; then
+  cuda=0
+  cuplan_hide_cuda  # as for the CPU-only build of scripts/setup.sh
+fi
 
 log() { printf '==> %s\n' "$*"; }
 

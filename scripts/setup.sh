@@ -39,14 +39,11 @@ cd "$repo_root"
 build_dir="${CUPLAN_BUILD_DIR:-build}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 cpu_only=0
-case "${CUPLAN_ENABLE_CUDA:-ON}" in
-  OFF | off | 0 | FALSE | false | NO | no)
-    cpu_only=1
-    # The CPU-only build must not find any CUDA tool: none is on PATH while it configures, builds and tests.
-    PATH="$(tr ':' '\n' <<<"$PATH" | grep -v -i cuda | paste -sd: -)"
-    export PATH
-    ;;
-esac
+source "$repo_root/scripts/cuda_off.sh"
+if cuplan_is_off "${CUPLAN_ENABLE_CUDA:-ON}"; then
+  cpu_only=1
+  cuplan_hide_cuda  # the CPU-only build must not find any CUDA tool while it configures, builds and tests
+fi
 jobs="$(nproc 2>/dev/null || echo 2)"
 
 log() { printf '==> %s\n' "$*"; }

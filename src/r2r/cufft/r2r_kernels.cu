@@ -5,6 +5,8 @@
 // registers and were compute-bound (post), and ran at 27-45 % of the memory bandwidth of an H100 (ncu, 512^3 f32).
 
 #include <algorithm>
+#include <cstddef>
+#include <utility>
 
 #include "r2r/cufft/r2r_kernels.hpp"
 
@@ -129,39 +131,22 @@ cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kern
 
 using PassKernel = void (*)(R2RPassArgs);
 
-// The pass kernel of `algorithm` in precision T: Pass<T, A> is pre_pass or post_pass.
-template <template <class, R2RAlgorithm> class Pass, class T>
-PassKernel pass_kernel(R2RAlgorithm algorithm) noexcept {
-  switch (algorithm) {
-    case R2RAlgorithm::dct1_even_extension:
-      return Pass<T, R2RAlgorithm::dct1_even_extension>::kernel;
-    case R2RAlgorithm::dst1_odd_extension:
-      return Pass<T, R2RAlgorithm::dst1_odd_extension>::kernel;
-    case R2RAlgorithm::type2_reorder:
-      return Pass<T, R2RAlgorithm::type2_reorder>::kernel;
-    case R2RAlgorithm::type3_reorder:
-      return Pass<T, R2RAlgorithm::type3_reorder>::kernel;
-    case R2RAlgorithm::type4_half_complex:
-      return Pass<T, R2RAlgorithm::type4_half_complex>::kernel;
-    case R2RAlgorithm::type4_odd_permuted:
-      return Pass<T, R2RAlgorithm::type4_odd_permuted>::kernel;
-  }
-  return nullptr;
+// The pre-pass (Pre) or post-pass kernel of `algorithm` in precision T, from a table over the algorithms; null for a
+// value outside the enum.
+template <bool Pre, class T, std::size_t... A>
+PassKernel pass_kernel(R2RAlgorithm algorithm, std::index_sequence<A...>) noexcept {
+  static constexpr PassKernel kernels[] = {
+      (Pre ? &pre_pass<T, static_cast<R2RAlgorithm>(A)> : &post_pass<T, static_cast<R2RAlgorithm>(A)>)...};
+  const auto i = static_cast<std::size_t>(algorithm);
+  return i < sizeof...(A) ? kernels[i] : nullptr;
 }
 
-template <class T, R2RAlgorithm A>
-struct PrePass {
-  static constexpr PassKernel kernel = &pre_pass<T, A>;
-};
-template <class T, R2RAlgorithm A>
-struct PostPass {
-  static constexpr PassKernel kernel = &post_pass<T, A>;
-};
-
-template <template <class, R2RAlgorithm> class Pass>
+template <bool Pre>
 cudaError_t launch_kernel_of(const R2RPassArgs& args, std::int64_t items, cudaStream_t stream) noexcept {
-  const PassKernel kernel = args.double_precision ? pass_kernel<Pass, double>(args.algorithm.algorithm)
-                                                  : pass_kernel<Pass, float>(args.algorithm.algorithm);
+  constexpr auto algorithms =
+      std::make_index_sequence<static_cast<std::size_t>(R2RAlgorithm::type4_odd_permuted) + 1>{};
+  const PassKernel kernel = args.double_precision ? pass_kernel<Pre, double>(args.algorithm.algorithm, algorithms)
+                                                  : pass_kernel<Pre, float>(args.algorithm.algorithm, algorithms);
   if (kernel == nullptr) return cudaErrorInvalidValue;  // an algorithm outside the enum
   return launch_pass(args, items, kernel, stream);
 }
@@ -169,11 +154,11 @@ cudaError_t launch_kernel_of(const R2RPassArgs& args, std::int64_t items, cudaSt
 }  // namespace
 
 cudaError_t launch_r2r_pre_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept {
-  return launch_kernel_of<PrePass>(args, args.algorithm.pre_items, stream);
+  return launch_kernel_of<true>(args, args.algorithm.pre_items, stream);
 }
 
 cudaError_t launch_r2r_post_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept {
-  return launch_kernel_of<PostPass>(args, args.algorithm.post_items, stream);
+  return launch_kernel_of<false>(args, args.algorithm.post_items, stream);
 }
 
 }  // namespace cuplan::detail
