@@ -226,8 +226,10 @@ Tensor MatmulImpl::execute(const MatmulExecuteOptions& options) try {
     out_signature_.require_match(options.out->view(), who_, "execute", "out", out_strides_note_.c_str());
   }
   MatmulResult result = route_->execute(options);
-  last_.aux = std::move(result.aux);
-  last_.bias_gradient = std::move(result.bias_gradient);
+  // The epilog's outputs replace the last ones; without them (most products) nothing was and nothing is held.
+  if (result.aux.defined() || last_.aux.defined()) last_.aux = std::move(result.aux);
+  if (result.bias_gradient.defined() || last_.bias_gradient.defined())
+    last_.bias_gradient = std::move(result.bias_gradient);
   return std::move(result.d);
 } catch (const LibraryError& error) {
   rethrow_with_context(error, fmt::format("{}.execute", who_), [this] { return error_context(); });

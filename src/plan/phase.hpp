@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "cuplan/stream.hpp"
@@ -163,6 +164,10 @@ class Phase {
   /// The memory the phase reads and writes: the phase's stream first waits for the pending producers of the cuplan
   /// Tensors among it (OperandUse::owner), then the checker, when on, checks the rest (OrderingError if unordered).
   void operands(std::initializer_list<OperandUse> uses) {
+    operands(std::span<const OperandUse>(uses.begin(), uses.size()));
+  }
+  /// As above, for a list built at the call (only the operands the call has).
+  void operands(std::span<const OperandUse> uses) {
     accesses_.begin(stream_, uses);
     uses_.begin(stream_, who_, method_, uses);
   }

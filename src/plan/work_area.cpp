@@ -176,11 +176,6 @@ void WorkArea::check(std::size_t bytes, int device) const {
                     who_, bytes, spec_.buffer_bytes));
 }
 
-void WorkArea::check_apart(const TensorView& view, const char* operand) const {
-  if (spec_.policy != WorkAreaPolicy::external) return;
-  check_work_area_apart(spec_.policy, spec_.buffer_view, view, operand, who_);
-}
-
 WorkAreaHold WorkArea::acquire(std::size_t bytes, int device, StreamRef stream) {
   WorkAreaHold hold;
   if (bytes == 0) return hold;
@@ -209,8 +204,8 @@ WorkAreaHold WorkArea::acquire(std::size_t bytes, int device, StreamRef stream) 
   }
   // An owned area is the object's alone and its phases are ordered: the ordering checker sees the others.
   if (spec_.policy != WorkAreaPolicy::owned)
-    hold.view_ = TensorView(hold.data_, i8, {static_cast<std::int64_t>(hold.bytes_)}, Strides{1}, Device::cuda(device),
-                            MemorySpace::device);
+    hold.view_.emplace(hold.data_, i8, Shape{static_cast<std::int64_t>(hold.bytes_)}, Strides{1}, Device::cuda(device),
+                       MemorySpace::device);
   return hold;
 }
 

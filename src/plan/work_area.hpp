@@ -65,15 +65,16 @@ class WorkAreaHold {
   void* data() const noexcept { return data_; }
   std::size_t bytes() const noexcept { return bytes_; }
   /// The area as an i8 view, for the ordering checker (an operand the phase writes): a shared or external area,
-  /// which other objects can use too; empty for no area and for an owned one (the object's phases are ordered).
-  const TensorView& view() const noexcept { return view_; }
+  /// which other objects can use too; null for no area and for an owned one (the object's phases are ordered), which
+  /// then builds no view.
+  const TensorView* view() const noexcept { return view_ ? &*view_ : nullptr; }
 
  private:
   friend class WorkArea;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   std::shared_ptr<Storage> keep_;  // a shared area's memory
-  TensorView view_;
+  std::optional<TensorView> view_;
 };
 
 class WorkArea {
@@ -88,8 +89,12 @@ class WorkArea {
   /// device than `device`. Nothing for the other policies.
   void check(std::size_t bytes, int device) const;
   /// At every execute, before any work, for external: InvalidArgument naming the buffer and `operand` ("operand",
-  /// "out") when the buffer overlaps `view`, which the library would then overwrite mid-transform.
-  void check_apart(const TensorView& view, const char* operand) const;
+  /// "out") when the buffer overlaps `view`, which the library would then overwrite mid-transform. Inline: the other
+  /// policies check nothing, and every execute asks for each operand.
+  void check_apart(const TensorView& view, const char* operand) const {
+    if (spec_.policy == WorkAreaPolicy::external)
+      check_work_area_apart(spec_.policy, spec_.buffer_view, view, operand, who_);
+  }
   /// The area for work enqueued on `stream` of `device` next: at least `bytes` (no area for 0 bytes).
   WorkAreaHold acquire(std::size_t bytes, int device, StreamRef stream);
   /// owned: frees the buffer (stream-ordered after its uses); shared and external: nothing is held between phases.

@@ -6,8 +6,6 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include <mutex>
-
 #include "base/cuda_check.hpp"
 #include "cuplan/errors.hpp"
 
@@ -17,18 +15,18 @@ inline namespace CUPLAN_ABI_NAMESPACE {
 namespace {
 
 // Asked once: the answer cannot change during the life of the process, and without a driver every query costs a
-// failed driver load.
+// failed driver load. A function-local static (initialised once, thread-safe): every later call is one load of its
+// guard, where std::call_once would set two thread-locals and call pthread_once each time; an execute asks several
+// times (the result's allocation, the device checks).
 int query_device_count() noexcept {
-  static std::once_flag once;
-  static int count = 0;
-  std::call_once(once, [] {
+  static const int count = [] {
     int n = 0;
     const cudaError_t status = cudaGetDeviceCount(&n);
     // Any failure (no driver, no device, driver too old) means "no GPU"; clear it so that it is not reported by an
     // unrelated later call.
     (void)cudaGetLastError();
-    count = status == cudaSuccess ? n : 0;
-  });
+    return status == cudaSuccess ? n : 0;
+  }();
   return count;
 }
 

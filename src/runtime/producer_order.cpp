@@ -135,11 +135,8 @@ void ProducerOrder::start(StreamRef stream, Device device) {
   pending_writer_.store(native, std::memory_order_relaxed);
 }
 
-void ProducerOrder::order(StreamRef consumer, bool write) {
-  // The producer's own stream: one load and a comparison (a write also needs no pending read on another stream).
-  const cudaStream_t native = consumer.native();
-  if ((write ? sole_writer_ : producer_).load(std::memory_order_acquire) == native) [[likely]]
-    return;
+void ProducerOrder::order_locked(StreamRef consumer, bool write) {
+  // Another stream than the published one (order() took the fast path otherwise).
   const std::lock_guard lock(mutex_);
   if (!started_) return;
   if (!write) {
@@ -154,12 +151,9 @@ void ProducerOrder::order(StreamRef consumer, bool write) {
   publish();
 }
 
-void ProducerOrder::note(StreamRef stream, bool write) {
-  // A read on the producer's own stream (which orders its later reads), or a write there while its latest work still
-  // awaits its lazy record and no read on another stream is pending: one load and a comparison.
-  const cudaStream_t native = stream.native();
-  if ((write ? pending_writer_ : producer_).load(std::memory_order_acquire) == native) [[likely]]
-    return;
+void ProducerOrder::note_locked(StreamRef stream, bool write) {
+  // Not a read on the producer's own stream (which orders its later reads), nor a write there while its latest work
+  // still awaits its lazy record and no read on another stream is pending (note() took the fast path for those).
   const std::lock_guard lock(mutex_);
   if (!started_) return;
   if (write) {

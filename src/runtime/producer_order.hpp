@@ -36,12 +36,24 @@ class ProducerOrder : NonCopyable {
   /// The memory was just allocated (or adopted) on `stream` of `device`: that stream is its first producer.
   void start(StreamRef stream, Device device);
   /// Makes `consumer` wait for the last write on another stream and, for a `write`, for every read on another stream
-  /// since then. Call before enqueuing the access.
-  void order(StreamRef consumer, bool write);
-  /// Work just enqueued on `stream` reads or writes the memory.
-  void note(StreamRef stream, bool write);
+  /// since then. Call before enqueuing the access. Inline: on the producer's own stream it is one load and a
+  /// comparison (a write also needs no pending read on another stream), made at every execute for each operand.
+  void order(StreamRef consumer, bool write) {
+    if ((write ? sole_writer_ : producer_).load(std::memory_order_acquire) == consumer.native()) [[likely]]
+      return;
+    order_locked(consumer, write);
+  }
+  /// Work just enqueued on `stream` reads or writes the memory. Inline: a read on the producer's own stream, or a
+  /// write there while its latest work still awaits its lazy record, is one load and a comparison.
+  void note(StreamRef stream, bool write) {
+    if ((write ? pending_writer_ : producer_).load(std::memory_order_acquire) == stream.native()) [[likely]]
+      return;
+    note_locked(stream, write);
+  }
 
  private:
+  void order_locked(StreamRef consumer, bool write);
+  void note_locked(StreamRef stream, bool write);
   // One stream's pending access.
   struct Mark {
     cudaStream_t stream = nullptr;

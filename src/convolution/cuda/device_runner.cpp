@@ -131,7 +131,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     if (!host)
       phase.operands({{"operand", &given, false, false, Access::storage(call.operand).get()},
                       {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()},
-                      {"work area", &area_.view(), true}});
+                      {"work area", area_.view(), true}});
     if (fused_ && context_.geometry.rank > 1)
       run_fused_inner(device_in.view(), device_out.view(), s);
     else if (fused_)

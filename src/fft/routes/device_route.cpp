@@ -104,7 +104,7 @@ Tensor DeviceFftRoute::execute(const FftCall& call) {
   // cuplan Tensors (the operand, an in-place result) are ordered after their pending producers first.
   phase.operands({{"operand", &x, in_place, false, Access::storage(call.operand).get()},
                   {"out", &result.view(), true, call.out == nullptr && !in_place, Access::storage(result).get()},
-                  {"work area", &area.view(), true}});
+                  {"work area", area.view(), true}});
 
   const void* in = x.data();
   void* out = result.data();

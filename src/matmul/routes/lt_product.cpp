@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <span>
 
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
@@ -233,13 +234,14 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
   const StreamRef stream = phase.stream();
   MatmulResult result;
   Tensor& d = result.d;
+  Tensor& aux = result.aux;  // the epilog's outputs, written in place (undefined when the epilog has none)
+  Tensor& bgrad = result.bias_gradient;
   {
     const mm::EpilogTraits traits = mm::epilog_traits(problem.epilog);
     const Device gpu = Device::cuda(device);
     // This stream's area (shared: grown meanwhile, or another stream's phase); cuBLASLt takes it at every call.
     const WorkAreaHold area = work_area_.acquire(lt_->workspace_bytes(), device, stream);
     void* workspace = area.data();
-    Tensor aux, bgrad;
     void *d_ptr, *aux_ptr = nullptr, *bgrad_ptr = nullptr;
     if (host_operands_) {
       d_ptr = result_staging_.ensure(bytes_of(problem.result_shape, problem.result_dtype), device, stream);
@@ -263,26 +265,22 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
       }
     }
     if (!host_operands_) {
-      const auto view_of = [&](mm::Slot slot) { return operands[slot].ref ? &operands[slot].ref->view() : nullptr; };
-      const auto owner_of = [&](mm::Slot slot) {
-        return operands[slot].ref ? Access::storage(*operands[slot].ref).get() : nullptr;
+      // Only the operands this product has (an absent one would be skipped by the ordering and the checker alike),
+      // in this order: D over C (same elements) is one range written after it is read, so listing C then D records
+      // the write. cuplan Tensors among them are ordered after their pending producers first.
+      static constexpr const char* read_names[mm::slot_count] = {"a", "b", "c", "bias", "aux"};
+      std::array<OperandUse, mm::slot_count + 4> uses;
+      std::size_t count = 0;
+      const auto read = [&](const char* name, const TensorRef& ref) {
+        uses[count++] = {name, &ref.view(), false, false, Access::storage(ref).get()};
       };
-      const auto scale = [](const ScaleFactor& f) { return f.tensor ? &*f.tensor : nullptr; };
-      const TensorRef* scale_a = scale(context_.options.scales.a);
-      const TensorRef* scale_b = scale(context_.options.scales.b);
-      // D over C (same elements) is one range written after it is read: listing C then D records the write. cuplan
-      // Tensors among them are ordered after their pending producers first.
-      phase.operands({{"a", view_of(slot_a), false, false, owner_of(slot_a)},
-                      {"b", view_of(slot_b), false, false, owner_of(slot_b)},
-                      {"c", view_of(slot_c), false, false, owner_of(slot_c)},
-                      {"bias", view_of(slot_bias), false, false, owner_of(slot_bias)},
-                      {"aux", view_of(slot_aux), false, false, owner_of(slot_aux)},
-                      {"scale_a", scale_a ? &scale_a->view() : nullptr, false, false,
-                       scale_a ? Access::storage(*scale_a).get() : nullptr},
-                      {"scale_b", scale_b ? &scale_b->view() : nullptr, false, false,
-                       scale_b ? Access::storage(*scale_b).get() : nullptr},
-                      {"out", &d.view(), true, !options.out, Access::storage(d).get()},
-                      {"work area", &area.view(), true}});
+      for (int slot = 0; slot < mm::slot_count; ++slot)
+        if (operands[slot].ref) read(read_names[slot], *operands[slot].ref);
+      if (const std::optional<TensorRef>& scale = context_.options.scales.a.tensor) read("scale_a", *scale);
+      if (const std::optional<TensorRef>& scale = context_.options.scales.b.tensor) read("scale_b", *scale);
+      uses[count++] = {"out", &d.view(), true, !options.out, Access::storage(d).get()};
+      if (const TensorView* view = area.view()) uses[count++] = {"work area", view, true};
+      phase.operands(std::span<const OperandUse>(uses.data(), count));
     }
     const mm::LtPointers p = stage(stream, d_ptr, aux_ptr, bgrad_ptr);
     lt_->bind(p);
@@ -318,8 +316,6 @@ MatmulResult LtProduct::execute(const MatmulExecuteOptions& options) {
         bgrad = back(bgrad_ptr, problem.bias_gradient_shape, row_major_strides(problem.bias_gradient_shape),
                      problem.result_dtype);
     }
-    result.aux = std::move(aux);
-    result.bias_gradient = std::move(bgrad);
     if (options.release_workspace) work_area_.release();
   }
   phase.close();

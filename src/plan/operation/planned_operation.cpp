@@ -20,19 +20,17 @@ void PlannedOperation::release_operand() {
   state_.set_operand(false);
 }
 
-const TensorRef* PlannedOperation::checked_out(const std::optional<TensorRef>& out, bool inplace,
-                                               const char* method) const {
-  if (!out) return nullptr;
-  require_defined(*out, method, "out");
+const TensorRef& PlannedOperation::checked_given_out(const TensorRef& out, bool inplace, const char* method) const {
+  require_defined(out, method, "out");
   if (inplace)
     throw InvalidArgument(fmt::format("{}: out: an output cannot be given for an in-place transform", method));
-  const TensorView& view = out->view();
+  const TensorView& view = out.view();
   check_writable(view, "out", method);
   if (!out_signature_.matches(view)) [[unlikely]] {
     check_no_self_overlap(view, "out", name_);
     out_signature_.require_match(view, name_, "execute", "out");
   }
-  return &*out;
+  return out;
 }
 
 void PlannedOperation::mark_planned() {

@@ -57,7 +57,9 @@ class PlannedOperation : public RouteMemoryPlan<PlannedOperation> {
   /// execute's checks of `out` (null when none): not with an in-place transform, writable, and of the planned
   /// signature. An out in the planned layout cannot overlap itself (checked when planned), so the repeated call pays
   /// one comparison; any other gets the overlap error first, else the mismatch. `method`: "FFT.execute".
-  const TensorRef* checked_out(const std::optional<TensorRef>& out, bool inplace, const char* method) const;
+  const TensorRef* checked_out(const std::optional<TensorRef>& out, bool inplace, const char* method) const {
+    return out ? &checked_given_out(*out, inplace, method) : nullptr;
+  }
 
   /// What the route reads of this object: its target, phase order and streams.
   RouteContext route_context() noexcept { return {target_, order_, streams_}; }
@@ -110,6 +112,7 @@ class PlannedOperation : public RouteMemoryPlan<PlannedOperation> {
   EventList pending_after_;             // the options' `after`, until a plan phase waits for them
 
  private:
+  const TensorRef& checked_given_out(const TensorRef& out, bool inplace, const char* method) const;
   void mark_planned();
 };
 

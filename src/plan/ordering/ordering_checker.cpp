@@ -226,7 +226,7 @@ void CheckedUses::deactivate() noexcept {
 }
 
 void CheckedUses::begin_checked(StreamRef stream, const char* who, const char* method,
-                                std::initializer_list<OperandUse> uses) {
+                                std::span<const OperandUse> uses) {
   if (active_ || t_depth > 0 || host_streams()) return;
   ranges_.clear();
   for (const OperandUse& use : uses)

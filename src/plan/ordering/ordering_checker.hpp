@@ -114,6 +114,9 @@ class CheckedUses : NonCopyable {
   ~CheckedUses();
 
   void begin(StreamRef stream, const char* who, const char* method, std::initializer_list<OperandUse> uses) {
+    begin(stream, who, method, std::span<const OperandUse>(uses.begin(), uses.size()));
+  }
+  void begin(StreamRef stream, const char* who, const char* method, std::span<const OperandUse> uses) {
     if (!ordering::on()) [[likely]]
       return;
     begin_checked(stream, who, method, uses);
@@ -124,7 +127,7 @@ class CheckedUses : NonCopyable {
   }
 
  private:
-  void begin_checked(StreamRef stream, const char* who, const char* method, std::initializer_list<OperandUse> uses);
+  void begin_checked(StreamRef stream, const char* who, const char* method, std::span<const OperandUse> uses);
   void end_checked();
   void deactivate() noexcept;
   bool active_ = false;

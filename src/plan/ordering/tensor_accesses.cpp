@@ -32,8 +32,7 @@ void TensorAccesses::end() {
   }
 }
 
-TensorAccesses::~TensorAccesses() {
-  if (count_ == 0) return;
+void TensorAccesses::end_after_exception() noexcept {
   try {
     end();
   } catch (const std::exception& e) {

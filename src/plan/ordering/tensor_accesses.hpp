@@ -21,7 +21,10 @@ class TensorAccesses : NonCopyable {
  public:
   TensorAccesses() = default;
   /// Notes the accesses if end() was not reached: an exception may leave work of the call already enqueued.
-  ~TensorAccesses();
+  ~TensorAccesses() {
+    if (count_ != 0) [[unlikely]]
+      end_after_exception();
+  }
 
   /// Orders `stream` after the pending producers of the uses that name an owner (OperandUse::owner).
   void begin(StreamRef stream, std::initializer_list<OperandUse> uses) {
@@ -32,6 +35,7 @@ class TensorAccesses : NonCopyable {
   void end();
 
  private:
+  void end_after_exception() noexcept;
   struct Entry {
     Storage* storage;
     bool write;

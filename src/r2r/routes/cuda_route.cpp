@@ -55,7 +55,7 @@ Tensor CudaR2RRoute::execute(const R2RCall& call) {
     // cuplan Tensors are ordered after their pending producers first.
     phase.operands({{"operand", &x, d.inplace, false, Access::storage(call.operand).get()},
                     {"result", &result.view(), true, fresh, Access::storage(result).get()},
-                    {"work area", &area.view(), true}});
+                    {"work area", area.view(), true}});
     if (x.numel() > 0) {
       void* workspace = area.data();
       const void* in = x.data();
