@@ -226,6 +226,18 @@ CUPLAN_R2R_HD void r2r_pre_item(const AxisAlgorithm& al, std::int64_t j, Load&& 
   }
 }
 
+/// Where the type-II pre-pass (type2_reorder) puts element `i` of a row of length `n`: the FFT input's index `j`
+/// (r2r_pre_item's item j loads element i) and whether it goes there negated (DST-II's odd elements). The reordering
+/// is a permutation, so a pass that produces the row element by element can store it there directly and the
+/// pre-pass need not run (r2r_kernels.cu, the bridge of one axis's post-pass into the next axis's FFT input).
+struct R2RScatter {
+  std::int64_t j;
+  bool negate;
+};
+CUPLAN_R2R_HD R2RScatter r2r_type2_scatter(std::int64_t n, bool sine, std::int64_t i) {
+  return {(i & 1) ? n - 1 - (i - 1) / 2 : i / 2, sine && (i & 1) != 0};
+}
+
 /// The post-pass item `k` of one row: reads the FFT's output row `b` and stores the axis through `store(i, value)`
 /// (which applies the output factors), one or two elements per item. W as for r2r_pre_item.
 template <class T, class W = double, class Store, class Row>

@@ -239,6 +239,7 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
   void* b = base + a_bytes_;
   void* work = base + a_bytes_ + b_bytes_;
   const std::vector<AxisPlan>& plans = direction == Direction::forward ? forward_ : inverse_;
+  bool input_ready = false;  // the previous axis's post-pass wrote this axis's FFT input (bridged)
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const AxisPlan& p = plans[i];
     if (p.rows == 0) return;
@@ -275,7 +276,7 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     args.interleaved = p.interleaved;
     args.first = edges.pre_first;
     args.last = edges.pre_last;
-    CUPLAN_CUDA_CHECK(launch_r2r_pre_pass(args, s));
+    if (!input_ready) CUPLAN_CUDA_CHECK(launch_r2r_pre_pass(args, s));
     const auto handle = static_cast<cufftHandle>(*p.handle);
     CUPLAN_LIBRARY_FAULT_POINT("cuFFT", "cufftExec");
     CUPLAN_R2R_CUFFT_CHECK(cufftSetStream(handle, s));
@@ -284,8 +285,37 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
     args.first = edges.post_first;
     args.last = edges.post_last;
     args.scale = scale;
-    CUPLAN_CUDA_CHECK(launch_r2r_post_pass(args, s));
+    input_ready = bridges_to_next(plans, i);
+    if (!input_ready) {
+      CUPLAN_CUDA_CHECK(launch_r2r_post_pass(args, s));
+      continue;
+    }
+    // The next axis's pre-pass is a permutation: this post-pass stores into its FFT input (`a`, free again now that
+    // this axis's FFT has read it) and neither the intermediate result nor the next pre-pass's pass over it is made.
+    const AxisPlan& next = plans[i + 1];
+    const int next_axis = d.transformed[i + 1].axis;
+    const EdgeScaling next_edges = d.edges(i + 1, direction);
+    const R2RBridgeLayout layout =
+        r2r_bridge_layout(d.shape.begin(), d.shape.size(), axis, next_axis, next.interleaved, next.algorithm.a_scalars);
+    args.rows = layout.rows;
+    args.dst = a;
+    args.dst_axis_stride = layout.axis_stride;
+    const R2RBridge bridge{.next_n = next.algorithm.n,
+                           .next_sine = next.algorithm.sine,
+                           .next_first = next_edges.pre_first,
+                           .next_last = next_edges.pre_last,
+                           .column_stride = layout.column_stride};
+    CUPLAN_CUDA_CHECK(launch_r2r_post_bridge_pass(args, bridge, s));
   }
+}
+
+bool CufftR2R::bridges_to_next(const std::vector<AxisPlan>& plans, std::size_t i) {
+  // Both axes on the passes, and the next one's pre-pass the type-II reordering (a permutation with signs).
+  if (i + 1 >= plans.size()) return false;
+  const AxisPlan& p = plans[i];
+  const AxisPlan& next = plans[i + 1];
+  return p.fused == nullptr && next.fused == nullptr && next.rows > 0 &&
+         next.algorithm.algorithm == R2RAlgorithm::type2_reorder;
 }
 
 std::string CufftR2R::algorithms(Direction direction) const {

@@ -73,6 +73,8 @@ class CufftR2R : NonCopyable {
   FusedRefusal prepare_fused(const AxisPlan& p) const;
   // The shared memory clause of prepare_fused() alone (a device attribute, no GPU work).
   std::string shared_memory_refusal(const AxisPlan& p) const;
+  // Whether axis `i`'s post-pass writes axis i+1's FFT input directly (r2r_kernels.hpp, R2RBridge).
+  static bool bridges_to_next(const std::vector<AxisPlan>& plans, std::size_t i);
   // Puts axis `i` (`p`, forward or inverse) on the passes: its row buffers count in the work area.
   void use_passes(AxisPlan& p, std::size_t i, std::string not_fused);
 

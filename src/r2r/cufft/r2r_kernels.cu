@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The pre-pass and post-pass kernels of a real-to-real axis: one thread per work item of a row, rows over the grid.
+// The pre-pass and post-pass kernels of a real-to-real axis: one thread per work item of a row, rows over the grid;
+// and the post-pass bridged into the next axis's FFT input where the next axis's pre-pass is a permutation.
 // Each kernel is compiled for one algorithm, with the twiddles and their arithmetic in the transform's precision:
 // with every algorithm's branch read at run time and a sincospi in double per element, the kernels held 112 (pre)
 // registers and were compute-bound (post), and ran at 27-45 % of the memory bandwidth of an H100 (ncu, 512^3 f32).
@@ -111,10 +112,41 @@ __launch_bounds__(256) __global__ void post_pass(R2RPassArgs args) {
       });
 }
 
+// The post-pass bridged into the next axis's FFT input (R2RBridge): a row's source offset is its index along the next
+// axis, which the next axis's type-II reordering sends to FFT input index `to.j` (negated for DST-II's odd ones), with
+// the next axis's input factors; the rest is the post-pass's own store, into the next axis's buffer.
+template <class T, R2RAlgorithm Algorithm>
+__launch_bounds__(256) __global__ void post_bridge_pass(R2RPassArgs args, R2RBridge bridge) {
+  const AxisAlgorithm al = compiled_algorithm<Algorithm>(args);
+  const std::int64_t n = al.n;
+  const bool complex = al.fft != R2RFftType::c2r;
+  const T scale = static_cast<T>(args.scale), first = static_cast<T>(args.first), last = static_cast<T>(args.last);
+  const T next_first = static_cast<T>(bridge.next_first), next_last = static_cast<T>(bridge.next_last);
+  for_each_item(
+      args, al.post_items, [&](std::int64_t row, std::int64_t k, std::int64_t next_index, std::int64_t dst_offset) {
+        const R2RScatter to = r2r_type2_scatter(bridge.next_n, bridge.next_sine, next_index);
+        T row_factor = scale;  // products by 1 are exact
+        if (to.negate) row_factor = -row_factor;
+        if (next_index == 0) row_factor *= next_first;
+        if (next_index == bridge.next_n - 1) row_factor *= next_last;
+        T* __restrict__ dst = static_cast<T*>(args.dst) + dst_offset + to.j * bridge.column_stride;
+        const std::int64_t stride = args.dst_axis_stride;
+        const auto store = [&](std::int64_t i, T v) {
+          T f = row_factor;
+          if (i == 0) f *= first;
+          if (i == n - 1) f *= last;
+          dst[i * stride] = v * f;
+        };
+        const R2RRowView<const T> b = row_view(args, static_cast<const T*>(args.fft_out), row, al.b_scalars, complex);
+        r2r_post_item<T, T>(al, k, b, store);
+      });
+}
+
 // Launches one pass of `items` work items per row: `kernel` (the algorithm's and precision's) on the grid
-// for_each_item walks.
-cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kernel)(R2RPassArgs),
-                        cudaStream_t stream) noexcept {
+// for_each_item walks, with `extra` after the pass's arguments (the bridge's).
+template <class... Extra>
+cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kernel)(R2RPassArgs, Extra...),
+                        cudaStream_t stream, const Extra&... extra) noexcept {
   constexpr std::int64_t block = 256;
   const std::int64_t total = items * args.rows.rows;
   if (total == 0) return cudaSuccess;
@@ -125,7 +157,7 @@ cudaError_t launch_pass(const R2RPassArgs& args, std::int64_t items, void (*kern
   } else {
     grid = dim3(static_cast<unsigned>(std::min<std::int64_t>((total + block - 1) / block, std::int64_t{1} << 20)));
   }
-  kernel<<<grid, static_cast<unsigned>(block), 0, stream>>>(args);
+  kernel<<<grid, static_cast<unsigned>(block), 0, stream>>>(args, extra...);
   return cudaGetLastError();
 }
 
@@ -151,7 +183,27 @@ cudaError_t launch_kernel_of(const R2RPassArgs& args, std::int64_t items, cudaSt
   return launch_pass(args, items, kernel, stream);
 }
 
+using BridgeKernel = void (*)(R2RPassArgs, R2RBridge);
+
+// The bridged post-pass kernel of `algorithm` in precision T, from the same table; null outside the enum.
+template <class T, std::size_t... A>
+BridgeKernel bridge_kernel(R2RAlgorithm algorithm, std::index_sequence<A...>) noexcept {
+  static constexpr BridgeKernel kernels[] = {&post_bridge_pass<T, static_cast<R2RAlgorithm>(A)>...};
+  const auto i = static_cast<std::size_t>(algorithm);
+  return i < sizeof...(A) ? kernels[i] : nullptr;
+}
+
 }  // namespace
+
+cudaError_t launch_r2r_post_bridge_pass(const R2RPassArgs& args, const R2RBridge& bridge,
+                                        cudaStream_t stream) noexcept {
+  constexpr auto algorithms =
+      std::make_index_sequence<static_cast<std::size_t>(R2RAlgorithm::type4_odd_permuted) + 1>{};
+  const BridgeKernel kernel = args.double_precision ? bridge_kernel<double>(args.algorithm.algorithm, algorithms)
+                                                    : bridge_kernel<float>(args.algorithm.algorithm, algorithms);
+  if (kernel == nullptr) return cudaErrorInvalidValue;  // an algorithm outside the enum
+  return launch_pass(args, args.algorithm.post_items, kernel, stream, bridge);
+}
 
 cudaError_t launch_r2r_pre_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept {
   return launch_kernel_of<true>(args, args.algorithm.pre_items, stream);

@@ -28,7 +28,22 @@ struct R2RPassArgs {
   bool interleaved = false;
 };
 
+/// A post-pass that writes the next axis's FFT input instead of the axis's output, where the next axis's pre-pass is
+/// the type-II reordering (a permutation: r2r_type2_scatter), so that pass does not run and the intermediate result
+/// is neither written nor read again. The pass's `rows` and `dst_axis_stride` then come from r2r_bridge_layout():
+/// a row's source offset is its index along the next axis, its destination offset its place in the next axis's
+/// buffer (`dst`, the FFT input of the next axis).
+struct R2RBridge {
+  std::int64_t next_n = 0;  ///< the next axis's length
+  bool next_sine = false;   ///< DST-II: odd elements negated
+  double next_first = 1.0;  ///< orthogonalize's input factors of the next axis (its elements 0 and n-1)
+  double next_last = 1.0;
+  std::int64_t column_stride = 0;  ///< buffer offset of one FFT input index of the next axis
+};
+
 cudaError_t launch_r2r_pre_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept;
 cudaError_t launch_r2r_post_pass(const R2RPassArgs& args, cudaStream_t stream) noexcept;
+/// The post-pass of `args` bridged into the next axis's FFT input (R2RBridge).
+cudaError_t launch_r2r_post_bridge_pass(const R2RPassArgs& args, const R2RBridge& bridge, cudaStream_t stream) noexcept;
 
 }  // namespace cuplan::detail

@@ -55,6 +55,41 @@ CUPLAN_R2R_HD void r2r_row_offsets(const R2RRows& r, std::int64_t row, std::int6
   }
 }
 
+/// The bridge of one axis's post-pass into the next axis's FFT input (r2r_kernels.hpp, R2RBridge): the rows of
+/// `axis` (the other axes of extent > 1, outermost first, as each pass numbers them) with, per digit, source stride 1
+/// on the next axis's digit and 0 elsewhere (a row's source offset is then its index along the next axis, which the
+/// next axis's reordering maps to its FFT input index) and destination strides into the next axis's FFT input
+/// buffer for every other digit; and the buffer strides of one step along `axis` and of one FFT input index. The
+/// next axis's rows are numbered the same way (its other axes, outermost first), each of `next_scalars` real
+/// scalars, one after another or interleaved (row index fastest).
+struct R2RBridgeLayout {
+  R2RRows rows;
+  std::int64_t axis_stride = 0;
+  std::int64_t column_stride = 0;
+};
+inline R2RBridgeLayout r2r_bridge_layout(const std::int64_t* shape, int ndim, int axis, int next, bool next_interleaved,
+                                         std::int64_t next_scalars) {
+  // The next axis's row number as a sum of index times stride over its other axes (the last fastest).
+  std::int64_t row_stride[R2RRows::max_dims] = {};
+  std::int64_t next_rows = 1;
+  for (int a = ndim - 1; a >= 0; --a) {
+    if (a == next || shape[a] == 1) continue;
+    row_stride[a] = next_rows;
+    next_rows *= shape[a];
+  }
+  const std::int64_t row_scale = next_interleaved ? 1 : next_scalars;
+  R2RBridgeLayout layout;
+  layout.rows.rows = 1;
+  for (int a = 0; a < ndim; ++a) {
+    if (a == axis || shape[a] == 1) continue;
+    layout.rows.digit[layout.rows.dims++] = {shape[a], a == next ? 1 : 0, a == next ? 0 : row_stride[a] * row_scale};
+    layout.rows.rows *= shape[a];
+  }
+  layout.axis_stride = row_stride[axis] * row_scale;
+  layout.column_stride = next_interleaved ? next_rows : 1;
+  return layout;
+}
+
 /// A thread's place in a pass's grid, and a grid's blocks (runtime/row_walk.hpp).
 using R2RGridPlace = RowGridPlace;
 using R2RGridDims = RowWalkGrid;
