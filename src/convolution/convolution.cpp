@@ -45,7 +45,11 @@ Tensor run(TensorRef&& x, TensorRef&& kernel, ConvolutionOptions options, const 
   if (out != nullptr) detail::require_defined(*out, "fftconvolve", "out");
   detail::validate_convolution_options(options, "fftconvolve");
   options.work_area = detail::function_form_work_area(options.work_area);
-  if (out != nullptr) detail::check_writable(out->view(), "out", "fftconvolve");
+  if (out != nullptr) {
+    detail::check_writable(out->view(), "out", "fftconvolve");
+    // As every operation's out stays apart from every input of its call (the operand: at execute, below).
+    detail::check_no_overlap(out->view(), "out", kernel.view(), "kernel", "fftconvolve");
+  }
   // Up front as well as in the runner: on a cache hit as on a miss, before anything is enqueued.
   const std::pair<const TensorRef*, const char*> operands[] = {{&x, "operand"}, {&kernel, "kernel"}, {out, "out"}};
   for (const auto& [operand, name] : operands)

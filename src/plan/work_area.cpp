@@ -230,7 +230,7 @@ void memory::release_work_areas(Device device) {
         "memory::release_work_areas: device: expected a CUDA device, got cpu (work areas are "
         "device memory)");
   const int count = cuda_device_count();
-  if (device.index() >= count)
+  if (device.index() < 0 || device.index() >= count)
     throw InvalidArgument(fmt::format(
         "memory::release_work_areas: device: expected {}, got {}",
         count == 0 ? std::string("a CUDA device (none is present)") : fmt::format("cuda:0 to cuda:{}", count - 1),

@@ -209,7 +209,8 @@ Report report(Device device) {
   r.device = device;
   const int index = device.index();  // -1 for the host
   if (device.is_cuda()) {
-    r.device_bytes_in_use = stats(device).bytes_in_use;  // InvalidArgument for a device that does not exist
+    // InvalidArgument for a device that does not exist, naming this call.
+    r.device_bytes_in_use = device_memory(device, "memory::report").in_use.load(std::memory_order_relaxed);
     const detail::MemoryUseTotal shared = detail::memory_use(MemoryUse::shared_work_area, index);
     const detail::MemoryUseTotal owned = detail::memory_use(MemoryUse::owned_work_area, index);
     r.shared_work_areas = shared.items;

@@ -144,6 +144,25 @@ TEST(ConvolutionErrors, OutMustMatchAndMustNotAliasTheOperand) {
   EXPECT_EQ(y.shape(), (Shape{4, 32}));
 }
 
+TEST(ConvolutionErrors, FunctionFormOutMustNotOverlapTheKernel) {
+  // fftconvolve's out stays apart from every input of the call, as Matmul's does: the kernel too, on a plan-cache miss
+  // and on a hit after a good call of the same layout.
+  auto hx = HostArray<float>::random({4, 16});
+  std::vector<float> memory(4 * 18 + 8, 1.0f), apart(4 * 18);
+  const TensorView kernel(memory.data() + 4, {1, 3});
+  const TensorView out(memory.data(), {4, 18});  // the full result, over the kernel
+  const std::initializer_list<std::string> words{"fftconvolve", "out overlaps kernel",
+                                                 "expected out in memory separate from kernel", "sharing memory"};
+  for (int round = 0; round < 2; ++round)
+    expect_throw_naming<InvalidArgument>([&] { fftconvolve(hx.view(), kernel, out, kCpu); }, words);
+  fftconvolve(hx.view(), kernel, TensorView(apart.data(), {4, 18}), kCpu);
+  expect_throw_naming<InvalidArgument>([&] { fftconvolve(hx.view(), kernel, out, kCpu); }, words);
+  // The class form reads the kernel in plan() only and keeps its spectrum: its execute's out may reuse that memory.
+  Convolution conv(hx.view(), kernel, kCpu);
+  conv.plan();
+  EXPECT_NO_THROW(conv.execute({.out = out}));
+}
+
 TEST(ConvolutionErrors, ResetOperandAndKernelMustMatchThePlan) {
   auto hx = HostArray<std::complex<double>>::random({3, 20});
   auto hk = HostArray<std::complex<double>>::random({1, 4});

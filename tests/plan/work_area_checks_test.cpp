@@ -244,7 +244,16 @@ TEST(WorkAreaChecks, ReleasingTheAreasOfADeviceThatDoesNotExistIsRefused) {
   const int count = cuda_device_count();
   expect_throw_naming<InvalidArgument>([&] { memory::release_work_areas(Device::cuda(count)); },
                                        {"memory::release_work_areas", "device", fmt::format("got cuda:{}", count)});
+  expect_throw_naming<InvalidArgument>([] { memory::release_work_areas(Device::cuda(-5)); },
+                                       {"memory::release_work_areas", "device", "got cuda:-5"});
   expect_throw_naming<InvalidArgument>([] { memory::release_work_areas(Device::cpu()); }, {"CUDA device", "cpu"});
+}
+
+TEST(WorkAreaChecks, TheMemoryReportOfADeviceThatDoesNotExistNamesTheReport) {
+  for (int index : {-5, 99})
+    expect_throw_naming<InvalidArgument>([&] { (void)memory::report(Device::cuda(index)); },
+                                         {"memory::report", "device", std::to_string(index)});
+  EXPECT_NO_THROW((void)memory::report(Device::cpu()));
 }
 
 TEST(WorkAreaChecks, AutomaticAndSharedShareOneCachedPlanInTheFunctionForms) {

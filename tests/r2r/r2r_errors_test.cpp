@@ -203,6 +203,29 @@ TEST(R2RErrors, PlanningArraysNoHostCanHoldAreOutOfMemory) {
   expect_throw_naming<StateError>([&] { (void)rt.execute(); }, {"RealTransform.execute", "plan"});
 }
 
+TEST(R2RErrors, AxesWhoseFftwTablesNoHostCanHoldAreOutOfMemory) {
+  // FFTW's planner allocates tables of its own of about an axis's length (twice it for DCT-I), with FFTW_ESTIMATE too,
+  // and ends the process when it cannot: a stride-0 view of 2^40 elements (one element of memory) made plan() abort.
+  double one = 1.0;
+  const TensorView huge(&one, f64, {std::int64_t{1} << 40}, Strides{0});
+  const std::initializer_list<std::string> words{"RealTransform", "FFTW plan tables", "axis 0", "length 1099511627776",
+                                                 "bytes of host memory"};
+  for (R2RKind kind : {R2RKind::dct1, R2RKind::dct2, R2RKind::dst4}) {
+    RealTransform rt(huge, {.kinds = {kind}, .execution = cpu});
+    expect_throw_naming<OutOfMemory>([&] { rt.plan(); }, words);
+    expect_throw_naming<StateError>([&] { (void)rt.execute(); }, {"RealTransform.execute", "plan"});
+  }
+  const TensorView rows(&one, f64, {4, std::int64_t{1} << 40}, Strides{0, 0});
+  for (int round = 0; round < 2; ++round) {  // nothing is cached by the failed plan
+    expect_throw_naming<OutOfMemory>([&] { (void)dst(huge, {.type = 1, .execution = cpu}); }, words);
+    expect_throw_naming<OutOfMemory>([&] { (void)dctn(rows, {.axes = {1}, .execution = cpu}); },
+                                     {"FFTW plan tables", "axis 1", "bytes of host memory"});
+  }
+  // An axis the host can plan still runs.
+  std::vector<double> h(8, 1.0);
+  EXPECT_EQ(dct(TensorView(h.data(), {8}), {.execution = cpu}).numel(), 8);
+}
+
 TEST(R2RErrors, CudaWithoutADevice) {
   if (cuda_available()) GTEST_SKIP() << "a CUDA device is present: this test checks the refusal without one";
   std::vector<double> h(8, 1.0);

@@ -51,6 +51,24 @@ std::size_t reach_bytes(const Shape& shape, const Strides& strides, std::size_t 
   return static_cast<std::size_t>(r.highest - r.lowest + 1) * elem + 128;
 }
 
+// FFTW's planner allocates tables and buffers of its own for each axis, even with FFTW_ESTIMATE, and ends the
+// process when an allocation fails (its allocator asserts). What it held while planning one axis of n elements
+// (peak resident memory, n = 2^26 and 2^27) was at least n elements, 2n for DCT-I: an axis whose share is more than
+// the host's memory and swap (a stride-0 view of any length) is cuplan's OutOfMemory before FFTW is asked.
+void require_fftw_tables_fit(const R2RDecision& d) {
+  const std::uint64_t capacity = host_memory_capacity();
+  if (capacity == 0) return;
+  for (const R2RAxis& axis : d.transformed) {
+    const std::uint64_t bytes =
+        static_cast<std::uint64_t>(axis.n) * d.dtype.size() * (axis.kind == R2RKind::dct1 ? 2u : 1u);
+    if (bytes > capacity)
+      throw OutOfMemory(fmt::format(
+          "RealTransform: FFTW plan tables of axis {} ({} of length {}): cannot allocate at least {} bytes of host "
+          "memory: more than this host's {} bytes of memory and swap",
+          axis.axis, to_string(axis.kind), axis.n, bytes, capacity));
+  }
+}
+
 }  // namespace
 
 FftwR2RPlan::FftwR2RPlan(const R2RDecision& decision, int threads, Planning planning)
@@ -107,6 +125,7 @@ void* FftwR2RPlan::make_plan(Direction direction, bool in_place, void* in, void*
     fftwf_plan_with_nthreads(previous);
     return p;
   };
+  require_fftw_tables_fit(d);
   CUPLAN_LIBRARY_FAULT_POINT("FFTW", "fftw_plan_guru64_r2r");
   const FftwPlannerLock lock(init_fftw_threads);
   // FFTW_ESTIMATE never touches the arrays; a measuring planner (without wisdom for the problem) overwrites them,
