@@ -310,11 +310,13 @@ void CufftR2R::execute(Direction direction, const void* in, const Strides& in_st
 }
 
 bool CufftR2R::bridges_to_next(const std::vector<AxisPlan>& plans, std::size_t i) {
-  // Both axes on the passes, and the next one's pre-pass the type-II reordering (a permutation with signs).
+  // Both axes on the passes, the next one's pre-pass the type-II reordering (a permutation with signs), and the
+  // axis itself of type II too: the bridge kernel is compiled for that pair only (r2r_kernels.cu).
   if (i + 1 >= plans.size()) return false;
   const AxisPlan& p = plans[i];
   const AxisPlan& next = plans[i + 1];
   return p.fused == nullptr && next.fused == nullptr && next.rows > 0 &&
+         p.algorithm.algorithm == R2RAlgorithm::type2_reorder &&
          next.algorithm.algorithm == R2RAlgorithm::type2_reorder;
 }
 
