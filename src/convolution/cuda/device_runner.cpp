@@ -313,30 +313,21 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     if (kernel.owning()) kernel.record_stream(s);
   }
 
-  /// Whether cuFFT reads the operand where it is (no pad pass) and writes the result where it goes (no crop pass):
-  /// a complex operand already laid out as the work buffer is transformed where it is (cuFFT's out-of-place C2C
-  /// leaves its input intact; its R2C is not documented to, so a real operand is always copied), and a result laid
-  /// out as the work buffer receives the inverse directly.
-  struct DirectIo {
-    bool read_operand, write_result;
-  };
-  DirectIo direct_io(const TensorView& in, const TensorView& out, const CanonicalWalk& in_walk,
-                     const CanonicalWalk& out_walk, const WorkDims& dims) const {
-    const auto aligned = [&](const void* p) {  // cuFFT's pointers: aligned like the complex type
-      return reinterpret_cast<std::uintptr_t>(p) % complex_dtype().size() == 0;
-    };
-    return {
-        in.dtype() == work_dtype() && in.dtype().is_complex() && aligned(in.data()) && is_work_layout(in_walk, dims),
-        out.dtype() == work_dtype() && aligned(out.data()) && is_work_layout(out_walk, dims)};
-  }
-
   void run_separate(const TensorView& in, const TensorView& out, StreamRef s) {
     const ConvolutionGeometry& g = context_.geometry;
     const cudaStream_t stream = s.native();
     const CanonicalWalk in_walk = canonical_walk(g, in.shape(), in.strides());
     const CanonicalWalk out_walk = canonical_walk(g, out.shape(), out.strides());
     const WorkDims dims = work_dims(g, false);
-    const auto [read_operand, write_result] = direct_io(in, out, in_walk, out_walk, dims);
+    // A complex operand already laid out as the work buffer is transformed where it is (cuFFT's out-of-place C2C
+    // leaves its input intact; its R2C is not documented to, so a real operand is always copied); a result laid out
+    // as the work buffer receives the inverse directly.
+    const auto aligned = [&](const void* p) {  // cuFFT's pointers: aligned like the complex type
+      return reinterpret_cast<std::uintptr_t>(p) % complex_dtype().size() == 0;
+    };
+    const bool read_operand =
+        in.dtype() == work_dtype() && in.dtype().is_complex() && aligned(in.data()) && is_work_layout(in_walk, dims);
+    const bool write_result = out.dtype() == work_dtype() && aligned(out.data()) && is_work_layout(out_walk, dims);
     if (!read_operand)
       CUPLAN_CUDA_CHECK(pad_device(in.data(), in.dtype(), in_walk, g.batch, dims, work_.data(), work_dtype(), stream));
     forward_->bind(stream, workspace_ptr_);

@@ -29,8 +29,8 @@ struct R2RPassArgs {
 };
 
 /// A post-pass that writes the next axis's FFT input instead of the axis's output, where the next axis's pre-pass is
-/// the type-II reordering (and the axis itself of type II: the kernel is compiled for that pair) (a permutation:
-/// r2r_type2_scatter), so that pass does not run and the intermediate result is neither written nor read again. The
+/// the type-II reordering, a permutation (r2r_type2_scatter), so that pass does not run and the intermediate result is
+/// neither written nor read again; compiled for a type-II axis before the next one (r2r_kernels.cu). The
 /// pass's `rows` and `dst_axis_stride` then come from r2r_bridge_layout(): a row's source offset is its index along the
 /// next axis, its destination offset its place in the next axis's buffer (`dst`, the FFT input of the next axis).
 struct R2RBridge {
