@@ -3,7 +3,8 @@
 //   (a) GPU: RealTransform (DCT-II, DCT-III, DST-II, DCT-I, DCT-IV) of [4096, 16384] and [16384, 4096] along the last
 //       axis, and DCT-II of 512^3 over all axes, against cuplan's own rfft / rfftn (FFT, R2C) of the same shape
 //       (CUDA events, warm-up, median of the repetitions), on each route: automatic ("dct2"), fused ("dct2 fused",
-//       n/a where no axis qualifies) and the passes ("dct2 passes", route cufft). bench/r2r_cupy_bench.py times CuPy on
+//       n/a where no axis qualifies) and the passes ("dct2 passes", route cufft); for DCT-I, the R2C of 2(n-1) points
+//       alone and DCT-I of n+1 points (an R2C of 2n). bench/r2r_cupy_bench.py times CuPy on
 //       the same shapes and, given this program's CSV, prints the cuplan/CuPy ratios.
 //   (b) CPU: RealTransform with Execution::cpu() against fftwf_execute_r2r of the same FFTW kinds and plan flags.
 // Usage: r2r_bench [--quick] [--csv PATH]. The GPU part is skipped (and said so) without a GPU.
@@ -45,6 +46,38 @@ std::string shape_text(const cp::Shape& shape) {
   return text + "]";
 }
 
+// DCT-I of n points is an R2C of 2(n-1): at n = 16384 and 4096 those are 32766 = 2 x 3 x 43 x 127 and
+// 8190 = 2 x 3^2 x 5 x 7 x 13 points. Two rows tell what bounds it: that R2C alone (cuFFT at the length DCT-I needs),
+// and DCT-I at n = 2^k + 1, whose R2C of 2^(k+1) points is a power of two, both against the rfft of n = 2^k.
+void dct1_floor(const cp::Shape& shape, int reps, double rfft_ms, cp::StreamRef s, bench::Csv& csv) {
+  const long long rows = shape[0], n = shape[1];
+  const std::string what = shape_text(shape) + " f32 last axis";
+  for (const long long length : {2 * (n - 1), n + 1}) {
+    const cp::Shape other{rows, length};
+    const auto host = random_values(static_cast<std::size_t>(cp::checked_numel(other)));
+    cp::Tensor x = cp::Tensor::empty(other, cp::f32, cp::Device::cuda(0), s);
+    cp::copy(cp::TensorView(host.data(), other), x, s);
+    std::string variant;
+    double ms = 0;
+    if (length != n + 1) {
+      cp::FFT extended(x, {.axes = {1}, .stream = s});
+      extended.plan();
+      cp::Tensor spectrum = cp::Tensor::empty(extended.result_shape(), extended.result_dtype(), cp::Device::cuda(0), s);
+      ms = bench::gpu_median_ms(s.native(), 3, reps, [&] { extended.execute({.out = spectrum.view()}); });
+      variant = "rfft of 2(n-1)";
+    } else {
+      cp::RealTransform rt(x, {.axes = {1}, .kinds = {cp::R2RKind::dct1}, .stream = s});
+      rt.plan();
+      cp::Tensor y = cp::Tensor::empty(other, cp::f32, cp::Device::cuda(0), s);
+      ms = bench::gpu_median_ms(s.native(), 3, reps, [&] { rt.execute({.out = y.view()}); });
+      variant = "dct1 of n+1";
+    }
+    std::printf("  %-13s %10.4f ms   ratio to rfft %.3f   ([%lld, %lld])\n", variant.c_str(), ms, ms / rfft_ms, rows,
+                length);
+    csv.row("a", what, variant, ms, "ms", "rfft", rfft_ms);
+  }
+}
+
 void gpu_case(const cp::Shape& shape, const std::vector<int>& axes, const std::vector<cp::R2RKind>& kinds, int reps,
               cp::StreamRef s, bench::Csv& csv) {
   const auto host = random_values(static_cast<std::size_t>(cp::checked_numel(shape)));
@@ -81,6 +114,8 @@ void gpu_case(const cp::Shape& shape, const std::vector<int>& axes, const std::v
       }
     }
   }
+  if (axes.size() == 1 && std::find(kinds.begin(), kinds.end(), cp::R2RKind::dct1) != kinds.end())
+    dct1_floor(shape, reps, rfft_ms, s, csv);
 }
 
 void cpu_case(bool quick, bench::Csv& csv) {
