@@ -9,7 +9,9 @@
 //     separate  Convolution, route separate (pad, forward, product, inverse, crop)
 //     fused     Convolution, route fused (one cuFFTDx kernel); absent without MathDx
 //   and the ratios raw sep./fused and fused/plain. The fused and separate results are compared (relative difference).
-//   c64 2D [8192, 8192] with a full-size filter: separate against fused (cuFFT on axis 0, the fused kernel on 1).
+//   The same for c128 and real f64 at [65536, 1024].
+//   c64 2D [8192, 8192] and 3D [512, 512, 512] with a full-size filter: separate against fused (cuFFT on the outer
+//   axes, the fused kernel on the innermost).
 //   CPU: fftconvolve (full mode, 4096 real signals of 8192 samples, a 1025-tap kernel) against FFTW forward +
 //   product + inverse by hand on the same padded length (host time).
 // Usage: convolution_bench [--quick]. GPU rows are skipped (and said so) without a GPU.
@@ -40,30 +42,32 @@ constexpr int kWarmup = 3;
 template <class T>
 std::vector<T> random_values(std::size_t n, unsigned seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<T> v(n);
   for (auto& x : v) {
-    if constexpr (std::is_same_v<T, float>)
-      x = u(rng);
+    if constexpr (std::is_floating_point_v<T>)
+      x = static_cast<T>(u(rng));
     else
-      x = {u(rng), u(rng)};
+      x = {static_cast<typename T::value_type>(u(rng)), static_cast<typename T::value_type>(u(rng))};
   }
   return v;
 }
 
-__global__ void multiply_rows(float2* spectra, const float2* filter, long long total, long long n, float scale) {
+// A row of complex spectra times one filter row, scaled: Complex is float2 or double2.
+template <class Complex, class Real>
+__global__ void multiply_rows(Complex* spectra, const Complex* filter, long long total, long long n, Real scale) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const float2 x = spectra[i], h = filter[i % n];
+    const Complex x = spectra[i], h = filter[i % n];
     spectra[i] = {(x.x * h.x - x.y * h.y) * scale, (x.x * h.y + x.y * h.x) * scale};
   }
 }
 
-double relative_difference(const cp::Tensor& a, const cp::Tensor& b) {
-  const cp::Tensor ha = a.to(cp::Device::cpu()), hb = b.to(cp::Device::cpu());
+template <class Real>
+double relative_difference_as(const cp::Tensor& ha, const cp::Tensor& hb) {
   const std::size_t values = static_cast<std::size_t>(ha.numel()) * (ha.dtype().is_complex() ? 2 : 1);
-  const auto* x = static_cast<const float*>(ha.data());
-  const auto* y = static_cast<const float*>(hb.data());
+  const auto* x = static_cast<const Real*>(ha.data());
+  const auto* y = static_cast<const Real*>(hb.data());
   double num = 0, den = 0;
   for (std::size_t i = 0; i < values; ++i) {
     num += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
@@ -72,20 +76,69 @@ double relative_difference(const cp::Tensor& a, const cp::Tensor& b) {
   return std::sqrt(num / std::max(den, 1e-300));
 }
 
+double relative_difference(const cp::Tensor& a, const cp::Tensor& b) {
+  const cp::Tensor ha = a.to(cp::Device::cpu()), hb = b.to(cp::Device::cpu());
+  const bool single = ha.dtype() == cp::f32 || ha.dtype() == cp::c64;
+  return single ? relative_difference_as<float>(ha, hb) : relative_difference_as<double>(ha, hb);
+}
+
+// The types and cuFFT calls of one precision.
+template <class Real>
+struct Precision;
+template <>
+struct Precision<float> {
+  using Complex = float2;
+  static constexpr const char* real_name = "f32";
+  static constexpr const char* complex_name = "c64";
+  static cp::DType real_dtype() { return cp::f32; }
+  static cp::DType complex_dtype() { return cp::c64; }
+  static constexpr cufftType r2c = CUFFT_R2C, c2r = CUFFT_C2R, c2c = CUFFT_C2C;
+  static cufftResult forward(cufftHandle plan, bool real, void* in, void* out) {
+    return real ? cufftExecR2C(plan, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out))
+                : cufftExecC2C(plan, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), CUFFT_FORWARD);
+  }
+  static cufftResult inverse(cufftHandle plan, bool real, void* in, void* out) {
+    return real ? cufftExecC2R(plan, static_cast<cufftComplex*>(in), static_cast<cufftReal*>(out))
+                : cufftExecC2C(plan, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), CUFFT_INVERSE);
+  }
+};
+template <>
+struct Precision<double> {
+  using Complex = double2;
+  static constexpr const char* real_name = "f64";
+  static constexpr const char* complex_name = "c128";
+  static cp::DType real_dtype() { return cp::f64; }
+  static cp::DType complex_dtype() { return cp::c128; }
+  static constexpr cufftType r2c = CUFFT_D2Z, c2r = CUFFT_Z2D, c2c = CUFFT_Z2Z;
+  static cufftResult forward(cufftHandle plan, bool real, void* in, void* out) {
+    return real ? cufftExecD2Z(plan, static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out))
+                : cufftExecZ2Z(plan, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleComplex*>(out),
+                               CUFFT_FORWARD);
+  }
+  static cufftResult inverse(cufftHandle plan, bool real, void* in, void* out) {
+    return real ? cufftExecZ2D(plan, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleReal*>(out))
+                : cufftExecZ2Z(plan, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleComplex*>(out),
+                               CUFFT_INVERSE);
+  }
+};
+
+template <class Real>
 void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s) {
+  using P = Precision<Real>;
+  using Complex = typename P::Complex;
   const cudaStream_t stream = s.native();
   const long long spectrum = real ? n / 2 + 1 : n;
-  const cp::DType dtype = real ? cp::f32 : cp::c64;
+  const cp::DType dtype = real ? P::real_dtype() : P::complex_dtype();
   cp::Tensor x = cp::Tensor::empty({rows, n}, dtype, cp::Device::cuda(0), s);
   cp::Tensor k = cp::Tensor::empty({1, n}, dtype, cp::Device::cuda(0), s);
   if (real) {
-    const auto hx = random_values<float>(static_cast<std::size_t>(rows * n), 1);
-    const auto hk = random_values<float>(static_cast<std::size_t>(n), 2);
+    const auto hx = random_values<Real>(static_cast<std::size_t>(rows * n), 1);
+    const auto hk = random_values<Real>(static_cast<std::size_t>(n), 2);
     cp::copy(cp::TensorView(hx.data(), {rows, n}), x.view(), s);
     cp::copy(cp::TensorView(hk.data(), {1, n}), k.view(), s);
   } else {
-    const auto hx = random_values<std::complex<float>>(static_cast<std::size_t>(rows * n), 1);
-    const auto hk = random_values<std::complex<float>>(static_cast<std::size_t>(n), 2);
+    const auto hx = random_values<std::complex<Real>>(static_cast<std::size_t>(rows * n), 1);
+    const auto hk = random_values<std::complex<Real>>(static_cast<std::size_t>(n), 2);
     cp::copy(cp::TensorView(hx.data(), {rows, n}), x.view(), s);
     cp::copy(cp::TensorView(hk.data(), {1, n}), k.view(), s);
   }
@@ -93,39 +146,27 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
   // Raw cuFFT: one forward transform, and forward + product + inverse in place.
   cufftHandle forward, inverse;
   int length = static_cast<int>(n);
-  BENCH_CUFFT_CHECK(cufftPlanMany(&forward, 1, &length, nullptr, 1, 0, nullptr, 1, 0, real ? CUFFT_R2C : CUFFT_C2C,
+  BENCH_CUFFT_CHECK(cufftPlanMany(&forward, 1, &length, nullptr, 1, 0, nullptr, 1, 0, real ? P::r2c : P::c2c,
                                   static_cast<int>(rows)));
-  BENCH_CUFFT_CHECK(cufftPlanMany(&inverse, 1, &length, nullptr, 1, 0, nullptr, 1, 0, real ? CUFFT_C2R : CUFFT_C2C,
+  BENCH_CUFFT_CHECK(cufftPlanMany(&inverse, 1, &length, nullptr, 1, 0, nullptr, 1, 0, real ? P::c2r : P::c2c,
                                   static_cast<int>(rows)));
   BENCH_CUFFT_CHECK(cufftSetStream(forward, stream));
   BENCH_CUFFT_CHECK(cufftSetStream(inverse, stream));
-  cp::Tensor spectra = cp::Tensor::empty({rows, spectrum}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor filter = cp::Tensor::empty({spectrum}, cp::c64, cp::Device::cuda(0), s);
-  BENCH_CUDA_CHECK(cudaMemsetAsync(filter.data(), 0, static_cast<std::size_t>(spectrum) * 8, stream));
-  cp::Tensor real_out = cp::Tensor::empty({rows, n}, cp::f32, cp::Device::cuda(0), s);
-  const auto plain_forward = [&] {
-    if (real)
-      BENCH_CUFFT_CHECK(
-          cufftExecR2C(forward, static_cast<float*>(x.data()), static_cast<cufftComplex*>(spectra.data())));
-    else
-      BENCH_CUFFT_CHECK(cufftExecC2C(forward, static_cast<cufftComplex*>(x.data()),
-                                     static_cast<cufftComplex*>(spectra.data()), CUFFT_FORWARD));
-  };
+  cp::Tensor spectra = cp::Tensor::empty({rows, spectrum}, P::complex_dtype(), cp::Device::cuda(0), s);
+  cp::Tensor filter = cp::Tensor::empty({spectrum}, P::complex_dtype(), cp::Device::cuda(0), s);
+  BENCH_CUDA_CHECK(cudaMemsetAsync(filter.data(), 0, static_cast<std::size_t>(spectrum) * sizeof(Complex), stream));
+  cp::Tensor real_out = cp::Tensor::empty({rows, n}, P::real_dtype(), cp::Device::cuda(0), s);
+  const auto plain_forward = [&] { BENCH_CUFFT_CHECK(P::forward(forward, real, x.data(), spectra.data())); };
   const double plain = bench::gpu_median_ms(stream, kWarmup, reps, plain_forward);
   const long long total = rows * spectrum;
   const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 65535LL * 8));
   const double raw_separate = bench::gpu_median_ms(stream, kWarmup, reps, [&] {
     plain_forward();
-    multiply_rows<<<blocks, 256, 0, stream>>>(static_cast<float2*>(spectra.data()),
-                                              static_cast<const float2*>(filter.data()), total, spectrum,
-                                              1.0f / static_cast<float>(n));
+    multiply_rows<<<blocks, 256, 0, stream>>>(static_cast<Complex*>(spectra.data()),
+                                              static_cast<const Complex*>(filter.data()), total, spectrum,
+                                              Real(1) / static_cast<Real>(n));
     BENCH_CUDA_CHECK(cudaGetLastError());
-    if (real)
-      BENCH_CUFFT_CHECK(
-          cufftExecC2R(inverse, static_cast<cufftComplex*>(spectra.data()), static_cast<float*>(real_out.data())));
-    else
-      BENCH_CUFFT_CHECK(cufftExecC2C(inverse, static_cast<cufftComplex*>(spectra.data()),
-                                     static_cast<cufftComplex*>(spectra.data()), CUFFT_INVERSE));
+    BENCH_CUFFT_CHECK(P::inverse(inverse, real, spectra.data(), real ? real_out.data() : spectra.data()));
   });
   BENCH_CUFFT_CHECK(cufftDestroy(forward));
   BENCH_CUFFT_CHECK(cufftDestroy(inverse));
@@ -156,8 +197,8 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
   } catch (const cp::NotSupported& e) {
     fused_note = e.what();
   }
-  std::printf("%-5s [%7lld, %5lld]  plain %8.3f  raw sep. %8.3f  separate %8.3f  ", real ? "f32" : "c64", rows, n,
-              plain, raw_separate, separate_ms);
+  std::printf("%-5s [%7lld, %5lld]  plain %8.3f  raw sep. %8.3f  separate %8.3f  ",
+              real ? P::real_name : P::complex_name, rows, n, plain, raw_separate, separate_ms);
   if (fused_note.empty())
     std::printf("fused %8.3f ms  raw sep./fused %5.2fx  fused/plain %5.2fx  |fused - separate| %.1e\n", fused_ms,
                 raw_separate / fused_ms, fused_ms / plain, difference);
@@ -166,16 +207,24 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
   std::fflush(stdout);
 }
 
-/// 2D c64 with a full-size filter (circular, the spectrum computed once): cuplan's separate route against its fused
-/// one (cuFFT on axis 0, the fused kernel on axis 1).
-void gpu_2d_row(long long n, int reps, cp::StreamRef s) {
+/// 2D or 3D c64 with a full-size filter (circular, the spectrum computed once): cuplan's separate route against its
+/// fused one (cuFFT on the outer axes, the fused kernel on the innermost).
+void gpu_nd_row(const cp::Shape& shape, int reps, cp::StreamRef s) {
   const cudaStream_t stream = s.native();
-  cp::Tensor x = cp::Tensor::empty({n, n}, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor k = cp::Tensor::empty({n, n}, cp::c64, cp::Device::cuda(0), s);
-  const auto hx = random_values<std::complex<float>>(static_cast<std::size_t>(n * n), 5);
-  cp::copy(cp::TensorView(hx.data(), {n, n}), x.view(), s);
-  cp::copy(cp::TensorView(hx.data(), {n, n}), k.view(), s);
-  cp::Tensor out_separate = cp::Tensor::empty({n, n}, cp::c64, cp::Device::cuda(0), s);
+  const std::size_t count = static_cast<std::size_t>(cp::checked_numel(shape));
+  std::string text = std::to_string(shape.size()) + "D [";
+  for (int i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  text += "]";
+  cp::Tensor x = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor k = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
+  {
+    const auto hx = random_values<std::complex<float>>(count, 5);
+    cp::copy(cp::TensorView(hx.data(), shape), x.view(), s);
+    const auto hk = random_values<std::complex<float>>(count, 6);
+    cp::copy(cp::TensorView(hk.data(), shape), k.view(), s);
+    s.synchronize();  // the host vectors go out of scope
+  }
+  cp::Tensor out_separate = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
   cp::Convolution separate(
       x, k, {.mode = cp::ConvolutionMode::circular, .route = cp::ConvolutionRoute::separate, .stream = s});
   separate.plan();
@@ -186,16 +235,16 @@ void gpu_2d_row(long long n, int reps, cp::StreamRef s) {
     cp::Convolution fused(x, k,
                           {.mode = cp::ConvolutionMode::circular, .route = cp::ConvolutionRoute::fused, .stream = s});
     fused.plan();
-    cp::Tensor out_fused = cp::Tensor::empty({n, n}, cp::c64, cp::Device::cuda(0), s);
+    cp::Tensor out_fused = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
     const double fused_ms =
         bench::gpu_median_ms(stream, kWarmup, reps, [&] { fused.execute({.out = out_fused.view()}); });
     s.synchronize();
     std::printf(
-        "c64 2D [%lld, %lld] full-size filter: separate %8.3f  fused %8.3f ms  separate/fused %5.2fx  "
+        "c64 %s full-size filter: separate %8.3f  fused %8.3f ms  separate/fused %5.2fx  "
         "|fused - separate| %.1e\n",
-        n, n, separate_ms, fused_ms, separate_ms / fused_ms, relative_difference(out_fused, out_separate));
+        text.c_str(), separate_ms, fused_ms, separate_ms / fused_ms, relative_difference(out_fused, out_separate));
   } catch (const cp::NotSupported& e) {
-    std::printf("c64 2D [%lld, %lld]: separate %8.3f ms; fused: %s\n", n, n, separate_ms, e.what());
+    std::printf("c64 %s: separate %8.3f ms; fused: %s\n", text.c_str(), separate_ms, e.what());
   }
   std::fflush(stdout);
 }
@@ -261,8 +310,11 @@ int main(int argc, char** argv) {
     const int reps = quick ? 5 : 21;
     const long long shapes[][2] = {{4096, 16384}, {16384, 4096}, {65536, 1024}, {262144, 256}};
     for (bool real : {false, true})
-      for (const auto& shape : shapes) gpu_rows(real, quick ? shape[0] / 16 : shape[0], shape[1], reps, stream);
-    gpu_2d_row(quick ? 2048 : 8192, reps, stream);
+      for (const auto& shape : shapes) gpu_rows<float>(real, quick ? shape[0] / 16 : shape[0], shape[1], reps, stream);
+    for (bool real : {false, true}) gpu_rows<double>(real, quick ? 4096 : 65536, 1024, reps, stream);
+    const long long side = quick ? 2048 : 8192, cube = quick ? 128 : 512;
+    gpu_nd_row({side, side}, reps, stream);
+    gpu_nd_row({cube, cube, cube}, reps, stream);
   }
   cpu_row(quick);
   return 0;
