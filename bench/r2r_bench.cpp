@@ -46,43 +46,47 @@ std::string shape_text(const cp::Shape& shape) {
   return text + "]";
 }
 
+// A device tensor of random f32 values, ready on `s` (the host values are copied before it returns).
+cp::Tensor random_tensor(const cp::Shape& shape, cp::StreamRef s) {
+  const auto host = random_values(static_cast<std::size_t>(cp::checked_numel(shape)));
+  cp::Tensor x = cp::Tensor::empty(shape, cp::f32, cp::Device::cuda(0), s);
+  cp::copy(cp::TensorView(host.data(), shape), x, s);
+  s.synchronize();
+  return x;
+}
+
 // DCT-I of n points is an R2C of 2(n-1): at n = 16384 and 4096 those are 32766 = 2 x 3 x 43 x 127 and
 // 8190 = 2 x 3^2 x 5 x 7 x 13 points. Two rows tell what bounds it: that R2C alone (cuFFT at the length DCT-I needs),
 // and DCT-I at n = 2^k + 1, whose R2C of 2^(k+1) points is a power of two, both against the rfft of n = 2^k.
 void dct1_floor(const cp::Shape& shape, int reps, double rfft_ms, cp::StreamRef s, bench::Csv& csv) {
   const long long rows = shape[0], n = shape[1];
   const std::string what = shape_text(shape) + " f32 last axis";
-  for (const long long length : {2 * (n - 1), n + 1}) {
-    const cp::Shape other{rows, length};
-    const auto host = random_values(static_cast<std::size_t>(cp::checked_numel(other)));
-    cp::Tensor x = cp::Tensor::empty(other, cp::f32, cp::Device::cuda(0), s);
-    cp::copy(cp::TensorView(host.data(), other), x, s);
-    std::string variant;
-    double ms = 0;
-    if (length != n + 1) {
-      cp::FFT extended(x, {.axes = {1}, .stream = s});
-      extended.plan();
-      cp::Tensor spectrum = cp::Tensor::empty(extended.result_shape(), extended.result_dtype(), cp::Device::cuda(0), s);
-      ms = bench::gpu_median_ms(s.native(), 3, reps, [&] { extended.execute({.out = spectrum.view()}); });
-      variant = "rfft of 2(n-1)";
-    } else {
-      cp::RealTransform rt(x, {.axes = {1}, .kinds = {cp::R2RKind::dct1}, .stream = s});
-      rt.plan();
-      cp::Tensor y = cp::Tensor::empty(other, cp::f32, cp::Device::cuda(0), s);
-      ms = bench::gpu_median_ms(s.native(), 3, reps, [&] { rt.execute({.out = y.view()}); });
-      variant = "dct1 of n+1";
-    }
-    std::printf("  %-13s %10.4f ms   ratio to rfft %.3f   ([%lld, %lld])\n", variant.c_str(), ms, ms / rfft_ms, rows,
-                length);
+  const auto report = [&](const char* variant, long long length, double ms) {
+    std::printf("  %-13s %10.4f ms   ratio to rfft %.3f   ([%lld, %lld])\n", variant, ms, ms / rfft_ms, rows, length);
     csv.row("a", what, variant, ms, "ms", "rfft", rfft_ms);
+  };
+  {
+    const long long length = 2 * (n - 1);
+    const cp::Tensor x = random_tensor({rows, length}, s);
+    cp::FFT extended(x, {.axes = {1}, .stream = s});
+    extended.plan();
+    cp::Tensor spectrum = cp::Tensor::empty(extended.result_shape(), extended.result_dtype(), cp::Device::cuda(0), s);
+    report("rfft of 2(n-1)", length,
+           bench::gpu_median_ms(s.native(), 3, reps, [&] { extended.execute({.out = spectrum.view()}); }));
+  }
+  {
+    const long long length = n + 1;
+    const cp::Tensor x = random_tensor({rows, length}, s);
+    cp::RealTransform rt(x, {.axes = {1}, .kinds = {cp::R2RKind::dct1}, .stream = s});
+    rt.plan();
+    cp::Tensor y = cp::Tensor::empty({rows, length}, cp::f32, cp::Device::cuda(0), s);
+    report("dct1 of n+1", length, bench::gpu_median_ms(s.native(), 3, reps, [&] { rt.execute({.out = y.view()}); }));
   }
 }
 
 void gpu_case(const cp::Shape& shape, const std::vector<int>& axes, const std::vector<cp::R2RKind>& kinds, int reps,
               cp::StreamRef s, bench::Csv& csv) {
-  const auto host = random_values(static_cast<std::size_t>(cp::checked_numel(shape)));
-  cp::Tensor x = cp::Tensor::empty(shape, cp::f32, cp::Device::cuda(0), s);
-  cp::copy(cp::TensorView(host.data(), shape), x, s);
+  const cp::Tensor x = random_tensor(shape, s);
 
   // The baseline: cuplan's own R2C of the same shape and axes (rfft / rfftn).
   cp::FFT rfft(x, {.axes = axes, .stream = s});
