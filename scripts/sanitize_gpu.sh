@@ -5,9 +5,11 @@
 # 0 errors and every program passes.
 #
 #   bash scripts/sanitize_gpu.sh [--build-dir build-gpu] [--tools memcheck,racecheck,synccheck,initcheck]
-#                                [--jobs N] [--timeout SECONDS] [--programs REGEX]
+#                                [--jobs N] [--timeout SECONDS] [--programs REGEX] [--together]
 #
 # --programs: only the executables whose name matches the extended regular expression (default: all).
+# --together: the tools run at once, each with its own N programs at a time (so N times the tools in all), instead
+# of one tool after another; the long programs of each tool then overlap.
 #
 # Programs run N at a time (default 8; each is its own process and CUDA context on the same GPU), each under a
 # time limit (default 900 s; a program that exceeds it counts as failed), the slowest of the tool's last run in this
@@ -16,6 +18,8 @@
 # call by orders of magnitude, so the tests' long loops run shortened (CUPLAN_TEST_SHORT=1: 200 soak cycles instead
 # of 100,000, 6 calls per thread instead of 60, 1,000 stress operations instead of 10,000); every test still runs.
 #
+# A sample whose loop is long takes a smaller count from tests/sanitize/program_args.txt (one
+# "<executable> <arguments>  # why" line each); its checks are the same.
 # Deliberate failures are suppressed explicitly and only by test filter, in tests/sanitize/gpu_filters.txt (one
 # "<tool> <executable> <gtest negative filter>  # why" line each). Reports raised inside a third-party library and
 # handled there are suppressed by compute-sanitizer suppression files, tests/sanitize/<tool>.supp.xml, each record
@@ -29,6 +33,7 @@ tools=memcheck,racecheck,synccheck,initcheck
 jobs=8
 timeout_s=900
 only=""
+together=0
 while (($#)); do
   case "$1" in
     --build-dir) build_dir="$2"; shift 2 ;;
@@ -36,7 +41,8 @@ while (($#)); do
     --jobs) jobs="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --programs) only="$2"; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    --together) together=1; shift ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "sanitize_gpu.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +52,10 @@ nvidia-smi -L >/dev/null 2>&1 || { echo "error: no GPU: compute-sanitizer needs 
 [[ -d "$build_dir/tests" ]] || { echo "error: $build_dir/tests missing: build first (scripts/gpu_suite.sh)" >&2; exit 1; }
 
 filters="$repo_root/tests/sanitize/gpu_filters.txt"
+program_args="$repo_root/tests/sanitize/program_args.txt"
+args_for() {  # executable name -> its arguments under the sanitizer, one a line (none when not listed)
+  awk -v exe="$1" '$1 == exe { sub(/#.*/, ""); for (i = 2; i <= NF; ++i) print $i }' "$program_args"
+}
 filter_for() {  # tool, executable name -> gtest filter argument (empty when none)
   local f
   f=$(awk -v tool="$1" -v exe="$2" '$1 == tool && $2 == exe { print $3 }' "$filters" | paste -sd: -)
@@ -72,6 +82,7 @@ run_one() {  # tool, executable -> writes <log> and <log>.rc
   # (a cuBLASLt result; src/base/nvtx_memory.hpp).
   [[ "$tool" == initcheck ]] && extra=(--nvtx yes)
   [[ -f "$supp_dir/$tool.supp.xml" ]] && extra+=(--suppressions "$supp_dir/$tool.supp.xml")
+  mapfile -t args < <(args_for "$name")
   filter=$(filter_for "$tool" "$name")
   [[ -n "$filter" ]] && args+=("$filter")
   # application-only: the child processes some tests start (gtest death tests, second-process tests) run
@@ -91,34 +102,64 @@ slowest_first() {  # tool, programs... -> the programs, the slowest of the tool'
     printf '%s\t%s\n' "$seconds" "$exe"
   done | sort -t$'\t' -k1,1nr | cut -f2
 }
-export -f run_one filter_for
+export -f run_one filter_for args_for
 supp_dir="$repo_root/tests/sanitize"
-export sanitizer logs filters timeout_s supp_dir
+export sanitizer logs filters program_args timeout_s supp_dir
 
-status=0
-IFS=, read -ra tool_list <<<"$tools"
-for tool in "${tool_list[@]}"; do
+# The errors a log reports: its summary line (memcheck, synccheck and initcheck print "ERROR SUMMARY: N errors",
+# racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"); a program stopped before its summary
+# (time limit, signal) counts the reports it printed, each a line "========= <what>" (backtrace lines are indented
+# further), less the tool's own lines ("Error: ..." about the process, the banner and the summaries).
+reported_errors() {
+  local log="$1" n
+  n=$(grep -Eo "ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: [0-9]+ hazards displayed \([0-9]+ errors" "$log" | tail -1 |
+    grep -Eo "[0-9]+" | tail -1)
+  if [[ -z "$n" ]]; then
+    n=$(grep -E "^========= [^ ]" "$log" | grep -cvE "^========= (COMPUTE-SANITIZER|Error: |Target application returned)|SUMMARY")
+  fi
+  echo "${n:-0}"
+}
+
+# Runs one tool over every program and prints its summary; exit code 0 when it found no error and no program failed.
+run_tool() {
+  local tool="$1" exe name log rc n errors=0 no_cuda=0 failed=()
   slowest_first "$tool" "${programs[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$0" "$1"' "$tool" {}
-  errors=0 failed=() no_cuda=0
   for exe in "${programs[@]}"; do
     name=$(basename "$exe")
     log="$logs/$tool.$name.log"
     rc=$(cat "$log.rc" 2>/dev/null || echo 1)
-    n=$(grep -Eo "ERROR SUMMARY: [0-9]+" "$log" | tail -1 | grep -Eo "[0-9]+" || echo 0)
-    errors=$((errors + ${n:-0}))
     # 77: a sample that needs what this machine lacks (reported as skipped, like ctest does); 124: time limit.
     # A program that never calls CUDA (a CPU-only test) has nothing to check: the sanitizer says so and exits 255.
     if [[ $rc -eq 255 ]] && grep -q "terminated before first instrumented API call" "$log"; then
       no_cuda=$((no_cuda + 1))
       continue
     fi
+    n=$(reported_errors "$log")
+    errors=$((errors + n))
     if [[ $rc -ne 0 && $rc -ne 77 ]]; then failed+=("$name(rc=$rc, errors=${n:-0})"); fi
   done
   echo "$tool: $errors error(s) over ${#programs[@]} programs ($no_cuda without CUDA calls)${failed:+; failed: ${failed[*]}}"
   echo "  $tool, slowest: $(for exe in "${programs[@]}"; do
     printf '%s %s\n' "$(cat "$logs/$tool.$(basename "$exe").log.seconds" 2>/dev/null || echo 0)" "$(basename "$exe")"
   done | sort -k1,1nr | head -5 | awk '{printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1}')"
-  ((errors == 0 && ${#failed[@]} == 0)) || status=1
-done
+  ((errors == 0 && ${#failed[@]} == 0))
+}
+
+status=0
+IFS=, read -ra tool_list <<<"$tools"
+if ((together)); then
+  # Each tool its own pool of --jobs programs, all tools at once; the summaries are printed in the order given.
+  for tool in "${tool_list[@]}"; do
+    run_tool "$tool" >"$logs/$tool.summary" 2>&1 &
+  done
+  for tool in "${tool_list[@]}"; do
+    wait -n || status=1
+  done
+  for tool in "${tool_list[@]}"; do cat "$logs/$tool.summary"; done
+else
+  for tool in "${tool_list[@]}"; do
+    run_tool "$tool" || status=1
+  done
+fi
 echo "logs: $logs"
 exit $status

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <numbers>
@@ -113,6 +114,17 @@ Tensor device_values(const std::vector<T>& values) {
   const auto n = static_cast<std::int64_t>(values.size());
   Tensor t = Tensor::empty({n}, dtype_of<T>, Device::cuda(0));
   copy(TensorView(const_cast<T*>(values.data()), {n}), t.view());
+  return t;
+}
+
+/// A device tensor of zeros on CUDA device 0, written in `stream`'s order. The tests that run an operation only for
+/// what it does to plans and work areas give it such operands rather than `Tensor::empty` ones: compute-sanitizer's
+/// initcheck reports every read of unwritten memory, and the reports of a whole unwritten operand slowed those tests
+/// past the sanitizer run's time limit (docs/dev/testing.md).
+inline Tensor device_zeros(const Shape& shape, DType dtype, StreamRef stream) {
+  Tensor t = Tensor::empty(shape, dtype, Device::cuda(0), stream);
+  const std::vector<std::byte> zeros(static_cast<std::size_t>(t.numel()) * dtype.size());
+  copy(TensorView(zeros.data(), dtype, shape), t.view(), stream);
   return t;
 }
 

@@ -300,7 +300,7 @@ TEST(WorkAreaGpu, OneSharedAreaPerStreamGrownToTheLargestUser) {
   std::size_t largest = 0, sum = 0;
   for (const auto& set : {kLarge, kSmall})
     for (const Shaped& c : set) {
-      operands.push_back(Tensor::empty(shape_of(c.shape), c64, Device::cuda(0), s));
+      operands.push_back(device_zeros(shape_of(c.shape), c64, s));
       ffts.emplace_back(operands.back(), FFTOptions{.axes = c.axes, .stream = s, .work_area = WorkAreaPolicy::shared});
       ffts.back().plan();
       largest = std::max(largest, ffts.back().workspace_size());

@@ -305,12 +305,11 @@ TEST(WorkAreaChecksGpu, FunctionFormsShareTheirStreamsAreaByDefault) {
   std::size_t need = 0;
   {
     Stream s;
-    const Tensor x = Tensor::empty(shape, c64, Device::cuda(0), s);
+    const Tensor x = device_zeros(shape, c64, s);
     need = estimate_workspace_size(x, {.axes = {1}, .stream = s});
     ASSERT_GT(need, 0u);
     (void)fft(x, {.axes = {1}, .stream = s});
-    (void)matmul(Tensor::empty({2048, 2048}, f32, Device::cuda(0), s),
-                 Tensor::empty({2048, 2048}, f32, Device::cuda(0), s), {.stream = s});
+    (void)matmul(device_zeros({2048, 2048}, f32, s), device_zeros({2048, 2048}, f32, s), {.stream = s});
     s.synchronize();
     memory::Report now = memory::report(Device::cuda(0));
     EXPECT_EQ(now.shared_work_areas, start.shared_work_areas + 1) << fmt::format("{}", now);
@@ -439,7 +438,7 @@ TEST(WorkAreaChecksGpu, FunctionFormWithAnExternalAreaRefusesASmallBufferAtTheCa
   plan_cache::clear();
   plan_cache::reset_stats();
   const Shape shape{large_batch(), std::int64_t{1} << 20};
-  const Tensor x = Tensor::empty(shape, c64, Device::cuda(0), s);
+  const Tensor x = device_zeros(shape, c64, s);
   const std::size_t need = estimate_workspace_size(x, {.axes = {1}, .stream = s});
   ASSERT_GT(need, 256u);
   Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s);
@@ -467,7 +466,7 @@ TEST(WorkAreaChecksGpu, ClassFormsRefuseOperandsInsideTheExternalArea) {
   CUPLAN_REQUIRE_GPU();
   Stream s;
   const Shape shape{large_batch(), std::int64_t{1} << 20};
-  const Tensor x = Tensor::empty(shape, c64, Device::cuda(0), s);
+  const Tensor x = device_zeros(shape, c64, s);
   const std::size_t need = estimate_workspace_size(x, {.axes = {1}, .stream = s});
   ASSERT_GE(need, count(shape) * sizeof(cf));
   Tensor area = Tensor::empty({static_cast<std::int64_t>(need)}, i8, Device::cuda(0), s);

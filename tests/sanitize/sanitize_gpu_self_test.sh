@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Checks scripts/sanitize_gpu.sh's bookkeeping without a GPU: a stand-in compute-sanitizer and nvidia-smi run stand-in
+# programs of a fake build tree, and the summary lines must count what each tool's log reports (racecheck's own
+# summary line, the reports of a program stopped at its time limit), pass tests/sanitize/program_args.txt's arguments,
+# count a program without CUDA calls as such, and print the tools' summaries in order with --together.
+set -uo pipefail
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/cuda/bin" "$work/bin" "$work/build/tests/plan" "$work/build/samples"
+
+cat >"$work/cuda/bin/compute-sanitizer" <<'SANITIZER'
+#!/usr/bin/env bash
+tool=""
+while [[ "$1" == --* ]]; do
+  case "$1" in
+    --tool) tool="$2"; shift 2 ;;
+    *) shift 2 ;;
+  esac
+done
+echo "========= COMPUTE-SANITIZER"
+if [[ "$(basename "$1")" == cpu_only_test ]]; then
+  echo "========= Error: Target application terminated before first instrumented API call"
+  exit 255
+fi
+"$@"
+rc=$?
+if [[ $tool == racecheck ]]; then
+  echo "========= RACECHECK SUMMARY: 2 hazards displayed (${FAKE_RACE_ERRORS:-0} errors, 2 warnings)"
+else
+  echo "========= ERROR SUMMARY: 0 errors"
+fi
+exit $rc
+SANITIZER
+printf '#!/usr/bin/env bash\nexit 0\n' >"$work/bin/nvidia-smi"
+# The sample echoes its arguments; the slow test prints two reports (each with an indented frame) and outlives its
+# limit; the CPU-only test never reaches the GPU.
+printf '#!/usr/bin/env bash\necho "args: $*"\n' >"$work/build/samples/batched_small_matmul"
+printf '#!/usr/bin/env bash\nfor i in 1 2; do echo "========= Uninitialized __global__ memory read of size 8 bytes"; echo "=========     at k()"; done\nsleep 8\n' \
+  >"$work/build/tests/slow_test"
+printf '#!/usr/bin/env bash\nexit 0\n' >"$work/build/tests/plan/cpu_only_test"
+chmod +x "$work"/cuda/bin/* "$work"/bin/* "$work"/build/samples/* "$work"/build/tests/slow_test "$work"/build/tests/plan/cpu_only_test
+
+fail=0
+expect() {  # text, pattern, what
+  if grep -Eq -- "$2" <<<"$1"; then echo "ok: $3"; else echo "FAILED: $3: no line matching '$2' in:"; echo "$1"; fail=1; fi
+}
+run() { PATH="$work/bin:$PATH" CUDA_HOME="$work/cuda" bash "$repo_root/scripts/sanitize_gpu.sh" --build-dir "$work/build" "$@"; }
+
+out=$(FAKE_RACE_ERRORS=3 run --tools racecheck,initcheck --jobs 2 --timeout 2 --together)
+rc=$?
+# racecheck: the sample's summary line says 3 errors; the stopped test printed 2 reports.
+expect "$out" "^racecheck: 5 error\(s\) over 3 programs \(1 without CUDA calls\); failed: slow_test\(rc=124, errors=2\)" \
+  "racecheck's errors are read from its own summary line"
+expect "$out" "^initcheck: 2 error\(s\) over 3 programs \(1 without CUDA calls\); failed: slow_test\(rc=124, errors=2\)" \
+  "a program stopped at its limit counts the reports it printed"
+expect "$(sed -n 1p <<<"$out")" "^racecheck:" "--together prints the summaries in the order given"
+expect "$rc" "^1$" "exit code 1 when a tool found errors"
+expect "$(cat "$work/build/sanitize/initcheck.batched_small_matmul.log")" "^args: 2000$" \
+  "the sample gets its arguments from program_args.txt"
+
+out=$(run --tools memcheck --programs 'batched|cpu_only')
+rc=$?
+expect "$out" "^memcheck: 0 error\(s\) over 2 programs \(1 without CUDA calls\)$" "a clean run has no failed program"
+expect "$rc" "^0$" "exit code 0 when every tool is clean"
+exit $fail
