@@ -124,7 +124,7 @@ Tensor device_values(const std::vector<T>& values) {
 inline Tensor device_zeros(const Shape& shape, DType dtype, StreamRef stream) {
   Tensor t = Tensor::empty(shape, dtype, Device::cuda(0), stream);
   const std::vector<std::byte> zeros(static_cast<std::size_t>(t.numel()) * dtype.size());
-  copy(TensorView(zeros.data(), dtype, shape), t.view(), stream);
+  copy(TensorView(zeros.data(), dtype, shape), t, stream);  // into the Tensor: the copy is its producer
   return t;
 }
 
