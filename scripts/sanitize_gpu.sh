@@ -109,13 +109,15 @@ export sanitizer logs filters program_args timeout_s supp_dir
 # The errors a log reports: its summary line (memcheck, synccheck and initcheck print "ERROR SUMMARY: N errors",
 # racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"); a program stopped before its summary
 # (time limit, signal) counts the reports it printed, each a line "========= <what>" (backtrace lines are indented
-# further), less the tool's own lines ("Error: ..." about the process, the banner and the summaries).
+# further; racecheck's "Error: Race reported ..." counts, its "Warning: ..." does not, as in its summary), less the
+# tool's own lines (the banner, the summaries, "Error: ..." about the process itself).
 reported_errors() {
   local log="$1" n
   n=$(grep -Eo "ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: [0-9]+ hazards displayed \([0-9]+ errors" "$log" | tail -1 |
     grep -Eo "[0-9]+" | tail -1)
   if [[ -z "$n" ]]; then
-    n=$(grep -E "^========= [^ ]" "$log" | grep -cvE "^========= (COMPUTE-SANITIZER|Error: |Target application returned)|SUMMARY")
+    n=$(grep -E "^========= [^ ]" "$log" |
+      grep -cvE "^========= (COMPUTE-SANITIZER|Warning: |Error: process didn't|Error: Target application|Target application)|SUMMARY")
   fi
   echo "${n:-0}"
 }

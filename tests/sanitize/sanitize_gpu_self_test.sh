@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Checks scripts/sanitize_gpu.sh's bookkeeping without a GPU: a stand-in compute-sanitizer and nvidia-smi run stand-in
 # programs of a fake build tree, and the summary lines must count what each tool's log reports (racecheck's own
-# summary line, the reports of a program stopped at its time limit), pass tests/sanitize/program_args.txt's arguments,
+# summary line, the reports of a program stopped at its time limit, racecheck's errors but not its warnings), pass
+# tests/sanitize/program_args.txt's arguments,
 # count a program without CUDA calls as such, and print the tools' summaries in order with --together.
 set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -37,10 +38,25 @@ printf '#!/usr/bin/env bash\nexit 0\n' >"$work/bin/nvidia-smi"
 # The sample echoes its arguments; the slow test prints two reports (each with an indented frame) and outlives its
 # limit; the CPU-only test never reaches the GPU.
 printf '#!/usr/bin/env bash\necho "args: $*"\n' >"$work/build/samples/batched_small_matmul"
-printf '#!/usr/bin/env bash\nfor i in 1 2; do echo "========= Uninitialized __global__ memory read of size 8 bytes"; echo "=========     at k()"; done\nsleep 8\n' \
-  >"$work/build/tests/slow_test"
+cat >"$work/build/tests/slow_test" <<'PROGRAM'
+#!/usr/bin/env bash
+for i in 1 2; do
+  echo "========= Uninitialized __global__ memory read of size 8 bytes"
+  echo "=========     at k()"
+done
+sleep 8
+PROGRAM
+# racecheck's hazards: an error and a warning, each with its second line; then the limit.
+cat >"$work/build/tests/racy_test" <<'PROGRAM'
+#!/usr/bin/env bash
+echo "========= Error: Race reported between Write access at k()+0x10"
+echo "=========     and Read access at k()+0x20 [4 hazards]"
+echo "========= Warning: Race reported between Read access at k()+0x30"
+echo "=========     and Write access at k()+0x40 [2 hazards]"
+sleep 8
+PROGRAM
 printf '#!/usr/bin/env bash\nexit 0\n' >"$work/build/tests/plan/cpu_only_test"
-chmod +x "$work"/cuda/bin/* "$work"/bin/* "$work"/build/samples/* "$work"/build/tests/slow_test "$work"/build/tests/plan/cpu_only_test
+chmod +x "$work"/cuda/bin/* "$work"/bin/* "$work"/build/samples/* "$work"/build/tests/*_test "$work"/build/tests/plan/cpu_only_test
 
 fail=0
 expect() {  # text, pattern, what
@@ -48,7 +64,7 @@ expect() {  # text, pattern, what
 }
 run() { PATH="$work/bin:$PATH" CUDA_HOME="$work/cuda" bash "$repo_root/scripts/sanitize_gpu.sh" --build-dir "$work/build" "$@"; }
 
-out=$(FAKE_RACE_ERRORS=3 run --tools racecheck,initcheck --jobs 2 --timeout 2 --together)
+out=$(FAKE_RACE_ERRORS=3 run --tools racecheck,initcheck --jobs 3 --timeout 2 --together --programs 'batched|slow|cpu_only')
 rc=$?
 # racecheck: the sample's summary line says 3 errors; the stopped test printed 2 reports.
 expect "$out" "^racecheck: 5 error\(s\) over 3 programs \(1 without CUDA calls\); failed: slow_test\(rc=124, errors=2\)" \
@@ -56,6 +72,9 @@ expect "$out" "^racecheck: 5 error\(s\) over 3 programs \(1 without CUDA calls\)
 expect "$out" "^initcheck: 2 error\(s\) over 3 programs \(1 without CUDA calls\); failed: slow_test\(rc=124, errors=2\)" \
   "a program stopped at its limit counts the reports it printed"
 expect "$(sed -n 1p <<<"$out")" "^racecheck:" "--together prints the summaries in the order given"
+out_racy=$(run --tools racecheck --timeout 2 --programs racy)
+expect "$out_racy" "^racecheck: 1 error\(s\) over 1 programs \(0 without CUDA calls\); failed: racy_test\(rc=124, errors=1\)" \
+  "a stopped program's racecheck errors count, its warnings do not"
 expect "$rc" "^1$" "exit code 1 when a tool found errors"
 expect "$(cat "$work/build/sanitize/initcheck.batched_small_matmul.log")" "^args: 2000$" \
   "the sample gets its arguments from program_args.txt"
