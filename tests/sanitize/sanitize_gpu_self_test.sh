@@ -3,8 +3,8 @@
 # Checks scripts/sanitize_gpu.sh's bookkeeping without a GPU: a stand-in compute-sanitizer and nvidia-smi run stand-in
 # programs of a fake build tree, and the summary lines must count what each tool's log reports (racecheck's own
 # summary line, the reports of a program stopped at its time limit, racecheck's errors but not its warnings), pass
-# tests/sanitize/program_args.txt's arguments,
-# count a program without CUDA calls as such, and print the tools' summaries in order with --together.
+# tests/sanitize/program_args.txt's arguments, count a program without CUDA calls as such, and print the tools'
+# summaries in order with --together.
 set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="$(mktemp -d)"
