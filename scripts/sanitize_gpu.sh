@@ -77,6 +77,7 @@ run_one() {  # tool, executable -> writes <log> and <log>.rc
   local tool="$1" exe="$2" name log filter extra=() args=()
   name=$(basename "$exe")
   log="$logs/$tool.$name.log"
+  rm -f "$log.rc"  # a run that never ends writes none: the summary counts it failed, not the last run's result
   [[ "$tool" == racecheck ]] && extra=(--racecheck-report all)
   # initcheck reads the NVTX marks cuplan leaves where a library kernel wrote memory the tool cannot follow
   # (a cuBLASLt result; src/base/nvtx_memory.hpp).
