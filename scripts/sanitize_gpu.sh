@@ -152,11 +152,13 @@ status=0
 IFS=, read -ra tool_list <<<"$tools"
 if ((together)); then
   # Each tool its own pool of --jobs programs, all tools at once; the summaries are printed in the order given.
+  pids=()
   for tool in "${tool_list[@]}"; do
     run_tool "$tool" >"$logs/$tool.summary" 2>&1 &
+    pids+=($!)
   done
-  for tool in "${tool_list[@]}"; do
-    wait -n || status=1
+  for pid in "${pids[@]}"; do
+    wait "$pid" || status=1
   done
   for tool in "${tool_list[@]}"; do cat "$logs/$tool.summary"; done
 else
