@@ -19,7 +19,9 @@
 # of 100,000, 6 calls per thread instead of 60, 1,000 stress operations instead of 10,000); every test still runs.
 #
 # A sample whose loop is long takes a smaller count from tests/sanitize/program_args.txt (one
-# "<executable> <arguments>  # why" line each); its checks are the same.
+# "<executable> <arguments>  # why" line each); its checks are the same. A program whose host memory under a tool
+# nears the machine's runs alone, after every pool has finished, from tests/sanitize/program_alone.txt (one
+# "<tool> <executable>  # why" line each), so that the kernel's out-of-memory killer does not stop it.
 # Deliberate failures are suppressed explicitly and only by test filter, in tests/sanitize/gpu_filters.txt (one
 # "<tool> <executable> <gtest negative filter>  # why" line each). Reports raised inside a third-party library and
 # handled there are suppressed by compute-sanitizer suppression files, tests/sanitize/<tool>.supp.xml, each record
@@ -42,7 +44,7 @@ while (($#)); do
     --timeout) timeout_s="$2"; shift 2 ;;
     --programs) only="$2"; shift 2 ;;
     --together) together=1; shift ;;
-    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "sanitize_gpu.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -55,6 +57,10 @@ filters="$repo_root/tests/sanitize/gpu_filters.txt"
 program_args="$repo_root/tests/sanitize/program_args.txt"
 args_for() {  # executable name -> its arguments under the sanitizer, one a line (none when not listed)
   awk -v exe="$1" '$1 == exe { sub(/#.*/, ""); for (i = 2; i <= NF; ++i) print $i }' "$program_args"
+}
+program_alone="$repo_root/tests/sanitize/program_alone.txt"
+runs_alone() {  # tool, executable name -> exit code 0 when the program runs alone under that tool
+  awk -v tool="$1" -v exe="$2" '$1 == tool && $2 == exe { found = 1 } END { exit !found }' "$program_alone"
 }
 filter_for() {  # tool, executable name -> gtest filter argument (empty when none)
   local f
@@ -95,10 +101,9 @@ run_one() {  # tool, executable -> writes <log> and <log>.rc
   echo $? >"$log.rc"
   echo $((SECONDS - start)) >"$log.seconds"
 }
-slowest_first() {  # tool, programs... -> the programs, the slowest of the tool's last run first
+slowest_first() {  # tool; programs on stdin, one a line -> the programs, the slowest of the tool's last run first
   local tool="$1" exe seconds
-  shift
-  for exe in "$@"; do
+  while IFS= read -r exe; do
     seconds=$(cat "$logs/$tool.$(basename "$exe").log.seconds" 2>/dev/null || echo 999999)
     printf '%s\t%s\n' "$seconds" "$exe"
   done | sort -t$'\t' -k1,1nr | cut -f2
@@ -123,10 +128,17 @@ reported_errors() {
   echo "${n:-0}"
 }
 
-# Runs one tool over every program and prints its summary; exit code 0 when it found no error and no program failed.
-run_tool() {
+# Runs one tool over every program but those that run alone, --jobs at a time.
+run_pool() {
+  local tool="$1" exe
+  for exe in "${programs[@]}"; do
+    runs_alone "$tool" "$(basename "$exe")" || printf '%s\n' "$exe"
+  done | slowest_first "$tool" | xargs -P "$jobs" -I{} bash -c 'run_one "$0" "$1"' "$tool" {}
+}
+
+# Prints one tool's summary; exit code 0 when it found no error and no program failed.
+summarize() {
   local tool="$1" exe name log rc n errors=0 no_cuda=0 failed=()
-  slowest_first "$tool" "${programs[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$0" "$1"' "$tool" {}
   for exe in "${programs[@]}"; do
     name=$(basename "$exe")
     log="$logs/$tool.$name.log"
@@ -148,23 +160,28 @@ run_tool() {
   ((errors == 0 && ${#failed[@]} == 0))
 }
 
-status=0
 IFS=, read -ra tool_list <<<"$tools"
 if ((together)); then
-  # Each tool its own pool of --jobs programs, all tools at once; the summaries are printed in the order given.
+  # Each tool its own pool of --jobs programs, all tools at once.
   pids=()
   for tool in "${tool_list[@]}"; do
-    run_tool "$tool" >"$logs/$tool.summary" 2>&1 &
+    run_pool "$tool" >"$logs/$tool.pool.out" 2>&1 &
     pids+=($!)
   done
-  for pid in "${pids[@]}"; do
-    wait "$pid" || status=1
-  done
-  for tool in "${tool_list[@]}"; do cat "$logs/$tool.summary"; done
+  for pid in "${pids[@]}"; do wait "$pid"; done
 else
-  for tool in "${tool_list[@]}"; do
-    run_tool "$tool" || status=1
-  done
+  for tool in "${tool_list[@]}"; do run_pool "$tool"; done
 fi
+# Then the programs that run alone, one at a time with nothing else on the machine.
+for tool in "${tool_list[@]}"; do
+  for exe in "${programs[@]}"; do
+    name=$(basename "$exe")
+    runs_alone "$tool" "$name" || continue
+    echo "$tool: $name runs alone (tests/sanitize/program_alone.txt)"
+    run_one "$tool" "$exe"
+  done
+done
+status=0
+for tool in "${tool_list[@]}"; do summarize "$tool" || status=1; done
 echo "logs: $logs"
 exit $status

@@ -4,7 +4,7 @@
 # programs of a fake build tree, and the summary lines must count what each tool's log reports (racecheck's own
 # summary line, the reports of a program stopped at its time limit, racecheck's errors but not its warnings), pass
 # tests/sanitize/program_args.txt's arguments, count a program without CUDA calls as such, and print the tools'
-# summaries in order with --together.
+# summaries in order with --together, and run tests/sanitize/program_alone.txt's programs alone after every pool.
 set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="$(mktemp -d)"
@@ -56,6 +56,11 @@ echo "=========     and Write access at k()+0x40 [2 hazards]"
 sleep 8
 PROGRAM
 printf '#!/usr/bin/env bash\nexit 0\n' >"$work/build/tests/plan/cpu_only_test"
+# Listed in program_alone.txt for racecheck: it says whether a test program is running beside it.
+cat >"$work/build/samples/matmul_autotune_loop" <<PROGRAM
+#!/usr/bin/env bash
+if grep -qs "$work/build/tests/" /proc/[0-9]*/cmdline; then echo "alone: no"; else echo "alone: yes"; fi
+PROGRAM
 chmod +x "$work"/cuda/bin/* "$work"/bin/* "$work"/build/samples/* "$work"/build/tests/*_test "$work"/build/tests/plan/cpu_only_test
 
 fail=0
@@ -78,6 +83,15 @@ expect "$out_racy" "^racecheck: 1 error\(s\) over 1 programs \(0 without CUDA ca
 expect "$rc" "^1$" "exit code 1 when a tool found errors"
 expect "$(cat "$work/build/sanitize/initcheck.batched_small_matmul.log")" "^args: 2000$" \
   "the sample gets its arguments from program_args.txt"
+
+out=$(run --tools racecheck,initcheck --jobs 4 --timeout 3 --together --programs 'autotune|slow|racy')
+expect "$out" "^racecheck: matmul_autotune_loop runs alone" "a program of program_alone.txt is named when it runs"
+expect "$(cat "$work/build/sanitize/racecheck.matmul_autotune_loop.log")" "^alone: yes$" \
+  "a program of program_alone.txt runs after every tool's pool, with nothing beside it"
+expect "$(cat "$work/build/sanitize/initcheck.matmul_autotune_loop.log")" "^alone: (yes|no)$" \
+  "under a tool it is not listed for, it runs too (in the pool)"
+expect "$out" "^racecheck: 3 error\(s\) over 3 programs \(0 without CUDA calls\); failed: racy_test\(rc=124, errors=1\) slow_test" \
+  "the program run alone is counted in its tool's summary"
 
 out=$(run --tools memcheck --programs 'batched|cpu_only')
 rc=$?
