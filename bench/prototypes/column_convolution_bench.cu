@@ -25,6 +25,7 @@
 
 #include <cuplan/cuplan.hpp>
 
+#include "prototypes/prototype_support.hpp"
 #include "support/bench_check.hpp"
 #include "support/fft_timing.hpp"
 
@@ -109,26 +110,6 @@ __global__ void scale(float2* values, long long total, float factor) {
     values[i] = {values[i].x * factor, values[i].y * factor};
 }
 
-std::vector<std::complex<float>> random_values(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<std::complex<float>> v(n);
-  for (auto& x : v) x = {u(rng), u(rng)};
-  return v;
-}
-
-double relative_difference(const float2* a, const float2* b, std::size_t count) {
-  std::vector<std::complex<float>> ha(count), hb(count);
-  BENCH_CUDA_CHECK(cudaMemcpy(ha.data(), a, count * sizeof(float2), cudaMemcpyDeviceToHost));
-  BENCH_CUDA_CHECK(cudaMemcpy(hb.data(), b, count * sizeof(float2), cudaMemcpyDeviceToHost));
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    num += std::norm(std::complex<double>(ha[i]) - std::complex<double>(hb[i]));
-    den += std::norm(std::complex<double>(hb[i]));
-  }
-  return std::sqrt(num / den);
-}
-
 int failures = 0;
 
 void report(const char* what, double ms, double raw_ms, double difference) {
@@ -144,11 +125,7 @@ void report(const char* what, double ms, double raw_ms, double difference) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("no GPU: nothing to measure\n");
-    return 0;
-  }
+  if (!prototype::gpu_present()) return 0;
   const long long n0 = kColumnLength, n1 = quick ? 1024 : 8192, total = n0 * n1;
   const int reps = quick ? 5 : 21;
   const auto bytes = static_cast<std::size_t>(total) * sizeof(float2);
@@ -157,9 +134,9 @@ int main(int argc, char** argv) {
   float2 *x = nullptr, *spectrum = nullptr, *work = nullptr, *reference = nullptr;
   for (float2** p : {&x, &spectrum, &work, &reference}) BENCH_CUDA_CHECK(cudaMalloc(p, bytes));
   {
-    const auto hx = random_values(static_cast<std::size_t>(total), 11);
+    const auto hx = prototype::random_c64(static_cast<std::size_t>(total), 11);
     BENCH_CUDA_CHECK(cudaMemcpy(x, hx.data(), bytes, cudaMemcpyHostToDevice));
-    const auto hk = random_values(static_cast<std::size_t>(total), 12);
+    const auto hk = prototype::random_c64(static_cast<std::size_t>(total), 12);
     BENCH_CUDA_CHECK(cudaMemcpy(spectrum, hk.data(), bytes, cudaMemcpyHostToDevice));
   }
   // The filter's 2D spectrum, with the 1/(n0 n1) of the unnormalized inverse folded in.
@@ -213,7 +190,7 @@ int main(int argc, char** argv) {
     BENCH_CUFFT_CHECK(cufftExecC2C(rows, work, work, CUFFT_INVERSE));
     BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     report(("rows by cuFFT, columns fused: " + Pair::name()).c_str(), ms, raw_ms,
-           relative_difference(work, reference, static_cast<std::size_t>(total)));
+           prototype::relative_difference(work, reference, static_cast<std::size_t>(total)));
     std::printf("  %-58s %8.3f ms\n", "  its column kernel alone", column_ms);
   };
   prototype(ColumnPair<32, 1>{});
@@ -229,7 +206,7 @@ int main(int argc, char** argv) {
     cp::Tensor tk = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
     cp::copy(cp::TensorView(reinterpret_cast<std::complex<float>*>(x), shape, std::nullopt, cp::Device::cuda(0)),
              tx.view(), s);
-    const auto hk = random_values(static_cast<std::size_t>(total), 12);
+    const auto hk = prototype::random_c64(static_cast<std::size_t>(total), 12);
     cp::copy(cp::TensorView(hk.data(), shape), tk.view(), s);
     s.synchronize();
     for (const auto route : {cp::ConvolutionRoute::separate, cp::ConvolutionRoute::fused}) {
@@ -243,8 +220,7 @@ int main(int argc, char** argv) {
       s.synchronize();
       report(route == cp::ConvolutionRoute::separate ? "cuplan Convolution, route separate"
                                                      : "cuplan Convolution, route fused (innermost axis)",
-             ms, raw_ms,
-             relative_difference(static_cast<const float2*>(out.data()), reference, static_cast<std::size_t>(total)));
+             ms, raw_ms, prototype::relative_difference(out.data(), reference, static_cast<std::size_t>(total)));
     }
   }
   BENCH_CUFFT_CHECK(cufftDestroy(plan2d));
