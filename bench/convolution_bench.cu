@@ -14,7 +14,9 @@
 //   axes, the fused kernel on the innermost).
 //   CPU: fftconvolve (full mode, 4096 real signals of 8192 samples, a 1025-tap kernel) against FFTW forward +
 //   product + inverse by hand on the same padded length (host time).
-// Usage: convolution_bench [--quick]. GPU rows are skipped (and said so) without a GPU.
+// Usage: convolution_bench [--quick] [--rows all|1d|nd|cpu]. --rows runs one group only: the 1D rows, the 2D and 3D
+// rows, or the CPU row (default all), e.g. to profile the 2D and 3D routes alone (nsys). GPU rows are skipped (and
+// said so) without a GPU.
 
 #include <cuda_runtime_api.h>
 #include <cufft.h>
@@ -299,7 +301,21 @@ void cpu_row(bool quick) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  for (int i = 1; i < argc; ++i) quick = quick || std::string(argv[i]) == "--quick";
+  std::string rows = "all";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--quick") {
+      quick = true;
+    } else if (arg == "--rows" && i + 1 < argc &&
+               (std::string(argv[i + 1]) == "all" || std::string(argv[i + 1]) == "1d" ||
+                std::string(argv[i + 1]) == "nd" || std::string(argv[i + 1]) == "cpu")) {
+      rows = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] (got '%s')\n", arg.c_str());
+      return 2;
+    }
+  }
+  const bool all = rows == "all";
   std::printf("cuplan %s, MathDx fused kernels: %s\n", CUPLAN_VERSION_STRING,
               CUPLAN_HAS_FUSED_FFT ? "built" : "absent");
   int devices = 0;
@@ -309,13 +325,18 @@ int main(int argc, char** argv) {
     cp::Stream stream;
     const int reps = quick ? 5 : 21;
     const long long shapes[][2] = {{4096, 16384}, {16384, 4096}, {65536, 1024}, {262144, 256}};
-    for (bool real : {false, true})
-      for (const auto& shape : shapes) gpu_rows<float>(real, quick ? shape[0] / 16 : shape[0], shape[1], reps, stream);
-    for (bool real : {false, true}) gpu_rows<double>(real, quick ? 4096 : 65536, 1024, reps, stream);
-    const long long side = quick ? 2048 : 8192, cube = quick ? 128 : 512;
-    gpu_nd_row({side, side}, reps, stream);
-    gpu_nd_row({cube, cube, cube}, reps, stream);
+    if (all || rows == "1d") {
+      for (bool real : {false, true})
+        for (const auto& shape : shapes)
+          gpu_rows<float>(real, quick ? shape[0] / 16 : shape[0], shape[1], reps, stream);
+      for (bool real : {false, true}) gpu_rows<double>(real, quick ? 4096 : 65536, 1024, reps, stream);
+    }
+    if (all || rows == "nd") {
+      const long long side = quick ? 2048 : 8192, cube = quick ? 128 : 512;
+      gpu_nd_row({side, side}, reps, stream);
+      gpu_nd_row({cube, cube, cube}, reps, stream);
+    }
   }
-  cpu_row(quick);
+  if (all || rows == "cpu") cpu_row(quick);
   return 0;
 }
