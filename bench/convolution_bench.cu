@@ -306,10 +306,10 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--quick") {
       quick = true;
-    } else if (arg == "--rows" && i + 1 < argc &&
-               (std::string(argv[i + 1]) == "all" || std::string(argv[i + 1]) == "1d" ||
-                std::string(argv[i + 1]) == "nd" || std::string(argv[i + 1]) == "cpu")) {
-      rows = argv[++i];
+    } else if (const std::string next = i + 1 < argc ? argv[i + 1] : "";
+               arg == "--rows" && (next == "all" || next == "1d" || next == "nd" || next == "cpu")) {
+      rows = next;
+      ++i;
     } else {
       std::fprintf(stderr, "usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] (got '%s')\n", arg.c_str());
       return 2;
