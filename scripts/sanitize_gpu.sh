@@ -21,7 +21,10 @@
 # A sample whose loop is long takes a smaller count from tests/sanitize/program_args.txt (one
 # "<executable> <arguments>  # why" line each); its checks are the same. A program whose host memory under a tool
 # nears the machine's runs alone, after every pool has finished, from tests/sanitize/program_alone.txt (one
-# "<tool> <executable>  # why" line each), so that the kernel's out-of-memory killer does not stop it.
+# "<tool> <executable>  # why" line each), so that the kernel's out-of-memory killer does not stop it. A test program
+# whose tests take long runs as several processes, each a share of its tests (GoogleTest's sharding), from
+# tests/sanitize/program_shards.txt (one "<executable> <processes>  # why" line each); every share has its own log,
+# and the program counts once in the summary, with the errors of all its shares.
 # Deliberate failures are suppressed explicitly and only by test filter, in tests/sanitize/gpu_filters.txt (one
 # "<tool> <executable> <gtest negative filter>  # why" line each). Reports raised inside a third-party library and
 # handled there are suppressed by compute-sanitizer suppression files, tests/sanitize/<tool>.supp.xml, each record
@@ -44,7 +47,7 @@ while (($#)); do
     --timeout) timeout_s="$2"; shift 2 ;;
     --programs) only="$2"; shift 2 ;;
     --together) together=1; shift ;;
-    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "sanitize_gpu.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -61,6 +64,21 @@ args_for() {  # executable name -> its arguments under the sanitizer, one a line
 program_alone="$repo_root/tests/sanitize/program_alone.txt"
 runs_alone() {  # tool, executable name -> exit code 0 when the program runs alone under that tool
   awk -v tool="$1" -v exe="$2" '$1 == tool && $2 == exe { found = 1 } END { exit !found }' "$program_alone"
+}
+program_shards="$repo_root/tests/sanitize/program_shards.txt"
+entries_of() {  # executable -> what the pool runs for it, one a line: the executable, or "<executable>|<i>/<n>" per share
+  local exe="$1" n i
+  n=$(awk -v exe="$(basename "$exe")" '$1 == exe && $2 + 0 > 1 { n = $2 + 0 } END { print n + 0 }' "$program_shards")
+  if ((n > 1)); then for ((i = 0; i < n; ++i)); do printf '%s|%d/%d\n' "$exe" "$i" "$n"; done; else printf '%s\n' "$exe"; fi
+}
+log_of() {  # tool, entry -> its log: <tool>.<executable>.log, or <tool>.<executable>.share<i>of<n>.log
+  local tool="$1" entry="$2" share=""
+  if [[ "$entry" == *"|"* ]]; then
+    share="${entry##*|}"
+    share=".share${share%/*}of${share#*/}"
+    entry="${entry%|*}"
+  fi
+  printf '%s/%s.%s%s.log\n' "$logs" "$tool" "$(basename "$entry")" "$share"
 }
 filter_for() {  # tool, executable name -> gtest filter argument (empty when none)
   local f
@@ -79,10 +97,15 @@ done
 
 export CUPLAN_TEST_SHORT=1
 
-run_one() {  # tool, executable -> writes <log> and <log>.rc
-  local tool="$1" exe="$2" name log filter extra=() args=()
+run_one() {  # tool, entry (entries_of) -> writes <log> and <log>.rc
+  local tool="$1" exe="$2" name log filter extra=() args=() shard=()
+  log=$(log_of "$tool" "$exe")
+  if [[ "$exe" == *"|"* ]]; then
+    local share="${exe##*|}"
+    shard=(GTEST_SHARD_INDEX="${share%/*}" GTEST_TOTAL_SHARDS="${share#*/}")
+    exe="${exe%|*}"
+  fi
   name=$(basename "$exe")
-  log="$logs/$tool.$name.log"
   rm -f "$log.rc"  # a run that never ends writes none: the summary counts it failed, not the last run's result
   [[ "$tool" == racecheck ]] && extra=(--racecheck-report all)
   # initcheck reads the NVTX marks cuplan leaves where a library kernel wrote memory the tool cannot follow
@@ -95,20 +118,20 @@ run_one() {  # tool, executable -> writes <log> and <log>.rc
   # application-only: the child processes some tests start (gtest death tests, second-process tests) run
   # unchecked; tracking a child that a checked process starts stalls the sanitizer (docs/dev/testing.md).
   local start=$SECONDS
-  timeout --kill-after=30 "$timeout_s" "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+  env "${shard[@]}" timeout --kill-after=30 "$timeout_s" "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 \
     --target-processes application-only \
     "${extra[@]}" "$exe" "${args[@]}" >"$log" 2>&1
   echo $? >"$log.rc"
   echo $((SECONDS - start)) >"$log.seconds"
 }
-slowest_first() {  # tool; programs on stdin, one a line -> the programs, the slowest of the tool's last run first
+slowest_first() {  # tool; entries on stdin, one a line -> the entries, the slowest of the tool's last run first
   local tool="$1" exe seconds
   while IFS= read -r exe; do
-    seconds=$(cat "$logs/$tool.$(basename "$exe").log.seconds" 2>/dev/null || echo 999999)
+    seconds=$(cat "$(log_of "$tool" "$exe").seconds" 2>/dev/null || echo 999999)
     printf '%s\t%s\n' "$seconds" "$exe"
   done | sort -t$'\t' -k1,1nr | cut -f2
 }
-export -f run_one filter_for args_for
+export -f run_one filter_for args_for log_of
 supp_dir="$repo_root/tests/sanitize"
 export sanitizer logs filters program_args timeout_s supp_dir
 
@@ -132,30 +155,41 @@ reported_errors() {
 run_pool() {
   local tool="$1" exe
   for exe in "${programs[@]}"; do
-    runs_alone "$tool" "$(basename "$exe")" || printf '%s\n' "$exe"
+    runs_alone "$tool" "$(basename "$exe")" || entries_of "$exe"
   done | slowest_first "$tool" | xargs -P "$jobs" -I{} bash -c 'run_one "$0" "$1"' "$tool" {}
 }
 
-# Prints one tool's summary; exit code 0 when it found no error and no program failed.
+# Prints one tool's summary; exit code 0 when it found no error and no program failed. A program run as shares
+# counts once: its errors are those of every share, it failed if a share did (named with the share), and it is
+# without CUDA calls only if every share is (a share can hold no test that reaches the GPU).
 summarize() {
-  local tool="$1" exe name log rc n errors=0 no_cuda=0 failed=()
+  local tool="$1" exe entry name log rc n errors=0 no_cuda=0 failed=() with_cuda
   for exe in "${programs[@]}"; do
     name=$(basename "$exe")
-    log="$logs/$tool.$name.log"
-    rc=$(cat "$log.rc" 2>/dev/null || echo 1)
-    # 77: a sample that needs what this machine lacks (reported as skipped, like ctest does); 124: time limit.
-    # A program that never calls CUDA (a CPU-only test) has nothing to check: the sanitizer says so and exits 255.
-    if [[ $rc -eq 255 ]] && grep -q "terminated before first instrumented API call" "$log"; then
-      no_cuda=$((no_cuda + 1))
-      continue
-    fi
-    n=$(reported_errors "$log")
-    errors=$((errors + n))
-    if [[ $rc -ne 0 && $rc -ne 77 ]]; then failed+=("$name(rc=$rc, errors=${n:-0})"); fi
+    with_cuda=0
+    while IFS= read -r entry; do
+      log=$(log_of "$tool" "$entry")
+      rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+      # 77: a sample that needs what this machine lacks (reported as skipped, like ctest does); 124: time limit.
+      # A program that never calls CUDA (a CPU-only test) has nothing to check: the sanitizer says so and exits 255.
+      if [[ $rc -eq 255 ]] && grep -q "terminated before first instrumented API call" "$log"; then continue; fi
+      with_cuda=$((with_cuda + 1))
+      n=$(reported_errors "$log")
+      errors=$((errors + n))
+      if [[ $rc -ne 0 && $rc -ne 77 ]]; then
+        [[ "$entry" == *"|"* ]] && name="$(basename "$exe")[${entry##*|}]"
+        failed+=("$name(rc=$rc, errors=${n:-0})")
+      fi
+    done < <(entries_of "$exe")
+    ((with_cuda == 0)) && no_cuda=$((no_cuda + 1))
   done
   echo "$tool: $errors error(s) over ${#programs[@]} programs ($no_cuda without CUDA calls)${failed:+; failed: ${failed[*]}}"
   echo "  $tool, slowest: $(for exe in "${programs[@]}"; do
-    printf '%s %s\n' "$(cat "$logs/$tool.$(basename "$exe").log.seconds" 2>/dev/null || echo 0)" "$(basename "$exe")"
+    entries_of "$exe" | while IFS= read -r entry; do
+      name=$(basename "${entry%|*}")
+      [[ "$entry" == *"|"* ]] && name="${name}[${entry##*|}]"
+      printf '%s %s\n' "$(cat "$(log_of "$tool" "$entry").seconds" 2>/dev/null || echo 0)" "$name"
+    done
   done | sort -k1,1nr | head -5 | awk '{printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1}')"
   ((errors == 0 && ${#failed[@]} == 0))
 }
@@ -178,7 +212,7 @@ for tool in "${tool_list[@]}"; do
     name=$(basename "$exe")
     runs_alone "$tool" "$name" || continue
     echo "$tool: $name runs alone (tests/sanitize/program_alone.txt)"
-    run_one "$tool" "$exe"
+    while IFS= read -r entry; do run_one "$tool" "$entry"; done < <(entries_of "$exe")
   done
 done
 status=0

@@ -4,12 +4,13 @@
 # programs of a fake build tree, and the summary lines must count what each tool's log reports (racecheck's own
 # summary line, the reports of a program stopped at its time limit, racecheck's errors but not its warnings), pass
 # tests/sanitize/program_args.txt's arguments, count a program without CUDA calls as such, and print the tools'
-# summaries in order with --together, and run tests/sanitize/program_alone.txt's programs alone after every pool.
+# summaries in order with --together, run tests/sanitize/program_alone.txt's programs alone after every pool, and run
+# tests/sanitize/program_shards.txt's programs as shares of their tests that count as one program.
 set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/cuda/bin" "$work/bin" "$work/build/tests/plan" "$work/build/samples"
+mkdir -p "$work/cuda/bin" "$work/bin" "$work/build/tests/plan" "$work/build/tests/r2r" "$work/build/samples"
 
 cat >"$work/cuda/bin/compute-sanitizer" <<'SANITIZER'
 #!/usr/bin/env bash
@@ -21,7 +22,7 @@ while [[ "$1" == --* ]]; do
   esac
 done
 echo "========= COMPUTE-SANITIZER"
-if [[ "$(basename "$1")" == cpu_only_test ]]; then
+if [[ "$(basename "$1")" == cpu_only_test || "${GTEST_SHARD_INDEX:-}" == "${FAKE_NO_CUDA_SHARE:-none}" ]]; then
   echo "========= Error: Target application terminated before first instrumented API call"
   exit 255
 fi
@@ -61,6 +62,13 @@ cat >"$work/build/samples/matmul_autotune_loop" <<PROGRAM
 #!/usr/bin/env bash
 if grep -qs "$work/build/tests/" /proc/[0-9]*/cmdline; then echo "alone: no"; else echo "alone: yes"; fi
 PROGRAM
+# Listed in program_shards.txt (4 shares): says which share it is; share 2 has a failing test.
+cat >"$work/build/tests/r2r/r2r_r2r_fused_gpu_test" <<'PROGRAM'
+#!/usr/bin/env bash
+echo "share ${GTEST_SHARD_INDEX:-none} of ${GTEST_TOTAL_SHARDS:-none}"
+[[ "${GTEST_SHARD_INDEX:-}" != 2 ]]
+PROGRAM
+chmod +x "$work/build/tests/r2r/r2r_r2r_fused_gpu_test"
 chmod +x "$work"/cuda/bin/* "$work"/bin/* "$work"/build/samples/* "$work"/build/tests/*_test "$work"/build/tests/plan/cpu_only_test
 
 fail=0
@@ -92,6 +100,18 @@ expect "$(cat "$work/build/sanitize/initcheck.matmul_autotune_loop.log")" "^alon
   "under a tool it is not listed for, it runs too (in the pool)"
 expect "$out" "^racecheck: 3 error\(s\) over 3 programs \(0 without CUDA calls\); failed: racy_test\(rc=124, errors=1\) slow_test" \
   "the program run alone is counted in its tool's summary"
+
+out=$(FAKE_RACE_ERRORS=1 FAKE_NO_CUDA_SHARE=3 run --tools racecheck,memcheck --jobs 2 --together --programs 'r2r_fused')
+for i in 0 1 2; do  # share 3 has no CUDA calls here
+  expect "$(cat "$work/build/sanitize/memcheck.r2r_r2r_fused_gpu_test.share${i}of4.log" 2>&1)" "^share $i of 4$" \
+    "share $i of a program of program_shards.txt runs with its own log"
+done
+expect "$out" "^racecheck: 3 error\(s\) over 1 programs \(0 without CUDA calls\); failed: r2r_r2r_fused_gpu_test\[2/4\]\(rc=1, errors=1\)$" \
+  "a program run as shares counts once, with every share's errors, the failing share named"
+expect "$out" "^  racecheck, slowest: r2r_r2r_fused_gpu_test\[[0-3]/4\] [0-9]+ s" "the slowest list names shares"
+out=$(FAKE_NO_CUDA_SHARE=0 run --tools memcheck --programs 'r2r_fused|cpu_only')
+expect "$out" "^memcheck: 0 error\(s\) over 2 programs \(1 without CUDA calls\); failed: r2r_r2r_fused_gpu_test\[2/4\]" \
+  "a share without CUDA calls leaves its program counted with CUDA"
 
 out=$(run --tools memcheck --programs 'batched|cpu_only')
 rc=$?
