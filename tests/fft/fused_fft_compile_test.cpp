@@ -201,6 +201,19 @@ TEST(FusedFftSource, InlinesThePrologAndNamesTheDescription) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " not in:\n" << text;
 }
 
+// The block shape: cuFFTDx's suggestion, but c64 at 1024 at 16 elements per thread (measured faster ahead of time),
+// with cuFFTDx's suggested FFTs per block for the elements per thread chosen.
+TEST(FusedFftSource, TakesCufftdxBlockShapeExceptC64At1024) {
+  if (!fused_fft::headers_problem().empty()) GTEST_SKIP() << fused_fft::headers_problem();
+  const std::string c64_1024 = fused_fft::kernel_source(c2c_with_prolog(1024));
+  EXPECT_NE(c64_1024.find("cufftdx::ElementsPerThread<16>"), std::string::npos) << c64_1024;
+  EXPECT_NE(c64_1024.find("FFTsPerBlock<shaped::suggested_ffts_per_block>"), std::string::npos) << c64_1024;
+  for (const auto& spec : {c2c_with_prolog(4096), spec_of(FFTType::c2c, f64, 1024), spec_of(FFTType::r2c, f32, 1024)}) {
+    const std::string text = fused_fft::kernel_source(spec);
+    EXPECT_NE(text.find("cufftdx::ElementsPerThread<base::elements_per_thread>"), std::string::npos) << text;
+  }
+}
+
 // Real f32 rows of a power-of-two length load (R2C) or store (C2R) pairs of reals in the folded mode; other real
 // rows keep the normal mode.
 TEST(FusedFftSource, RealF32PowersOfTwoUseTheFoldedMode) {
@@ -324,6 +337,15 @@ TEST_F(FusedFftCompile, CompilesForSm90WithoutAGpuAndASecondPlanCompilesNothingA
               std::chrono::duration<double>(std::chrono::steady_clock::now() - again).count());
   EXPECT_EQ(fft_callback_stats().compilations, before + 2);
   EXPECT_EQ(entries().size(), 1u);
+}
+
+// The kernel whose block shape differs from cuFFTDx's suggestion compiles (sm_90, no GPU needed).
+TEST_F(FusedFftCompile, C64Of1024AtSixteenElementsPerThreadCompiles) {
+  const auto compiled = fused_fft::compiled_kernel(c2c_with_prolog(1024));
+  ASSERT_GT(compiled->cubin.size(), 4u);
+  EXPECT_EQ(std::string(compiled->cubin.data(), 4),
+            "\x7f"
+            "ELF");
 }
 
 // Real transforms (the folded mode of real f32 rows too) and double precision compile, and one source may hold both

@@ -161,6 +161,15 @@ std::string store_expression(const KernelSpec& s) {
   return fmt::format("static_cast<{}*>(rows.out)[out_base + index] = {};", out_type(s), value);
 }
 
+// Elements per thread: cuFFTDx's suggestion, except where the same description compiled ahead of time measured
+// faster with another value (src/convolution/cuda/fused_length.cu.in): c64 at 1024 takes 16 instead of 32, one FFT
+// of 64 threads per block instead of two of 32 (the convolution kernel of [65536, 1024] on an H100: 0.453 ms ->
+// 0.397-0.401 ms; 8 was slower).
+std::string elements_per_thread(const KernelSpec& s) {
+  if (s.type == FFTType::c2c && s.precision == f32 && s.length == 1024) return "16";
+  return "base::elements_per_thread";
+}
+
 std::string kernel_text(const char* direction) {
   return fmt::format(
       "extern \"C\" __global__ void __launch_bounds__(cuplan_fused_desc<cufftdx::fft_direction::{0}>::type::"
@@ -398,8 +407,9 @@ std::string kernel_source(const KernelSpec& s) {
       "  // The real mode comes before the description is complete: a folded length may exceed the normal limit.\n"
       "  using base = decltype(cufftdx::Block() + cufftdx::Size<{0}>() + cufftdx::Type<cufftdx::fft_type::{1}>(){6} +\n"
       "                        cufftdx::Precision<{2}>() + cufftdx::Direction<D>() + cufftdx::SM<{3}>());\n"
-      "  using type = decltype(base() + cufftdx::ElementsPerThread<base::elements_per_thread>() +\n"
-      "                        cufftdx::FFTsPerBlock<base::suggested_ffts_per_block>());\n"
+      "  // cuFFTDx's suggested FFTs per block for that number of elements per thread.\n"
+      "  using shaped = decltype(base() + cufftdx::ElementsPerThread<{7}>());\n"
+      "  using type = decltype(shaped() + cufftdx::FFTsPerBlock<shaped::suggested_ffts_per_block>());\n"
       "  static_assert(!type::requires_workspace, \"cuplan: this length needs a cuFFTDx workspace\");\n"
       "}};\n"
       "template <class FFT> __device__ __forceinline__ void cuplan_fused_body(const cuplan_fused_rows& rows) {{\n"
@@ -439,7 +449,8 @@ std::string kernel_source(const KernelSpec& s) {
       folded_real_mode(s.type, s.precision, s.length)
           ? " +\n                        cufftdx::RealFFTOptions<cufftdx::complex_layout::natural, "
             "cufftdx::real_mode::folded>()"
-          : "");
+          : "",
+      elements_per_thread(s));
   if (program_holds(s.type, Direction::forward)) text += kernel_text("forward");
   if (program_holds(s.type, Direction::inverse)) text += kernel_text("inverse");
   return text;
