@@ -214,6 +214,21 @@ TEST(FusedFftSource, TakesCufftdxBlockShapeExceptC64At1024) {
   }
 }
 
+// The loads test the row once, outside the loop, and each element's index only where a thread's last index can
+// pass the row's end (decided at compile time): a whole row's loads are then straight-line code, so that the
+// compiler issues them together and reads a prolog's user data once, not once per element behind a branch.
+TEST(FusedFftSource, TheRowIsTestedOnceAndAnIndexOnlyWhereItCanPassTheEnd) {
+  if (!fused_fft::headers_problem().empty()) GTEST_SKIP() << fused_fft::headers_problem();
+  for (const auto& spec : {c2c_with_prolog(1024), spec_of(FFTType::r2c, f32, 4096), spec_of(FFTType::c2r, f64, 1000)}) {
+    const std::string text = fused_fft::kernel_source(spec);
+    for (const char* part :
+         {"constexpr bool in_whole = FFT::input_ept * FFT::stride == FFT::input_length;", "if (active) {",
+          "if (in_whole || index < FFT::input_length)", "if (out_whole || index < FFT::output_length)"})
+      EXPECT_NE(text.find(part), std::string::npos) << part << " not in:\n" << text;
+    EXPECT_EQ(text.find("active ?"), std::string::npos) << text;
+  }
+}
+
 // Real f32 rows of a power-of-two length load (R2C) or store (C2R) pairs of reals in the folded mode; other real
 // rows keep the normal mode.
 TEST(FusedFftSource, RealF32PowersOfTwoUseTheFoldedMode) {

@@ -113,8 +113,8 @@ std::string folded_load(const KernelSpec& s) {
                 "hi = static_cast<const real_type*>(rows.in)[at + 1]; }}",
                 device_element_type(s.precision.complex()));
   return fmt::format(
-      "{{ real_type lo = 0, hi = 0; if (active) {{ const unsigned long long at = in_base + 2ull * index; {} }} "
-      "data[i] = complex_type{{lo, hi}}; }}",
+      "{{ real_type lo, hi; const unsigned long long at = in_base + 2ull * index; {} data[i] = complex_type{{lo, hi}}; "
+      "}}",
       pair);
 }
 
@@ -139,9 +139,8 @@ std::string load_expression(const KernelSpec& s) {
   if (s.type == FFTType::r2c && folded_real_mode(s.type, s.precision, s.length)) return folded_load(s);
   const std::string raw = fmt::format("static_cast<const {}*>(rows.in)[in_base + index]", in_type(s));
   const std::string value = s.prolog ? prolog_call("in_base + index") : raw;
-  if (s.type == FFTType::r2c) return fmt::format("real_data[i] = active ? {} : real_type(0);", value);
-  return fmt::format("{{ const {} v = active ? {} : {}{{}}; data[i] = complex_type{{v.x, v.y}}; }}", in_type(s), value,
-                     in_type(s));
+  if (s.type == FFTType::r2c) return fmt::format("real_data[i] = {};", value);
+  return fmt::format("{{ const {} v = {}; data[i] = complex_type{{v.x, v.y}}; }}", in_type(s), value);
 }
 
 std::string store_expression(const KernelSpec& s) {
@@ -421,16 +420,25 @@ std::string kernel_source(const KernelSpec& s) {
       "  const bool active = row < rows.rows;\n"
       "  complex_type data[FFT::storage_size];\n"
       "  [[maybe_unused]] real_type* real_data = reinterpret_cast<real_type*>(data);\n"
-      "  const unsigned long long in_base = active ? static_cast<unsigned long long>(row * rows.idist) : 0ull;\n"
+      "  const unsigned long long in_base = static_cast<unsigned long long>(row * rows.idist);\n"
       "  // Folded real rows move as pairs of reals: one 8-byte (16-byte) access where the row's start allows it.\n"
       "  [[maybe_unused]] const bool in_pairs =\n"
       "      reinterpret_cast<unsigned long long>(rows.in) % (2 * sizeof(real_type)) == 0 && rows.idist % 2 == 0;\n"
       "  [[maybe_unused]] const bool out_pairs =\n"
       "      reinterpret_cast<unsigned long long>(rows.out) % (2 * sizeof(real_type)) == 0 && rows.odist % 2 == 0;\n"
+      "  // Where every thread's last index lies inside the row the loops hold no test: the loads then form one block\n"
+      "  // of straight-line code, which lets the compiler issue them together and load a callback's user data once.\n"
+      "  constexpr bool in_whole = FFT::input_ept * FFT::stride == FFT::input_length;\n"
+      "  constexpr bool out_whole = FFT::output_ept * FFT::stride == FFT::output_length;\n"
+      "  if (active) {{\n"
       "#pragma unroll\n"
-      "  for (unsigned i = 0; i < FFT::input_ept; ++i) {{\n"
-      "    const unsigned index = i * FFT::stride + threadIdx.x;\n"
-      "    if (index < FFT::input_length) {4}\n"
+      "    for (unsigned i = 0; i < FFT::input_ept; ++i) {{\n"
+      "      const unsigned index = i * FFT::stride + threadIdx.x;\n"
+      "      if (in_whole || index < FFT::input_length) {4}\n"
+      "    }}\n"
+      "  }} else {{\n"
+      "#pragma unroll\n"
+      "    for (unsigned i = 0; i < FFT::storage_size; ++i) data[i] = complex_type{{}};\n"
       "  }}\n"
       "  FFT().execute(data, reinterpret_cast<complex_type*>(cuplan_fused_shared));\n"
       "  if (!active) return;\n"
@@ -438,7 +446,7 @@ std::string kernel_source(const KernelSpec& s) {
       "#pragma unroll\n"
       "  for (unsigned i = 0; i < FFT::output_ept; ++i) {{\n"
       "    const unsigned index = i * FFT::stride + threadIdx.x;\n"
-      "    if (index < FFT::output_length) {5}\n"
+      "    if (out_whole || index < FFT::output_length) {5}\n"
       "  }}\n"
       "}}\n",
       s.length,
