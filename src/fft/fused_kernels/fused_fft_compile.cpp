@@ -161,9 +161,10 @@ std::string store_expression(const KernelSpec& s) {
 }
 
 // Elements per thread: cuFFTDx's suggestion, except where the same description compiled ahead of time measured
-// faster with another value (src/convolution/cuda/fused_length.cu.in): c64 at 1024 takes 16 instead of 32, one FFT
-// of 64 threads per block instead of two of 32 (the convolution kernel of [65536, 1024] on an H100: 0.453 ms ->
-// 0.397-0.401 ms; 8 was slower).
+// faster with another value: c64 at 1024 takes 16 instead of 32, one FFT of 64 threads per block instead of two of
+// 32 (the convolution kernel of [65536, 1024] on an H100, src/convolution/cuda/fused_length.cu.in: 0.453 ms ->
+// 0.397-0.401 ms; a forward FFT with a scaling prolog on an H200, bench/prototypes/fused_fft_shapes_bench: 1.06x ->
+// 1.02x the plain transform). Elsewhere that benchmark found cuFFTDx's suggestion best or within 2 %.
 std::string elements_per_thread(const KernelSpec& s) {
   if (s.type == FFTType::c2c && s.precision == f32 && s.length == 1024) return "16";
   return "base::elements_per_thread";
