@@ -164,7 +164,10 @@ CUPLAN_R2R_HD FusedComplex<T> fused_c2r_load(const AxisAlgorithm& al, int j, Fus
   // DST-III runs the DCT-III route on the reversed sequence.
   const auto rev = [&](int i) { return load(al.sine ? n - 1 - i : i); };
   const T xa = rev(j);
-  const T xb = j == 0 ? T(0) : rev(n - j);
+  // j = 0 has no partner: its second load reads element 0 again (a valid address) and is dropped, so that no load
+  // of a kernel's loop waits behind a branch of its own.
+  const T xb_loaded = rev(j == 0 ? 0 : n - j);
+  const T xb = j == 0 ? T(0) : xb_loaded;
   return {xa * w.re + xb * w.im, xa * w.im - xb * w.re};
 }
 

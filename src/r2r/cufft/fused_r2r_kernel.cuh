@@ -39,6 +39,13 @@ __device__ __forceinline__ void for_each_register(Body&& body) {
   (std::make_integer_sequence<unsigned, Count>{});
 }
 
+/// Whether register `E` of every thread (elements E * stride + t, t < stride) lies below `Count`: its test against
+/// the row's or spectrum's end is then known at compile time and leaves no branch in the loop.
+template <class FFT, unsigned E, long long Count>
+constexpr bool register_inside() {
+  return static_cast<long long>(E + 1) * FFT::stride <= Count;
+}
+
 /// The twiddles of a thread's elements k = e * Stride + threadIdx.x at the angle pi (a k + b) / d (Angle, from
 /// fused_algebra.hpp): the thread's sincospi at e = 0, then per register e a rotation by pi e a Stride / d, a
 /// constant the compiler evaluates (constant_cos_sin_pi). About 2-3 ulp in f32 against 1 for a sincospif per element.
@@ -91,6 +98,22 @@ struct RowAccess {
     // A fused row has more than 100 elements: element 0 is never element n-1.
     const T f = i == 0 ? post_first : i == n - 1 ? post_last : scale;
     dst[i] = v * f;
+  }
+  /// Whether the row's quads can move as 16-byte accesses (f32 rows of a 16-byte aligned start).
+  __device__ bool src_quads_aligned() const {
+    return sizeof(T) == 4 && (reinterpret_cast<std::uintptr_t>(src) & 15) == 0;
+  }
+  /// load_quad on a row for which src_quads_aligned() holds: one 16-byte load and no branch.
+  __device__ void load_aligned_quad(int q, T (&x)[4]) const {
+    if constexpr (sizeof(T) == 4) {
+      const float4 v = *reinterpret_cast<const float4*>(src + 4 * q);
+      x[0] = v.x;
+      x[1] = v.y;
+      x[2] = v.z;
+      x[3] = v.w;
+      if (q == 0) x[0] *= pre_first;
+      if (4 * q + 3 == n - 1) x[3] *= pre_last;
+    }
   }
   /// Elements 4q .. 4q+3 of the row, with the input edge factors: one 16-byte load where the row is so aligned.
   __device__ void load_quad(int q, T (&x)[4]) const {
@@ -199,13 +222,24 @@ __device__ __forceinline__ void load_type2_quads(const AxisAlgorithm& al, const 
   using T = typename BlockRow<FFT>::T;
   constexpr unsigned ept = FFT::input_ept, half = FFT::input_length / 2;
   complex_type* exchange = quad_exchange<FFT, FFT::input_length>();
+  // The row and alignment tests come once, before the loads: each path's loads are then straight-line code.
+  T x[ept / 2][4];
+  if (r.active && r.io.src_quads_aligned()) {
+#pragma unroll
+    for (unsigned e = 0; e < ept / 2; ++e)
+      r.io.load_aligned_quad(static_cast<int>(e * FFT::stride + threadIdx.x), x[e]);
+  } else {
+#pragma unroll
+    for (unsigned e = 0; e < ept / 2; ++e) {
+      x[e][0] = x[e][1] = x[e][2] = x[e][3] = T(0);
+      if (r.active) r.io.load_quad(static_cast<int>(e * FFT::stride + threadIdx.x), x[e]);
+    }
+  }
 #pragma unroll
   for (unsigned e = 0; e < ept / 2; ++e) {
     const int q = static_cast<int>(e * FFT::stride + threadIdx.x);
-    T x[4] = {0, 0, 0, 0};
-    if (r.active) r.io.load_quad(q, x);
     FusedComplex<T> low{}, high{};
-    fused_type2_quad_pairs(al, x, low, high);
+    fused_type2_quad_pairs(al, x[e], low, high);
     thread_data[e] = complex_type{low.re, low.im};
     exchange[half - 1 - q] = complex_type{high.re, high.im};  // pair n/2-1-q, at its place in the second half
   }
@@ -282,7 +316,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
     const ThreadTwiddles<T, fused_r2c_store_angle(L), FFT::stride> twiddles;
     for_each_register<FFT::output_ept>([&](auto e) {
       const int k = static_cast<int>(e * FFT::stride + threadIdx.x);
-      if (k <= L / 2)
+      if (register_inside<FFT, decltype(e)::value, L / 2 + 1>() || k <= L / 2)
         fused_r2c_store<T>(al, k, FusedComplex<T>{thread_data[e].x, thread_data[e].y}, twiddles.at(e), r.storer());
     });
   } else {
@@ -307,12 +341,20 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
   constexpr std::int64_t n = cufftdx::size_of<FFT>::value;
   complex_type thread_data[FFT::storage_size];
   const ThreadTwiddles<T, fused_c2r_load_angle(n), FFT::stride> twiddles;
-  for_each_register<FFT::input_ept>([&](auto e) {
-    const int j = static_cast<int>(e * FFT::stride + threadIdx.x);
-    FusedComplex<T> h{0, 0};
-    if (r.active && j <= n / 2) h = fused_c2r_load<T>(al, j, twiddles.at(e), r.loader());
-    thread_data[e] = complex_type{h.re, h.im};
-  });
+  // The row test comes once, before the loads, and an index test only in a register that can pass the spectrum's
+  // end: the loads are then straight-line code.
+  if (r.active) {
+    for_each_register<FFT::input_ept>([&](auto e) {
+      const int j = static_cast<int>(e * FFT::stride + threadIdx.x);
+      FusedComplex<T> h{0, 0};
+      if (register_inside<FFT, decltype(e)::value, n / 2 + 1>() || j <= n / 2)
+        h = fused_c2r_load<T>(al, j, twiddles.at(e), r.loader());
+      thread_data[e] = complex_type{h.re, h.im};
+    });
+  } else {
+#pragma unroll
+    for (unsigned e = 0; e < FFT::storage_size; ++e) thread_data[e] = complex_type{0, 0};
+  }
   execute_then_sync<FFT>(thread_data);
   if constexpr (Folded && quads_fit<FFT, FFT::output_ept, FFT::output_length>()) {
     store_type3_quads<FFT>(al, r, thread_data);  // every thread: it exchanges through shared memory
