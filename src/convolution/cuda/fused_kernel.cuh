@@ -22,7 +22,9 @@ __device__ __forceinline__ void multiply_by_spectrum(Complex* thread_data, const
 #pragma unroll
   for (unsigned i = 0; i < Values; ++i) {
     const unsigned index = i * FFT::stride + threadIdx.x;
-    if (index < length) {
+    // A register every thread of which lies below `length` needs no test (the callers' lengths are constants, so
+    // this folds at compile time): its spectrum loads are straight-line code, issued together.
+    if ((i + 1) * FFT::stride <= length || index < length) {
       const Complex h = spectrum[index];
       const Complex x = thread_data[i];
       thread_data[i] = Complex{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
@@ -35,6 +37,12 @@ __device__ __forceinline__ void multiply_by_spectrum(Complex* thread_data, const
 template <class FFT, unsigned Values, class T>
 __device__ __forceinline__ void store_cropped(const T* values, const FusedRows& rows, std::int64_t row, unsigned n) {
   auto* out = static_cast<T*>(rows.out) + row * rows.out_row_stride;
+  // A whole row (no crop) is written with no test per element.
+  if (Values * FFT::stride == n && rows.out_offset == 0 && static_cast<unsigned>(rows.out_length) == n) {
+#pragma unroll
+    for (unsigned i = 0; i < Values; ++i) out[i * FFT::stride + threadIdx.x] = values[i];
+    return;
+  }
 #pragma unroll
   for (unsigned i = 0; i < Values; ++i) {
     const unsigned index = i * FFT::stride + threadIdx.x;
@@ -50,6 +58,15 @@ __device__ __forceinline__ void store_cropped_pairs(const Complex* values, const
                                                     unsigned pairs) {
   using T = typename Complex::value_type;
   auto* out = static_cast<T*>(rows.out) + row * rows.out_row_stride;
+  // A whole row (no crop) of an 8-byte (16-byte) aligned start is written as pairs, one access per pair, no test.
+  if (Values * FFT::stride == pairs && rows.out_offset == 0 &&
+      rows.out_length == static_cast<std::int64_t>(2 * pairs) &&
+      reinterpret_cast<std::uintptr_t>(out) % sizeof(Complex) == 0) {
+    auto* out_pairs = reinterpret_cast<Complex*>(out);
+#pragma unroll
+    for (unsigned i = 0; i < Values; ++i) out_pairs[i * FFT::stride + threadIdx.x] = values[i];
+    return;
+  }
 #pragma unroll
   for (unsigned i = 0; i < Values; ++i) {
     const unsigned m = i * FFT::stride + threadIdx.x;
@@ -71,10 +88,16 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2
   const bool active = row < rows.rows;
   complex_type thread_data[FFTF::storage_size];
   const auto* in = static_cast<const complex_type*>(rows.in) + (active ? row * rows.in_row_stride : 0);
+  // A whole row (no padding) is read with no test per element: straight-line loads the compiler issues together.
+  if (active && static_cast<unsigned>(rows.in_length) == n && FFTF::elements_per_thread * FFTF::stride == n) {
 #pragma unroll
-  for (unsigned i = 0; i < FFTF::elements_per_thread; ++i) {
-    const unsigned index = i * FFTF::stride + threadIdx.x;
-    thread_data[i] = (active && index < static_cast<unsigned>(rows.in_length)) ? in[index] : complex_type{0, 0};
+    for (unsigned i = 0; i < FFTF::elements_per_thread; ++i) thread_data[i] = in[i * FFTF::stride + threadIdx.x];
+  } else {
+#pragma unroll
+    for (unsigned i = 0; i < FFTF::elements_per_thread; ++i) {
+      const unsigned index = i * FFTF::stride + threadIdx.x;
+      thread_data[i] = (active && index < static_cast<unsigned>(rows.in_length)) ? in[index] : complex_type{0, 0};
+    }
   }
   auto* shared = reinterpret_cast<complex_type*>(fused_shared);
   FFTF().execute(thread_data, shared);
@@ -103,13 +126,26 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2
   const auto* in = static_cast<const real_type*>(rows.in) + (active ? row * rows.in_row_stride : 0);
   const auto in_length = static_cast<unsigned>(rows.in_length);
   auto* real_data = reinterpret_cast<real_type*>(thread_data);
-  if constexpr (Folded) {
+  // A whole row (no padding) of an 8-byte (16-byte) aligned start is read as pairs of reals, one access per pair and
+  // no test per element: straight-line loads the compiler issues together.
+  [[maybe_unused]] const bool whole_pairs =
+      active && in_length == n && reinterpret_cast<std::uintptr_t>(in) % sizeof(complex_type) == 0;
+  if constexpr (Folded && 2 * FFTF::input_ept * FFTF::stride == n) {
+    if (whole_pairs) {
+      const auto* in_pairs = reinterpret_cast<const complex_type*>(in);
 #pragma unroll
-    for (unsigned i = 0; i < FFTF::input_ept; ++i) {
-      const unsigned index = 2 * (i * FFTF::stride + threadIdx.x);
-      const real_type lo = (active && index < in_length) ? in[index] : real_type(0);
-      const real_type hi = (active && index + 1 < in_length) ? in[index + 1] : real_type(0);
-      thread_data[i] = complex_type{lo, hi};
+      for (unsigned i = 0; i < FFTF::input_ept; ++i) thread_data[i] = in_pairs[i * FFTF::stride + threadIdx.x];
+    }
+  }
+  if constexpr (Folded) {
+    if (!whole_pairs || 2 * FFTF::input_ept * FFTF::stride != n) {
+#pragma unroll
+      for (unsigned i = 0; i < FFTF::input_ept; ++i) {
+        const unsigned index = 2 * (i * FFTF::stride + threadIdx.x);
+        const real_type lo = (active && index < in_length) ? in[index] : real_type(0);
+        const real_type hi = (active && index + 1 < in_length) ? in[index + 1] : real_type(0);
+        thread_data[i] = complex_type{lo, hi};
+      }
     }
   } else {
 #pragma unroll
