@@ -157,17 +157,21 @@ CUPLAN_R2R_HD void fused_r2c_store(const AxisAlgorithm& al, int k, FusedComplex<
 }
 
 /// Type 3 (C2R of n): the Hermitian half spectrum's element j (0 <= j <= n / 2). `w`: the twiddle at
-/// fused_c2r_load_angle.
-template <class T, class Load>
+/// fused_c2r_load_angle. `BranchFree`: j = 0, which has no partner, reads element 0 a second time (a valid address)
+/// and drops it, so that no load waits behind a branch of its own; otherwise that load is skipped.
+template <class T, bool BranchFree = false, class Load>
 CUPLAN_R2R_HD FusedComplex<T> fused_c2r_load(const AxisAlgorithm& al, int j, FusedComplex<T> w, Load&& load) {
   const int n = static_cast<int>(al.n);
   // DST-III runs the DCT-III route on the reversed sequence.
   const auto rev = [&](int i) { return load(al.sine ? n - 1 - i : i); };
   const T xa = rev(j);
-  // j = 0 has no partner: its second load reads element 0 again (a valid address) and is dropped, so that no load
-  // of a kernel's loop waits behind a branch of its own.
-  const T xb_loaded = rev(j == 0 ? 0 : n - j);
-  const T xb = j == 0 ? T(0) : xb_loaded;
+  T xb;
+  if constexpr (BranchFree) {
+    const T xb_loaded = rev(j == 0 ? 0 : n - j);
+    xb = j == 0 ? T(0) : xb_loaded;
+  } else {
+    xb = j == 0 ? T(0) : rev(n - j);
+  }
   return {xa * w.re + xb * w.im, xa * w.im - xb * w.re};
 }
 

@@ -232,6 +232,34 @@ TEST(FusedQuads, Type3QuadsPutEveryOutputWhereThePerElementStoreDoes) {
     }
 }
 
+// The branch-free type-3 load (the kernels' straight-line form, up to 16 elements per thread) gives what the
+// per-element form gives at every spectrum index, j = 0 included, and reads inside the row only.
+TEST(FusedType3Load, TheBranchFreeLoadMatchesThePerElementOneAndReadsInsideTheRow) {
+  for (const R2RKind kind : {R2RKind::dct3, R2RKind::dst3}) {
+    for (std::int64_t n : fused_lengths(kind)) {
+      const AxisAlgorithm al = cuplan::detail::choose_algorithm(kind, n);
+      ASSERT_EQ(al.fft, R2RFftType::c2r) << cuplan::to_string(kind) << " n " << n;
+      const auto x = r2r_test::random_vector(static_cast<std::size_t>(n), static_cast<std::uint32_t>(n * 5 + 1));
+      int outside = 0;
+      const auto load = [&](int i) {
+        if (i < 0 || i >= n) {
+          ++outside;
+          return 0.0;
+        }
+        return x[static_cast<std::size_t>(i)];
+      };
+      for (int j = 0; j <= static_cast<int>(n / 2); ++j) {
+        const FusedComplex<double> w = twiddle(cuplan::detail::fused_c2r_load_angle(n), j);
+        const FusedComplex<double> a = cuplan::detail::fused_c2r_load<double, true>(al, j, w, load);
+        const FusedComplex<double> b = cuplan::detail::fused_c2r_load<double, false>(al, j, w, load);
+        EXPECT_EQ(a.re, b.re) << cuplan::to_string(kind) << " n " << n << " j " << j;
+        EXPECT_EQ(a.im, b.im) << cuplan::to_string(kind) << " n " << n << " j " << j;
+      }
+      EXPECT_EQ(outside, 0) << cuplan::to_string(kind) << " n " << n << ": loads outside the row";
+    }
+  }
+}
+
 TEST(FusedTwiddles, TheConstantCosineAndSineMatchTheLibrarys) {
   static_assert(cuplan::detail::constant_cos_sin_pi(0, 1).re == 1.0);
   static_assert(cuplan::detail::constant_cos_sin_pi(1, 2).re < 1e-15);

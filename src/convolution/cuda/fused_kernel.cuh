@@ -14,7 +14,8 @@ namespace cuplan::detail::fused {
 
 /// The product with the kernel's spectrum in registers: each of a thread's `Values` spectrum values of index below
 /// `length` times the row's spectrum (one per row, or periodic over the rows). `FFT`: the forward description.
-template <class FFT, unsigned Values, class Complex>
+/// `StraightLine`: registers that lie wholly below `length` load with no test (see the kernels for who asks it).
+template <class FFT, unsigned Values, bool StraightLine, class Complex>
 __device__ __forceinline__ void multiply_by_spectrum(Complex* thread_data, const FusedRows& rows, std::int64_t row,
                                                      bool active, unsigned length) {
   const std::int64_t spectrum_row = !active ? 0 : rows.spectrum_per_row ? row : row % rows.spectrum_period;
@@ -24,7 +25,7 @@ __device__ __forceinline__ void multiply_by_spectrum(Complex* thread_data, const
     const unsigned index = i * FFT::stride + threadIdx.x;
     // A register every thread of which lies below `length` needs no test (the callers' lengths are constants, so
     // this folds at compile time): its spectrum loads are straight-line code, issued together.
-    if ((i + 1) * FFT::stride <= length || index < length) {
+    if ((StraightLine && (i + 1) * FFT::stride <= length) || index < length) {
       const Complex h = spectrum[index];
       const Complex x = thread_data[i];
       thread_data[i] = Complex{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
@@ -33,12 +34,13 @@ __device__ __forceinline__ void multiply_by_spectrum(Complex* thread_data, const
 }
 
 /// Stores the cropped row: each of a thread's `Values` results of index below `n` goes to out[index - out_offset]
-/// when that lies in [0, out_length). `FFT`: the inverse description.
-template <class FFT, unsigned Values, class T>
+/// when that lies in [0, out_length). `FFT`: the inverse description. `StraightLine`: a whole row (no crop) is
+/// written with no test per element.
+template <class FFT, unsigned Values, bool StraightLine, class T>
 __device__ __forceinline__ void store_cropped(const T* values, const FusedRows& rows, std::int64_t row, unsigned n) {
   auto* out = static_cast<T*>(rows.out) + row * rows.out_row_stride;
-  // A whole row (no crop) is written with no test per element.
-  if (Values * FFT::stride == n && rows.out_offset == 0 && static_cast<unsigned>(rows.out_length) == n) {
+  if (StraightLine && Values * FFT::stride == n && rows.out_offset == 0 &&
+      static_cast<unsigned>(rows.out_length) == n) {
 #pragma unroll
     for (unsigned i = 0; i < Values; ++i) out[i * FFT::stride + threadIdx.x] = values[i];
     return;
@@ -78,6 +80,9 @@ __device__ __forceinline__ void store_cropped_pairs(const Complex* values, const
 }
 
 /// Complex rows (c2c forward, product, c2c inverse). FFTF/FFTI are the forward and inverse cuFFTDx descriptions.
+/// Its loads and stores keep a test per element: straight-line ones (as in the real kernel below) measured slower
+/// here, c64 [4096, 16384] 0.749 -> 0.833 ms and [16384, 4096] 0.446 -> 0.460 ms on an H100, while they made the
+/// real f32 kernel 4-9 % faster at every length (docs/convolution.md, "Kernel loads").
 template <class FFTF, class FFTI>
 __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2c(FusedRows rows) {
   using complex_type = typename FFTF::value_type;
@@ -88,24 +93,18 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2
   const bool active = row < rows.rows;
   complex_type thread_data[FFTF::storage_size];
   const auto* in = static_cast<const complex_type*>(rows.in) + (active ? row * rows.in_row_stride : 0);
-  // A whole row (no padding) is read with no test per element: straight-line loads the compiler issues together.
-  if (active && static_cast<unsigned>(rows.in_length) == n && FFTF::elements_per_thread * FFTF::stride == n) {
 #pragma unroll
-    for (unsigned i = 0; i < FFTF::elements_per_thread; ++i) thread_data[i] = in[i * FFTF::stride + threadIdx.x];
-  } else {
-#pragma unroll
-    for (unsigned i = 0; i < FFTF::elements_per_thread; ++i) {
-      const unsigned index = i * FFTF::stride + threadIdx.x;
-      thread_data[i] = (active && index < static_cast<unsigned>(rows.in_length)) ? in[index] : complex_type{0, 0};
-    }
+  for (unsigned i = 0; i < FFTF::elements_per_thread; ++i) {
+    const unsigned index = i * FFTF::stride + threadIdx.x;
+    thread_data[i] = (active && index < static_cast<unsigned>(rows.in_length)) ? in[index] : complex_type{0, 0};
   }
   auto* shared = reinterpret_cast<complex_type*>(fused_shared);
   FFTF().execute(thread_data, shared);
-  multiply_by_spectrum<FFTF, FFTF::elements_per_thread>(thread_data, rows, row, active, n);
+  multiply_by_spectrum<FFTF, FFTF::elements_per_thread, false>(thread_data, rows, row, active, n);
   __syncthreads();  // every thread is done with the forward FFT's shared memory before the inverse writes it
   FFTI().execute(thread_data, shared);
   if (!active) return;
-  store_cropped<FFTI, FFTI::elements_per_thread>(thread_data, rows, row, n);
+  store_cropped<FFTI, FFTI::elements_per_thread, false>(thread_data, rows, row, n);
 }
 
 /// Real rows (r2c forward, product on the n/2+1 spectrum values, c2r inverse), natural complex layout. `Folded`:
@@ -156,14 +155,14 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2
   }
   auto* shared = reinterpret_cast<complex_type*>(fused_shared);
   FFTF().execute(thread_data, shared);
-  multiply_by_spectrum<FFTF, FFTF::output_ept>(thread_data, rows, row, active, FFTF::output_length);
+  multiply_by_spectrum<FFTF, FFTF::output_ept, true>(thread_data, rows, row, active, FFTF::output_length);
   __syncthreads();  // every thread is done with the forward FFT's shared memory before the inverse writes it
   FFTI().execute(thread_data, shared);
   if (!active) return;
   if constexpr (Folded)
     store_cropped_pairs<FFTI, FFTI::output_ept>(thread_data, rows, row, FFTI::output_length);
   else
-    store_cropped<FFTI, FFTI::output_ept>(real_data, rows, row, n);
+    store_cropped<FFTI, FFTI::output_ept, true>(real_data, rows, row, n);
 }
 
 }  // namespace cuplan::detail::fused
