@@ -331,9 +331,11 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
 }
 
 /// Type 3 (C2R of length n): the Hermitian half spectrum on load, the even/odd unreordering on store. `Folded`: the
-/// output's thread elements are pairs of neighbouring reals (2m, 2m+1), as in fused_r2r_r2c.
-template <class FFT, bool Folded>
-__launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
+/// output's thread elements are pairs of neighbouring reals (2m, 2m+1), as in fused_r2r_r2c. `MinBlocks` (blocks
+/// per SM the registers must allow; the library takes 1): above 1 the loads take the straight-line form at any
+/// number of elements per thread, within that register budget (bench/prototypes/r2r_shapes_bench times it).
+template <class FFT, bool Folded, unsigned MinBlocks = 1>
+__launch_bounds__(FFT::max_threads_per_block, MinBlocks) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
   using complex_type = typename FFT::value_type;
   using T = typename BlockRow<FFT>::T;
   const AxisAlgorithm al = compiled_algorithm<R2RAlgorithm::type3_reorder, cufftdx::size_of<FFT>::value>(args);
@@ -345,7 +347,7 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(Fuse
   // that can pass the spectrum's end: the loads are then straight-line code (DCT-III f32 [16384, 4096] 1.46 -> 1.39x
   // rfft on an H100). At 32 the loads issued together take the kernel from 64 to 92 registers, one block of 512
   // threads per SM instead of two ([4096, 16384] 1.74 -> 1.92x), so there each load keeps its own test.
-  if constexpr (FFT::elements_per_thread <= 16) {
+  if constexpr (FFT::elements_per_thread <= 16 || MinBlocks > 1) {
     if (r.active) {
       for_each_register<FFT::input_ept>([&](auto e) {
         const int j = static_cast<int>(e * FFT::stride + threadIdx.x);
