@@ -54,8 +54,10 @@ struct Shape {
   static auto kernel() {
     if constexpr (Type == cufftdx::fft_type::r2c)
       return &fr::fused_r2r_r2c<FFT, true, cd::R2RAlgorithm::type2_reorder>;
+    else if constexpr (MinBlocks > 1)
+      return &fr::fused_r2r_c2r_min_blocks<FFT, true, MinBlocks>;
     else
-      return &fr::fused_r2r_c2r<FFT, true, MinBlocks>;
+      return &fr::fused_r2r_c2r<FFT, true>;
   }
   static void launch(const fr::FusedR2RArgs& args, cudaStream_t stream) {
     BENCH_CUDA_CHECK(cudaFuncSetAttribute(kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -330,12 +330,11 @@ __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_r2c(Fuse
   }
 }
 
-/// Type 3 (C2R of length n): the Hermitian half spectrum on load, the even/odd unreordering on store. `Folded`: the
-/// output's thread elements are pairs of neighbouring reals (2m, 2m+1), as in fused_r2r_r2c. `MinBlocks` (blocks
-/// per SM the registers must allow; the library takes 1): above 1 the loads take the straight-line form at any
-/// number of elements per thread, within that register budget (bench/prototypes/r2r_shapes_bench times it).
-template <class FFT, bool Folded, unsigned MinBlocks = 1>
-__launch_bounds__(FFT::max_threads_per_block, MinBlocks) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
+/// Type 3 (C2R of length n), the body of the kernels below: the Hermitian half spectrum on load, the even/odd
+/// unreordering on store. `Folded`: the output's thread elements are pairs of neighbouring reals (2m, 2m+1), as in
+/// fused_r2r_r2c. `StraightLine`: the loads' form (below).
+template <class FFT, bool Folded, bool StraightLine>
+__device__ __forceinline__ void fused_r2r_c2r_body(const FusedR2RArgs& args) {
   using complex_type = typename FFT::value_type;
   using T = typename BlockRow<FFT>::T;
   const AxisAlgorithm al = compiled_algorithm<R2RAlgorithm::type3_reorder, cufftdx::size_of<FFT>::value>(args);
@@ -343,11 +342,9 @@ __launch_bounds__(FFT::max_threads_per_block, MinBlocks) __global__ void fused_r
   constexpr std::int64_t n = cufftdx::size_of<FFT>::value;
   complex_type thread_data[FFT::storage_size];
   const ThreadTwiddles<T, fused_c2r_load_angle(n), FFT::stride> twiddles;
-  // Up to 16 elements per thread, the row test comes once, before the loads, and an index test only in a register
-  // that can pass the spectrum's end: the loads are then straight-line code (DCT-III f32 [16384, 4096] 1.48 -> 1.39x
-  // rfft on an H100). At 32 the loads issued together take the kernel from 64 to 92 registers, one block of 512
-  // threads per SM instead of two ([4096, 16384] 1.73 -> 1.90x), so there each load keeps its own test.
-  if constexpr (FFT::elements_per_thread <= 16 || MinBlocks > 1) {
+  // Straight-line: the row test comes once, before the loads, and an index test only in a register that can pass
+  // the spectrum's end, so the loads are issued together. Otherwise each load keeps its own test.
+  if constexpr (StraightLine) {
     if (r.active) {
       for_each_register<FFT::input_ept>([&](auto e) {
         const int j = static_cast<int>(e * FFT::stride + threadIdx.x);
@@ -391,6 +388,23 @@ __launch_bounds__(FFT::max_threads_per_block, MinBlocks) __global__ void fused_r
       if (m < n) fused_c2r_store<T>(al, m, real_data[e], r.storer());
     }
   }
+}
+
+/// The library's type-3 kernel. Up to 16 elements per thread the loads are straight-line code (DCT-III f32
+/// [16384, 4096] 1.48 -> 1.39x rfft on an H100). At 32, issued together, they took the kernel from 64 to 92 registers,
+/// one block of 512 threads per SM instead of two ([4096, 16384] 1.73 -> 1.90x), so there each load keeps its test.
+template <class FFT, bool Folded>
+__launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
+  fused_r2r_c2r_body<FFT, Folded, (FFT::elements_per_thread <= 16)>(args);
+}
+
+/// The straight-line loads at any number of elements per thread, within the registers that `MinBlocks` blocks per
+/// SM leave (bench/prototypes/r2r_shapes_bench times it against the library's kernel). A kernel of its own: naming a
+/// minimum of blocks, even 1, changes ptxas's register choice (the library's C2R of 16384 takes 96 registers with
+/// `__launch_bounds__(512, 1)`, 64 with `__launch_bounds__(512)`).
+template <class FFT, bool Folded, unsigned MinBlocks>
+__launch_bounds__(FFT::max_threads_per_block, MinBlocks) __global__ void fused_r2r_c2r_min_blocks(FusedR2RArgs args) {
+  fused_r2r_c2r_body<FFT, Folded, true>(args);
 }
 
 /// Type 4 of even length n (C2C of length n/2): pre-twiddle on load, post-twiddle on store.
