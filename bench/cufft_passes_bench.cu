@@ -4,8 +4,8 @@
 // the driver, with their grid and block), and each node is then timed alone as a one-node graph (CUDA events, median
 // of the repetitions after warm-up), beside the whole execution's time. The layouts, c64 in place:
 //   - 512^3: cuFFT's 3D plan (the separate route's), its two outer axes with the innermost as the batch (the fused
-//     route's outer plan: 2D of 512 x 512, stride 512, distance 1) and the innermost axis alone (what the fused
-//     kernel replaces);
+//     route's outer plan: 2D of 512 x 512, stride 512, distance 1), the innermost axis alone (what the fused kernel
+//     replaces), and the outer axes one at a time (axis 0 in one call; axis 1 for one slab, of 512 such calls);
 //   - 8192^2: cuFFT's 2D plan, its outer axis with the rows as the batch (stride 8192, distance 1) and the rows.
 // A fused innermost axis saves its forward and inverse passes only where the full plan spends passes of its own on
 // that axis; the counts say whether it does. Usage: cufft_passes_bench [--quick] (--quick: 128^3 and 2048^2).
@@ -186,6 +186,23 @@ int main(int argc, char** argv) {
        c,
        c * c * c},
       {cube + " c64, innermost axis (rows)", 1, {c, 1, 1}, 1, c, c * c, c * c * c},
+      // The outer two axes one at a time: axis 0 is one call (stride c^2, its batch the c^2 columns); axis 1 is c
+      // calls, one per slab of c x c (stride c, distance 1), timed here for one slab.
+      {cube + " c64, axis 0 alone (1D, stride " + std::to_string(c * c) + ", distance 1)",
+       1,
+       {c, 1, 1},
+       c * c,
+       1,
+       c * c,
+       c * c * c},
+      {cube + " c64, axis 1 of one slab (1D, stride " + std::to_string(c) + ", distance 1; x" + std::to_string(c) +
+           " slabs)",
+       1,
+       {c, 1, 1},
+       c,
+       1,
+       c,
+       c * c},
       {square + " c64, cuFFT's 2D plan", 2, {s, s, 1}, 1, s * s, 1, s * s},
       {square + " c64, outer axis (1D, stride " + std::to_string(s) + ", distance 1)", 1, {s, 1, 1}, s, 1, s, s * s},
       {square + " c64, rows", 1, {s, 1, 1}, 1, s, s, s * s},
