@@ -231,10 +231,11 @@ std::optional<std::string> fused_obstacle(const ConvolutionGeometry& g, const St
     if (!uniform_row_stride(g.in_shape, in_strides))
       return std::string("the operand's rows are not one stride apart (its batch axes do not nest)");
     const bool c2c = in == kernel && (in == c64 || in == c128);
-    const bool r2c = g.real && in == f32;
+    const bool r2c = g.real && (in == f32 || in == f64);
     if (!c2c && !r2c)
-      return fmt::format("the fused kernels take c64, c128 or real f32 operand and kernel alike, not {} with {}",
-                         in.name(), kernel.name());
+      return fmt::format(
+          "the fused kernels take c64, c128, real f32 or real f64 operand and kernel alike, not {} with {}", in.name(),
+          kernel.name());
   } else if (g.real) {
     // 2D and 3D: cuFFT transforms the outer axes of the padded work buffer, the kernel the innermost one, in place.
     return fmt::format(

@@ -86,9 +86,11 @@ TEST(ConvolutionGpu, FusedEveryCompiledLengthKindAndMode) {
       ran += check_fused<std::complex<float>>(3, n, k, mode);
       ran += check_fused<std::complex<double>>(2, n, k, mode);
       ran += check_fused<float>(3, n, k, mode);
+      ran += check_fused<double>(2, n, k, mode);
     }
     ran += check_fused<std::complex<float>>(2, length, k, ConvolutionMode::circular);
     ran += check_fused<float>(2, length, 3, ConvolutionMode::circular);
+    ran += check_fused<double>(2, length, 5, ConvolutionMode::circular);
   }
   EXPECT_GT(ran, 0) << "no fused kernel was compiled into this build";
 }
@@ -100,6 +102,12 @@ TEST(ConvolutionGpu, FusedKernelPerRowPaddedRowsAndAPartialLastBlock) {
   check_fused<float>(5, 900, 100, ConvolutionMode::same, true);
   check_fused<std::complex<double>>(3, 300, 40, ConvolutionMode::valid, false, 320);
   check_fused<float>(33, 1000, 25, ConvolutionMode::full);
+  check_fused<double>(5, 700, 60, ConvolutionMode::same, true);
+  check_fused<double>(9, 2000, 33, ConvolutionMode::full);
+  // Circular rows that fill the FFT length move as pairs where a row starts on a pair's alignment: with an odd row
+  // stride every other row does not, and takes the per-element path.
+  check_fused<float>(3, 1024, 7, ConvolutionMode::circular, false, 1025);
+  check_fused<double>(3, 1024, 7, ConvolutionMode::circular, false, 1025);
 }
 
 /// 2D and 3D complex convolutions on the innermost-fused route (forced) against the reference, poisoned `out`.
@@ -187,9 +195,9 @@ TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {
   Tensor xa = Tensor::empty({300, 8}, c64, Device::cuda(0));
   Tensor ka = Tensor::empty({5, 1}, c64, Device::cuda(0));
   expect_throw_naming<NotSupported>([&] { Convolution(xa, ka, fused); }, {"fused", "last axis", "axis 0"});
-  Tensor xr = Tensor::empty({4, 1000}, f64, Device::cuda(0));
-  Tensor kr = Tensor::empty({1, 9}, f64, Device::cuda(0));
-  expect_throw_naming<NotSupported>([&] { Convolution(xr, kr, fused); }, {"fused", "f64"});
+  Tensor xr = Tensor::empty({4, 1000}, f32, Device::cuda(0));
+  Tensor kr = Tensor::empty({1, 9}, c64, Device::cuda(0));
+  expect_throw_naming<NotSupported>([&] { Convolution(xr, kr, fused); }, {"fused", "alike", "f32", "c64"});
   Tensor xl = Tensor::empty({2, 40000}, c64, Device::cuda(0));
   Tensor kl = Tensor::empty({1, 9}, c64, Device::cuda(0));
   expect_throw_naming<NotSupported>([&] { Convolution(xl, kl, fused); }, {"fused", "65536", "16384"});

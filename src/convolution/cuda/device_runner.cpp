@@ -32,7 +32,7 @@ constexpr std::int64_t kFusedMin = 256;
 constexpr std::int64_t kFusedMax = 16384;
 
 fused::FusedKind fused_kind(const ConvolutionGeometry& g) {
-  if (g.real) return fused::FusedKind::r2c_f32;
+  if (g.real) return g.out_dtype == f64 ? fused::FusedKind::r2c_f64 : fused::FusedKind::r2c_f32;
   return g.out_dtype == c128 ? fused::FusedKind::c2c_f64 : fused::FusedKind::c2c_f32;
 }
 

@@ -32,7 +32,7 @@ struct FusedRows {
 };
 
 /// The transforms a fused kernel runs: complex f32 or f64 rows, or real f32 rows (R2C forward, C2R inverse).
-enum class FusedKind { c2c_f32, c2c_f64, r2c_f32 };
+enum class FusedKind { c2c_f32, c2c_f64, r2c_f32, r2c_f64 };
 
 /// One compiled kernel and what launching it takes.
 struct FusedLauncher {
