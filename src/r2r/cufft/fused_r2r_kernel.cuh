@@ -391,15 +391,17 @@ __device__ __forceinline__ void fused_r2r_c2r_body(const FusedR2RArgs& args) {
 }
 
 /// The library's type-3 kernel. Up to 16 elements per thread the loads are straight-line code (DCT-III f32
-/// [16384, 4096] 1.48 -> 1.39x rfft on an H100). At 32, issued together, they took the kernel from 64 to 92 registers,
-/// one block of 512 threads per SM instead of two ([4096, 16384] 1.73 -> 1.90x), so there each load keeps its test.
+/// [16384, 4096] 1.48 -> 1.39x rfft on an H100). At 32, issued together, they took this kernel from 64 to 92
+/// registers, one block of 512 threads per SM instead of two ([4096, 16384] 1.73 -> 1.90x), so here each load keeps
+/// its test; the f32 C2R of 16384 takes fused_r2r_c2r_min_blocks instead (fused_r2r_length.cu.in).
 template <class FFT, bool Folded>
 __launch_bounds__(FFT::max_threads_per_block) __global__ void fused_r2r_c2r(FusedR2RArgs args) {
   fused_r2r_c2r_body<FFT, Folded, (FFT::elements_per_thread <= 16)>(args);
 }
 
 /// The straight-line loads at any number of elements per thread, within the registers that `MinBlocks` blocks per
-/// SM leave (bench/prototypes/r2r_shapes_bench times it against the library's kernel). A kernel of its own: naming a
+/// SM leave. The library's f32 C2R of 16384 (32 per thread, 512 threads) runs it with 2: 64 registers and 52 bytes of
+/// spill, DCT-III f32 [4096, 16384] 1.74 -> 1.50x rfft on an H100. A kernel of its own: naming a
 /// minimum of blocks, even 1, changes ptxas's register choice (the library's C2R of 16384 takes 96 registers with
 /// `__launch_bounds__(512, 1)`, 64 with `__launch_bounds__(512)`).
 template <class FFT, bool Folded, unsigned MinBlocks>
