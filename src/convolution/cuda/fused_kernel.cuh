@@ -112,7 +112,7 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_c2
 /// (2m, 2m+1), transformed as a C2C FFT of n/2 (half the arithmetic of the normal mode, where each element is one
 /// real); the spectrum between the two is in the natural layout either way.
 template <class FFTF, class FFTI, bool Folded>
-__launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2c(FusedRows rows) {
+__device__ __forceinline__ void fused_convolve_r2c_body(const FusedRows& rows) {
   using complex_type = typename FFTF::value_type;
   using real_type = typename complex_type::value_type;
   constexpr unsigned n = cufftdx::size_of<FFTF>::value;
@@ -163,6 +163,20 @@ __launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2
     store_cropped_pairs<FFTI, FFTI::output_ept>(thread_data, rows, row, FFTI::output_length);
   else
     store_cropped<FFTI, FFTI::output_ept, true>(real_data, rows, row, n);
+}
+
+/// The real kernel (fused_convolve_r2c_body) with the register choice left to ptxas.
+template <class FFTF, class FFTI, bool Folded>
+__launch_bounds__(FFTF::max_threads_per_block) __global__ void fused_convolve_r2c(FusedRows rows) {
+  fused_convolve_r2c_body<FFTF, FFTI, Folded>(rows);
+}
+
+/// The real kernel within the registers that `MinBlocks` blocks per SM leave. A kernel of its own: naming a minimum
+/// of blocks, even 1, changes ptxas's register choice.
+template <class FFTF, class FFTI, bool Folded, unsigned MinBlocks>
+__launch_bounds__(FFTF::max_threads_per_block, MinBlocks) __global__
+    void fused_convolve_r2c_min_blocks(FusedRows rows) {
+  fused_convolve_r2c_body<FFTF, FFTI, Folded>(rows);
 }
 
 }  // namespace cuplan::detail::fused
