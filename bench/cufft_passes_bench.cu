@@ -130,13 +130,17 @@ void run_layout(const Layout& l, cudaStream_t stream, int reps) {
       continue;
     }
     ++passes;
-    // The node alone, as a one-node graph with the same launch (its arguments point at this plan's buffers).
-    cudaKernelNodeParams params{};
-    BENCH_CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &params));
+    // The node alone: a clone of the graph with every other node removed (its arguments point at this plan's
+    // buffers). Not a new graph from the node's parameters: the runtime cannot name cuFFT's kernels
+    // (cudaGraphKernelNodeGetParams returns cudaErrorInvalidDeviceFunction for them).
     cudaGraph_t single = nullptr;
-    BENCH_CUDA_CHECK(cudaGraphCreate(&single, 0));
-    cudaGraphNode_t copy = nullptr;
-    BENCH_CUDA_CHECK(cudaGraphAddKernelNode(&copy, single, nullptr, 0, &params));
+    BENCH_CUDA_CHECK(cudaGraphClone(&single, graph));
+    for (cudaGraphNode_t other : nodes) {
+      if (other == node) continue;
+      cudaGraphNode_t in_clone = nullptr;
+      BENCH_CUDA_CHECK(cudaGraphNodeFindInClone(&in_clone, other, single));
+      BENCH_CUDA_CHECK(cudaGraphDestroyNode(in_clone));
+    }
     const double ms = graph_ms(single, stream, reps);
     BENCH_CUDA_CHECK(cudaGraphDestroy(single));
     std::printf("  pass %d: %7.3f ms, %6.0f GB/s if it reads and writes the buffer once   %s\n", passes, ms,
