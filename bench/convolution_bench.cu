@@ -14,9 +14,11 @@
 //   axes, the fused kernel on the innermost).
 //   CPU: fftconvolve (full mode, 4096 real signals of 8192 samples, a 1025-tap kernel) against FFTW forward +
 //   product + inverse by hand on the same padded length (host time).
-// Usage: convolution_bench [--quick] [--rows all|1d|nd|cpu]. --rows runs one group only: the 1D rows, the 2D and 3D
-// rows, or the CPU row (default all), e.g. to profile the 2D and 3D routes alone (nsys). GPU rows are skipped (and
-// said so) without a GPU.
+// Usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] [--nodes]. --rows runs one group only: the 1D rows, the
+// 2D and 3D rows, or the CPU row (default all), e.g. to profile the 2D and 3D routes alone (nsys). --nodes: after
+// each GPU row, one execute of each cuplan route captured into a CUDA graph, its kernels named and timed one by one
+// (support/graph_nodes.hpp), where the time of a route goes without a profiler. GPU rows are skipped (and said so)
+// without a GPU.
 
 #include <cuda_runtime_api.h>
 #include <cufft.h>
@@ -26,6 +28,7 @@
 #include <complex>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,12 +37,25 @@
 
 #include "support/bench_check.hpp"
 #include "support/fft_timing.hpp"
+#include "support/graph_nodes.hpp"
 
 namespace cp = cuplan;
 
 namespace {
 
 constexpr int kWarmup = 3;
+bool print_nodes = false;  // --nodes
+
+/// With --nodes: one `execute` captured into a graph, each kernel timed alone (`bytes`: the operand's size).
+void nodes_of(const char* what, cudaStream_t stream, int reps, double bytes, const std::function<void()>& execute) {
+  if (!print_nodes) return;
+  std::printf("  %s, one execute:\n", what);
+  cudaGraph_t graph = bench::capture_call(stream, execute);
+  if (graph == nullptr) return;
+  bench::print_kernel_nodes(graph, stream, reps, bytes);
+  BENCH_CUDA_CHECK(cudaGraphDestroy(graph));
+  std::fflush(stdout);
+}
 
 template <class T>
 std::vector<T> random_values(std::size_t n, unsigned seed) {
@@ -183,6 +199,8 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
   cp::Tensor out_separate = cp::Tensor::empty({rows, n}, dtype, cp::Device::cuda(0), s);
   const double separate_ms =
       bench::gpu_median_ms(stream, kWarmup, reps, [&] { separate.execute({.out = out_separate.view()}); });
+  const double bytes = static_cast<double>(rows * n) * static_cast<double>(dtype.size());
+  nodes_of("separate", stream, reps, bytes, [&] { separate.execute({.out = out_separate.view()}); });
   separate.free();
 
   double fused_ms = 0, difference = 0;
@@ -194,6 +212,7 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
     fused.plan();
     cp::Tensor out_fused = cp::Tensor::empty({rows, n}, dtype, cp::Device::cuda(0), s);
     fused_ms = bench::gpu_median_ms(stream, kWarmup, reps, [&] { fused.execute({.out = out_fused.view()}); });
+    nodes_of("fused", stream, reps, bytes, [&] { fused.execute({.out = out_fused.view()}); });
     s.synchronize();
     difference = relative_difference(out_fused, out_separate);
   } catch (const cp::NotSupported& e) {
@@ -232,6 +251,9 @@ void gpu_nd_row(const cp::Shape& shape, int reps, cp::StreamRef s) {
   separate.plan();
   const double separate_ms =
       bench::gpu_median_ms(stream, kWarmup, reps, [&] { separate.execute({.out = out_separate.view()}); });
+  const double bytes = static_cast<double>(count) * 8.0;
+  nodes_of(("separate, c64 " + text).c_str(), stream, reps, bytes,
+           [&] { separate.execute({.out = out_separate.view()}); });
   separate.free();
   try {
     cp::Convolution fused(x, k,
@@ -240,6 +262,7 @@ void gpu_nd_row(const cp::Shape& shape, int reps, cp::StreamRef s) {
     cp::Tensor out_fused = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
     const double fused_ms =
         bench::gpu_median_ms(stream, kWarmup, reps, [&] { fused.execute({.out = out_fused.view()}); });
+    nodes_of(("fused, c64 " + text).c_str(), stream, reps, bytes, [&] { fused.execute({.out = out_fused.view()}); });
     s.synchronize();
     std::printf(
         "c64 %s full-size filter: separate %8.3f  fused %8.3f ms  separate/fused %5.2fx  "
@@ -306,12 +329,15 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--nodes") {
+      print_nodes = true;
     } else if (const std::string next = i + 1 < argc ? argv[i + 1] : "";
                arg == "--rows" && (next == "all" || next == "1d" || next == "nd" || next == "cpu")) {
       rows = next;
       ++i;
     } else {
-      std::fprintf(stderr, "usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] (got '%s')\n", arg.c_str());
+      std::fprintf(stderr, "usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] [--nodes] (got '%s')\n",
+                   arg.c_str());
       return 2;
     }
   }

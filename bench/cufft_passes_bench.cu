@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // How many passes over memory cuFFT's plan makes for the layouts the convolution's routes use, and what each costs,
 // without a profiler: one execution is captured into a CUDA graph, its kernel nodes are the passes (named through
-// the driver, with their grid and block), and each node is then timed alone as a one-node graph (CUDA events, median
-// of the repetitions after warm-up), beside the whole execution's time. The layouts, c64 in place:
+// the driver, with their grid and block), and each node is then timed alone (support/graph_nodes.hpp; CUDA events,
+// median of the repetitions after warm-up), beside the whole execution's time. The layouts, c64 in place:
 //   - 512^3: cuFFT's 3D plan (the separate route's), its two outer axes with the innermost as the batch (the fused
 //     route's outer plan: 2D of 512 x 512, stride 512, distance 1), the innermost axis alone (what the fused kernel
 //     replaces), and the outer axes one at a time (axis 0 in one call; axis 1 for one slab, of 512 such calls);
@@ -11,7 +11,6 @@
 // that axis; the counts say whether it does. Usage: cufft_passes_bench [--quick] (--quick: 128^3 and 2048^2).
 // Without a GPU it says so and exits 0.
 
-#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 
@@ -24,34 +23,9 @@
 
 #include "support/bench_check.hpp"
 #include "support/fft_timing.hpp"
+#include "support/graph_nodes.hpp"
 
 namespace {
-
-// The driver calls that name a captured kernel, looked up at run time (cudaGetDriverEntryPointByVersion), so that
-// the program does not link libcuda and starts, to say so, where no driver is installed.
-struct Driver {
-  decltype(&::cuGraphKernelNodeGetParams) kernel_node_params = nullptr;
-  decltype(&::cuFuncGetName) function_name = nullptr;
-  decltype(&::cuKernelGetName) kernel_name = nullptr;
-};
-Driver driver;
-
-template <class Function>
-void entry_point(const char* symbol, unsigned version, Function& function) {
-  void* found = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  BENCH_CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &found, version, cudaEnableDefault, &status));
-  if (status != cudaDriverEntryPointSuccess || found == nullptr) {
-    std::fprintf(stderr, "the CUDA driver has no %s (version %u): status %d\n", symbol, version,
-                 static_cast<int>(status));
-    std::exit(1);
-  }
-  function = reinterpret_cast<Function>(found);
-}
-
-#define BENCH_CU_CHECK(expr)                                                                                          \
-  ::bench::check<CUresult>((expr), CUDA_SUCCESS, "CUDA driver", #expr, [](CUresult) { return "CUresult"; }, __FILE__, \
-                           __LINE__)
 
 /// One cuFFT advanced layout (in place, input and output alike), c64.
 struct Layout {
@@ -63,32 +37,6 @@ struct Layout {
   long long batch;
   long long elements;  ///< size of the buffer
 };
-
-/// The name of a captured kernel node's kernel, its grid and block.
-std::string describe_node(cudaGraphNode_t node) {
-  CUDA_KERNEL_NODE_PARAMS params{};
-  BENCH_CU_CHECK(driver.kernel_node_params(reinterpret_cast<CUgraphNode>(node), &params));
-  const char* name = nullptr;
-  if (params.func != nullptr)
-    BENCH_CU_CHECK(driver.function_name(&name, params.func));
-  else
-    BENCH_CU_CHECK(driver.kernel_name(&name, params.kern));
-  std::string text = name != nullptr ? name : "(unnamed)";
-  if (text.size() > 72) text = text.substr(0, 69) + "...";
-  char shape[96];
-  std::snprintf(shape, sizeof shape, " grid (%u, %u, %u) block (%u, %u, %u)", params.gridDimX, params.gridDimY,
-                params.gridDimZ, params.blockDimX, params.blockDimY, params.blockDimZ);
-  return text + shape;
-}
-
-/// Median time of `graph` launched alone on `stream`.
-double graph_ms(cudaGraph_t graph, cudaStream_t stream, int reps) {
-  cudaGraphExec_t exec = nullptr;
-  BENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  const double ms = bench::gpu_median_ms(stream, 3, reps, [&] { BENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream)); });
-  BENCH_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  return ms;
-}
 
 void run_layout(const Layout& l, cudaStream_t stream, int reps) {
   std::vector<cufftComplex> host(static_cast<std::size_t>(l.elements));
@@ -110,43 +58,14 @@ void run_layout(const Layout& l, cudaStream_t stream, int reps) {
   const auto forward = [&] { BENCH_CUFFT_CHECK(cufftExecC2C(plan, data, data, CUFFT_FORWARD)); };
   const double whole = bench::gpu_median_ms(stream, 3, reps, forward);
 
-  cudaGraph_t graph = nullptr;
-  BENCH_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  forward();
-  BENCH_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraph_t graph = bench::capture_call(stream, forward);
+  if (graph == nullptr) std::exit(1);
   std::size_t count = 0;
   BENCH_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  BENCH_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  const double gib = static_cast<double>(l.elements) * sizeof(cufftComplex) / (1024.0 * 1024.0 * 1024.0);
+  const double bytes = static_cast<double>(l.elements) * sizeof(cufftComplex);
   std::printf("%s: %.3f ms per forward (%.2f GiB in place, work area %zu bytes), %zu graph nodes\n", l.name.c_str(),
-              whole, gib, work, count);
-  int passes = 0;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    BENCH_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type != cudaGraphNodeTypeKernel) {
-      std::printf("  node of type %d (not a kernel)\n", static_cast<int>(type));
-      continue;
-    }
-    ++passes;
-    // The node alone: a clone of the graph with every other node removed (its arguments point at this plan's
-    // buffers). Not a new graph from the node's parameters: the runtime cannot name cuFFT's kernels
-    // (cudaGraphKernelNodeGetParams returns cudaErrorInvalidDeviceFunction for them).
-    cudaGraph_t single = nullptr;
-    BENCH_CUDA_CHECK(cudaGraphClone(&single, graph));
-    for (cudaGraphNode_t other : nodes) {
-      if (other == node) continue;
-      cudaGraphNode_t in_clone = nullptr;
-      BENCH_CUDA_CHECK(cudaGraphNodeFindInClone(&in_clone, other, single));
-      BENCH_CUDA_CHECK(cudaGraphDestroyNode(in_clone));
-    }
-    const double ms = graph_ms(single, stream, reps);
-    BENCH_CUDA_CHECK(cudaGraphDestroy(single));
-    std::printf("  pass %d: %7.3f ms, %6.0f GB/s if it reads and writes the buffer once   %s\n", passes, ms,
-                2.0 * static_cast<double>(l.elements) * sizeof(cufftComplex) / (ms * 1e6), describe_node(node).c_str());
-  }
-  std::printf("  %d pass(es)\n", passes);
+              whole, bytes / (1024.0 * 1024.0 * 1024.0), work, count);
+  bench::print_kernel_nodes(graph, stream, reps, bytes);
   BENCH_CUDA_CHECK(cudaGraphDestroy(graph));
   BENCH_CUFFT_CHECK(cufftDestroy(plan));
   BENCH_CUDA_CHECK(cudaFree(data));
@@ -169,9 +88,7 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device: cufft_passes_bench skipped\n");
     return 0;
   }
-  entry_point("cuGraphKernelNodeGetParams", 12000, driver.kernel_node_params);
-  entry_point("cuFuncGetName", 12030, driver.function_name);
-  entry_point("cuKernelGetName", 12030, driver.kernel_name);
+  (void)bench::graph_driver();  // ends the program, naming the entry point, where the driver lacks one
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s\n", prop.name);
