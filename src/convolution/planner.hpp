@@ -66,9 +66,9 @@ std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k)
 
 /// Why the fused kernel cannot serve `geometry` for an operand of `in_strides` (nullopt: it can, as far as the
 /// geometry goes; the build and the device decide the rest). In 1D it reads and writes the operand and result
-/// directly: the convolved axis is the operand's last and dense, rows one stride apart, c64, c128 or real f32 (both
-/// operands). In 2D and 3D (complex results only) it transforms the innermost axis of the padded work buffer while
-/// cuFFT transforms the outer ones. Always: one kernel for every batch entry or one per entry, and a power-of-two
+/// directly: the convolved axis is the operand's last and dense, rows one stride apart, c64, c128, real f32 or real
+/// f64 (both operands). In 2D and 3D (complex results only) it transforms the innermost axis of the padded work buffer
+/// while cuFFT transforms the outer ones. Always: one kernel for every batch entry or one per entry, and a power-of-two
 /// innermost FFT length from `min_length` to `max_length`.
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& geometry, const Strides& in_strides,
                                           std::int64_t min_length, std::int64_t max_length);

@@ -31,7 +31,7 @@ struct FusedRows {
   int out_offset = 0;  ///< index, in the circular convolution of one row, of the first result value
 };
 
-/// The transforms a fused kernel runs: complex f32 or f64 rows, or real f32 rows (R2C forward, C2R inverse).
+/// The transforms a fused kernel runs: complex f32 or f64 rows, or real f32 or f64 rows (R2C forward, C2R inverse).
 enum class FusedKind { c2c_f32, c2c_f64, r2c_f32, r2c_f64 };
 
 /// One compiled kernel and what launching it takes.
