@@ -10,8 +10,8 @@
 //     fused     Convolution, route fused (one cuFFTDx kernel); absent without MathDx
 //   and the ratios raw sep./fused and fused/plain. The fused and separate results are compared (relative difference).
 //   The same for c128 and real f64 at [65536, 1024].
-//   c64 2D [8192, 8192] and 3D [512, 512, 512] with a full-size filter: separate against fused (cuFFT on the outer
-//   axes, the fused kernel on the innermost).
+//   c64 and real f32 2D [8192, 8192] and 3D [512, 512, 512] with a full-size filter: separate against fused (cuFFT
+//   on the inner axes, the column kernel on the first).
 //   CPU: fftconvolve (full mode, 4096 real signals of 8192 samples, a 1025-tap kernel) against FFTW forward +
 //   product + inverse by hand on the same padded length (host time).
 // Usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] [--nodes]. --rows runs one group only: the 1D rows, the
@@ -31,6 +31,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <cuplan/cuplan.hpp>
@@ -228,48 +229,53 @@ void gpu_rows(bool real, long long rows, long long n, int reps, cp::StreamRef s)
   std::fflush(stdout);
 }
 
-/// 2D or 3D c64 with a full-size filter (circular, the spectrum computed once): cuplan's separate route against its
-/// fused one (cuFFT on the outer axes, the fused kernel on the innermost).
+/// 2D or 3D c64 or real f32 with a full-size filter (circular, the spectrum computed once): cuplan's separate route
+/// against its fused one (cuFFT on the inner axes, the column kernel on the first).
+template <class T>
 void gpu_nd_row(const cp::Shape& shape, int reps, cp::StreamRef s) {
+  constexpr cp::DType dtype = std::is_same_v<T, float> ? cp::f32 : cp::c64;
+  const std::string name(dtype.name());
   const cudaStream_t stream = s.native();
   const std::size_t count = static_cast<std::size_t>(cp::checked_numel(shape));
   std::string text = std::to_string(shape.size()) + "D [";
   for (int i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
   text += "]";
-  cp::Tensor x = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
-  cp::Tensor k = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor x = cp::Tensor::empty(shape, dtype, cp::Device::cuda(0), s);
+  cp::Tensor k = cp::Tensor::empty(shape, dtype, cp::Device::cuda(0), s);
   {
-    const auto hx = random_values<std::complex<float>>(count, 5);
+    const auto hx = random_values<T>(count, 5);
     cp::copy(cp::TensorView(hx.data(), shape), x.view(), s);
-    const auto hk = random_values<std::complex<float>>(count, 6);
+    const auto hk = random_values<T>(count, 6);
     cp::copy(cp::TensorView(hk.data(), shape), k.view(), s);
     s.synchronize();  // the host vectors go out of scope
   }
-  cp::Tensor out_separate = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor out_separate = cp::Tensor::empty(shape, dtype, cp::Device::cuda(0), s);
   cp::Convolution separate(
       x, k, {.mode = cp::ConvolutionMode::circular, .route = cp::ConvolutionRoute::separate, .stream = s});
   separate.plan();
   const double separate_ms =
       bench::gpu_median_ms(stream, kWarmup, reps, [&] { separate.execute({.out = out_separate.view()}); });
-  const double bytes = static_cast<double>(count) * 8.0;
-  nodes_of(("separate, c64 " + text).c_str(), stream, reps, bytes,
+  const double bytes = static_cast<double>(count) * static_cast<double>(dtype.size());
+  nodes_of(("separate, " + name + " " + text).c_str(), stream, reps, bytes,
            [&] { separate.execute({.out = out_separate.view()}); });
   separate.free();
   try {
     cp::Convolution fused(x, k,
                           {.mode = cp::ConvolutionMode::circular, .route = cp::ConvolutionRoute::fused, .stream = s});
     fused.plan();
-    cp::Tensor out_fused = cp::Tensor::empty(shape, cp::c64, cp::Device::cuda(0), s);
+    cp::Tensor out_fused = cp::Tensor::empty(shape, dtype, cp::Device::cuda(0), s);
     const double fused_ms =
         bench::gpu_median_ms(stream, kWarmup, reps, [&] { fused.execute({.out = out_fused.view()}); });
-    nodes_of(("fused, c64 " + text).c_str(), stream, reps, bytes, [&] { fused.execute({.out = out_fused.view()}); });
+    nodes_of(("fused, " + name + " " + text).c_str(), stream, reps, bytes,
+             [&] { fused.execute({.out = out_fused.view()}); });
     s.synchronize();
     std::printf(
-        "c64 %s full-size filter: separate %8.3f  fused %8.3f ms  separate/fused %5.2fx  "
+        "%s %s full-size filter: separate %8.3f  fused %8.3f ms  separate/fused %5.2fx  "
         "|fused - separate| %.1e\n",
-        text.c_str(), separate_ms, fused_ms, separate_ms / fused_ms, relative_difference(out_fused, out_separate));
+        name.c_str(), text.c_str(), separate_ms, fused_ms, separate_ms / fused_ms,
+        relative_difference(out_fused, out_separate));
   } catch (const cp::NotSupported& e) {
-    std::printf("c64 %s: separate %8.3f ms; fused: %s\n", text.c_str(), separate_ms, e.what());
+    std::printf("%s %s: separate %8.3f ms; fused: %s\n", name.c_str(), text.c_str(), separate_ms, e.what());
   }
   std::fflush(stdout);
 }
@@ -359,8 +365,10 @@ int main(int argc, char** argv) {
     }
     if (all || rows == "nd") {
       const long long side = quick ? 2048 : 8192, cube = quick ? 128 : 512;
-      gpu_nd_row({side, side}, reps, stream);
-      gpu_nd_row({cube, cube, cube}, reps, stream);
+      gpu_nd_row<std::complex<float>>({side, side}, reps, stream);
+      gpu_nd_row<std::complex<float>>({cube, cube, cube}, reps, stream);
+      gpu_nd_row<float>({side, side}, reps, stream);
+      gpu_nd_row<float>({cube, cube, cube}, reps, stream);
     }
   }
   if (all || rows == "cpu") cpu_row(quick);

@@ -52,12 +52,14 @@ if(CUPLAN_ENABLE_CUDA AND CUPLAN_ENABLE_FUSED_FFT)
 endif()
 
 # Adds the fused kernels to `target`: per length, one generated translation unit of convolution kernels (c2c f32,
-# c2c f64, r2c/c2r f32) and two of real-to-real kernels (R2C, C2R, C2C in f32, and in f64), and the tables of those
+# c2c f64, r2c/c2r f32 and f64), one of column kernels (2D and 3D convolutions) and two of real-to-real kernels (R2C, C2R, C2C in f32, and in f64), and the tables of those
 # compiled. Without MathDx only the tables, empty, are added.
 function(cuplan_add_fused_kernels target)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/generated/fused)
   set(declarations "")
   set(entries "")
+  set(column_declarations "")
+  set(column_entries "")
   set(r2r_declarations "")
   set(r2r_entries "")
   if(CUPLAN_FUSED_FFT)
@@ -71,6 +73,18 @@ function(cuplan_add_fused_kernels target)
       foreach(kind c2c_f32 c2c_f64 r2c_f32 r2c_f64)
         string(APPEND declarations "extern const FusedLauncher fused_${kind}_${length};\n")
         string(APPEND entries "    &fused_${kind}_${length},\n")
+      endforeach()
+      # Column kernels (2D and 3D): c64, and c128 up to 8192 (a longer c128 column does not fit the tile).
+      configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cuda/fused_columns_length.cu.in
+        ${dir}/fused_columns_${length}.cu @ONLY)
+      target_sources(${target} PRIVATE ${dir}/fused_columns_${length}.cu)
+      set(column_kinds c2c_f32)
+      if(length LESS_EQUAL 8192)
+        list(APPEND column_kinds c2c_f64)
+      endif()
+      foreach(kind IN LISTS column_kinds)
+        string(APPEND column_declarations "extern const FusedColumnLauncher fused_columns_${kind}_${length};\n")
+        string(APPEND column_entries "    &fused_columns_${kind}_${length},\n")
       endforeach()
       # Real-to-real kernels (src/r2r/cufft): one translation unit per precision, so that a parallel build compiles
       # them side by side.
@@ -109,6 +123,8 @@ function(cuplan_add_fused_kernels target)
   target_sources(${target} PRIVATE ${dir}/fused_fft_paths.cpp)
   set(CUPLAN_FUSED_DECLARATIONS "${declarations}")
   set(CUPLAN_FUSED_ENTRIES "${entries}")
+  set(CUPLAN_FUSED_COLUMN_DECLARATIONS "${column_declarations}")
+  set(CUPLAN_FUSED_COLUMN_ENTRIES "${column_entries}")
   configure_file(${PROJECT_SOURCE_DIR}/src/convolution/cuda/fused_table.cpp.in ${dir}/fused_table.cpp @ONLY)
   target_sources(${target} PRIVATE ${dir}/fused_table.cpp)
   set(CUPLAN_FUSED_R2R_DECLARATIONS "${r2r_declarations}")

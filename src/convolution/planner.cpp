@@ -154,10 +154,9 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
     // At least 2: cuFFT refuses a C2C plan of length 1. Any length of at least n + k - 1 gives the linear result, and
     // for n = 1 (so k = 1) the circular result of period 1 is the linear one.
     const std::int64_t needed = std::max<std::int64_t>(needed_length(g.mode, n, k), 2);
-    const bool innermost = i == g.rank - 1;
     if (g.mode == ConvolutionMode::circular)
       g.fft_length[i] = std::max<std::int64_t>(n, 2);
-    else if (innermost && request.power_of_two_innermost)
+    else if (i == 0 && request.power_of_two_first)
       g.fft_length[i] = next_power_of_two(needed);
     else
       g.fft_length[i] = next_fast_length(needed);
@@ -212,8 +211,8 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
 std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& g) {
   if (g.rank == 1) return std::nullopt;
   return fmt::format(
-      "route automatic fuses 1D convolutions only: in {}D the fused kernel runs the innermost axis between cuFFT's "
-      "outer transforms, measured slower than the separate route (ask for route fused to run it)",
+      "route automatic fuses 1D convolutions only: in {}D ask for route fused to run the column kernel along the "
+      "first axis between cuFFT's transforms of the inner ones",
       g.rank);
 }
 
@@ -236,21 +235,16 @@ std::optional<std::string> fused_obstacle(const ConvolutionGeometry& g, const St
       return fmt::format(
           "the fused kernels take c64, c128, real f32 or real f64 operand and kernel alike, not {} with {}", in.name(),
           kernel.name());
-  } else if (g.real) {
-    // 2D and 3D: cuFFT transforms the outer axes of the padded work buffer, the kernel the innermost one, in place.
-    return fmt::format(
-        "the fused kernel runs the innermost axis of complex {}D convolutions only; real ones ({} with "
-        "{}) run separate passes",
-        g.rank, in.name(), kernel.name());
   }
   if (g.kernel_batch != 1 && g.kernel_batch != g.batch)
     return fmt::format(
         "the fused kernel takes one kernel for every batch entry or one per entry, not a kernel "
         "broadcast over some batch axes (kernel {}, operand {})",
         str(g.kernel_shape), str(g.in_shape));
-  const std::int64_t length = g.fft_length[g.rank - 1];
+  const std::int64_t length = g.fft_length[0];
   if (length != next_power_of_two(length) || length < min_length || length > max_length)
-    return fmt::format("the FFT length {} is not a power of two from {} to {}", length, min_length, max_length);
+    return fmt::format("the FFT length {} of axis {} is not a power of two from {} to {}", length, g.conv_axes[0],
+                       min_length, max_length);
   return std::nullopt;
 }
 

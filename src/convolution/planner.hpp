@@ -23,9 +23,10 @@ struct ConvolutionRequest {
   Shape kernel_shape;
   std::vector<int> axes;
   ConvolutionMode mode = ConvolutionMode::full;
-  /// The FFT length of the last convolved axis is the next power of two (the fused kernels' lengths) instead of the
-  /// next 2-3-5-7-smooth length. Linear modes only; circular convolution keeps length n.
-  bool power_of_two_innermost = false;
+  /// The FFT length of the first convolved axis, the one the fused kernels transform (the only one in 1D, the
+  /// outermost in 2D and 3D), is the next power of two (the fused kernels' lengths) instead of the next
+  /// 2-3-5-7-smooth length. Linear modes only; circular convolution keeps length n.
+  bool power_of_two_first = false;
 };
 
 /// The planner's answer.
@@ -64,19 +65,18 @@ std::int64_t next_power_of_two(std::int64_t n);
 /// The length one convolved axis needs: n + k - 1 for the linear modes, n for circular.
 std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k);
 
-/// Why the fused kernel cannot serve `geometry` for an operand of `in_strides` (nullopt: it can, as far as the
-/// geometry goes; the build and the device decide the rest). In 1D it reads and writes the operand and result
-/// directly: the convolved axis is the operand's last and dense, rows one stride apart, c64, c128, real f32 or real
-/// f64 (both operands). In 2D and 3D (complex results only) it transforms the innermost axis of the padded work buffer
-/// while cuFFT transforms the outer ones. Always: one kernel for every batch entry or one per entry, and a power-of-two
-/// innermost FFT length from `min_length` to `max_length`.
+/// Why the fused kernels cannot serve `geometry` for an operand of `in_strides` (nullopt: they can, as far as the
+/// geometry goes; the build and the device decide the rest). In 1D the row kernel reads and writes the operand and
+/// result directly: the convolved axis is the operand's last and dense, rows one stride apart, c64, c128, real f32 or
+/// real f64 (both operands). In 2D and 3D (any dtypes) cuFFT transforms the inner axes of the work buffer and the
+/// column kernel the first one, with the product between its two FFTs. Always: one kernel for every
+/// batch entry or one per entry, and a power-of-two FFT length of the first convolved axis from `min_length` to
+/// `max_length`.
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& geometry, const Strides& in_strides,
                                           std::int64_t min_length, std::int64_t max_length);
 
 /// Why ConvolutionRoute::automatic keeps the separate route where the fused kernel could run (nullopt: it takes the
-/// fused kernel). In 2D and 3D the fused kernel runs the innermost axis only, between cuFFT's outer transforms, and
-/// that measured slower than the separate route (c64 [8192, 8192], full-size filter, H200: 0.93x and 0.57x), so
-/// automatic fuses 1D convolutions only; `fused` still runs the others.
+/// fused kernel). Automatic fuses 1D convolutions only; `fused` still runs the others (docs/convolution.md).
 std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& geometry);
 
 /// The distance between consecutive rows (along the last axis) of an operand whose other axes nest densely over

@@ -110,10 +110,11 @@ TEST(ConvolutionGpu, FusedKernelPerRowPaddedRowsAndAPartialLastBlock) {
   check_fused<double>(3, 1024, 7, ConvolutionMode::circular, false, 1025);
 }
 
-/// 2D and 3D complex convolutions on the innermost-fused route (forced) against the reference, poisoned `out`.
+/// 2D and 3D convolutions on the fused route (forced; the column kernel along the first convolved axis) against the
+/// reference, poisoned `out`.
 template <class T, class K = T>
-bool check_fused_inner(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
-                       ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}) {
+bool check_fused_columns(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
+                         ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}) {
   SCOPED_TRACE(::testing::Message() << dtype_of<T>.name() << " x " << ::testing::PrintToString(xs) << " k "
                                     << ::testing::PrintToString(ks) << " " << to_string(mode));
   auto hx = HostArray<T>::random(xs, x_strides);
@@ -130,7 +131,8 @@ bool check_fused_inner(std::vector<std::int64_t> xs, std::vector<std::int64_t> k
   Convolution& conv = *made;
   conv.plan();
   EXPECT_EQ(conv.route(), ConvolutionRoute::fused);
-  EXPECT_NE(conv.describe().find("outer axes"), std::string::npos) << conv.describe();
+  EXPECT_NE(conv.describe().find("inner axes"), std::string::npos) << conv.describe();
+  EXPECT_NE(conv.describe().find("columns a block"), std::string::npos) << conv.describe();
   std::vector<int> ref_axes;
   for (int a : axes) ref_axes.push_back(a < 0 ? a + static_cast<int>(xs.size()) : a);
   const auto shape = convolution_shape(xs, ks, ref_axes, mode);
@@ -144,19 +146,31 @@ bool check_fused_inner(std::vector<std::int64_t> xs, std::vector<std::int64_t> k
   return true;
 }
 
-TEST(ConvolutionGpu, FusedInnermostAxisOf2DAnd3DComplexConvolutions) {
+TEST(ConvolutionGpu, FusedFirstAxisOf2DAnd3DConvolutions) {
   CUPLAN_REQUIRE_FUSED();
-  // Innermost FFT lengths 512 and 256 (the default CUPLAN_FUSED_FFT_LENGTHS has both); a case whose length this
-  // build did not compile is left out, and the test skips when every one is.
+  // First-axis FFT lengths 256 and 512 (the default CUPLAN_FUSED_FFT_LENGTHS has both); a case whose length this
+  // build did not compile is left out, and the test skips when every one is. The inner axes (cuFFT's) have column
+  // counts that leave the last block's tile partly empty.
   int ran = 0;
   for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
-    ran += check_fused_inner<std::complex<float>>({2, 40, 300}, {1, 7, 9}, {1, 2}, mode);             // one kernel, 2D
-    ran += check_fused_inner<std::complex<double>>({3, 33, 250}, {3, 4, 7}, {1, 2}, mode);            // one per entry
-    ran += check_fused_inner<float, std::complex<float>>({12, 9, 400}, {5, 3, 11}, {0, 1, 2}, mode);  // 3D, mixed
+    ran += check_fused_columns<std::complex<float>>({2, 200, 30}, {1, 9, 7}, {1, 2}, mode);   // one kernel, 2D
+    ran += check_fused_columns<std::complex<double>>({3, 250, 33}, {3, 7, 4}, {1, 2}, mode);  // one per entry
+    ran += check_fused_columns<float, std::complex<float>>({300, 9, 12}, {11, 3, 5}, {0, 1, 2}, mode);  // 3D, mixed
   }
-  ran += check_fused_inner<std::complex<float>>({4, 30, 512}, {1, 5, 512}, {1, 2}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<double>>({2, 300, 6, 5}, {1, 13, 3, 2}, {1, 2, 3}, ConvolutionMode::same);
+  // Real: R2C on the inner axes, the column kernel on their half spectrum, C2R.
+  for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
+    ran += check_fused_columns<float>({2, 200, 30}, {1, 9, 7}, {1, 2}, mode);
+    ran += check_fused_columns<double>({300, 9, 13}, {11, 3, 5}, {0, 1, 2}, mode);
+    ran += check_fused_columns<float>({3, 250, 33}, {3, 7, 4}, {1, 2}, mode);  // one kernel per entry
+  }
+  ran += check_fused_columns<float>({3, 256, 20}, {1, 256, 20}, {1, 2}, ConvolutionMode::circular);  // direct C2R
+  // Circular on dense operands: cuFFT reads the operand and writes the result directly, no pad or crop.
+  ran += check_fused_columns<std::complex<float>>({4, 512, 30}, {1, 512, 5}, {1, 2}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<float>>({256, 8, 16}, {256, 8, 16}, {0, 1, 2}, ConvolutionMode::circular);
   // A strided operand (padded rows, batch axis last) reaches the work buffer through the pad kernel.
-  ran += check_fused_inner<std::complex<float>>({20, 300, 3}, {4, 17, 1}, {0, 1}, ConvolutionMode::full, {1, 100, 32});
+  ran +=
+      check_fused_columns<std::complex<float>>({300, 20, 3}, {17, 4, 1}, {0, 1}, ConvolutionMode::full, {3, 1000, 1});
   if (ran == 0) GTEST_SKIP() << "this build compiled no fused kernel of length 256 or 512 (CUPLAN_FUSED_FFT_LENGTHS)";
 }
 
@@ -174,9 +188,9 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   Convolution separate(x, k, {.mode = ConvolutionMode::same, .route = ConvolutionRoute::separate});
   EXPECT_EQ(separate.route(), ConvolutionRoute::separate);
   EXPECT_NE(separate.describe().find("cuFFT forward"), std::string::npos) << separate.describe();
-  // 2D: automatic keeps the separate route and says why; `fused` runs the innermost axis fused where it was compiled.
-  Tensor x2 = Tensor::empty({4, 64, 4000}, c64, Device::cuda(0));
-  Tensor k2 = Tensor::empty({1, 3, 97}, c64, Device::cuda(0));
+  // 2D: automatic keeps the separate route and says why; `fused` runs the first axis fused where it was compiled.
+  Tensor x2 = Tensor::empty({4, 4000, 64}, c64, Device::cuda(0));
+  Tensor k2 = Tensor::empty({1, 97, 3}, c64, Device::cuda(0));
   Convolution two(x2, k2, {.axes = {1, 2}, .mode = ConvolutionMode::same});
   EXPECT_EQ(two.route(), ConvolutionRoute::separate);
   EXPECT_NE(two.describe().find("fuses 1D convolutions only"), std::string::npos) << two.describe();
@@ -191,7 +205,7 @@ TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {
   Tensor x2 = Tensor::empty({64, 300}, f32, Device::cuda(0));
   Tensor k2 = Tensor::empty({3, 3}, f32, Device::cuda(0));
   const ConvolutionOptions fused{.route = ConvolutionRoute::fused};
-  expect_throw_naming<NotSupported>([&] { Convolution(x2, k2, fused); }, {"fused", "complex 2D", "real"});
+  expect_throw_naming<NotSupported>([&] { Convolution(x2, k2, fused); }, {"fused", "128", "axis 0", "256"});
   Tensor xa = Tensor::empty({300, 8}, c64, Device::cuda(0));
   Tensor ka = Tensor::empty({5, 1}, c64, Device::cuda(0));
   expect_throw_naming<NotSupported>([&] { Convolution(xa, ka, fused); }, {"fused", "last axis", "axis 0"});
@@ -201,6 +215,12 @@ TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {
   Tensor xl = Tensor::empty({2, 40000}, c64, Device::cuda(0));
   Tensor kl = Tensor::empty({1, 9}, c64, Device::cuda(0));
   expect_throw_naming<NotSupported>([&] { Convolution(xl, kl, fused); }, {"fused", "65536", "16384"});
+  // A c128 column of 16384 does not fit the column kernel's tile.
+  Tensor xw = Tensor::empty({16384, 2}, c128, Device::cuda(0));
+  Tensor kw = Tensor::empty({3, 2}, c128, Device::cuda(0));
+  const ConvolutionOptions fused_circular{.mode = ConvolutionMode::circular, .route = ConvolutionRoute::fused};
+  if (CUPLAN_HAS_FUSED_FFT)
+    expect_throw_naming<NotSupported>([&] { Convolution(xw, kw, fused_circular); }, {"fused", "16384", "c128", "8192"});
   Tensor xc = Tensor::empty({2, 1024}, c64, Device::cuda(0));
   Tensor kc = Tensor::empty({1, 9}, c64, Device::cuda(0));
   if (!CUPLAN_HAS_FUSED_FFT)

@@ -19,7 +19,7 @@ ConvolutionGeometry plan(Shape x, Shape k, std::vector<int> axes, ConvolutionMod
                            .kernel_shape = k,
                            .axes = std::move(axes),
                            .mode = mode,
-                           .power_of_two_innermost = pow2});
+                           .power_of_two_first = pow2});
 }
 
 TEST(ConvolutionPlanner, FastAndPowerOfTwoLengths) {
@@ -111,7 +111,7 @@ TEST(ConvolutionPlanner, RefusesWhatCannotBeConvolved) {
   EXPECT_THROW(plan({}, {}, {}, ConvolutionMode::full), InvalidArgument);
 }
 
-// automatic fuses 1D convolutions only (the 2D innermost-axis route measured slower than the separate one); the
+// automatic fuses 1D convolutions only (2D and 3D take the column kernel when asked for); the
 // reason names the rank and how to ask for the fused kernel anyway.
 TEST(ConvolutionPlanner, AutomaticFusesOneDimensionalConvolutionsOnly) {
   EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1024}, {1, 33}, {1}, ConvolutionMode::same, c64, c64, true)));
@@ -141,17 +141,20 @@ TEST(ConvolutionPlanner, FusedConditions) {
   ASSERT_TRUE(mixed);
   EXPECT_NE(mixed->find("alike, not f32 with c64"), std::string::npos) << *mixed;
   EXPECT_TRUE(fused_obstacle(ok, Strides{1, 8}, 256, 16384));  // last axis not dense
-  // 2D and 3D: complex through the work buffer (any operand layout, mixed real and complex), the innermost length
-  EXPECT_FALSE(fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true),
-                              Strides{1, 8, 512}, 256, 16384));
-  EXPECT_FALSE(fused_obstacle(plan({64, 64, 300}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true),
+  // 2D and 3D: through the work buffer (any operand layout, real, complex or mixed); the first convolved
+  // axis (the column kernel's) has the power-of-two length, the inner ones (cuFFT's) any.
+  const auto two = plan({8, 300, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true);
+  EXPECT_EQ(two.fft_length[0], 512);
+  EXPECT_EQ(two.fft_length[1], 70);  // 66 is not 7-smooth
+  EXPECT_FALSE(fused_obstacle(two, Strides{1, 8, 2400}, 256, 16384));
+  EXPECT_FALSE(fused_obstacle(plan({300, 64, 64}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true),
                               Strides{4096, 64, 1}, 256, 16384));
-  const auto real2d = fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, f32, f32, true),
-                                     Strides{19200, 300, 1}, 256, 16384);
-  ASSERT_TRUE(real2d);
-  EXPECT_NE(real2d->find("complex"), std::string::npos) << *real2d;
-  EXPECT_TRUE(fused_obstacle(plan({8, 64, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true),
-                             Strides{4096, 64, 1}, 256, 16384));  // innermost length 128 < 256
+  EXPECT_FALSE(fused_obstacle(plan({8, 300, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, f32, f32, true),
+                              Strides{19200, 64, 1}, 256, 16384));  // real: the column kernel on the half spectrum
+  const auto short_first = fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true),
+                                          Strides{19200, 300, 1}, 256, 16384);  // first length 128 < 256
+  ASSERT_TRUE(short_first);
+  EXPECT_NE(short_first->find("128 of axis 1"), std::string::npos) << *short_first;
   EXPECT_TRUE(fused_obstacle(plan({1024, 8}, {3, 1}, {0}, ConvolutionMode::full, c64, c64, true), Strides{8, 1}, 256,
                              16384));  // not the last axis
   EXPECT_TRUE(fused_obstacle(plan({8, 20000}, {1, 33}, {1}, ConvolutionMode::full, c64, c64, true), Strides{20000, 1},

@@ -102,6 +102,20 @@ __global__ void crop_kernel(const T* src, WorkDims d, std::int64_t rows, Canonic
   });
 }
 
+// Destination row r = (entry, group, w) of the tiled spectrum: column group * width + w of the entry, or zeros.
+template <class C>
+__global__ void tile_columns_kernel(const C* src, C* dst, std::int64_t rows, std::int64_t length, std::int64_t columns,
+                                    std::int64_t width) {
+  const std::int64_t groups = (columns + width - 1) / width;
+  walk_rows(rows, length, this_row_grid_place(), [&](std::int64_t row) {
+    const std::int64_t w = row % width, group = (row / width) % groups, entry = row / (width * groups);
+    const std::int64_t column = group * width + w;
+    const C* in = column < columns ? src + entry * length * columns + column : nullptr;
+    C* out = dst + row * length;
+    return [in, out, columns](std::int64_t k) { out[k] = in != nullptr ? in[k * columns] : C{}; };
+  });
+}
+
 template <class Src, class Dst>
 cudaError_t launch_pad(const void* src, const CanonicalWalk& walk, std::int64_t entries, const WorkDims& dims,
                        void* dst, cudaStream_t stream) {
@@ -140,6 +154,21 @@ cudaError_t multiply_device(void* spectrum, const void* kernel, DType dtype, std
   else
     multiply_kernel<<<grid, kThreads, 0, stream>>>(static_cast<float2*>(spectrum), static_cast<const float2*>(kernel),
                                                    entries, entry, kernel_entries);
+  return cudaGetLastError();
+}
+
+cudaError_t tile_column_spectrum_device(const void* src, void* dst, DType dtype, std::int64_t entries,
+                                        std::int64_t length, std::int64_t columns, std::int64_t width,
+                                        cudaStream_t stream) {
+  const std::int64_t rows = entries * ((columns + width - 1) / width) * width;
+  if (rows * length == 0) return cudaSuccess;
+  const dim3 grid = row_grid(length, rows);
+  if (dtype.real() == f64)
+    tile_columns_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const double2*>(src), static_cast<double2*>(dst),
+                                                       rows, length, columns, width);
+  else
+    tile_columns_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const float2*>(src), static_cast<float2*>(dst), rows,
+                                                       length, columns, width);
   return cudaGetLastError();
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The separate-pass route's own kernels around cuFFT's transforms: pad an operand into the canonical work buffer,
-// multiply the spectrum by the kernel's, crop the work buffer into the result. Each returns the launch's status.
+// multiply the spectrum by the kernel's, crop the work buffer into the result; and the fused column kernel's layout
+// of the kernel's spectrum. Each returns the launch's status.
 
 #include <cuda_runtime_api.h>
 
@@ -19,6 +20,12 @@ cudaError_t pad_device(const void* src, DType src_dtype, const CanonicalWalk& wa
 /// spectrum[b][i] *= kernel[kernel_entries.batch_offset(b)][i] for b < entries, i < entry (c64 or c128).
 cudaError_t multiply_device(void* spectrum, const void* kernel, DType dtype, std::int64_t entries, std::int64_t entry,
                             const CanonicalWalk& kernel_entries, cudaStream_t stream);
+/// The kernel's spectrum [entries][length][columns] (c64 or c128) tiled for the fused column kernel (fused_launch.hpp,
+/// FusedColumns::spectrum): groups of `width` neighbouring columns, each column's `length` values contiguous, zeros
+/// past the last column.
+cudaError_t tile_column_spectrum_device(const void* src, void* dst, DType dtype, std::int64_t entries,
+                                        std::int64_t length, std::int64_t columns, std::int64_t width,
+                                        cudaStream_t stream);
 /// The result's part of each work buffer entry (of `dtype`) into `dst` (walked by `walk`).
 cudaError_t crop_device(const void* src, DType dtype, const WorkDims& dims, std::int64_t entries,
                         const CanonicalWalk& walk, void* dst, cudaStream_t stream);

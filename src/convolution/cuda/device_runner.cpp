@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA runners of a convolution. Separate passes: pad into the canonical work buffer, cuFFT forward (the FFT's
-// CufftPlan), product with the kernel's spectrum, cuFFT inverse, crop into the result. Fused: one cuFFTDx kernel
-// per row (convolution/cuda), reading the operand and writing the result once. Both keep the kernel's spectrum,
-// scaled by 1/N, computed by cuFFT at plan and reset_kernel.
+// CufftPlan), product with the kernel's spectrum, cuFFT inverse, crop into the result. Fused, 1D: one cuFFTDx kernel
+// per row (convolution/cuda), reading the operand and writing the result once. Fused, 2D and 3D: cuFFT on the inner
+// axes, one cuFFTDx kernel along the first axis (forward, product, inverse), cuFFT's inverse on the inner axes. All
+// keep the kernel's spectrum, scaled by 1/N, computed by cuFFT at plan and reset_kernel.
 
 #include <fmt/format.h>
 
@@ -36,31 +37,72 @@ fused::FusedKind fused_kind(const ConvolutionGeometry& g) {
   return g.out_dtype == c128 ? fused::FusedKind::c2c_f64 : fused::FusedKind::c2c_f32;
 }
 
-/// The launcher for `g`, or the reason there is none in this build or on this device.
+/// Why a compiled kernel of `length` with launch shape `block` cannot run on `device` (nullopt: it can).
+std::optional<std::string> device_obstacle(const RowBlockKernel& block, std::int64_t length, int device) {
+  int major = 0;
+  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 9)
+    return fmt::format("the fused kernels are compiled for sm_90 and newer; cuda:{} is sm_{}x", device, major);
+  if (const std::optional<int> shared = block.shared_memory_short_on(device))
+    return fmt::format("the fused kernel of length {} needs {} bytes of shared memory, cuda:{} allows {}", length,
+                       block.shared_bytes, device, *shared);
+  return std::nullopt;
+}
+
+constexpr const char* kNoFusedKernels =
+    "this build has no fused kernels (MathDx was not found when configuring; CUPLAN_HAS_FUSED_FFT is 0)";
+
+/// The row kernel for a 1D `g`, or the reason there is none in this build or on this device.
 const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int device, std::string& why_not) {
   if (fused::launchers().empty()) {
-    why_not = "this build has no fused kernels (MathDx was not found when configuring; CUPLAN_HAS_FUSED_FFT is 0)";
+    why_not = kNoFusedKernels;
     return nullptr;
   }
-  const std::int64_t length = g.fft_length[g.rank - 1];  // the innermost axis
+  const std::int64_t length = g.fft_length[0];
   const fused::FusedLauncher* launcher = fused::find_launcher(fused_kind(g), static_cast<int>(length));
   if (launcher == nullptr) {
     why_not = fmt::format("no fused kernel of length {} for {} was compiled (CUPLAN_FUSED_FFT_LENGTHS)", length,
                           g.out_dtype.name());
     return nullptr;
   }
-  int major = 0;
-  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major < 9) {
-    why_not = fmt::format("the fused kernels are compiled for sm_90 and newer; cuda:{} is sm_{}x", device, major);
-    return nullptr;
-  }
-  if (const std::optional<int> shared = launcher->block.shared_memory_short_on(device)) {
-    why_not = fmt::format("the fused kernel of length {} needs {} bytes of shared memory, cuda:{} allows {}", length,
-                          launcher->block.shared_bytes, device, *shared);
+  if (std::optional<std::string> obstacle = device_obstacle(launcher->block, length, device)) {
+    why_not = std::move(*obstacle);
     return nullptr;
   }
   return launcher;
+}
+
+/// The column kernel for the first axis of a 2D or 3D complex `g`, or the reason there is none.
+const fused::FusedColumnLauncher* fused_column_launcher(const ConvolutionGeometry& g, int device,
+                                                        std::string& why_not) {
+  if (fused::column_launchers().empty()) {
+    why_not = kNoFusedKernels;
+    return nullptr;
+  }
+  const std::int64_t length = g.fft_length[0];
+  // Real convolutions too: the column kernel runs along the first axis of the inner axes' half spectrum.
+  const fused::FusedKind kind = g.out_dtype.real() == f64 ? fused::FusedKind::c2c_f64 : fused::FusedKind::c2c_f32;
+  const fused::FusedColumnLauncher* launcher = fused::find_column_launcher(kind, static_cast<int>(length));
+  if (launcher == nullptr) {
+    why_not = fmt::format(
+        "no fused column kernel of length {} for {} was compiled (CUPLAN_FUSED_FFT_LENGTHS; c128 columns go up "
+        "to 8192, a longer one does not fit the kernel's shared-memory tile)",
+        length, g.out_dtype.real().complex().name());
+    return nullptr;
+  }
+  if (std::optional<std::string> obstacle = device_obstacle(launcher->block, length, device)) {
+    why_not = std::move(*obstacle);
+    return nullptr;
+  }
+  return launcher;
+}
+
+/// Why neither fused kernel serves `g` in this build on `device` (nullopt: one does).
+std::optional<std::string> fused_build_obstacle(const ConvolutionGeometry& g, int device) {
+  std::string why_not;
+  const bool found = g.rank == 1 ? fused_launcher(g, device, why_not) != nullptr
+                                 : fused_column_launcher(g, device, why_not) != nullptr;
+  return found ? std::nullopt : std::optional<std::string>(why_not);
 }
 
 std::size_t bytes_of(std::int64_t count, std::size_t element) {
@@ -133,7 +175,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
                       {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()},
                       {"work area", area_.view(), true}});
     if (fused_ && context_.geometry.rank > 1)
-      run_fused_inner(device_in.view(), device_out.view(), s);
+      run_fused_columns(device_in.view(), device_out.view(), s);
     else if (fused_)
       run_fused(device_in.view(), device_out.view(), s);
     else
@@ -188,8 +230,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   std::string execution() const override {
     if (fused_ && context_.geometry.rank > 1)
       return fmt::format(
-          "pad, cuFFT forward on the outer axes, one fused cuFFTDx kernel on the innermost (MathDx {}), "
-          "cuFFT inverse, crop on cuda:{}",
+          "cuFFT forward on the inner axes, one fused cuFFTDx kernel along axis {} ({} columns a block; MathDx {}), "
+          "cuFFT inverse on the inner axes on cuda:{}",
+          context_.geometry.conv_axes[0], column_launcher_ != nullptr ? column_launcher_->columns_per_block : 0,
           fused::mathdx_version(), context_.target.device);
     if (fused_)
       return fmt::format("one fused cuFFTDx kernel (MathDx {}) on cuda:{}", fused::mathdx_version(),
@@ -216,9 +259,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   /// The layouts of the cuFFT plans, in the order make_plans makes them: the kernel's forward transform, then the
-  /// operand's forward transform (fused 2D and 3D: the outer axes, in place, both directions), then the inverse
-  /// (separate route, real operands). One batch axis per buffer (the batch axes are dense): each transform is one
-  /// cuFFT call.
+  /// operand's forward transform (fused 2D and 3D: the inner axes, both directions, run in place or out of place),
+  /// then the inverse (separate route, real operands). One batch axis per buffer (the batch axes are dense): each
+  /// transform is one cuFFT call.
   std::vector<LayoutDecision> plan_layouts() const {
     const ConvolutionGeometry& g = context_.geometry;
     const DType precision = g.out_dtype.real();
@@ -227,10 +270,16 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     layouts.push_back(plan_layout(transform_request(flat(g.kernel_batch, false), g.rank, work_dtype(), forward_type)));
     if (fused_) {
       if (g.rank > 1) {
-        LayoutRequest outer = transform_request(flat(g.batch, false), g.rank, work_dtype(), FFTType::c2c);
-        outer.axes.pop_back();
-        outer.inplace = true;
-        layouts.push_back(plan_layout(outer));
+        // The first convolved axis is the column kernel's. Real: R2C forward, C2R inverse on the inner axes.
+        LayoutRequest inner = transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type);
+        inner.axes.erase(inner.axes.begin());
+        layouts.push_back(plan_layout(inner));
+        if (g.real) {
+          LayoutRequest back = transform_request(flat(g.batch, true), g.rank, precision.complex(), FFTType::c2r,
+                                                 g.fft_length[g.rank - 1]);
+          back.axes.erase(back.axes.begin());
+          layouts.push_back(plan_layout(back));
+        }
       }
     } else {
       layouts.push_back(plan_layout(transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type)));
@@ -254,9 +303,16 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     kernel_forward_ = make(kernel_decision_);
     if (fused_) {
       std::string why_not;
-      launcher_ = fused_launcher(g, device, why_not);
-      if (launcher_ == nullptr) throw NotSupported(fmt::format("Convolution: route: fused: {}", why_not));
-      CUPLAN_CUDA_CHECK(launcher_->block.prepare());
+      const RowBlockKernel* block = nullptr;
+      if (g.rank == 1) {
+        launcher_ = fused_launcher(g, device, why_not);
+        if (launcher_ != nullptr) block = &launcher_->block;
+      } else {
+        column_launcher_ = fused_column_launcher(g, device, why_not);
+        if (column_launcher_ != nullptr) block = &column_launcher_->block;
+      }
+      if (block == nullptr) throw NotSupported(fmt::format("Convolution: route: fused: {}", why_not));
+      CUPLAN_CUDA_CHECK(block->prepare());
     }
     if (layouts.size() > 1) forward_ = make(layouts[1]);
     if (layouts.size() > 2) inverse_ = make(layouts[2]);
@@ -266,7 +322,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       if (plan != nullptr) workspace = std::max(workspace, plan->workspace_size());
     workspace_bytes_ = workspace;
     work_area_.check(workspace_bytes_, device);  // an external buffer: big enough, on this device
-    spectrum_.ensure(bytes_of(g.kernel_batch * g.spectrum_size, complex_dtype().size()), device, s);
+    spectrum_.ensure(spectrum_bytes(), device, s);
     kernel_entries_ = kernel_entries(g);
     planned_ = true;
   }
@@ -278,8 +334,20 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     workspace_ptr_ = area_.data();
     if (fused_ && g.rank == 1) return;  // reads the operand and writes the result directly
     work_.ensure(bytes_of(g.batch * g.fft_size, work_dtype().size()), device, s);
-    if (fused_) return;  // 2D, 3D: transformed in place
+    if (fused_ && !g.real) return;  // 2D, 3D complex: transformed in place
     work_spectrum_.ensure(bytes_of(g.batch * g.spectrum_size, complex_dtype().size()), device, s);
+  }
+
+  /// The kernel's spectrum as the route reads it: natural, or tiled for the column kernel (whole column groups).
+  std::size_t spectrum_bytes() const {
+    const ConvolutionGeometry& g = context_.geometry;
+    std::int64_t values = g.kernel_batch * g.spectrum_size;
+    if (column_launcher_ != nullptr) {
+      const std::int64_t length = g.fft_length[0], columns = g.spectrum_size / length,
+                         width = column_launcher_->columns_per_block;
+      values = g.kernel_batch * ((columns + width - 1) / width) * width * length;
+    }
+    return bytes_of(values, complex_dtype().size());
   }
 
   void release_work() noexcept {
@@ -305,10 +373,24 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     CUPLAN_CUDA_CHECK(pad_device(device_kernel.data(), k.dtype(), walk, g.kernel_batch, work_dims(g, false), padded_ptr,
                                  work_dtype(), s.native()));
     kernel_forward_->bind(s.native(), workspace);
-    kernel_forward_->execute(Direction::forward, padded_ptr, spectrum_.data());
-    scale_device(spectrum_.data(), complex_dtype(), output_walk(kernel_decision_.layout, kernel_decision_.type),
+    // The column kernel reads the spectrum tiled: computed beside it first (complex: in the padded kernel's buffer).
+    DeviceBuffer real_natural;
+    void* natural = spectrum_.data();
+    if (column_launcher_ != nullptr)
+      natural = g.real
+                    ? real_natural.ensure(bytes_of(g.kernel_batch * g.spectrum_size, complex_dtype().size()), device, s)
+                    : padded_ptr;
+    kernel_forward_->execute(Direction::forward, padded_ptr, natural);
+    scale_device(natural, complex_dtype(), output_walk(kernel_decision_.layout, kernel_decision_.type),
                  1.0 / static_cast<double>(g.fft_size), s.native());
+    if (column_launcher_ != nullptr) {
+      const std::int64_t length = g.fft_length[0];
+      CUPLAN_CUDA_CHECK(tile_column_spectrum_device(natural, spectrum_.data(), complex_dtype(), g.kernel_batch, length,
+                                                    g.spectrum_size / length, column_launcher_->columns_per_block,
+                                                    s.native()));
+    }
     padded.release();  // stream-ordered after the transform
+    real_natural.release();
     kernel_access.end();
     if (kernel.owning()) kernel.record_stream(s);
   }
@@ -359,47 +441,51 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     CUPLAN_CUDA_CHECK(launcher_->launch(rows, s.native()));
   }
 
-  /// 2D and 3D: pad, cuFFT forward on the outer axes, the fused kernel on every innermost row of the work buffer in
-  /// place (forward, product with the kernel's spectrum row, inverse), cuFFT inverse on the outer axes, crop. The
-  /// outer transforms commute with the innermost ones, so this is the full transform's product. Unlike the separate
-  /// route, cuFFT never reads the operand or writes the result directly here: its outer-axis plan out of place runs
-  /// one strided kernel of 1.38 ms at c64 [8192, 8192] where in place on the work buffer it takes 0.90 (ncu on an
-  /// H100), which costs more than the pad and crop passes save (0.38 and 0.40 ms; the route took 3.52 against 3.32
-  /// ms).
-  void run_fused_inner(const TensorView& in, const TensorView& out, StreamRef s) {
+  /// 2D and 3D: cuFFT forward on the inner axes (from the operand where it is laid out as the work buffer, else
+  /// after padding into it), the column kernel along the first axis in place (forward FFT, product with the kernel's
+  /// spectrum, inverse FFT), cuFFT inverse on the inner axes (into the result where it is laid out as the work
+  /// buffer, else into the work buffer and cropped). The transforms along different axes commute, so this is the
+  /// full transform's product. In circular mode on dense complex operands that is three passes over the data, against
+  /// the separate route's full forward and inverse transforms and the product between them. Real operands: always
+  /// padded (cuFFT's R2C is not documented to leave its input intact), R2C on the inner axes into the half spectrum,
+  /// the column kernel on it, C2R back.
+  void run_fused_columns(const TensorView& in, const TensorView& out, StreamRef s) {
     const ConvolutionGeometry& g = context_.geometry;
     const cudaStream_t stream = s.native();
     const CanonicalWalk in_walk = canonical_walk(g, in.shape(), in.strides());
     const CanonicalWalk out_walk = canonical_walk(g, out.shape(), out.strides());
-    const std::int64_t length = g.fft_length[g.rank - 1];
-    const std::int64_t period = g.fft_size / length;  // innermost rows per batch entry
     const WorkDims dims = work_dims(g, false);
-    CUPLAN_CUDA_CHECK(pad_device(in.data(), in.dtype(), in_walk, g.batch, dims, work_.data(), work_dtype(), stream));
+    const auto aligned = [&](const void* p) {  // cuFFT's pointers: aligned like the complex type
+      return reinterpret_cast<std::uintptr_t>(p) % complex_dtype().size() == 0;
+    };
+    // cuFFT's out-of-place C2C leaves its input intact: an operand laid out as the work buffer is read where it is.
+    const bool read_operand =
+        !g.real && in.dtype() == work_dtype() && aligned(in.data()) && is_work_layout(in_walk, dims);
+    const bool write_result = out.dtype() == work_dtype() && aligned(out.data()) && is_work_layout(out_walk, dims);
+    if (!read_operand)
+      CUPLAN_CUDA_CHECK(pad_device(in.data(), in.dtype(), in_walk, g.batch, dims, work_.data(), work_dtype(), stream));
+    void* spectrum = g.real ? work_spectrum_.data() : work_.data();
     forward_->bind(stream, workspace_ptr_);
-    forward_->execute(Direction::forward, work_.data(), work_.data());
-    fused::FusedRows rows;
-    rows.in = work_.data();
-    rows.out = work_.data();
-    rows.spectrum = spectrum_.data();
-    rows.rows = g.batch * period;
-    rows.in_row_stride = length;
-    rows.out_row_stride = length;
-    rows.spectrum_per_row = g.kernel_batch != 1;  // then the spectrum has the work buffer's rows
-    rows.spectrum_period = period;
-    rows.spectrum_length = length;
-    // Beyond the operand's extent the padded rows are zero, and stay zero through the outer transforms.
-    rows.in_length = static_cast<int>(g.in_shape[g.conv_axes.back()]);
-    rows.out_length = static_cast<int>(length);
-    rows.out_offset = 0;
-    CUPLAN_CUDA_CHECK(launcher_->launch(rows, stream));
-    forward_->execute(Direction::inverse, work_.data(), work_.data());
-    CUPLAN_CUDA_CHECK(crop_device(work_.data(), g.out_dtype, dims, g.batch, out_walk, out.data(), stream));
+    forward_->execute(Direction::forward, read_operand ? in.data() : work_.data(), spectrum);
+    fused::FusedColumns columns;
+    columns.data = spectrum;
+    columns.spectrum = spectrum_.data();
+    columns.entries = g.batch;
+    columns.columns = g.spectrum_size / g.fft_length[0];
+    columns.spectrum_per_entry = g.kernel_batch != 1;
+    CUPLAN_CUDA_CHECK(column_launcher_->launch(columns, stream));
+    CufftPlan& inverse = g.real ? *inverse_ : *forward_;
+    inverse.bind(stream, workspace_ptr_);
+    inverse.execute(Direction::inverse, spectrum, write_result ? out.data() : work_.data());
+    if (!write_result)
+      CUPLAN_CUDA_CHECK(crop_device(work_.data(), g.out_dtype, dims, g.batch, out_walk, out.data(), stream));
   }
 
   bool fused_;
   bool planned_ = false;
   Device operand_device_;
-  const fused::FusedLauncher* launcher_ = nullptr;
+  const fused::FusedLauncher* launcher_ = nullptr;               // 1D
+  const fused::FusedColumnLauncher* column_launcher_ = nullptr;  // 2D and 3D
   LayoutDecision kernel_decision_;
   std::unique_ptr<CufftPlan> forward_, inverse_, kernel_forward_;
   CanonicalWalk kernel_entries_;
@@ -421,14 +507,11 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
     return choice;
   }
   ConvolutionRequest pow2 = request;
-  pow2.power_of_two_innermost = true;
+  pow2.power_of_two_first = true;
   ConvolutionGeometry candidate = plan_convolution(pow2);
   std::optional<std::string> obstacle = fused_obstacle(candidate, operand.strides(), kFusedMin, kFusedMax);
   if (!obstacle && route == cuplan::ConvolutionRoute::automatic) obstacle = automatic_fused_obstacle(candidate);
-  if (!obstacle) {
-    std::string why_not;
-    if (fused_launcher(candidate, device, why_not) == nullptr) obstacle = why_not;
-  }
+  if (!obstacle) obstacle = fused_build_obstacle(candidate, device);
   if (obstacle) {
     if (route == cuplan::ConvolutionRoute::fused)
       throw NotSupported(fmt::format("Convolution: route: the fused route cannot run this convolution: {}", *obstacle));

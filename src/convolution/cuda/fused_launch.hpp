@@ -47,6 +47,38 @@ struct FusedLauncher {
 const FusedLauncher* find_launcher(FusedKind kind, int length) noexcept;
 /// Every kernel compiled into this build (empty without MathDx).
 std::span<const FusedLauncher* const> launchers() noexcept;
+
+/// One launch of the column kernel (2D and 3D): the first convolved axis of a dense complex work buffer
+/// [entries][length][columns], strided by `columns`, after cuFFT has transformed the inner axes. Element k of column c
+/// of entry b is at data + b * length * columns + k * columns + c. Each block loads `columns_per_block` neighbouring
+/// columns whole (coalesced, through shared memory), runs their forward FFTs, multiplies by the kernel's spectrum,
+/// runs the inverse FFTs and stores them back in place.
+struct FusedColumns {
+  void* data = nullptr;
+  /// The kernel's spectrum along the axis, scaled by 1/N, tiled for the block's loads: entry e, column group g
+  /// (columns g * columns_per_block ...), column w of the group, frequency k at
+  /// ((e * groups + g) * columns_per_block + w) * length + k (tile_column_spectrum_device writes it; zero past the
+  /// last column).
+  const void* spectrum = nullptr;
+  std::int64_t entries = 0;
+  std::int64_t columns = 0;
+  /// Entry b multiplies by spectrum entry b (`spectrum_per_entry`), else by entry 0.
+  bool spectrum_per_entry = false;
+};
+
+/// One compiled column kernel (complex f32 or f64) and what launching it takes.
+struct FusedColumnLauncher {
+  FusedKind kind;  ///< c2c_f32 or c2c_f64
+  int length;      ///< FFT length along the axis
+  unsigned columns_per_block;
+  RowBlockKernel block;
+  cudaError_t (*launch)(const FusedColumns& columns, cudaStream_t stream);
+};
+
+/// The column kernel for `kind` at `length`, or nullptr when none was compiled.
+const FusedColumnLauncher* find_column_launcher(FusedKind kind, int length) noexcept;
+/// Every column kernel compiled into this build (empty without MathDx).
+std::span<const FusedColumnLauncher* const> column_launchers() noexcept;
 /// "25.6.0 (cuFFTDx 10500)", or empty when the build has no MathDx.
 const char* mathdx_version() noexcept;
 
