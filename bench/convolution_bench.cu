@@ -47,7 +47,9 @@ namespace {
 constexpr int kWarmup = 3;
 bool print_nodes = false;  // --nodes
 
-/// With --nodes: one `execute` captured into a graph, each kernel timed alone (`bytes`: the operand's size).
+/// With --nodes: one `execute` captured into a graph, each kernel timed alone (`bytes`: the operand's size). The
+/// nodes run alone over the route's own buffers, an in-place product or fused kernel again and again on what the
+/// last run left, so the result is computed once more afterwards: the routes' results are compared after this.
 void nodes_of(const char* what, cudaStream_t stream, int reps, double bytes, const std::function<void()>& execute) {
   if (!print_nodes) return;
   std::printf("  %s, one execute:\n", what);
@@ -55,6 +57,8 @@ void nodes_of(const char* what, cudaStream_t stream, int reps, double bytes, con
   if (graph == nullptr) return;
   bench::print_kernel_nodes(graph, stream, reps, bytes);
   BENCH_CUDA_CHECK(cudaGraphDestroy(graph));
+  execute();
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::fflush(stdout);
 }
 
