@@ -210,10 +210,15 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
 
 std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& g) {
   if (g.rank == 1) return std::nullopt;
+  // The column kernel's tile holds 128 KiB of columns: two or more a block up to 64 KiB a column.
+  const DType complex = g.out_dtype.real().complex();
+  const std::int64_t length = g.fft_length[0];
+  if (length * static_cast<std::int64_t>(complex.size()) <= 64 * 1024) return std::nullopt;
   return fmt::format(
-      "route automatic fuses 1D convolutions only: in {}D ask for route fused to run the column kernel along the "
-      "first axis between cuFFT's transforms of the inner ones",
-      g.rank);
+      "route automatic runs the column kernel of {}D convolutions where a block holds two or more columns (c64 up "
+      "to 8192, c128 up to 4096); at length {} of axis {} a block holds one {} column, whose loads use part of each "
+      "memory sector (ask for route fused to run it)",
+      g.rank, length, g.conv_axes[0], complex.name());
 }
 
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& g, const Strides& in_strides,

@@ -188,16 +188,26 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   Convolution separate(x, k, {.mode = ConvolutionMode::same, .route = ConvolutionRoute::separate});
   EXPECT_EQ(separate.route(), ConvolutionRoute::separate);
   EXPECT_NE(separate.describe().find("cuFFT forward"), std::string::npos) << separate.describe();
-  // 2D: automatic keeps the separate route and says why; `fused` runs the first axis fused where it was compiled.
-  Tensor x2 = Tensor::empty({4, 4000, 64}, c64, Device::cuda(0));
+  // 2D: automatic takes the column kernel where a block holds two or more columns and it was compiled (first axis
+  // 2048 here); at one c128 column of 8192 a block it keeps the separate route and says why, and `fused` runs it.
+  Tensor x2 = Tensor::empty({4, 1000, 64}, c64, Device::cuda(0));
   Tensor k2 = Tensor::empty({1, 97, 3}, c64, Device::cuda(0));
   Convolution two(x2, k2, {.axes = {1, 2}, .mode = ConvolutionMode::same});
-  EXPECT_EQ(two.route(), ConvolutionRoute::separate);
-  EXPECT_NE(two.describe().find("fuses 1D convolutions only"), std::string::npos) << two.describe();
-  if (conv.route() == ConvolutionRoute::fused) {
-    Convolution forced(x2, k2, {.axes = {1, 2}, .mode = ConvolutionMode::same, .route = ConvolutionRoute::fused});
-    EXPECT_EQ(forced.route(), ConvolutionRoute::fused);
+  if (two.route() == ConvolutionRoute::fused) {
+    EXPECT_EQ(two.fft_lengths()[0], 2048);
+    EXPECT_NE(two.describe().find("columns a block"), std::string::npos) << two.describe();
+  } else {
+    EXPECT_NE(two.describe().find("was compiled"), std::string::npos) << two.describe();
   }
+  Tensor xw = Tensor::empty({8192, 4}, c128, Device::cuda(0));
+  Tensor kw = Tensor::empty({3, 3}, c128, Device::cuda(0));
+  Convolution wide(xw, kw, {.mode = ConvolutionMode::circular});
+  EXPECT_EQ(wide.route(), ConvolutionRoute::separate);
+  EXPECT_NE(wide.describe().find("one c128 column"), std::string::npos) << wide.describe();
+  std::optional<Convolution> forced;
+  CUPLAN_SKIP_IF_NOT_COMPILED(
+      forced.emplace(xw, kw, ConvolutionOptions{.mode = ConvolutionMode::circular, .route = ConvolutionRoute::fused}));
+  EXPECT_EQ(forced->route(), ConvolutionRoute::fused);
 }
 
 TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {

@@ -111,20 +111,29 @@ TEST(ConvolutionPlanner, RefusesWhatCannotBeConvolved) {
   EXPECT_THROW(plan({}, {}, {}, ConvolutionMode::full), InvalidArgument);
 }
 
-// automatic fuses 1D convolutions only (2D and 3D take the column kernel when asked for); the
-// reason names the rank and how to ask for the fused kernel anyway.
-TEST(ConvolutionPlanner, AutomaticFusesOneDimensionalConvolutionsOnly) {
+// automatic fuses every 1D convolution, and 2D and 3D ones where a block of the column kernel holds two or more
+// columns of the first axis (c64 up to 8192, c128 up to 4096); the reason names the rank, the length, the dtype
+// and how to ask for the fused kernel anyway.
+TEST(ConvolutionPlanner, AutomaticFusesWhereABlockHoldsTwoColumns) {
   EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1024}, {1, 33}, {1}, ConvolutionMode::same, c64, c64, true)));
   EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1000}, {8, 25}, {1}, ConvolutionMode::full, f32, f32, true)));
+  EXPECT_FALSE(automatic_fused_obstacle(plan({8, 16384}, {1, 33}, {1}, ConvolutionMode::circular, c128, c128, true)));
+  EXPECT_FALSE(automatic_fused_obstacle(plan({8, 300, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true)));
+  EXPECT_FALSE(
+      automatic_fused_obstacle(plan({8192, 8192}, {8192, 8192}, {0, 1}, ConvolutionMode::circular, f32, f32, true)));
+  EXPECT_FALSE(
+      automatic_fused_obstacle(plan({512, 512, 512}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::circular, c64, c64, true)));
+  EXPECT_FALSE(automatic_fused_obstacle(plan({4096, 10}, {3, 3}, {0, 1}, ConvolutionMode::circular, c128, c128, true)));
   const std::optional<std::string> two =
-      automatic_fused_obstacle(plan({8, 64, 300}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true));
+      automatic_fused_obstacle(plan({8192, 10}, {3, 3}, {0, 1}, ConvolutionMode::circular, c128, c128, true));
   ASSERT_TRUE(two);
-  EXPECT_NE(two->find("2D"), std::string::npos) << *two;
-  EXPECT_NE(two->find("route fused"), std::string::npos) << *two;
+  for (const char* word : {"2D", "8192", "axis 0", "c128", "route fused"})
+    EXPECT_NE(two->find(word), std::string::npos) << word << ": " << *two;
   const std::optional<std::string> three =
-      automatic_fused_obstacle(plan({64, 64, 300}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true));
-  ASSERT_TRUE(three);
+      automatic_fused_obstacle(plan({9000, 4, 3}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true));
+  ASSERT_TRUE(three);  // first length 16384: one c64 column a block
   EXPECT_NE(three->find("3D"), std::string::npos) << *three;
+  EXPECT_NE(three->find("16384"), std::string::npos) << *three;
 }
 
 TEST(ConvolutionPlanner, FusedConditions) {
