@@ -72,7 +72,8 @@ const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int dev
   return launcher;
 }
 
-/// The column kernel for the first axis of a 2D or 3D complex `g`, or the reason there is none.
+/// The column kernel for the first axis of a 2D or 3D `g` (complex, or real through its half spectrum), or the reason
+/// there is none.
 const fused::FusedColumnLauncher* fused_column_launcher(const ConvolutionGeometry& g, int device,
                                                         std::string& why_not) {
   if (fused::column_launchers().empty()) {
