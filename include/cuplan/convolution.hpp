@@ -3,7 +3,7 @@
 // FFT convolution (docs/convolution.md): the class form Convolution (plan once with a kernel, whose spectrum is
 // computed once, then execute over many operands, with the stream contract of docs/streams.md) and the function
 // form fftconvolve with the modes of scipy.signal.fftconvolve plus circular. CUDA execution: cuFFT forward, a
-// product kernel and cuFFT inverse, or one fused kernel of cuplan's own (cuFFTDx) where it applies; CPU execution:
+// product kernel and cuFFT inverse, or a fused kernel of cuplan's own (cuFFTDx) where it applies; CPU execution:
 // FFTW with the product inside its chunked loop.
 
 #include <cstddef>
@@ -34,9 +34,10 @@ inline namespace CUPLAN_ABI_NAMESPACE {
 /// - `circular`: the circular convolution of period n (the kernel, k <= n, padded with zeros to n).
 enum class ConvolutionMode : std::uint8_t { full, same, valid, circular };
 
-/// How a convolution runs on CUDA. `automatic`: the fused kernel where it applies (see docs/convolution.md), else
-/// separate passes. `fused`: forward FFT, product and inverse FFT in one kernel of cuplan's own (cuFFTDx);
-/// NotSupported naming the reason where it cannot apply (always in a build without MathDx, CUPLAN_HAS_FUSED_FFT 0).
+/// How a convolution runs on CUDA. `automatic`: the fused kernel where it applies and was measured faster (see
+/// docs/convolution.md), else separate passes. `fused`: forward FFT, product and inverse FFT in one kernel of cuplan's
+/// own (cuFFTDx) along the first convolved axis, with cuFFT on the others in 2D and 3D; NotSupported naming the reason
+/// where it cannot apply (always in a build without MathDx, CUPLAN_HAS_FUSED_FFT 0).
 /// `separate`: cuFFT forward, a product kernel and cuFFT inverse. CPU execution has one route (FFTW); there `fused`
 /// is NotSupported and `separate` is accepted.
 enum class ConvolutionRoute : std::uint8_t { automatic, fused, separate };
