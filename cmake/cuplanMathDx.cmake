@@ -52,8 +52,8 @@ if(CUPLAN_ENABLE_CUDA AND CUPLAN_ENABLE_FUSED_FFT)
 endif()
 
 # Adds the fused kernels to `target`: per length, one generated translation unit of convolution kernels (c2c f32,
-# c2c f64, r2c/c2r f32 and f64), one of column kernels (2D and 3D convolutions) and two of real-to-real kernels (R2C, C2R, C2C in f32, and in f64), and the tables of those
-# compiled. Without MathDx only the tables, empty, are added.
+# c2c f64, r2c/c2r f32 and f64), one of column kernels (2D and 3D convolutions) and two of real-to-real kernels (R2C,
+# C2R, C2C in f32, and in f64), and the tables of those compiled. Without MathDx only the tables, empty, are added.
 function(cuplan_add_fused_kernels target)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/generated/fused)
   set(declarations "")

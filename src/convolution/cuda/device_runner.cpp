@@ -396,21 +396,31 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     if (kernel.owning()) kernel.record_stream(s);
   }
 
+  /// Where cuFFT may read the operand and write the result directly instead of the work buffer (no pad, no crop).
+  struct DirectAccess {
+    bool read_operand = false;
+    bool write_result = false;
+  };
+  /// A complex operand already laid out as the work buffer is transformed where it is (cuFFT's out-of-place C2C
+  /// leaves its input intact; its R2C is not documented to, so a real operand is always copied); a result laid out
+  /// as the work buffer receives the inverse directly. Both routes' rule.
+  DirectAccess direct_access(const TensorView& in, const CanonicalWalk& in_walk, const TensorView& out,
+                             const CanonicalWalk& out_walk, const WorkDims& dims) const {
+    const auto aligned = [&](const void* p) {  // cuFFT's pointers: aligned like the complex type
+      return reinterpret_cast<std::uintptr_t>(p) % complex_dtype().size() == 0;
+    };
+    return {.read_operand = in.dtype() == work_dtype() && in.dtype().is_complex() && aligned(in.data()) &&
+                            is_work_layout(in_walk, dims),
+            .write_result = out.dtype() == work_dtype() && aligned(out.data()) && is_work_layout(out_walk, dims)};
+  }
+
   void run_separate(const TensorView& in, const TensorView& out, StreamRef s) {
     const ConvolutionGeometry& g = context_.geometry;
     const cudaStream_t stream = s.native();
     const CanonicalWalk in_walk = canonical_walk(g, in.shape(), in.strides());
     const CanonicalWalk out_walk = canonical_walk(g, out.shape(), out.strides());
     const WorkDims dims = work_dims(g, false);
-    // A complex operand already laid out as the work buffer is transformed where it is (cuFFT's out-of-place C2C
-    // leaves its input intact; its R2C is not documented to, so a real operand is always copied); a result laid out
-    // as the work buffer receives the inverse directly.
-    const auto aligned = [&](const void* p) {  // cuFFT's pointers: aligned like the complex type
-      return reinterpret_cast<std::uintptr_t>(p) % complex_dtype().size() == 0;
-    };
-    const bool read_operand =
-        in.dtype() == work_dtype() && in.dtype().is_complex() && aligned(in.data()) && is_work_layout(in_walk, dims);
-    const bool write_result = out.dtype() == work_dtype() && aligned(out.data()) && is_work_layout(out_walk, dims);
+    const auto [read_operand, write_result] = direct_access(in, in_walk, out, out_walk, dims);
     if (!read_operand)
       CUPLAN_CUDA_CHECK(pad_device(in.data(), in.dtype(), in_walk, g.batch, dims, work_.data(), work_dtype(), stream));
     forward_->bind(stream, workspace_ptr_);
@@ -456,13 +466,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const CanonicalWalk in_walk = canonical_walk(g, in.shape(), in.strides());
     const CanonicalWalk out_walk = canonical_walk(g, out.shape(), out.strides());
     const WorkDims dims = work_dims(g, false);
-    const auto aligned = [&](const void* p) {  // cuFFT's pointers: aligned like the complex type
-      return reinterpret_cast<std::uintptr_t>(p) % complex_dtype().size() == 0;
-    };
-    // cuFFT's out-of-place C2C leaves its input intact: an operand laid out as the work buffer is read where it is.
-    const bool read_operand =
-        !g.real && in.dtype() == work_dtype() && aligned(in.data()) && is_work_layout(in_walk, dims);
-    const bool write_result = out.dtype() == work_dtype() && aligned(out.data()) && is_work_layout(out_walk, dims);
+    const auto [read_operand, write_result] = direct_access(in, in_walk, out, out_walk, dims);
     if (!read_operand)
       CUPLAN_CUDA_CHECK(pad_device(in.data(), in.dtype(), in_walk, g.batch, dims, work_.data(), work_dtype(), stream));
     void* spectrum = g.real ? work_spectrum_.data() : work_.data();
