@@ -115,12 +115,15 @@ int main(int argc, char** argv) {
   const long long scale = quick ? 16 : 1;
   cudaStream_t stream = nullptr;
   BENCH_CUDA_CHECK(cudaStreamCreate(&stream));
-  // 2D: the library takes 2 columns of 256 threads (32 per thread; 128 KiB of tile, one block an SM).
-  row<8192, Shape<8192, 2, 32>, Shape<8192, 2, 16>, Shape<8192, 1, 32>, Shape<8192, 1, 16>>("2D [8192, 8192]",
-                                                                                            8192 / scale, reps, stream);
-  // 3D: the library takes 16 columns of 64 threads (8 per thread; 1024 threads, one block an SM at 64 registers).
-  row<512, Shape<512, 16, 8>, Shape<512, 16, 16>, Shape<512, 8, 8>, Shape<512, 8, 16>, Shape<512, 4, 8>>(
-      "3D 512^3", 512LL * 512 / scale, reps, stream);
+  // 2D: the library takes 2 columns of 512 threads (16 per thread; 128 KiB of tile, one block an SM).
+  row<8192, Shape<8192, 2, 16>, Shape<8192, 2, 32>, Shape<8192, 1, 16>, Shape<8192, 1, 8>>("2D [8192, 8192]",
+                                                                                           8192 / scale, reps, stream);
+  // A middle length, 2D [4096, 16384]: the library takes 4 columns of 256 threads (16 per thread; 160 KiB).
+  row<4096, Shape<4096, 4, 16>, Shape<4096, 2, 16>, Shape<4096, 2, 8>, Shape<4096, 1, 8>>("2D [4096, 16384]",
+                                                                                          16384 / scale, reps, stream);
+  // 3D: the library takes 4 columns of 64 threads (8 per thread; 32-byte rows, several blocks an SM).
+  row<512, Shape<512, 4, 8>, Shape<512, 16, 8>, Shape<512, 8, 8>, Shape<512, 8, 16>, Shape<512, 4, 16>,
+      Shape<512, 4, 4>, Shape<512, 2, 8>, Shape<512, 2, 16>>("3D 512^3", 512LL * 512 / scale, reps, stream);
   BENCH_CUDA_CHECK(cudaStreamDestroy(stream));
   return failures == 0 ? 0 : 1;
 }
