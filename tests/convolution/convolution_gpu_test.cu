@@ -111,7 +111,7 @@ TEST(ConvolutionGpu, FusedKernelPerRowPaddedRowsAndAPartialLastBlock) {
 }
 
 /// 2D and 3D convolutions on the fused route (forced; the column kernel along the first convolved axis) against the
-/// reference, poisoned `out`.
+/// reference, poisoned `out`; the operand unchanged afterwards (cuFFT may read it where it is).
 template <class T, class K = T>
 bool check_fused_columns(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
                          ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}) {
@@ -143,6 +143,7 @@ bool check_fused_columns(std::vector<std::int64_t> xs, std::vector<std::int64_t>
   for (std::int64_t n : conv.fft_lengths()) fft_size *= n;
   EXPECT_LT(relative_error(to_dense(out.view()), expected), convolution_tolerance(conv.result_dtype(), fft_size))
       << conv.describe();
+  EXPECT_EQ(to_dense(x.view), hx.dense()) << "the operand stays intact: " << conv.describe();
   return true;
 }
 

@@ -27,7 +27,7 @@ std::vector<int> normal_axes(const std::vector<int>& axes, std::size_t ndim) {
 }
 
 /// One case through the class form (result into a poisoned `out`, then a second execute into a new Tensor) and the
-/// function form, each against the reference.
+/// function form, each against the reference; the operand unchanged after all three.
 template <class T, class K = T>
 void check(Space space, std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
            ConvolutionMode mode, std::vector<std::int64_t> x_strides = {},
@@ -61,6 +61,7 @@ void check(Space space, std::vector<std::int64_t> xs, std::vector<std::int64_t> 
   Tensor fout = poisoned(conv.result_dtype(), shape, space);
   fftconvolve(x.view, k.view, fout.view(), options);
   EXPECT_LT(relative_error(to_dense(fout.view()), expected), tol) << "fftconvolve";
+  EXPECT_EQ(to_dense(x.view), hx.dense()) << "the operand stays intact: " << conv.describe();
 }
 
 TEST_P(ConvolutionNumerics, EveryMode1DOddPrimeAndPowerOfTwoLengths) {
