@@ -29,6 +29,7 @@ void check_c2c(Space space, std::vector<std::int64_t> shape, std::vector<int> ax
   std::int64_t n = 1;
   for (int a : ref_axes) n *= shape[static_cast<std::size_t>(a)];
   EXPECT_LT(relative_error(to_dense(y.view()), expected), tolerance(dtype_of<T>, n)) << f.describe();
+  EXPECT_EQ(to_dense(x.view), host.dense()) << "the operand stays intact: " << f.describe();
 }
 
 TEST_P(FftNumerics, C2C1DAllSizesBothDirectionsBothPrecisions) {
@@ -104,6 +105,7 @@ void check_r2c_roundtrip(Space space, std::vector<std::int64_t> shape, std::vect
   const auto full = reference_dft(host.dense(), shape, ref_axes, -1);
   EXPECT_LT(relative_error(to_dense(spectrum.view()), truncate_axis(full, shape, halved, m)),
             tolerance(dtype_of<Real>, n));
+  EXPECT_EQ(to_dense(x.view), host.dense()) << "the real operand stays intact: " << forward.describe();
 
   // C2R of a genuinely Hermitian spectrum gives back n * x; the spectrum itself must stay intact.
   const auto spectrum_before = to_dense(spectrum.view());
@@ -133,6 +135,25 @@ TEST_P(FftNumerics, R2CMultiDimensionalOverLeadingMiddleAndTrailingAxes) {
   check_r2c_roundtrip<float>(GetParam(), {9, 8, 5}, {1}, 1);
   // Halved axis before another transformed axis in memory: planned through internal copies.
   check_r2c_roundtrip<double>(GetParam(), {6, 9}, {1, 0}, 0);
+}
+
+// Out-of-place C2C and R2C read the operand where it is (no copy where its layout nests) and leave it intact, at
+// sizes where cuFFT's plans take several kernels (the values are not checked here: the tests above do).
+TEST_P(FftNumerics, OutOfPlaceC2CAndR2CLeaveTheOperandIntactAtLargeSizes) {
+  const auto intact = [&]<class T>(std::vector<std::int64_t> shape, std::vector<int> axes, T) {
+    SCOPED_TRACE(::testing::Message() << dtype_of<T>.name() << " " << ::testing::PrintToString(shape));
+    auto host = HostArray<T>::random(shape);
+    Operand x = to_space(host, GetParam());
+    FFT f(x.view, {.axes = axes, .execution = exec()});
+    f.plan();
+    const Tensor y = f.execute();
+    EXPECT_EQ(to_dense(x.view), host.dense()) << f.describe();
+  };
+  intact(std::vector<std::int64_t>{4, 512, 512}, {1, 2}, float{});
+  intact(std::vector<std::int64_t>{128, 128, 128}, {0, 1, 2}, float{});
+  intact(std::vector<std::int64_t>{2, 8192, 64}, {1, 2}, double{});
+  intact(std::vector<std::int64_t>{16, 16384}, {1}, float{});
+  intact(std::vector<std::int64_t>{64, 64, 64}, {0, 1, 2}, std::complex<float>{});
 }
 
 TEST_P(FftNumerics, R2CInPlaceWithPaddedRowsAndC2RInPlace) {
