@@ -169,6 +169,12 @@ TEST(ConvolutionGpu, FusedFirstAxisOf2DAnd3DConvolutions) {
   // Circular on dense operands: cuFFT reads the operand and writes the result directly, no pad or crop.
   ran += check_fused_columns<std::complex<float>>({4, 512, 30}, {1, 512, 5}, {1, 2}, ConvolutionMode::circular);
   ran += check_fused_columns<std::complex<float>>({256, 8, 16}, {256, 8, 16}, {0, 1, 2}, ConvolutionMode::circular);
+  // The long first axes, where one block's tile fills an SM: c64 8192 (two columns of 512 threads a block) and 16384
+  // (one column), c128 8192 (one column), real f32 4096 (six half-spectrum columns, four a block); partial groups.
+  ran += check_fused_columns<std::complex<float>>({8192, 3}, {9, 2}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<float>>({16384, 5}, {3, 2}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<double>>({8192, 3}, {5, 3}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<float>({4096, 10}, {7, 3}, {0, 1}, ConvolutionMode::circular);
   // A strided operand (padded rows, batch axis last) reaches the work buffer through the pad kernel.
   ran +=
       check_fused_columns<std::complex<float>>({300, 20, 3}, {17, 4, 1}, {0, 1}, ConvolutionMode::full, {3, 1000, 1});
