@@ -60,9 +60,6 @@ std::unique_ptr<ConvolutionRunner> make_cpu_convolution_runner(const Convolution
 struct DeviceConvolutionChoice {
   ConvolutionGeometry geometry;
   bool fused = false;
-  /// 2D and 3D, fused: the row kernel along the last convolved axis (cuFFT on the outer axes) instead of the column
-  /// kernel along the first (cuFFT on the inner axes); see fused_nd_kernel.
-  bool fused_rows = false;
   std::string not_fused;  ///< the reason, when not fused
 };
 /// NotSupported naming the reason when `route` is fused and the fused kernel cannot run the convolution.

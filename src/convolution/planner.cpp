@@ -208,36 +208,17 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
   return g;
 }
 
-namespace {
-
-/// The column kernel's tile holds 128 KiB of columns: from 64 KiB a column, one or two fill it, and its block an SM.
-bool long_first_column(const ConvolutionGeometry& g) {
-  return g.fft_length[0] * static_cast<std::int64_t>(g.out_dtype.real().complex().size()) >= 64 * 1024;
-}
-
-}  // namespace
-
-FusedNdKernel fused_nd_kernel(const ConvolutionGeometry& g, std::int64_t min_length, std::int64_t max_length) {
-  if (g.rank == 1 || g.real || !long_first_column(g)) return FusedNdKernel::columns;
-  const std::int64_t last = g.fft_length[g.rank - 1];
-  const bool row_length = last == next_power_of_two(last) && last >= min_length && last <= max_length;
-  return row_length ? FusedNdKernel::rows : FusedNdKernel::columns;
-}
-
-std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& g, std::int64_t min_length,
-                                                    std::int64_t max_length) {
-  if (g.rank == 1 || fused_nd_kernel(g, min_length, max_length) == FusedNdKernel::rows) return std::nullopt;
+std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& g) {
+  if (g.rank == 1) return std::nullopt;
+  // The column kernel's tile holds 128 KiB of columns: two or more a block up to 64 KiB a column.
   const DType complex = g.out_dtype.real().complex();
   const std::int64_t length = g.fft_length[0];
   if (length * static_cast<std::int64_t>(complex.size()) <= 64 * 1024) return std::nullopt;
   return fmt::format(
       "route automatic runs the column kernel of {}D convolutions where a block holds two or more columns (c64 up "
       "to 8192, c128 up to 4096); at length {} of axis {} a block holds one {} column, whose loads use part of each "
-      "memory sector, and the row kernel cannot take the last axis ({}: it takes a complex result whose last FFT "
-      "length is a power of two from {} to {}) (ask for route fused to run the column kernel)",
-      g.rank, length, g.conv_axes[0], complex.name(),
-      g.real ? std::string("both operands are real") : fmt::format("its FFT length is {}", g.fft_length[g.rank - 1]),
-      min_length, max_length);
+      "memory sector (ask for route fused to run it)",
+      g.rank, length, g.conv_axes[0], complex.name());
 }
 
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& g, const Strides& in_strides,

@@ -75,25 +75,11 @@ std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k)
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& geometry, const Strides& in_strides,
                                           std::int64_t min_length, std::int64_t max_length);
 
-/// The kernel the fused route of a 2D or 3D convolution runs.
-enum class FusedNdKernel {
-  columns,  ///< the column kernel along the first convolved axis, cuFFT on the inner ones
-  rows,     ///< the row kernel along the last convolved axis (in place on the work buffer), cuFFT on the outer ones
-};
-
-/// rows where the column kernel's block would fill an SM with one or two long columns (a column of 64 KiB or more:
-/// c64 from 8192, c128 from 4096) and the row kernel can take the last axis: a complex result (both operands real
-/// keep the column kernel, on the inner axes' half spectrum) whose last FFT length is a power of two from
-/// `min_length` to `max_length`. Else columns (docs/convolution.md, "The row route of 2D and 3D").
-FusedNdKernel fused_nd_kernel(const ConvolutionGeometry& geometry, std::int64_t min_length, std::int64_t max_length);
-
 /// Why ConvolutionRoute::automatic keeps the separate route where the fused kernel could run (nullopt: it takes the
-/// fused kernel). 1D: always. 2D and 3D: where the row kernel takes the last axis (fused_nd_kernel), or a block of
-/// the column kernel holds two or more columns (a column of at most 64 KiB: c64 up to 8192, c128 up to 4096), the
-/// shapes measured faster than the separate route; one column a block loads a part of each memory sector only, and
-/// `fused` still runs it (docs/convolution.md).
-std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& geometry, std::int64_t min_length,
-                                                    std::int64_t max_length);
+/// fused kernel). 1D: always. 2D and 3D: where a block of the column kernel holds two or more columns (a column of
+/// at most 64 KiB: c64 up to 8192, c128 up to 4096), the shapes measured faster than the separate route; one column a
+/// block loads a part of each memory sector only, and `fused` still runs it (docs/convolution.md).
+std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& geometry);
 
 /// The distance between consecutive rows (along the last axis) of an operand whose other axes nest densely over
 /// one another, counting every row once; nullopt when they do not. A single row gives its length.

@@ -110,15 +110,13 @@ TEST(ConvolutionGpu, FusedKernelPerRowPaddedRowsAndAPartialLastBlock) {
   check_fused<double>(3, 1024, 7, ConvolutionMode::circular, false, 1025);
 }
 
-/// 2D and 3D convolutions on the fused route (forced; the column kernel along the first convolved axis, or where
-/// `rows` the row kernel along the last) against the reference, poisoned `out`; the operand unchanged afterwards
-/// (cuFFT may read it where it is).
+/// 2D and 3D convolutions on the fused route (forced; the column kernel along the first convolved axis) against the
+/// reference, poisoned `out`; the operand unchanged afterwards (cuFFT may read it where it is).
 template <class T, class K = T>
-bool check_fused_nd(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
-                    ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}, bool rows = false) {
+bool check_fused_columns(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
+                         ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}) {
   SCOPED_TRACE(::testing::Message() << dtype_of<T>.name() << " x " << ::testing::PrintToString(xs) << " k "
-                                    << ::testing::PrintToString(ks) << " " << to_string(mode)
-                                    << (rows ? " rows" : " columns"));
+                                    << ::testing::PrintToString(ks) << " " << to_string(mode));
   auto hx = HostArray<T>::random(xs, x_strides);
   auto hk = HostArray<K>::random(ks);
   Operand x = to_space(hx, Space::cuda);
@@ -133,9 +131,8 @@ bool check_fused_nd(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, 
   Convolution& conv = *made;
   conv.plan();
   EXPECT_EQ(conv.route(), ConvolutionRoute::fused);
-  for (const char* words : rows ? std::vector<const char*>{"outer axes", "rows, in place"}
-                                : std::vector<const char*>{"inner axes", "columns a block"})
-    EXPECT_NE(conv.describe().find(words), std::string::npos) << words << ": " << conv.describe();
+  EXPECT_NE(conv.describe().find("inner axes"), std::string::npos) << conv.describe();
+  EXPECT_NE(conv.describe().find("columns a block"), std::string::npos) << conv.describe();
   std::vector<int> ref_axes;
   for (int a : axes) ref_axes.push_back(a < 0 ? a + static_cast<int>(xs.size()) : a);
   const auto shape = convolution_shape(xs, ks, ref_axes, mode);
@@ -157,62 +154,31 @@ TEST(ConvolutionGpu, FusedFirstAxisOf2DAnd3DConvolutions) {
   // counts that leave the last block's tile partly empty.
   int ran = 0;
   for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
-    ran += check_fused_nd<std::complex<float>>({2, 200, 30}, {1, 9, 7}, {1, 2}, mode);             // one kernel, 2D
-    ran += check_fused_nd<std::complex<double>>({3, 250, 33}, {3, 7, 4}, {1, 2}, mode);            // one per entry
-    ran += check_fused_nd<float, std::complex<float>>({300, 9, 12}, {11, 3, 5}, {0, 1, 2}, mode);  // 3D, mixed
+    ran += check_fused_columns<std::complex<float>>({2, 200, 30}, {1, 9, 7}, {1, 2}, mode);   // one kernel, 2D
+    ran += check_fused_columns<std::complex<double>>({3, 250, 33}, {3, 7, 4}, {1, 2}, mode);  // one per entry
+    ran += check_fused_columns<float, std::complex<float>>({300, 9, 12}, {11, 3, 5}, {0, 1, 2}, mode);  // 3D, mixed
   }
-  ran += check_fused_nd<std::complex<double>>({2, 300, 6, 5}, {1, 13, 3, 2}, {1, 2, 3}, ConvolutionMode::same);
+  ran += check_fused_columns<std::complex<double>>({2, 300, 6, 5}, {1, 13, 3, 2}, {1, 2, 3}, ConvolutionMode::same);
   // Real: R2C on the inner axes, the column kernel on their half spectrum, C2R.
   for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
-    ran += check_fused_nd<float>({2, 200, 30}, {1, 9, 7}, {1, 2}, mode);
-    ran += check_fused_nd<double>({300, 9, 13}, {11, 3, 5}, {0, 1, 2}, mode);
-    ran += check_fused_nd<float>({3, 250, 33}, {3, 7, 4}, {1, 2}, mode);  // one kernel per entry
+    ran += check_fused_columns<float>({2, 200, 30}, {1, 9, 7}, {1, 2}, mode);
+    ran += check_fused_columns<double>({300, 9, 13}, {11, 3, 5}, {0, 1, 2}, mode);
+    ran += check_fused_columns<float>({3, 250, 33}, {3, 7, 4}, {1, 2}, mode);  // one kernel per entry
   }
-  ran += check_fused_nd<float>({3, 256, 20}, {1, 256, 20}, {1, 2}, ConvolutionMode::circular);  // direct C2R
+  ran += check_fused_columns<float>({3, 256, 20}, {1, 256, 20}, {1, 2}, ConvolutionMode::circular);  // direct C2R
   // Circular on dense operands: cuFFT reads the operand and writes the result directly, no pad or crop.
-  ran += check_fused_nd<std::complex<float>>({4, 512, 30}, {1, 512, 5}, {1, 2}, ConvolutionMode::circular);
-  ran += check_fused_nd<std::complex<float>>({256, 8, 16}, {256, 8, 16}, {0, 1, 2}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<float>>({4, 512, 30}, {1, 512, 5}, {1, 2}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<float>>({256, 8, 16}, {256, 8, 16}, {0, 1, 2}, ConvolutionMode::circular);
   // The long first axes, where one block's tile fills an SM: c64 8192 (two columns of 512 threads a block) and 16384
   // (one column), c128 8192 (one column), real f32 4096 (six half-spectrum columns, four a block); partial groups.
-  ran += check_fused_nd<std::complex<float>>({8192, 3}, {9, 2}, {0, 1}, ConvolutionMode::circular);
-  ran += check_fused_nd<std::complex<float>>({16384, 5}, {3, 2}, {0, 1}, ConvolutionMode::circular);
-  ran += check_fused_nd<std::complex<double>>({8192, 3}, {5, 3}, {0, 1}, ConvolutionMode::circular);
-  ran += check_fused_nd<float>({4096, 10}, {7, 3}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<float>>({8192, 3}, {9, 2}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<float>>({16384, 5}, {3, 2}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<double>>({8192, 3}, {5, 3}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<float>({4096, 10}, {7, 3}, {0, 1}, ConvolutionMode::circular);
   // A strided operand (padded rows, batch axis last) reaches the work buffer through the pad kernel.
-  ran += check_fused_nd<std::complex<float>>({300, 20, 3}, {17, 4, 1}, {0, 1}, ConvolutionMode::full, {3, 1000, 1});
+  ran +=
+      check_fused_columns<std::complex<float>>({300, 20, 3}, {17, 4, 1}, {0, 1}, ConvolutionMode::full, {3, 1000, 1});
   if (ran == 0) GTEST_SKIP() << "this build compiled no fused kernel of length 256 or 512 (CUPLAN_FUSED_FFT_LENGTHS)";
-}
-
-/// The row route of 2D and 3D convolutions: where the first axis's columns are 64 KiB or more (c64 8192, c128 4096)
-/// and the last FFT length is a row kernel's, cuFFT transforms the outer axes and the row kernel the last one, in
-/// place on the work buffer.
-template <class T, class K = T>
-bool check_fused_rows(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
-                      ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}) {
-  return check_fused_nd<T, K>(std::move(xs), std::move(ks), std::move(axes), mode, std::move(x_strides), true);
-}
-
-TEST(ConvolutionGpu, FusedLastAxisOf2DAnd3DConvolutionsWithLongColumns) {
-  CUPLAN_REQUIRE_FUSED();
-  using C = std::complex<float>;
-  using Z = std::complex<double>;
-  int ran = 0;
-  // Circular on dense operands: cuFFT reads the operand and writes the result directly. One kernel, one per entry
-  // (the spectrum a row per work row), one for every entry (its rows again for each), c128, a real operand with a
-  // complex kernel (padded into the complex work buffer), 3D (cuFFT's 2D transform of the outer axes).
-  ran += check_fused_rows<C>({8192, 256}, {9, 3}, {0, 1}, ConvolutionMode::circular);
-  ran += check_fused_rows<C>({2, 8192, 256}, {2, 5, 3}, {1, 2}, ConvolutionMode::circular);
-  ran += check_fused_rows<C>({2, 8192, 256}, {1, 5, 3}, {1, 2}, ConvolutionMode::circular);
-  ran += check_fused_rows<Z>({4096, 512}, {3, 5}, {0, 1}, ConvolutionMode::circular);
-  ran += check_fused_rows<float, C>({8192, 256}, {3, 3}, {0, 1}, ConvolutionMode::circular);
-  ran += check_fused_rows<C>({8192, 3, 256}, {3, 2, 5}, {0, 1, 2}, ConvolutionMode::circular);
-  // The linear modes pad into the work buffer and crop from it (first length 8192, last 512 or 256).
-  ran += check_fused_rows<C>({5000, 510}, {3, 3}, {0, 1}, ConvolutionMode::full);
-  ran += check_fused_rows<C>({6000, 256}, {7, 1}, {0, 1}, ConvolutionMode::same);
-  ran += check_fused_rows<Z>({3000, 250}, {5, 7}, {0, 1}, ConvolutionMode::valid);
-  // A strided operand (padded rows) reaches the work buffer through the pad kernel.
-  ran += check_fused_rows<C>({8192, 256}, {5, 3}, {0, 1}, ConvolutionMode::circular, {300, 1});
-  if (ran == 0) GTEST_SKIP() << "this build compiled no row kernel of length 256 or 512 (CUPLAN_FUSED_FFT_LENGTHS)";
 }
 
 TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
@@ -245,14 +211,6 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   Convolution wide(xw, kw, {.mode = ConvolutionMode::circular});
   EXPECT_EQ(wide.route(), ConvolutionRoute::separate);
   EXPECT_NE(wide.describe().find("one c128 column"), std::string::npos) << wide.describe();
-  // Long columns (c64 8192) with a last axis a row kernel takes (512): automatic runs the row route.
-  Tensor xr = Tensor::empty({8192, 512}, c64, Device::cuda(0));
-  Tensor kr = Tensor::empty({3, 3}, c64, Device::cuda(0));
-  Convolution long_columns(xr, kr, {.mode = ConvolutionMode::circular});
-  if (long_columns.route() == ConvolutionRoute::fused)
-    EXPECT_NE(long_columns.describe().find("rows, in place"), std::string::npos) << long_columns.describe();
-  else
-    EXPECT_NE(long_columns.describe().find("was compiled"), std::string::npos) << long_columns.describe();
   std::optional<Convolution> forced;
   CUPLAN_SKIP_IF_NOT_COMPILED(
       forced.emplace(xw, kw, ConvolutionOptions{.mode = ConvolutionMode::circular, .route = ConvolutionRoute::fused}));

@@ -111,68 +111,29 @@ TEST(ConvolutionPlanner, RefusesWhatCannotBeConvolved) {
   EXPECT_THROW(plan({}, {}, {}, ConvolutionMode::full), InvalidArgument);
 }
 
-// The fused route's kernel lengths on CUDA: powers of two from 256 to 16384.
-constexpr std::int64_t kMin = 256, kMax = 16384;
-
-std::optional<std::string> automatic_obstacle(const ConvolutionGeometry& g) {
-  return automatic_fused_obstacle(g, kMin, kMax);
-}
-
 // automatic fuses every 1D convolution, and 2D and 3D ones where a block of the column kernel holds two or more
-// columns of the first axis (c64 up to 8192, c128 up to 4096) or the row kernel takes the last axis; the reason
-// names the rank, the length, the dtype, why the row kernel cannot, and how to ask for the fused kernel anyway.
-TEST(ConvolutionPlanner, AutomaticFusesWhereABlockHoldsTwoColumnsOrTheRowKernelApplies) {
-  EXPECT_FALSE(automatic_obstacle(plan({8, 1024}, {1, 33}, {1}, ConvolutionMode::same, c64, c64, true)));
-  EXPECT_FALSE(automatic_obstacle(plan({8, 1000}, {8, 25}, {1}, ConvolutionMode::full, f32, f32, true)));
-  EXPECT_FALSE(automatic_obstacle(plan({8, 16384}, {1, 33}, {1}, ConvolutionMode::circular, c128, c128, true)));
-  EXPECT_FALSE(automatic_obstacle(plan({8, 300, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true)));
-  EXPECT_FALSE(automatic_obstacle(plan({8192, 8192}, {8192, 8192}, {0, 1}, ConvolutionMode::circular, f32, f32, true)));
+// columns of the first axis (c64 up to 8192, c128 up to 4096); the reason names the rank, the length, the dtype
+// and how to ask for the fused kernel anyway.
+TEST(ConvolutionPlanner, AutomaticFusesWhereABlockHoldsTwoColumns) {
+  EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1024}, {1, 33}, {1}, ConvolutionMode::same, c64, c64, true)));
+  EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1000}, {8, 25}, {1}, ConvolutionMode::full, f32, f32, true)));
+  EXPECT_FALSE(automatic_fused_obstacle(plan({8, 16384}, {1, 33}, {1}, ConvolutionMode::circular, c128, c128, true)));
+  EXPECT_FALSE(automatic_fused_obstacle(plan({8, 300, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true)));
   EXPECT_FALSE(
-      automatic_obstacle(plan({512, 512, 512}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::circular, c64, c64, true)));
-  EXPECT_FALSE(automatic_obstacle(plan({4096, 10}, {3, 3}, {0, 1}, ConvolutionMode::circular, c128, c128, true)));
+      automatic_fused_obstacle(plan({8192, 8192}, {8192, 8192}, {0, 1}, ConvolutionMode::circular, f32, f32, true)));
+  EXPECT_FALSE(
+      automatic_fused_obstacle(plan({512, 512, 512}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::circular, c64, c64, true)));
+  EXPECT_FALSE(automatic_fused_obstacle(plan({4096, 10}, {3, 3}, {0, 1}, ConvolutionMode::circular, c128, c128, true)));
   const std::optional<std::string> two =
-      automatic_obstacle(plan({8192, 10}, {3, 3}, {0, 1}, ConvolutionMode::circular, c128, c128, true));
+      automatic_fused_obstacle(plan({8192, 10}, {3, 3}, {0, 1}, ConvolutionMode::circular, c128, c128, true));
   ASSERT_TRUE(two);
-  for (const char* word : {"2D", "8192", "axis 0", "c128", "route fused", "FFT length is 10"})
+  for (const char* word : {"2D", "8192", "axis 0", "c128", "route fused"})
     EXPECT_NE(two->find(word), std::string::npos) << word << ": " << *two;
-  // The same long columns with a last axis the row kernel takes: fused, on the row route.
-  EXPECT_FALSE(automatic_obstacle(plan({8192, 256}, {3, 3}, {0, 1}, ConvolutionMode::circular, c128, c128, true)));
-  EXPECT_FALSE(automatic_obstacle(plan({16384, 1024}, {3, 3}, {0, 1}, ConvolutionMode::circular, c64, c64, true)));
-  // Both operands real keep the column kernel: one column a block is not automatic's.
-  const std::optional<std::string> real =
-      automatic_obstacle(plan({16384, 1024}, {3, 3}, {0, 1}, ConvolutionMode::circular, f32, f32, true));
-  ASSERT_TRUE(real);
-  EXPECT_NE(real->find("both operands are real"), std::string::npos) << *real;
   const std::optional<std::string> three =
-      automatic_obstacle(plan({9000, 4, 3}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true));
+      automatic_fused_obstacle(plan({9000, 4, 3}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true));
   ASSERT_TRUE(three);  // first length 16384: one c64 column a block
   EXPECT_NE(three->find("3D"), std::string::npos) << *three;
   EXPECT_NE(three->find("16384"), std::string::npos) << *three;
-}
-
-// The 2D and 3D fused route's kernel: the row kernel along the last axis where the first axis's columns are 64 KiB
-// or more (c64 from 8192, c128 from 4096), the result complex and the last FFT length a row kernel's; else the
-// column kernel along the first.
-TEST(ConvolutionPlanner, FusedNdKernelTakesTheRowsWhereTheColumnsAreLong) {
-  const auto kernel = [](Shape x, Shape k, std::vector<int> axes, ConvolutionMode mode, DType dtype, DType kdtype) {
-    return fused_nd_kernel(plan(std::move(x), std::move(k), std::move(axes), mode, dtype, kdtype, true), kMin, kMax);
-  };
-  using enum ConvolutionMode;
-  EXPECT_EQ(kernel({8192, 8192}, {8192, 8192}, {0, 1}, circular, c64, c64), FusedNdKernel::rows);
-  EXPECT_EQ(kernel({4096, 4096}, {3, 3}, {0, 1}, circular, c64, c64), FusedNdKernel::columns);  // 32 KiB columns
-  EXPECT_EQ(kernel({4096, 512}, {3, 3}, {0, 1}, circular, c128, c128), FusedNdKernel::rows);
-  EXPECT_EQ(kernel({2048, 512}, {3, 3}, {0, 1}, circular, c128, c128), FusedNdKernel::columns);
-  EXPECT_EQ(kernel({8192, 8192}, {3, 3}, {0, 1}, circular, f32, f32), FusedNdKernel::columns);   // both real
-  EXPECT_EQ(kernel({8192, 256}, {3, 3}, {0, 1}, circular, f32, c64), FusedNdKernel::rows);       // complex result
-  EXPECT_EQ(kernel({8192, 128}, {3, 3}, {0, 1}, circular, c64, c64), FusedNdKernel::columns);    // last 128 < 256
-  EXPECT_EQ(kernel({8192, 300}, {3, 3}, {0, 1}, circular, c64, c64), FusedNdKernel::columns);    // not a power of 2
-  EXPECT_EQ(kernel({8192, 32768}, {3, 3}, {0, 1}, circular, c64, c64), FusedNdKernel::columns);  // above 16384
-  // Linear modes: the first length is the next power of two, the last the next fast one (a power of two here).
-  EXPECT_EQ(kernel({5000, 510}, {3, 3}, {0, 1}, full, c64, c64), FusedNdKernel::rows);     // 8192 x 512
-  EXPECT_EQ(kernel({5000, 500}, {3, 3}, {0, 1}, full, c64, c64), FusedNdKernel::columns);  // 8192 x 504
-  // 3D: the last of the three axes; a batch axis before them.
-  EXPECT_EQ(kernel({2, 8192, 4, 256}, {1, 3, 3, 3}, {1, 2, 3}, circular, c64, c64), FusedNdKernel::rows);
-  EXPECT_EQ(kernel({8192, 256}, {1, 3}, {1}, circular, c64, c64), FusedNdKernel::columns);  // 1D: its own kernel
 }
 
 TEST(ConvolutionPlanner, FusedConditions) {

@@ -2,9 +2,8 @@
 // The CUDA runners of a convolution. Separate passes: pad into the canonical work buffer, cuFFT forward (the FFT's
 // CufftPlan), product with the kernel's spectrum, cuFFT inverse, crop into the result. Fused, 1D: one cuFFTDx kernel
 // per row (convolution/cuda), reading the operand and writing the result once. Fused, 2D and 3D: cuFFT on the inner
-// axes, one cuFFTDx kernel along the first axis (forward, product, inverse), cuFFT's inverse on the inner axes; or,
-// where the first axis's columns are long (fused_nd_kernel), cuFFT on the outer axes and the row kernel along the
-// last, in place. All keep the kernel's spectrum, scaled by 1/N, computed by cuFFT at plan and reset_kernel.
+// axes, one cuFFTDx kernel along the first axis (forward, product, inverse), cuFFT's inverse on the inner axes. All
+// keep the kernel's spectrum, scaled by 1/N, computed by cuFFT at plan and reset_kernel.
 
 #include <fmt/format.h>
 
@@ -38,11 +37,6 @@ fused::FusedKind fused_kind(const ConvolutionGeometry& g) {
   return g.out_dtype == c128 ? fused::FusedKind::c2c_f64 : fused::FusedKind::c2c_f32;
 }
 
-/// The axis the row kernel transforms: the only one in 1D, the last convolved one of the 2D and 3D row route.
-int row_axis(const ConvolutionGeometry& g) {
-  return g.rank - 1;
-}
-
 /// Why a compiled kernel of `length` with launch shape `block` cannot run on `device` (nullopt: it can).
 std::optional<std::string> device_obstacle(const RowBlockKernel& block, std::int64_t length, int device) {
   int major = 0;
@@ -58,14 +52,13 @@ std::optional<std::string> device_obstacle(const RowBlockKernel& block, std::int
 constexpr const char* kNoFusedKernels =
     "this build has no fused kernels (MathDx was not found when configuring; CUPLAN_HAS_FUSED_FFT is 0)";
 
-/// The row kernel for a 1D `g` or for the last axis of a 2D or 3D one, or the reason there is none in this build or
-/// on this device.
+/// The row kernel for a 1D `g`, or the reason there is none in this build or on this device.
 const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int device, std::string& why_not) {
   if (fused::launchers().empty()) {
     why_not = kNoFusedKernels;
     return nullptr;
   }
-  const std::int64_t length = g.fft_length[row_axis(g)];
+  const std::int64_t length = g.fft_length[0];
   const fused::FusedLauncher* launcher = fused::find_launcher(fused_kind(g), static_cast<int>(length));
   if (launcher == nullptr) {
     why_not = fmt::format("no fused kernel of length {} for {} was compiled (CUPLAN_FUSED_FFT_LENGTHS)", length,
@@ -105,12 +98,11 @@ const fused::FusedColumnLauncher* fused_column_launcher(const ConvolutionGeometr
   return launcher;
 }
 
-/// Why the fused kernel `g` takes (the row kernel in 1D and where `rows`, else the column kernel) cannot run in this
-/// build on `device` (nullopt: it can).
-std::optional<std::string> fused_build_obstacle(const ConvolutionGeometry& g, bool rows, int device) {
+/// Why neither fused kernel serves `g` in this build on `device` (nullopt: one does).
+std::optional<std::string> fused_build_obstacle(const ConvolutionGeometry& g, int device) {
   std::string why_not;
-  const bool found = g.rank == 1 || rows ? fused_launcher(g, device, why_not) != nullptr
-                                         : fused_column_launcher(g, device, why_not) != nullptr;
+  const bool found = g.rank == 1 ? fused_launcher(g, device, why_not) != nullptr
+                                 : fused_column_launcher(g, device, why_not) != nullptr;
   return found ? std::nullopt : std::optional<std::string>(why_not);
 }
 
@@ -141,7 +133,6 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
                           const DeviceConvolutionChoice& choice, const TensorView& operand)
       : ConvolutionRunner(context),
         fused_(choice.fused),
-        rows_(choice.fused && (context.geometry.rank == 1 || choice.fused_rows)),
         operand_device_(operand.device()),
         work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "Convolution"), "Convolution") {}
 
@@ -184,9 +175,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       phase.operands({{"operand", &given, false, false, Access::storage(call.operand).get()},
                       {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()},
                       {"work area", area_.view(), true}});
-    if (fused_ && context_.geometry.rank > 1 && rows_)
-      run_fused_rows_nd(device_in.view(), device_out.view(), s);
-    else if (fused_ && context_.geometry.rank > 1)
+    if (fused_ && context_.geometry.rank > 1)
       run_fused_columns(device_in.view(), device_out.view(), s);
     else if (fused_)
       run_fused(device_in.view(), device_out.view(), s);
@@ -240,11 +229,6 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     return fused_ ? cuplan::ConvolutionRoute::fused : cuplan::ConvolutionRoute::separate;
   }
   std::string execution() const override {
-    if (fused_ && context_.geometry.rank > 1 && rows_)
-      return fmt::format(
-          "cuFFT forward on the outer axes, one fused cuFFTDx kernel along axis {} (rows, in place; MathDx {}), "
-          "cuFFT inverse on the outer axes on cuda:{}",
-          context_.geometry.conv_axes[row_axis(context_.geometry)], fused::mathdx_version(), context_.target.device);
     if (fused_ && context_.geometry.rank > 1)
       return fmt::format(
           "cuFFT forward on the inner axes, one fused cuFFTDx kernel along axis {} ({} columns a block; MathDx {}), "
@@ -276,8 +260,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   /// The layouts of the cuFFT plans, in the order make_plans makes them: the kernel's forward transform, then the
-  /// operand's forward transform (fused 2D and 3D: the inner axes, or the outer ones for the row kernel, both
-  /// directions, run in place or out of place),
+  /// operand's forward transform (fused 2D and 3D: the inner axes, both directions, run in place or out of place),
   /// then the inverse (separate route, real operands). One batch axis per buffer (the batch axes are dense): each
   /// transform is one cuFFT call.
   std::vector<LayoutDecision> plan_layouts() const {
@@ -288,14 +271,10 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     layouts.push_back(plan_layout(transform_request(flat(g.kernel_batch, false), g.rank, work_dtype(), forward_type)));
     if (fused_) {
       if (g.rank > 1) {
-        // The first convolved axis is the column kernel's (real: R2C forward, C2R inverse on the inner axes), or
-        // the last one the row kernel's (complex results only).
-        LayoutRequest others = transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type);
-        if (rows_)
-          others.axes.pop_back();
-        else
-          others.axes.erase(others.axes.begin());
-        layouts.push_back(plan_layout(others));
+        // The first convolved axis is the column kernel's. Real: R2C forward, C2R inverse on the inner axes.
+        LayoutRequest inner = transform_request(flat(g.batch, false), g.rank, work_dtype(), forward_type);
+        inner.axes.erase(inner.axes.begin());
+        layouts.push_back(plan_layout(inner));
         if (g.real) {
           LayoutRequest back = transform_request(flat(g.batch, true), g.rank, precision.complex(), FFTType::c2r,
                                                  g.fft_length[g.rank - 1]);
@@ -326,7 +305,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     if (fused_) {
       std::string why_not;
       const RowBlockKernel* block = nullptr;
-      if (rows_) {
+      if (g.rank == 1) {
         launcher_ = fused_launcher(g, device, why_not);
         if (launcher_ != nullptr) block = &launcher_->block;
       } else {
@@ -435,9 +414,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
             .write_result = out.dtype() == work_dtype() && aligned(out.data()) && is_work_layout(out_walk, dims)};
   }
 
-  /// The frame of every route but the 1D fused one: cuFFT's forward transform of the operand (read where it is
-  /// laid out as the work buffer, else padded into it) into `spectrum`, `between` on it, cuFFT's inverse (`inverse`)
-  /// into the result (written where it is laid out as the work buffer, else into the work buffer and cropped).
+  /// The frame of the separate and column routes: cuFFT's forward transform of the operand (read where it is laid
+  /// out as the work buffer, else padded into it) into `spectrum`, `between` on it, cuFFT's inverse (`inverse`) into
+  /// the result (written where it is laid out as the work buffer, else into the work buffer and cropped).
   template <class Between>
   void run_transformed(const TensorView& in, const TensorView& out, StreamRef s, void* spectrum, CufftPlan& inverse,
                        Between&& between) {
@@ -485,33 +464,6 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     CUPLAN_CUDA_CHECK(launcher_->launch(rows, s.native()));
   }
 
-  /// 2D and 3D, the row route: cuFFT forward on the outer convolved axes into the work buffer, the row kernel along
-  /// the last axis in place (forward FFT, product with the row's spectrum, inverse FFT), cuFFT inverse on the outer
-  /// axes. Where the first axis's columns fill the column kernel's tile, its block has an SM alone; the rows of the
-  /// last axis are the row kernel's fastest case, and cuFFT's strided passes along the outer axes cost about what its
-  /// passes of the inner ones do.
-  void run_fused_rows_nd(const TensorView& in, const TensorView& out, StreamRef s) {
-    const ConvolutionGeometry& g = context_.geometry;
-    run_transformed(in, out, s, work_.data(), *forward_, [&](cudaStream_t stream) {
-      const std::int64_t length = g.fft_length[row_axis(g)];
-      const std::int64_t rows_per_entry = g.fft_size / length;
-      fused::FusedRows rows;
-      rows.in = work_.data();
-      rows.out = work_.data();
-      rows.spectrum = spectrum_.data();
-      rows.rows = g.batch * rows_per_entry;
-      rows.in_row_stride = length;
-      rows.out_row_stride = length;
-      rows.spectrum_per_row = g.kernel_batch != 1;  // one kernel per entry: the spectrum has a row per work row
-      rows.spectrum_period = rows_per_entry;        // one kernel for every entry: its rows again for each
-      rows.spectrum_length = length;
-      rows.in_length = static_cast<int>(length);
-      rows.out_length = static_cast<int>(length);
-      rows.out_offset = 0;
-      CUPLAN_CUDA_CHECK(launcher_->launch(rows, stream));
-    });
-  }
-
   /// 2D and 3D: cuFFT forward on the inner axes, the column kernel along the first axis in place (forward FFT,
   /// product with the kernel's spectrum, inverse FFT), cuFFT inverse on the inner axes. The transforms along
   /// different axes commute, so this is the full transform's product. In circular mode on dense operands that is
@@ -532,10 +484,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   bool fused_;
-  bool rows_;  // fused: the row kernel (1D, and the last axis of the 2D and 3D row route)
   bool planned_ = false;
   Device operand_device_;
-  const fused::FusedLauncher* launcher_ = nullptr;               // 1D, and the 2D and 3D row route
+  const fused::FusedLauncher* launcher_ = nullptr;               // 1D
   const fused::FusedColumnLauncher* column_launcher_ = nullptr;  // 2D and 3D
   LayoutDecision kernel_decision_;
   std::unique_ptr<CufftPlan> forward_, inverse_, kernel_forward_;
@@ -561,20 +512,8 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
   pow2.power_of_two_first = true;
   ConvolutionGeometry candidate = plan_convolution(pow2);
   std::optional<std::string> obstacle = fused_obstacle(candidate, operand.strides(), kFusedMin, kFusedMax);
-  if (!obstacle && route == cuplan::ConvolutionRoute::automatic)
-    obstacle = automatic_fused_obstacle(candidate, kFusedMin, kFusedMax);
-  // 2D and 3D: the row route where the rule asks for it. Forced, it falls back to the column kernel where the row
-  // kernel of that length was not compiled; automatic then keeps the separate route (and says why).
-  bool rows =
-      !obstacle && candidate.rank > 1 && fused_nd_kernel(candidate, kFusedMin, kFusedMax) == FusedNdKernel::rows;
-  if (!obstacle) {
-    obstacle = fused_build_obstacle(candidate, rows, device);
-    if (obstacle && rows && route == cuplan::ConvolutionRoute::fused &&
-        !fused_build_obstacle(candidate, false, device)) {
-      obstacle.reset();
-      rows = false;
-    }
-  }
+  if (!obstacle && route == cuplan::ConvolutionRoute::automatic) obstacle = automatic_fused_obstacle(candidate);
+  if (!obstacle) obstacle = fused_build_obstacle(candidate, device);
   if (obstacle) {
     if (route == cuplan::ConvolutionRoute::fused)
       throw NotSupported(fmt::format("Convolution: route: the fused route cannot run this convolution: {}", *obstacle));
@@ -583,7 +522,6 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
   }
   choice.geometry = std::move(candidate);
   choice.fused = true;
-  choice.fused_rows = rows;
   return choice;
 }
 
