@@ -3,9 +3,11 @@
 // route"). The library's kernel (src/convolution/cuda/fused_columns.cuh, c64) is instantiated here with other numbers
 // of columns per block and elements per thread, and timed alone over the work buffers of the two rows the route is
 // measured on: 2D [8192, 8192] (the first axis, length 8192, over 8192 columns) and 3D 512³ (length 512 over 512²
-// columns). The first variant of each row is the library's shape. Each variant gets the spectrum tiled for its own
-// columns per block (the library's tile_column_spectrum_device), runs once on the same data, and its result is compared
-// with the library shape's (relative L2 difference; above 1e-5 the run ends with exit code 1); then it is timed.
+// columns). The first variant of each row is the library's shape; at 8192 it is the library's own launcher (the split
+// route's three passes), timed over the 4097 columns of the real 2D row's half spectrum too. Each variant gets the
+// spectrum tiled for its own columns per block (the library's tile_column_spectrum_device), runs once on the same data,
+// and its result is compared with the library's (relative L2 difference; above 1e-5 the run ends with exit code 1);
+// then it is timed.
 // GPU time (CUDA events), median of 21 runs after 3 warm-up runs, random data. Linked with the internal library.
 // Usage: column_shapes_bench [--quick]   (--quick: 1/16 of the columns, 5 runs)
 
@@ -41,6 +43,7 @@ struct Shape {
   using Forward = Description<cufftdx::fft_direction::forward>;
   using Inverse = Description<cufftdx::fft_direction::inverse>;
   static constexpr unsigned columns = Columns;
+  static constexpr int split = 1;
   static constexpr unsigned tile_bytes = L * fd::column_tile_pitch(Columns) * 8;
   static constexpr unsigned shared_bytes =
       tile_bytes > Forward::shared_memory_size ? tile_bytes : Forward::shared_memory_size;
@@ -56,6 +59,24 @@ struct Shape {
   static std::string name() {
     return std::to_string(Columns) + " column(s) of " + std::to_string(Forward::block_dim.x) + " threads (" +
            std::to_string(Ept) + " per thread), " + std::to_string(shared_bytes / 1024) + " KiB";
+  }
+};
+
+/// The library's own launcher of length L (fused_columns_length.cu.in): at 8192 the split route's three passes.
+template <unsigned L>
+struct Library {
+  static inline const fd::FusedColumnLauncher* const launcher = fd::find_column_launcher(fd::FusedKind::c2c_f32, L);
+  static inline const unsigned columns = launcher != nullptr ? launcher->columns_per_block : 1;
+  static inline const int split = launcher != nullptr ? launcher->split : 1;
+  static void launch(const fd::FusedColumns& cols, cudaStream_t stream) {
+    BENCH_CUDA_CHECK(launcher->block.prepare());
+    BENCH_CUDA_CHECK(launcher->launch(cols, stream));
+  }
+  static std::string name() {
+    return "the library's launcher: " +
+           (split > 1 ? "split, " + std::to_string(L / split) + " x " + std::to_string(split)
+                      : std::string("one kernel")) +
+           ", " + std::to_string(columns) + " columns a block";
   }
 };
 
@@ -78,7 +99,8 @@ void row(const char* what, long long columns, int reps, cudaStream_t stream) {
   std::printf("%s: c64 column kernel, length %u over %lld columns\n", what, L, columns);
   bool first = true;
   const auto variant = [&]<class S>(S) {
-    BENCH_CUDA_CHECK(cd::tile_column_spectrum_device(natural, tiled, cuplan::c64, 1, L, columns, S::columns, stream));
+    BENCH_CUDA_CHECK(
+        cd::tile_column_spectrum_device(natural, tiled, cuplan::c64, 1, L, columns, S::columns, S::split, stream));
     fd::FusedColumns cols;
     cols.data = data;
     cols.spectrum = tiled;
@@ -115,9 +137,14 @@ int main(int argc, char** argv) {
   const long long scale = quick ? 16 : 1;
   cudaStream_t stream = nullptr;
   BENCH_CUDA_CHECK(cudaStreamCreate(&stream));
-  // 2D: the library takes 2 columns of 512 threads (16 per thread; 128 KiB of tile, one block an SM).
-  row<8192, Shape<8192, 2, 16>, Shape<8192, 2, 32>, Shape<8192, 1, 16>, Shape<8192, 1, 8>>("2D [8192, 8192]",
-                                                                                           8192 / scale, reps, stream);
+  // 2D: the library takes the split route (three passes of 64- and 128-point FFTs, 16 columns a block); before it,
+  // one kernel of 2 columns of 512 threads (16 per thread; 128 KiB of tile, one block an SM), the second variant. The
+  // real 2D row's half spectrum, 4097 columns, has row segments off the 128-byte boundaries.
+  if (Library<8192>::launcher != nullptr) {
+    row<8192, Library<8192>, Shape<8192, 2, 16>, Shape<8192, 2, 32>, Shape<8192, 1, 16>>("2D [8192, 8192]",
+                                                                                         8192 / scale, reps, stream);
+    row<8192, Library<8192>, Shape<8192, 2, 16>>("2D real [8192, 8192]'s half spectrum", 4097, reps, stream);
+  }
   // A middle length, 2D [4096, 16384]: the library takes 4 columns of 256 threads (16 per thread; 160 KiB).
   row<4096, Shape<4096, 4, 16>, Shape<4096, 2, 16>, Shape<4096, 2, 8>, Shape<4096, 1, 8>>("2D [4096, 16384]",
                                                                                           16384 / scale, reps, stream);

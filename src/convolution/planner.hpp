@@ -76,9 +76,9 @@ std::optional<std::string> fused_obstacle(const ConvolutionGeometry& geometry, c
                                           std::int64_t min_length, std::int64_t max_length);
 
 /// Why ConvolutionRoute::automatic keeps the separate route where the fused kernel could run (nullopt: it takes the
-/// fused kernel). 1D: always. 2D and 3D: where a block of the column kernel holds two or more columns (a column of
-/// at most 64 KiB: c64 up to 8192, c128 up to 4096), the shapes measured faster than the separate route; one column a
-/// block loads a part of each memory sector only, and `fused` still runs it (docs/convolution.md).
+/// fused kernel). 1D: always. 2D and 3D: a column of at most 64 KiB (c64 up to 8192, c128 up to 4096; the split
+/// route's three passes at 64 KiB), the lengths measured faster than the separate route; longer columns are not
+/// measured yet, and `fused` still runs them (docs/convolution.md).
 std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& geometry);
 
 /// The distance between consecutive rows (along the last axis) of an operand whose other axes nest densely over

@@ -169,12 +169,17 @@ TEST(ConvolutionGpu, FusedFirstAxisOf2DAnd3DConvolutions) {
   // Circular on dense operands: cuFFT reads the operand and writes the result directly, no pad or crop.
   ran += check_fused_columns<std::complex<float>>({4, 512, 30}, {1, 512, 5}, {1, 2}, ConvolutionMode::circular);
   ran += check_fused_columns<std::complex<float>>({256, 8, 16}, {256, 8, 16}, {0, 1, 2}, ConvolutionMode::circular);
-  // The long first axes, where one block's tile fills an SM: c64 8192 (two columns of 512 threads a block) and 16384
-  // (one column), c128 8192 (one column), real f32 4096 (six half-spectrum columns, four a block); partial groups.
+  // The long first axes, taken in three passes (the split route: c64 8192 and 16384, c128 4096 and 8192) with 16 c64
+  // or 8 c128 columns a block, partial groups, one kernel and one per entry, batch axes first; real f32 4096 (six
+  // half-spectrum columns, four a block, one kernel) and 8192 (split, 21 half-spectrum columns).
   ran += check_fused_columns<std::complex<float>>({8192, 3}, {9, 2}, {0, 1}, ConvolutionMode::circular);
   ran += check_fused_columns<std::complex<float>>({16384, 5}, {3, 2}, {0, 1}, ConvolutionMode::circular);
   ran += check_fused_columns<std::complex<double>>({8192, 3}, {5, 3}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<double>>({2, 4096, 11}, {2, 5, 4}, {1, 2}, ConvolutionMode::circular);
+  ran += check_fused_columns<std::complex<float>>({2, 5000, 37}, {1, 300, 5}, {1, 2}, ConvolutionMode::full);
+  ran += check_fused_columns<std::complex<float>>({3, 8192, 20}, {3, 9, 4}, {1, 2}, ConvolutionMode::circular);
   ran += check_fused_columns<float>({4096, 10}, {7, 3}, {0, 1}, ConvolutionMode::circular);
+  ran += check_fused_columns<float>({8192, 40}, {7, 5}, {0, 1}, ConvolutionMode::circular);
   // A strided operand (padded rows, batch axis last) reaches the work buffer through the pad kernel.
   ran +=
       check_fused_columns<std::complex<float>>({300, 20, 3}, {17, 4, 1}, {0, 1}, ConvolutionMode::full, {3, 1000, 1});
@@ -195,14 +200,17 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   Convolution separate(x, k, {.mode = ConvolutionMode::same, .route = ConvolutionRoute::separate});
   EXPECT_EQ(separate.route(), ConvolutionRoute::separate);
   EXPECT_NE(separate.describe().find("cuFFT forward"), std::string::npos) << separate.describe();
-  // 2D: automatic takes the column kernel where a block holds two or more columns and it was compiled (first axis
-  // 2048 here); at one c128 column of 8192 a block it keeps the separate route and says why, and `fused` runs it.
+  // 2D: automatic takes the column route up to 64 KiB a column where it was compiled (first axis 2048 here); at a
+  // c128 column of 8192 it keeps the separate route and says why, and `fused` runs it (the split route).
   Tensor x2 = Tensor::empty({4, 1000, 64}, c64, Device::cuda(0));
   Tensor k2 = Tensor::empty({1, 97, 3}, c64, Device::cuda(0));
   Convolution two(x2, k2, {.axes = {1, 2}, .mode = ConvolutionMode::same});
   if (two.route() == ConvolutionRoute::fused) {
     EXPECT_EQ(two.fft_lengths()[0], 2048);
-    EXPECT_NE(two.describe().find("columns a block"), std::string::npos) << two.describe();
+    EXPECT_NE(two.describe().find("chosen at plan"), std::string::npos) << two.describe();
+    two.plan();  // the column kernel is chosen at plan
+    EXPECT_NE(two.describe().find("one fused cuFFTDx kernel along axis 1 (4 columns a block"), std::string::npos)
+        << two.describe();
   } else {
     EXPECT_NE(two.describe().find("was compiled"), std::string::npos) << two.describe();
   }
@@ -210,11 +218,13 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   Tensor kw = Tensor::empty({3, 3}, c128, Device::cuda(0));
   Convolution wide(xw, kw, {.mode = ConvolutionMode::circular});
   EXPECT_EQ(wide.route(), ConvolutionRoute::separate);
-  EXPECT_NE(wide.describe().find("one c128 column"), std::string::npos) << wide.describe();
+  EXPECT_NE(wide.describe().find("has not been measured"), std::string::npos) << wide.describe();
   std::optional<Convolution> forced;
   CUPLAN_SKIP_IF_NOT_COMPILED(
       forced.emplace(xw, kw, ConvolutionOptions{.mode = ConvolutionMode::circular, .route = ConvolutionRoute::fused}));
   EXPECT_EQ(forced->route(), ConvolutionRoute::fused);
+  forced->plan();
+  EXPECT_NE(forced->describe().find("three fused cuFFTDx passes"), std::string::npos) << forced->describe();
 }
 
 TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {

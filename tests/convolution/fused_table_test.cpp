@@ -46,8 +46,18 @@ TEST(ConvolutionFusedTable, EveryCompiledLengthHasItsRowAndColumnKernels) {
       EXPECT_LE(columns->columns_per_block, 16u);
       EXPECT_EQ(columns->block.ffts_per_block, columns->columns_per_block);
       EXPECT_LE(columns->block.threads_x * columns->block.ffts_per_block, 1024u);
-      EXPECT_LE(static_cast<unsigned>(length) * element * columns->columns_per_block, 128u * 1024u);
-      EXPECT_GE(columns->block.shared_bytes, static_cast<unsigned>(length) * element * columns->columns_per_block);
+      // The split route (three passes of length / split and split rows) where a block would hold two columns or
+      // fewer of the whole length; a tile of rows of the block's FFT length either way.
+      const bool split = columns->split > 1;
+      EXPECT_EQ(split, static_cast<unsigned>(length) * element * 2 >= 128u * 1024u) << columns->split;
+      if (split) {
+        EXPECT_EQ(columns->split & (columns->split - 1), 0);
+        EXPECT_EQ(length % columns->split, 0);
+        EXPECT_EQ(columns->columns_per_block * element, 128u) << "a 128-byte row segment";
+      }
+      const unsigned rows = static_cast<unsigned>(length / columns->split);
+      EXPECT_LE(rows * element * columns->columns_per_block, 128u * 1024u);
+      EXPECT_GE(columns->block.shared_bytes, rows * element * columns->columns_per_block);
       EXPECT_LE(columns->block.shared_bytes, 227u * 1024u);
       EXPECT_NE(columns->launch, nullptr);
       EXPECT_NE(columns->block.prepare, nullptr);

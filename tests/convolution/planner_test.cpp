@@ -111,10 +111,9 @@ TEST(ConvolutionPlanner, RefusesWhatCannotBeConvolved) {
   EXPECT_THROW(plan({}, {}, {}, ConvolutionMode::full), InvalidArgument);
 }
 
-// automatic fuses every 1D convolution, and 2D and 3D ones where a block of the column kernel holds two or more
-// columns of the first axis (c64 up to 8192, c128 up to 4096); the reason names the rank, the length, the dtype
-// and how to ask for the fused kernel anyway.
-TEST(ConvolutionPlanner, AutomaticFusesWhereABlockHoldsTwoColumns) {
+// automatic fuses every 1D convolution, and 2D and 3D ones whose first axis's columns take at most 64 KiB (c64 up to
+// 8192, c128 up to 4096); the reason names the rank, the length, the dtype and how to ask for the fused route anyway.
+TEST(ConvolutionPlanner, AutomaticFusesColumnsOfUpTo64KiB) {
   EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1024}, {1, 33}, {1}, ConvolutionMode::same, c64, c64, true)));
   EXPECT_FALSE(automatic_fused_obstacle(plan({8, 1000}, {8, 25}, {1}, ConvolutionMode::full, f32, f32, true)));
   EXPECT_FALSE(automatic_fused_obstacle(plan({8, 16384}, {1, 33}, {1}, ConvolutionMode::circular, c128, c128, true)));
@@ -131,7 +130,7 @@ TEST(ConvolutionPlanner, AutomaticFusesWhereABlockHoldsTwoColumns) {
     EXPECT_NE(two->find(word), std::string::npos) << word << ": " << *two;
   const std::optional<std::string> three =
       automatic_fused_obstacle(plan({9000, 4, 3}, {3, 3, 3}, {0, 1, 2}, ConvolutionMode::same, f32, c64, true));
-  ASSERT_TRUE(three);  // first length 16384: one c64 column a block
+  ASSERT_TRUE(three);  // first length 16384: a c64 column of 128 KiB
   EXPECT_NE(three->find("3D"), std::string::npos) << *three;
   EXPECT_NE(three->find("16384"), std::string::npos) << *three;
 }

@@ -102,17 +102,19 @@ __global__ void crop_kernel(const T* src, WorkDims d, std::int64_t rows, Canonic
   });
 }
 
-// Destination row r = (entry, group, w) of the tiled spectrum: column group * width + w of the entry, or zeros.
+// Destination row r = (entry, k2, group, w) of the tiled spectrum: frequencies split * k1 + k2 of column group * width
+// + w of the entry, or zeros; `length / split` values a row (split 1: the whole column).
 template <class C>
 __global__ void tile_columns_kernel(const C* src, C* dst, std::int64_t rows, std::int64_t length, std::int64_t columns,
-                                    std::int64_t width) {
-  const std::int64_t groups = (columns + width - 1) / width;
-  walk_rows(rows, length, this_row_grid_place(), [&](std::int64_t row) {
-    const std::int64_t w = row % width, group = (row / width) % groups, entry = row / (width * groups);
-    const std::int64_t column = group * width + w;
-    const C* in = column < columns ? src + entry * length * columns + column : nullptr;
-    C* out = dst + row * length;
-    return [in, out, columns](std::int64_t k) { out[k] = in != nullptr ? in[k * columns] : C{}; };
+                                    std::int64_t width, std::int64_t split) {
+  const std::int64_t groups = (columns + width - 1) / width, inner = length / split;
+  walk_rows(rows, inner, this_row_grid_place(), [&](std::int64_t row) {
+    const std::int64_t w = row % width, group = (row / width) % groups, block = row / (width * groups);
+    const std::int64_t entry = block / split, k2 = block % split, column = group * width + w;
+    const C* in = column < columns ? src + (entry * length + k2) * columns + column : nullptr;
+    C* out = dst + row * inner;
+    const std::int64_t step = split * columns;
+    return [in, out, step](std::int64_t k1) { out[k1] = in != nullptr ? in[k1 * step] : C{}; };
   });
 }
 
@@ -159,16 +161,17 @@ cudaError_t multiply_device(void* spectrum, const void* kernel, DType dtype, std
 
 cudaError_t tile_column_spectrum_device(const void* src, void* dst, DType dtype, std::int64_t entries,
                                         std::int64_t length, std::int64_t columns, std::int64_t width,
-                                        cudaStream_t stream) {
-  const std::int64_t rows = entries * ((columns + width - 1) / width) * width;
+                                        std::int64_t split, cudaStream_t stream) {
+  if (split < 1 || length % split != 0) return cudaErrorInvalidValue;
+  const std::int64_t rows = entries * split * ((columns + width - 1) / width) * width;
   if (rows * length == 0) return cudaSuccess;
-  const dim3 grid = row_grid(length, rows);
+  const dim3 grid = row_grid(length / split, rows);
   if (dtype.real() == f64)
     tile_columns_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const double2*>(src), static_cast<double2*>(dst),
-                                                       rows, length, columns, width);
+                                                       rows, length, columns, width, split);
   else
     tile_columns_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const float2*>(src), static_cast<float2*>(dst), rows,
-                                                       length, columns, width);
+                                                       length, columns, width, split);
   return cudaGetLastError();
 }
 

@@ -22,10 +22,11 @@ cudaError_t multiply_device(void* spectrum, const void* kernel, DType dtype, std
                             const CanonicalWalk& kernel_entries, cudaStream_t stream);
 /// The kernel's spectrum [entries][length][columns] (c64 or c128) tiled for the fused column kernel (fused_launch.hpp,
 /// FusedColumns::spectrum): groups of `width` neighbouring columns, each column's `length` values contiguous, zeros
-/// past the last column.
+/// past the last column; `split` > 1 (the split route): per outer frequency k2 < split, the frequencies split * k1 +
+/// k2 of each column contiguous.
 cudaError_t tile_column_spectrum_device(const void* src, void* dst, DType dtype, std::int64_t entries,
                                         std::int64_t length, std::int64_t columns, std::int64_t width,
-                                        cudaStream_t stream);
+                                        std::int64_t split, cudaStream_t stream);
 /// The result's part of each work buffer entry (of `dtype`) into `dst` (walked by `walk`).
 cudaError_t crop_device(const void* src, DType dtype, const WorkDims& dims, std::int64_t entries,
                         const CanonicalWalk& walk, void* dst, cudaStream_t stream);

@@ -229,12 +229,25 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     return fused_ ? cuplan::ConvolutionRoute::fused : cuplan::ConvolutionRoute::separate;
   }
   std::string execution() const override {
-    if (fused_ && context_.geometry.rank > 1)
-      return fmt::format(
-          "cuFFT forward on the inner axes, one fused cuFFTDx kernel along axis {} ({} columns a block; MathDx {}), "
-          "cuFFT inverse on the inner axes on cuda:{}",
-          context_.geometry.conv_axes[0], column_launcher_ != nullptr ? column_launcher_->columns_per_block : 0,
-          fused::mathdx_version(), context_.target.device);
+    if (fused_ && context_.geometry.rank > 1) {
+      const int axis = context_.geometry.conv_axes[0];
+      const std::int64_t length = context_.geometry.fft_length[0];
+      std::string column_route;
+      if (column_launcher_ == nullptr)
+        column_route =
+            fmt::format("the fused cuFFTDx column route along axis {} (its kernels are chosen at plan", axis);
+      else if (column_launcher_->split > 1)
+        column_route = fmt::format(
+            "three fused cuFFTDx passes along axis {} ({}-point FFTs at a stride of {} rows, {}-point FFTs with the "
+            "product, the {}-point inverse; {} columns a block",
+            axis, column_launcher_->split, length / column_launcher_->split, length / column_launcher_->split,
+            column_launcher_->split, column_launcher_->columns_per_block);
+      else
+        column_route = fmt::format("one fused cuFFTDx kernel along axis {} ({} columns a block", axis,
+                                   column_launcher_->columns_per_block);
+      return fmt::format("cuFFT forward on the inner axes, {}; MathDx {}), cuFFT inverse on the inner axes on cuda:{}",
+                         column_route, fused::mathdx_version(), context_.target.device);
+    }
     if (fused_)
       return fmt::format("one fused cuFFTDx kernel (MathDx {}) on cuda:{}", fused::mathdx_version(),
                          context_.target.device);
@@ -388,7 +401,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       const std::int64_t length = g.fft_length[0];
       CUPLAN_CUDA_CHECK(tile_column_spectrum_device(natural, spectrum_.data(), complex_dtype(), g.kernel_batch, length,
                                                     g.spectrum_size / length, column_launcher_->columns_per_block,
-                                                    s.native()));
+                                                    column_launcher_->split, s.native()));
     }
     padded.release();  // stream-ordered after the transform
     real_natural.release();

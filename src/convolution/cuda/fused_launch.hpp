@@ -58,7 +58,8 @@ struct FusedColumns {
   /// The kernel's spectrum along the axis, scaled by 1/N, tiled for the block's loads: entry e, column group g
   /// (columns g * columns_per_block ...), column w of the group, frequency k at
   /// ((e * groups + g) * columns_per_block + w) * length + k (tile_column_spectrum_device writes it; zero past the
-  /// last column).
+  /// last column). The split route (FusedColumnLauncher::split = S > 1): frequency S * k1 + k2 at
+  /// (((e * S + k2) * groups + g) * columns_per_block + w) * (length / S) + k1.
   const void* spectrum = nullptr;
   std::int64_t entries = 0;
   std::int64_t columns = 0;
@@ -71,6 +72,10 @@ struct FusedColumnLauncher {
   FusedKind kind;  ///< c2c_f32 or c2c_f64
   int length;      ///< FFT length along the axis
   unsigned columns_per_block;
+  /// 1: one kernel takes whole columns. Else the split route's outer length (length = inner * split): three passes
+  /// (fused_columns.cuh), whose middle one multiplies blocks of length / split rows by the spectrum tiled per outer
+  /// frequency (tile_column_spectrum_device's `split`).
+  int split;
   RowBlockKernel block;
   cudaError_t (*launch)(const FusedColumns& columns, cudaStream_t stream);
 };
