@@ -12,6 +12,9 @@
 //   The same for c128 and real f64 at [65536, 1024].
 //   c64 and real f32 2D [8192, 8192] and 3D [512, 512, 512] with a full-size filter: separate against fused (cuFFT
 //   on the inner axes, the column kernel on the first).
+//   fftconvolve's full mode on 4096 real f32 signals of 8192 samples with a 1025-tap kernel: the separate passes by
+//   hand at length 9216 (pad, cuFFT R2C, product, cuFFT C2R, crop) against cuplan's separate, automatic and fused
+//   routes (with the 1D rows).
 //   CPU: fftconvolve (full mode, 4096 real signals of 8192 samples, a 1025-tap kernel) against FFTW forward +
 //   product + inverse by hand on the same padded length (host time).
 // Usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] [--nodes]. --rows runs one group only: the 1D rows, the
@@ -284,6 +287,91 @@ void gpu_nd_row(const cp::Shape& shape, int reps, cp::StreamRef s) {
   std::fflush(stdout);
 }
 
+/// The issue's `full` row on the GPU: 4096 real f32 signals of 8192 samples with a 1025-tap kernel (result 9216
+/// samples a row). raw sep.: by hand, as scipy.signal.fftconvolve would, at the 2-3-5-7-smooth length 9216: the pad
+/// (2D copy, the tail zeroed), cuFFT R2C, the product, cuFFT C2R, the crop (2D copy). cuplan: the separate and fused
+/// routes (the fused kernel's FFT length is the next power of two, 16384) and the automatic one.
+void gpu_full_row(bool quick, int reps, cp::StreamRef s) {
+  using Complex = float2;
+  const cudaStream_t stream = s.native();
+  const long long rows = quick ? 256 : 4096, n = 8192, taps = 1025, out_n = n + taps - 1;
+  const long long length = 9216, spectrum = length / 2 + 1;
+  cp::Tensor x = cp::Tensor::empty({rows, n}, cp::f32, cp::Device::cuda(0), s);
+  cp::Tensor k = cp::Tensor::empty({1, taps}, cp::f32, cp::Device::cuda(0), s);
+  {
+    const auto hx = random_values<float>(static_cast<std::size_t>(rows * n), 7);
+    const auto hk = random_values<float>(static_cast<std::size_t>(taps), 8);
+    cp::copy(cp::TensorView(hx.data(), {rows, n}), x.view(), s);
+    cp::copy(cp::TensorView(hk.data(), {1, taps}), k.view(), s);
+    s.synchronize();  // the host vectors go out of scope
+  }
+
+  cufftHandle forward, inverse;
+  int len = static_cast<int>(length);
+  BENCH_CUFFT_CHECK(cufftPlanMany(&forward, 1, &len, nullptr, 1, 0, nullptr, 1, 0, CUFFT_R2C, static_cast<int>(rows)));
+  BENCH_CUFFT_CHECK(cufftPlanMany(&inverse, 1, &len, nullptr, 1, 0, nullptr, 1, 0, CUFFT_C2R, static_cast<int>(rows)));
+  BENCH_CUFFT_CHECK(cufftSetStream(forward, stream));
+  BENCH_CUFFT_CHECK(cufftSetStream(inverse, stream));
+  cp::Tensor padded = cp::Tensor::empty({rows, length}, cp::f32, cp::Device::cuda(0), s);
+  cp::Tensor spectra = cp::Tensor::empty({rows, spectrum}, cp::c64, cp::Device::cuda(0), s);
+  cp::Tensor filter = cp::Tensor::empty({spectrum}, cp::c64, cp::Device::cuda(0), s);
+  BENCH_CUDA_CHECK(cudaMemsetAsync(filter.data(), 0, static_cast<std::size_t>(spectrum) * sizeof(Complex), stream));
+  cp::Tensor raw_out = cp::Tensor::empty({rows, out_n}, cp::f32, cp::Device::cuda(0), s);
+  const auto row_bytes = [](long long values) { return static_cast<std::size_t>(values) * sizeof(float); };
+  const long long total = rows * spectrum;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 65535LL * 8));
+  const double raw_separate = bench::gpu_median_ms(stream, kWarmup, reps, [&] {
+    auto* pad = static_cast<float*>(padded.data());
+    BENCH_CUDA_CHECK(cudaMemset2DAsync(pad + n, row_bytes(length), 0, row_bytes(length - n),
+                                       static_cast<std::size_t>(rows), stream));
+    BENCH_CUDA_CHECK(cudaMemcpy2DAsync(pad, row_bytes(length), x.data(), row_bytes(n), row_bytes(n),
+                                       static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice, stream));
+    BENCH_CUFFT_CHECK(cufftExecR2C(forward, pad, static_cast<cufftComplex*>(spectra.data())));
+    multiply_rows<<<blocks, 256, 0, stream>>>(static_cast<Complex*>(spectra.data()),
+                                              static_cast<const Complex*>(filter.data()), total, spectrum,
+                                              1.0f / static_cast<float>(length));
+    BENCH_CUDA_CHECK(cudaGetLastError());
+    BENCH_CUFFT_CHECK(cufftExecC2R(inverse, static_cast<cufftComplex*>(spectra.data()), pad));
+    BENCH_CUDA_CHECK(cudaMemcpy2DAsync(raw_out.data(), row_bytes(out_n), pad, row_bytes(length), row_bytes(out_n),
+                                       static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice, stream));
+  });
+  BENCH_CUFFT_CHECK(cufftDestroy(forward));
+  BENCH_CUFFT_CHECK(cufftDestroy(inverse));
+  padded = spectra = raw_out = cp::Tensor{};
+
+  const auto time_route = [&](cp::ConvolutionRoute route, cp::Tensor& out, std::string& description) {
+    cp::Convolution conv(x, k, {.mode = cp::ConvolutionMode::full, .route = route, .stream = s});
+    conv.plan();
+    description = std::string(cp::to_string(conv.route())) + ", FFT length " + std::to_string(conv.fft_lengths()[0]);
+    out = cp::Tensor::empty({rows, out_n}, cp::f32, cp::Device::cuda(0), s);
+    const double ms = bench::gpu_median_ms(stream, kWarmup, reps, [&] { conv.execute({.out = out.view()}); });
+    nodes_of(description.c_str(), stream, reps, static_cast<double>(rows * n) * 4.0,
+             [&] { conv.execute({.out = out.view()}); });
+    s.synchronize();
+    return ms;
+  };
+  cp::Tensor out_separate, out_fused, out_automatic;
+  std::string separate_text, fused_text, automatic_text;
+  const double separate_ms = time_route(cp::ConvolutionRoute::separate, out_separate, separate_text);
+  const double automatic_ms = time_route(cp::ConvolutionRoute::automatic, out_automatic, automatic_text);
+  std::printf(
+      "f32 full [%lld, %lld] * %lld taps: raw sep. (length %lld) %8.3f  separate (%s) %8.3f  automatic (%s) "
+      "%8.3f ms  raw sep./automatic %5.2fx  |automatic - separate| %.1e\n",
+      rows, n, taps, length, raw_separate, separate_text.c_str(), separate_ms, automatic_text.c_str(), automatic_ms,
+      raw_separate / automatic_ms, relative_difference(out_automatic, out_separate));
+  try {
+    const double fused_ms = time_route(cp::ConvolutionRoute::fused, out_fused, fused_text);
+    std::printf(
+        "f32 full [%lld, %lld] * %lld taps: fused (%s) %8.3f ms  raw sep./fused %5.2fx  separate/fused %5.2fx  "
+        "|fused - separate| %.1e\n",
+        rows, n, taps, fused_text.c_str(), fused_ms, raw_separate / fused_ms, separate_ms / fused_ms,
+        relative_difference(out_fused, out_separate));
+  } catch (const cp::NotSupported& e) {
+    std::printf("f32 full [%lld, %lld] * %lld taps: fused: %s\n", rows, n, taps, e.what());
+  }
+  std::fflush(stdout);
+}
+
 void cpu_row(bool quick) {
   const long long rows = quick ? 256 : 4096, n = 8192, taps = 1025;
   const long long length = 9216;  // the 2-3-5-7-smooth length >= n + taps - 1 = 9216 (fftconvolve picks the same)
@@ -366,6 +454,7 @@ int main(int argc, char** argv) {
         for (const auto& shape : shapes)
           gpu_rows<float>(real, quick ? shape[0] / 16 : shape[0], shape[1], reps, stream);
       for (bool real : {false, true}) gpu_rows<double>(real, quick ? 4096 : 65536, 1024, reps, stream);
+      gpu_full_row(quick, reps, stream);
     }
     if (all || rows == "nd") {
       const long long side = quick ? 2048 : 8192, cube = quick ? 128 : 512;
