@@ -290,7 +290,8 @@ void gpu_nd_row(const cp::Shape& shape, int reps, cp::StreamRef s) {
 /// The issue's `full` row on the GPU: 4096 real f32 signals of 8192 samples with a 1025-tap kernel (result 9216
 /// samples a row). raw sep.: by hand, as scipy.signal.fftconvolve would, at the 2-3-5-7-smooth length 9216: the pad
 /// (2D copy, the tail zeroed), cuFFT R2C, the product, cuFFT C2R, the crop (2D copy). cuplan: the separate and fused
-/// routes (the fused kernel's FFT length is the next power of two, 16384) and the automatic one.
+/// routes and the automatic one (automatic runs one FFT of 16384 a row, fused the overlap-save segments its cost model
+/// picks; each route's FFT length printed).
 void gpu_full_row(bool quick, int reps, cp::StreamRef s) {
   using Complex = float2;
   const cudaStream_t stream = s.native();
@@ -343,6 +344,7 @@ void gpu_full_row(bool quick, int reps, cp::StreamRef s) {
     cp::Convolution conv(x, k, {.mode = cp::ConvolutionMode::full, .route = route, .stream = s});
     conv.plan();
     description = std::string(cp::to_string(conv.route())) + ", FFT length " + std::to_string(conv.fft_lengths()[0]);
+    if (conv.describe().find("overlap-save") != std::string::npos) description += ", overlap-save";
     out = cp::Tensor::empty({rows, out_n}, cp::f32, cp::Device::cuda(0), s);
     const double ms = bench::gpu_median_ms(stream, kWarmup, reps, [&] { conv.execute({.out = out.view()}); });
     nodes_of(description.c_str(), stream, reps, static_cast<double>(rows * n) * 4.0,

@@ -40,6 +40,39 @@ constexpr std::int64_t times(std::int64_t v, std::int64_t f) noexcept {
   return v > std::numeric_limits<std::int64_t>::max() / f ? std::numeric_limits<std::int64_t>::max() : v * f;
 }
 
+// The fused row kernels' time per transformed point at each compiled length, relative to the kernel of 256:
+// raw cuFFT's separate passes over the fused kernel, 3.00x, 2.77x, 2.48x and 1.62x at 256, 1024, 4096 and 16384
+// (bench/convolution_bench --rows 1d, c64 rows of 512 MiB, H100), times the separate passes' own time per point
+// (the same up to 4096, 1.26x at 16384: the H200 table of docs/convolution.md); the lengths between are geometric
+// means. The real kernels gain less at 16384 (1.47x against 2.35x at 256); one table for all keeps the choice simple.
+struct PointCost {
+  std::int64_t length;
+  double fused;
+};
+constexpr PointCost kFusedPointCost[] = {{256, 1.00},  {512, 1.04},  {1024, 1.08}, {2048, 1.14},
+                                         {4096, 1.21}, {8192, 1.68}, {16384, 2.33}};
+
+double fused_point_cost(std::int64_t length) {
+  for (const PointCost& c : kFusedPointCost)
+    if (c.length >= length) return c.fused;
+  return kFusedPointCost[std::size(kFusedPointCost) - 1].fused;
+}
+
+// The fused route's cost of one row of `g` (segments FFTs of fft_length[0]).
+double fused_row_cost(const ConvolutionGeometry& g) {
+  return static_cast<double>(g.segments) * static_cast<double>(g.fft_length[0]) * fused_point_cost(g.fft_length[0]);
+}
+
+// The overlap-save segments of a 1D linear-mode `g` at FFT length `length` (> the kernel's length - 1).
+struct Segments {
+  std::int64_t lead, hop, count;
+};
+Segments segments_at(const ConvolutionGeometry& g, std::int64_t length) {
+  const int axis = g.conv_axes[0];
+  const std::int64_t lead = g.kernel_shape[axis] - 1, hop = length - lead;
+  return {lead, hop, (g.out_shape[axis] + hop - 1) / hop};
+}
+
 }  // namespace
 
 std::int64_t next_power_of_two(std::int64_t n) {
@@ -208,6 +241,52 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
   return g;
 }
 
+ConvolutionGeometry segmented(const ConvolutionGeometry& g, std::int64_t length) {
+  const Segments seg = segments_at(g, length);
+  ConvolutionGeometry s = g;
+  s.fft_length[0] = length;
+  s.segments = seg.count;
+  s.segment_hop = seg.hop;
+  // The circular results from the kernel's length - 1 on are linear ones: segment s's first is result value
+  // s * hop when its FFT starts at operand index s * hop + out_offset - lead (out_offset: the linear result's first
+  // index that the mode keeps).
+  s.segment_in_shift = g.out_offset[0] - seg.lead;
+  s.out_offset[0] = seg.lead;
+  const std::int64_t spectrum = g.real ? length / 2 + 1 : length;
+  s.work_shape[s.work_shape.size() - 1] = length;
+  s.kernel_work_shape[s.kernel_work_shape.size() - 1] = length;
+  s.spectrum_shape[s.spectrum_shape.size() - 1] = spectrum;
+  s.kernel_spectrum_shape[s.kernel_spectrum_shape.size() - 1] = spectrum;
+  s.fft_size = length;
+  s.spectrum_size = spectrum;
+  return s;
+}
+
+std::int64_t choose_row_fft_length(const ConvolutionGeometry& g, std::span<const std::int64_t> lengths) {
+  if (g.rank != 1 || g.mode == ConvolutionMode::circular) return g.fft_length[0];
+  const std::int64_t whole = g.fft_length[0];
+  std::int64_t best = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  if (std::find(lengths.begin(), lengths.end(), whole) != lengths.end()) {
+    best = whole;
+    // Segments must beat one FFT by a tenth: the per-point costs are ratios of one run, and segments re-read their
+    // overlap.
+    best_cost = 0.9 * fused_row_cost(g);
+  }
+  for (std::int64_t length : lengths) {
+    if (length >= whole) break;  // one FFT of `whole` covers the row with fewer points
+    const Segments seg = segments_at(g, length);
+    // A segment keeps at least a quarter of its results: shorter hops read the operand over four times.
+    if (seg.hop * 4 < length) continue;
+    const double cost = static_cast<double>(seg.count) * static_cast<double>(length) * fused_point_cost(length);
+    if (cost < best_cost) {
+      best = length;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& g) {
   if (g.rank == 1) return std::nullopt;
   // Columns of up to 64 KiB: one kernel up to 32 KiB, the split route's three passes at 64 KiB (c64 8192 measured
@@ -235,6 +314,11 @@ std::optional<std::string> fused_obstacle(const ConvolutionGeometry& g, const St
       return fmt::format("the operand's last axis has stride {}, not 1", in_strides[axis]);
     if (!uniform_row_stride(g.in_shape, in_strides))
       return std::string("the operand's rows are not one stride apart (its batch axes do not nest)");
+    // The kernel's indices are 32-bit: rows of up to 2^30 values leave room for a segment past the row's end.
+    constexpr std::int64_t kMaxRow = std::int64_t{1} << 30;
+    if (g.in_shape[axis] > kMaxRow || g.out_shape[axis] > kMaxRow)
+      return fmt::format("the fused kernel takes rows of up to 2^30 values, not an operand of {} and a result of {}",
+                         g.in_shape[axis], g.out_shape[axis]);
     const bool c2c = in == kernel && (in == c64 || in == c128);
     const bool r2c = g.real && (in == f32 || in == f64);
     if (!c2c && !r2c)

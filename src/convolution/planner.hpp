@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,13 @@ struct ConvolutionGeometry {
   std::int64_t kernel_batch = 1;           ///< product of the kernel's batch extents
   std::int64_t fft_size = 1;               ///< product of the FFT lengths (N of the 1/N scaling)
   std::int64_t spectrum_size = 1;          ///< spectrum values per batch entry
+  /// Overlap-save (the 1D fused route only, segmented()): each row is `segments` FFTs of fft_length[0]; segment s
+  /// reads operand values from s * segment_hop + segment_in_shift on (zero outside the row) and stores its circular
+  /// results from out_offset[0] on (the kernel's length - 1: the ones no wrap-around reaches) as result values from
+  /// s * segment_hop on, at most segment_hop of them. 1: one zero-padded FFT per row.
+  std::int64_t segments = 1;
+  std::int64_t segment_hop = 0;
+  std::int64_t segment_in_shift = 0;
 };
 
 /// Decides the geometry; InvalidArgument naming the operand, the expected and the actual value for an unsupported
@@ -75,10 +83,21 @@ std::int64_t needed_length(ConvolutionMode mode, std::int64_t n, std::int64_t k)
 std::optional<std::string> fused_obstacle(const ConvolutionGeometry& geometry, const Strides& in_strides,
                                           std::int64_t min_length, std::int64_t max_length);
 
+/// `g` (1D, a linear mode, planned with power_of_two_first) as overlap-save segments of FFT length `length`, a power
+/// of two above the kernel's length - 1: the spectra at that length, `segments` covering the result.
+ConvolutionGeometry segmented(const ConvolutionGeometry& g, std::int64_t length);
+
+/// The FFT length the 1D fused route runs `g` at (planned with power_of_two_first): g.fft_length[0], one FFT per row,
+/// or a length of `lengths` (the compiled kernels', ascending) as overlap-save segments, whichever costs least by
+/// the fused kernels' cost per point and length (measured; planner.cpp); 0 when no length of `lengths` can run it
+/// (one FFT too long, segments too short for the kernel). Circular mode and 2D/3D: g.fft_length[0].
+std::int64_t choose_row_fft_length(const ConvolutionGeometry& g, std::span<const std::int64_t> lengths);
+
 /// Why ConvolutionRoute::automatic keeps the separate route where the fused kernel could run (nullopt: it takes the
-/// fused kernel). 1D: always. 2D and 3D: a column of at most 64 KiB (c64 up to 8192, c128 up to 4096; the split
-/// route's three passes at 64 KiB), the lengths measured faster than the separate route; longer columns are not
-/// measured yet, and `fused` still runs them (docs/convolution.md).
+/// fused kernel). 1D: always (one FFT a row: the device runner takes overlap-save segments on route fused only). 2D and
+/// 3D: a column of at most 64 KiB (c64 up to 8192, c128 up to 4096; the split route's three passes at 64 KiB), the
+/// lengths measured faster than the separate route; longer columns are not measured yet, and `fused` still runs them
+/// (docs/convolution.md).
 std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& geometry);
 
 /// The distance between consecutive rows (along the last axis) of an operand whose other axes nest densely over

@@ -46,7 +46,7 @@ void spin(StreamRef stream) {
 /// false when this build has no kernel of that length.
 template <class T>
 bool check_fused(std::int64_t rows, std::int64_t n, std::int64_t k, ConvolutionMode mode, bool per_row = false,
-                 std::int64_t row_stride = 0) {
+                 std::int64_t row_stride = 0, const char* described = nullptr) {
   SCOPED_TRACE(::testing::Message() << dtype_of<T>.name() << " rows " << rows << " n " << n << " k " << k << " "
                                     << to_string(mode) << (per_row ? " per row" : ""));
   auto hx = HostArray<T>::random({rows, n},
@@ -66,6 +66,7 @@ bool check_fused(std::int64_t rows, std::int64_t n, std::int64_t k, ConvolutionM
   conv->plan();
   EXPECT_EQ(conv->route(), ConvolutionRoute::fused);
   EXPECT_NE(conv->describe().find("fused"), std::string::npos) << conv->describe();
+  if (described != nullptr) EXPECT_NE(conv->describe().find(described), std::string::npos) << conv->describe();
   const auto shape = convolution_shape({rows, n}, {1, k}, {1}, mode);
   Tensor out = poisoned(conv->result_dtype(), shape, Space::cuda);
   conv->execute({.out = out.view()});
@@ -80,7 +81,8 @@ TEST(ConvolutionGpu, FusedEveryCompiledLengthKindAndMode) {
   CUPLAN_REQUIRE_FUSED();
   int ran = 0;
   for (std::int64_t length : kLengths) {
-    // n + k - 1 == length: the power-of-two FFT length is `length` itself.
+    // n + k - 1 == length: one FFT of `length` a row, or overlap-save segments of a shorter compiled length where the
+    // cost model finds them cheaper (FusedOverlapSaveSegments); circular rows always run one FFT of `length`.
     const std::int64_t k = length / 8 + 1, n = length - k + 1;
     for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
       ran += check_fused<std::complex<float>>(3, n, k, mode);
@@ -108,6 +110,24 @@ TEST(ConvolutionGpu, FusedKernelPerRowPaddedRowsAndAPartialLastBlock) {
   // stride every other row does not, and takes the per-element path.
   check_fused<float>(3, 1024, 7, ConvolutionMode::circular, false, 1025);
   check_fused<double>(3, 1024, 7, ConvolutionMode::circular, false, 1025);
+}
+
+// Overlap-save: rows longer than any compiled kernel, or whose one FFT would cost more than segments of a shorter
+// length, run as segments of a compiled length, each keeping the results no wrap-around reaches. Every mode and
+// dtype, a kernel per row, padded and odd row strides (the per-element load path), a one-tap kernel (no overlap),
+// segments whose last one ends inside and past the row. Route fused only: automatic keeps one FFT a row until the
+// segments are measured. Needs a kernel of 4096 or shorter (CI's build has 4096).
+TEST(ConvolutionGpu, FusedOverlapSaveSegments) {
+  CUPLAN_REQUIRE_FUSED();
+  int ran = 0;
+  ran += check_fused<float>(4, 8192, 1025, ConvolutionMode::full, false, 0, "overlap-save");
+  ran += check_fused<std::complex<float>>(3, 40000, 129, ConvolutionMode::same, false, 0, "overlap-save");
+  ran += check_fused<std::complex<double>>(2, 30001, 300, ConvolutionMode::valid, true, 0, "overlap-save");
+  ran += check_fused<double>(3, 50000, 64, ConvolutionMode::full, false, 50003, "overlap-save");
+  ran += check_fused<float>(3, 60000, 1501, ConvolutionMode::same, true, 60001, "overlap-save");
+  ran += check_fused<float>(2, 70001, 2, ConvolutionMode::valid, false, 0, "overlap-save");
+  ran += check_fused<std::complex<float>>(2, 20000, 1, ConvolutionMode::full, false, 0, "overlap-save");
+  if (ran == 0) GTEST_SKIP() << "this build compiled no fused kernel that holds these kernels' segments";
 }
 
 /// 2D and 3D convolutions on the fused route (forced; the column kernel along the first convolved axis) against the
@@ -197,6 +217,15 @@ TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   } else {
     EXPECT_NE(conv.describe().find("not fused"), std::string::npos) << conv.describe();
   }
+  // A row longer than any compiled kernel: automatic keeps the separate route and says that route fused runs it as
+  // overlap-save segments (FusedOverlapSaveSegments).
+  Tensor xl = Tensor::empty({2, 40000}, c64, Device::cuda(0));
+  Tensor kl = Tensor::empty({1, 129}, c64, Device::cuda(0));
+  Convolution long_rows(xl, kl, {.mode = ConvolutionMode::same});
+  EXPECT_EQ(long_rows.route(), ConvolutionRoute::separate);
+  if (conv.route() == ConvolutionRoute::fused)  // a kernel of 4096 runs on this device
+    EXPECT_NE(long_rows.describe().find("route fused runs it as overlap-save segments"), std::string::npos)
+        << long_rows.describe();
   Convolution separate(x, k, {.mode = ConvolutionMode::same, .route = ConvolutionRoute::separate});
   EXPECT_EQ(separate.route(), ConvolutionRoute::separate);
   EXPECT_NE(separate.describe().find("cuFFT forward"), std::string::npos) << separate.describe();
@@ -240,7 +269,7 @@ TEST(ConvolutionGpu, ForcingTheFusedRouteWhereItCannotApplyNamesTheReason) {
   Tensor kr = Tensor::empty({1, 9}, c64, Device::cuda(0));
   expect_throw_naming<NotSupported>([&] { Convolution(xr, kr, fused); }, {"fused", "alike", "f32", "c64"});
   Tensor xl = Tensor::empty({2, 40000}, c64, Device::cuda(0));
-  Tensor kl = Tensor::empty({1, 9}, c64, Device::cuda(0));
+  Tensor kl = Tensor::empty({1, 20000}, c64, Device::cuda(0));  // no segment of 16384 or less holds it
   expect_throw_naming<NotSupported>([&] { Convolution(xl, kl, fused); }, {"fused", "65536", "16384"});
   // A c128 column of 16384 does not fit the column kernel's tile.
   Tensor xw = Tensor::empty({16384, 2}, c128, Device::cuda(0));

@@ -175,6 +175,103 @@ TEST(ConvolutionPlanner, FusedConditions) {
   EXPECT_NE(message->find("broadcast"), std::string::npos) << *message;
 }
 
+// The overlap-save geometry, run on the CPU as the row kernel runs it: each segment loads fft_length[0] operand values
+// from s * hop + in_shift on (zero outside the row), convolves them circularly with the kernel and stores its results
+// from out_offset[0] on as result values from s * hop on, at most hop of them. Every mode, kernels of one tap up to
+// most of a segment, segments that end inside, at and past the row's end: each result value is written once and
+// equals the direct linear convolution's (float64, integer-valued data: exact).
+TEST(ConvolutionPlanner, OverlapSaveSegmentsGiveTheLinearResult) {
+  int checked = 0;
+  for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
+    for (std::int64_t n : {40, 97, 128}) {
+      for (std::int64_t k : {1, 5, 12, 17}) {
+        for (std::int64_t length : {16, 32}) {
+          if (k - 1 >= length) continue;
+          const ConvolutionGeometry whole = plan({2, n}, {1, k}, {1}, mode, f64, f64, true);
+          const ConvolutionGeometry g = segmented(whole, length);
+          ASSERT_EQ(g.fft_length[0], length);
+          ASSERT_EQ(g.spectrum_size, length / 2 + 1);
+          ASSERT_EQ(g.kernel_work_shape[g.kernel_work_shape.size() - 1], length);
+          ASSERT_EQ(g.out_shape, whole.out_shape);
+          ASSERT_EQ(g.segment_hop, length - (k - 1));
+          ASSERT_EQ(g.segments, (g.out_shape[1] + g.segment_hop - 1) / g.segment_hop);
+          std::vector<double> x(static_cast<std::size_t>(n)), h(static_cast<std::size_t>(k));
+          for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>((i * 37 + 11) % 19) - 9;
+          for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<double>((i * 13 + 5) % 11) - 5;
+          const std::int64_t out_length = g.out_shape[1];
+          std::vector<double> linear(static_cast<std::size_t>(n + k - 1), 0.0);
+          for (std::int64_t i = 0; i < n; ++i)
+            for (std::int64_t j = 0; j < k; ++j)
+              linear[static_cast<std::size_t>(i + j)] +=
+                  x[static_cast<std::size_t>(i)] * h[static_cast<std::size_t>(j)];
+          std::vector<double> out(static_cast<std::size_t>(out_length), 1e300);  // poisoned
+          std::vector<int> writes(static_cast<std::size_t>(out_length), 0);
+          for (std::int64_t s = 0; s < g.segments; ++s) {
+            const std::int64_t first = s * g.segment_hop + g.segment_in_shift;
+            for (std::int64_t j = g.out_offset[0]; j < length; ++j) {
+              const std::int64_t r = s * g.segment_hop + j - g.out_offset[0];
+              if (r >= out_length) break;
+              double y = 0;
+              for (std::int64_t t = 0; t < k; ++t) {
+                const std::int64_t p = first + ((j - t) % length + length) % length;
+                if (p >= 0 && p < n) y += x[static_cast<std::size_t>(p)] * h[static_cast<std::size_t>(t)];
+              }
+              out[static_cast<std::size_t>(r)] = y;
+              ++writes[static_cast<std::size_t>(r)];
+            }
+          }
+          for (std::int64_t r = 0; r < out_length; ++r) {
+            ASSERT_EQ(writes[static_cast<std::size_t>(r)], 1)
+                << "n " << n << " k " << k << " L " << length << " r " << r;
+            ASSERT_EQ(out[static_cast<std::size_t>(r)], linear[static_cast<std::size_t>(r + whole.out_offset[0])])
+                << "n " << n << " k " << k << " L " << length << " r " << r;
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 60);
+}
+
+// The 1D fused route's length: one FFT a row where that is cheapest, else the compiled length whose segments cost
+// least; circular mode and 2D keep their length; 0 where no compiled length can run the row.
+TEST(ConvolutionPlanner, RowFftLengthChoice) {
+  const std::vector<std::int64_t> all{256, 512, 1024, 2048, 4096, 8192, 16384};
+  // 8192 samples, 1025 taps, full mode: one FFT of 16384 or segments; 4096 keeps 3072 a segment, three a row.
+  const auto full = plan({4096, 8192}, {1, 1025}, {1}, ConvolutionMode::full, f32, f32, true);
+  ASSERT_EQ(full.fft_length[0], 16384);
+  EXPECT_EQ(choose_row_fft_length(full, all), 4096);
+  EXPECT_EQ(segmented(full, 4096).segments, 3);
+  // A short row: one FFT; two segments of 256 against one FFT of 512 cost about the same, and one FFT stays.
+  const auto small = plan({64, 1000}, {1, 25}, {1}, ConvolutionMode::same, c64, c64, true);
+  EXPECT_EQ(choose_row_fft_length(small, all), 1024);
+  EXPECT_EQ(choose_row_fft_length(plan({8, 300}, {1, 3}, {1}, ConvolutionMode::full, c64, c64, true), all), 512);
+  // A row longer than any compiled kernel: segments; a kernel no segment holds: none.
+  const auto long_row = plan({2, 1 << 20}, {1, 129}, {1}, ConvolutionMode::full, c64, c64, true);
+  const std::int64_t long_length = choose_row_fft_length(long_row, all);
+  EXPECT_GE(long_length, 256);
+  EXPECT_LE(long_length, 16384);
+  EXPECT_GT(segmented(long_row, long_length).segments, 1);
+  EXPECT_EQ(choose_row_fft_length(plan({2, 1 << 20}, {1, 20000}, {1}, ConvolutionMode::full, c64, c64, true), all), 0);
+  EXPECT_EQ(choose_row_fft_length(long_row, std::vector<std::int64_t>{}), 0);
+  // Segments keep at least a quarter of their results: 1025 taps never run at 1024.
+  EXPECT_EQ(choose_row_fft_length(full, std::vector<std::int64_t>{1024}), 0);
+  const auto circular = plan({8, 4096}, {1, 4096}, {1}, ConvolutionMode::circular, c64, c64, true);
+  EXPECT_EQ(choose_row_fft_length(circular, all), 4096);
+  const auto two = plan({8, 300, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true);
+  EXPECT_EQ(choose_row_fft_length(two, all), 512);
+}
+
+// Rows over 2^30 values: the kernels' 32-bit indices.
+TEST(ConvolutionPlanner, FusedRowsOfUpTo2To30Values) {
+  const std::int64_t n = (std::int64_t{1} << 30) + 1;
+  const auto huge = plan({1, n}, {1, 3}, {1}, ConvolutionMode::same, f32, f32, true);
+  const auto why = fused_obstacle(segmented(huge, 4096), Strides{n, 1}, 256, 16384);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("2^30"), std::string::npos) << *why;
+}
+
 TEST(ConvolutionPlanner, UniformRowStride) {
   EXPECT_EQ(uniform_row_stride(Shape{4, 3, 10}, Strides{30, 10, 1}), 10);
   EXPECT_EQ(uniform_row_stride(Shape{4, 3, 10}, Strides{48, 16, 1}), 16);

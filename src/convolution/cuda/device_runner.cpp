@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "base/cuda_check.hpp"
 #include "base/log.hpp"
@@ -70,6 +71,16 @@ const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int dev
     return nullptr;
   }
   return launcher;
+}
+
+/// The lengths of the row kernels for `g`'s kind that run on `device`, ascending.
+std::vector<std::int64_t> row_lengths(const ConvolutionGeometry& g, int device) {
+  std::vector<std::int64_t> lengths;
+  for (const fused::FusedLauncher* launcher : fused::launchers())
+    if (launcher->kind == fused_kind(g) && !device_obstacle(launcher->block, launcher->length, device))
+      lengths.push_back(launcher->length);
+  std::sort(lengths.begin(), lengths.end());
+  return lengths;
 }
 
 /// The column kernel for the first axis of a 2D or 3D `g` (complex, or real through its half spectrum), or the reason
@@ -248,6 +259,12 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       return fmt::format("cuFFT forward on the inner axes, {}; MathDx {}), cuFFT inverse on the inner axes on cuda:{}",
                          column_route, fused::mathdx_version(), context_.target.device);
     }
+    if (fused_ && context_.geometry.segments > 1)
+      return fmt::format(
+          "one fused cuFFTDx kernel (MathDx {}), overlap-save: {} segments of {} a row, each keeping {} results, on "
+          "cuda:{}",
+          fused::mathdx_version(), context_.geometry.segments, context_.geometry.fft_length[0],
+          context_.geometry.segment_hop, context_.target.device);
     if (fused_)
       return fmt::format("one fused cuFFTDx kernel (MathDx {}) on cuda:{}", fused::mathdx_version(),
                          context_.target.device);
@@ -466,7 +483,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     rows.in = in.data();
     rows.out = out.data();
     rows.spectrum = spectrum_.data();
-    rows.rows = g.batch;
+    rows.rows = g.batch * g.segments;
     rows.in_row_stride = uniform_row_stride(in.shape(), in.strides()).value_or(g.in_shape[axis]);
     rows.out_row_stride = g.out_shape[axis];  // dense result
     rows.spectrum_per_row = g.kernel_batch != 1;
@@ -474,6 +491,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     rows.in_length = static_cast<int>(g.in_shape[axis]);
     rows.out_length = static_cast<int>(g.out_shape[axis]);
     rows.out_offset = static_cast<int>(g.out_offset[0]);
+    rows.segments = g.segments;
+    rows.hop = static_cast<int>(g.segment_hop);
+    rows.in_shift = static_cast<int>(g.segment_in_shift);
     CUPLAN_CUDA_CHECK(launcher_->launch(rows, s.native()));
   }
 
@@ -524,6 +544,12 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
   ConvolutionRequest pow2 = request;
   pow2.power_of_two_first = true;
   ConvolutionGeometry candidate = plan_convolution(pow2);
+  // 1D linear modes on route fused: one FFT a row, or overlap-save segments of a compiled length where the cost
+  // model says so (and where one FFT would be longer than any compiled kernel). Route automatic keeps one FFT a row
+  // until segments are measured against the separate route on a GPU (docs/convolution.md).
+  const std::int64_t row_length = choose_row_fft_length(candidate, row_lengths(candidate, device));
+  const bool segments = row_length != 0 && row_length != candidate.fft_length[0];
+  if (segments && route == cuplan::ConvolutionRoute::fused) candidate = segmented(candidate, row_length);
   std::optional<std::string> obstacle = fused_obstacle(candidate, operand.strides(), kFusedMin, kFusedMax);
   if (!obstacle && route == cuplan::ConvolutionRoute::automatic) obstacle = automatic_fused_obstacle(candidate);
   if (!obstacle) obstacle = fused_build_obstacle(candidate, device);
@@ -531,6 +557,10 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
     if (route == cuplan::ConvolutionRoute::fused)
       throw NotSupported(fmt::format("Convolution: route: the fused route cannot run this convolution: {}", *obstacle));
     choice.not_fused = *obstacle;
+    if (segments && !fused_obstacle(segmented(candidate, row_length), operand.strides(), kFusedMin, kFusedMax))
+      choice.not_fused += fmt::format(
+          "; route fused runs it as overlap-save segments of {} (not measured against the separate route yet)",
+          row_length);
     return choice;
   }
   choice.geometry = std::move(candidate);

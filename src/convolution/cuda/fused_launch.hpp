@@ -26,9 +26,16 @@ struct FusedRows {
   bool spectrum_per_row = false;
   std::int64_t spectrum_period = 1;
   std::int64_t spectrum_length = 0;
-  int in_length = 0;   ///< signal values per row (<= the FFT length; the rest is zero padding)
+  int in_length = 0;   ///< signal values per row
   int out_length = 0;  ///< result values per row
-  int out_offset = 0;  ///< index, in the circular convolution of one row, of the first result value
+  int out_offset = 0;  ///< index, in the circular convolution of one FFT, of the first result value it stores
+  /// Overlap-save: each row is `segments` FFTs (`rows` counts them all: signal rows times segments). Segment s of a
+  /// row loads signal values from s * hop + in_shift on (zero outside [0, in_length)) and stores its circular
+  /// results from index out_offset on to result values from s * hop on, at most `hop` of them. One segment: the
+  /// row's values from 0 on, zero padded to the FFT length (in_shift 0).
+  std::int64_t segments = 1;
+  int hop = 0;
+  int in_shift = 0;
 };
 
 /// The transforms a fused kernel runs: complex f32 or f64 rows, or real f32 or f64 rows (R2C forward, C2R inverse).
