@@ -63,14 +63,15 @@ double fused_row_cost(const ConvolutionGeometry& g) {
   return static_cast<double>(g.segments) * static_cast<double>(g.fft_length[0]) * fused_point_cost(g.fft_length[0]);
 }
 
-// The overlap-save segments of a 1D linear-mode `g` at FFT length `length` (> the kernel's length - 1).
+// The overlap-save segments of a 1D linear-mode `g` at FFT length `length`; count 0 where a segment keeps no result
+// (length <= the kernel's length - 1).
 struct Segments {
   std::int64_t lead, hop, count;
 };
 Segments segments_at(const ConvolutionGeometry& g, std::int64_t length) {
   const int axis = g.conv_axes[0];
   const std::int64_t lead = g.kernel_shape[axis] - 1, hop = length - lead;
-  return {lead, hop, (g.out_shape[axis] + hop - 1) / hop};
+  return {lead, hop, hop > 0 ? (g.out_shape[axis] + hop - 1) / hop : 0};
 }
 
 }  // namespace
@@ -242,7 +243,13 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
 }
 
 ConvolutionGeometry segmented(const ConvolutionGeometry& g, std::int64_t length) {
-  const Segments seg = segments_at(g, length);
+  const bool linear_1d = g.rank == 1 && g.mode != ConvolutionMode::circular;
+  const Segments seg = linear_1d ? segments_at(g, length) : Segments{};
+  if (seg.count == 0)
+    throw InvalidArgument(fmt::format(
+        "{}: overlap-save needs a 1D linear-mode convolution and a segment length above the kernel's length - 1; got "
+        "rank {}, mode {} and length {} for a kernel of {}",
+        kWho, g.rank, to_string(g.mode), length, g.kernel_shape[g.conv_axes[0]]));
   ConvolutionGeometry s = g;
   s.fft_length[0] = length;
   s.segments = seg.count;
@@ -276,8 +283,9 @@ std::int64_t choose_row_fft_length(const ConvolutionGeometry& g, std::span<const
   for (std::int64_t length : lengths) {
     if (length >= whole) break;  // one FFT of `whole` covers the row with fewer points
     const Segments seg = segments_at(g, length);
-    // A segment keeps at least a quarter of its results: shorter hops read the operand over four times.
-    if (seg.hop * 4 < length) continue;
+    // A segment keeps at least a quarter of its results: shorter hops read the operand over four times (and a
+    // length at or below the kernel's length - 1 keeps none).
+    if (seg.count == 0 || seg.hop * 4 < length) continue;
     const double cost = static_cast<double>(seg.count) * static_cast<double>(length) * fused_point_cost(length);
     if (cost < best_cost) {
       best = length;

@@ -255,8 +255,17 @@ TEST(ConvolutionPlanner, RowFftLengthChoice) {
   EXPECT_GT(segmented(long_row, long_length).segments, 1);
   EXPECT_EQ(choose_row_fft_length(plan({2, 1 << 20}, {1, 20000}, {1}, ConvolutionMode::full, c64, c64, true), all), 0);
   EXPECT_EQ(choose_row_fft_length(long_row, std::vector<std::int64_t>{}), 0);
-  // Segments keep at least a quarter of their results: 1025 taps never run at 1024.
-  EXPECT_EQ(choose_row_fft_length(full, std::vector<std::int64_t>{1024}), 0);
+  // A segment keeps results: 1025 taps never run at 1024 (a hop of 0) or below; at 2048 (a hop of 1024) they may.
+  EXPECT_EQ(choose_row_fft_length(full, std::vector<std::int64_t>{256, 1024}), 0);
+  EXPECT_EQ(choose_row_fft_length(full, std::vector<std::int64_t>{256, 1024, 2048}), 2048);
+  // And at least a quarter of them: 800 taps at 1024 would keep 225.
+  const auto quarter = plan({4, 8192}, {1, 800}, {1}, ConvolutionMode::full, c64, c64, true);
+  EXPECT_EQ(choose_row_fft_length(quarter, std::vector<std::int64_t>{1024}), 0);
+  EXPECT_EQ(choose_row_fft_length(quarter, std::vector<std::int64_t>{1024, 2048}), 2048);
+  EXPECT_THROW(segmented(full, 1024), InvalidArgument);
+  EXPECT_THROW(segmented(full, 512), InvalidArgument);
+  EXPECT_THROW(segmented(plan({8, 4096}, {1, 9}, {1}, ConvolutionMode::circular, c64, c64, true), 1024),
+               InvalidArgument);
   const auto circular = plan({8, 4096}, {1, 4096}, {1}, ConvolutionMode::circular, c64, c64, true);
   EXPECT_EQ(choose_row_fft_length(circular, all), 4096);
   const auto two = plan({8, 300, 64}, {1, 3, 3}, {1, 2}, ConvolutionMode::full, c64, c64, true);
