@@ -23,11 +23,12 @@ struct FusedSegment {
 };
 
 __device__ __forceinline__ FusedSegment fused_segment(const FusedRows& rows, std::int64_t fft) {
-  FusedSegment f{fft, fft < rows.rows, 0, 0};
-  if (!f.active) f.row = 0;
+  const bool active = fft < rows.rows;
+  if (!active) fft = 0;  // a missing last FFT takes row 0's addresses and reads or writes nothing
+  FusedSegment f{fft, active, 0, 0};
   if (rows.segments > 1) {  // overlap-save; a division per thread, not per element
-    f.row = f.active ? fft / rows.segments : 0;
-    f.stored = f.active ? static_cast<int>(fft - f.row * rows.segments) * rows.hop : 0;
+    f.row = fft / rows.segments;
+    f.stored = static_cast<int>(fft - f.row * rows.segments) * rows.hop;
     f.first = f.stored + rows.in_shift;
   }
   return f;
