@@ -17,11 +17,11 @@
 //   routes (with the 1D rows).
 //   CPU: fftconvolve (full mode, 4096 real signals of 8192 samples, a 1025-tap kernel) against FFTW forward +
 //   product + inverse by hand on the same padded length (host time).
-// Usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] [--nodes]. --rows runs one group only: the 1D rows, the
-// 2D and 3D rows, or the CPU row (default all), e.g. to profile the 2D and 3D routes alone (nsys). --nodes: after
-// each GPU row, one execute of each cuplan route captured into a CUDA graph, its kernels named and timed one by one
-// (support/graph_nodes.hpp), where the time of a route goes without a profiler. GPU rows are skipped (and said so)
-// without a GPU.
+// Usage: convolution_bench [--quick] [--rows all|1d|nd|tiles|cpu] [--nodes]. --rows runs one group only: the 1D rows,
+// the 2D and 3D rows, the batched small 2D and 3D rows (whole-transform tiles), or the CPU row (default all), e.g. to
+// profile the 2D and 3D routes alone (nsys). --nodes: after each GPU row, one execute of each cuplan route captured
+// into a CUDA graph, its kernels named and timed one by one (support/graph_nodes.hpp), where the time of a route goes
+// without a profiler. GPU rows are skipped (and said so) without a GPU.
 
 #include <cuda_runtime_api.h>
 #include <cufft.h>
@@ -287,6 +287,64 @@ void gpu_nd_row(const cp::Shape& shape, int reps, cp::StreamRef s) {
   std::fflush(stdout);
 }
 
+/// Batched small 2D and 3D convolutions whose FFT shape is a whole-transform tile: `shape` is [batch, ...], the kernel
+/// `kernel` [1, ...] (one filter for every entry). cuplan's separate route (cuFFT forward, product, cuFFT inverse, and
+/// the pad and crop passes in the linear modes), its automatic route (the column route where it applies) and the
+/// fused route (the whole-transform kernel, one block an entry).
+template <class T>
+void gpu_tile_row(const cp::Shape& shape, const cp::Shape& kernel, cp::ConvolutionMode mode, int reps,
+                  cp::StreamRef s) {
+  constexpr cp::DType dtype = std::is_same_v<T, float> ? cp::f32 : cp::c64;
+  const std::string name(dtype.name());
+  const cudaStream_t stream = s.native();
+  const auto text_of = [](const cp::Shape& sh) {
+    std::string t = "[";
+    for (int i = 0; i < sh.size(); ++i) t += (i ? ", " : "") + std::to_string(sh[i]);
+    return t + "]";
+  };
+  const std::string text = text_of(shape) + " * " + text_of(kernel) + " " + std::string(cp::to_string(mode));
+  const auto count = static_cast<std::size_t>(cp::checked_numel(shape));
+  const auto kernel_count = static_cast<std::size_t>(cp::checked_numel(kernel));
+  cp::Tensor x = cp::Tensor::empty(shape, dtype, cp::Device::cuda(0), s);
+  cp::Tensor k = cp::Tensor::empty(kernel, dtype, cp::Device::cuda(0), s);
+  {
+    const auto hx = random_values<T>(count, 7);
+    cp::copy(cp::TensorView(hx.data(), shape), x.view(), s);
+    const auto hk = random_values<T>(kernel_count, 8);
+    cp::copy(cp::TensorView(hk.data(), kernel), k.view(), s);
+    s.synchronize();  // the host vectors go out of scope
+  }
+  std::vector<int> axes;
+  for (int a = 1; a < shape.size(); ++a) axes.push_back(a);
+  const auto time_route = [&](cp::ConvolutionRoute route, cp::Tensor& out, std::string& described) {
+    cp::Convolution conv(x, k, {.axes = axes, .mode = mode, .route = route, .stream = s});
+    conv.plan();
+    described = conv.describe();
+    out = cp::Tensor::empty(conv.result_shape(), conv.result_dtype(), cp::Device::cuda(0), s);
+    const double ms = bench::gpu_median_ms(stream, kWarmup, reps, [&] { conv.execute({.out = out.view()}); });
+    s.synchronize();
+    return ms;
+  };
+  cp::Tensor out_separate, out_automatic, out_fused;
+  std::string described;
+  const double separate_ms = time_route(cp::ConvolutionRoute::separate, out_separate, described);
+  const double automatic_ms = time_route(cp::ConvolutionRoute::automatic, out_automatic, described);
+  const bool automatic_columns = described.find("inner axes") != std::string::npos;
+  try {
+    const double fused_ms = time_route(cp::ConvolutionRoute::fused, out_fused, described);
+    const bool whole = described.find("whole") != std::string::npos;
+    std::printf(
+        "%s %s: separate %7.3f  automatic (%s) %7.3f  fused (%s) %7.3f ms  separate/fused %5.2fx  "
+        "automatic/fused %5.2fx  |fused - separate| %.1e\n",
+        name.c_str(), text.c_str(), separate_ms, automatic_columns ? "columns" : "separate", automatic_ms,
+        whole ? "whole" : "columns", fused_ms, separate_ms / fused_ms, automatic_ms / fused_ms,
+        relative_difference(out_fused, out_separate));
+  } catch (const cp::NotSupported& e) {
+    std::printf("%s %s: separate %7.3f ms; fused: %s\n", name.c_str(), text.c_str(), separate_ms, e.what());
+  }
+  std::fflush(stdout);
+}
+
 /// The issue's `full` row on the GPU: 4096 real f32 signals of 8192 samples with a 1025-tap kernel (result 9216
 /// samples a row). raw sep.: by hand, as scipy.signal.fftconvolve would, at the 2-3-5-7-smooth length 9216: the pad
 /// (2D copy, the tail zeroed), cuFFT R2C, the product, cuFFT C2R, the crop (2D copy). cuplan: the separate and fused
@@ -432,11 +490,11 @@ int main(int argc, char** argv) {
     } else if (arg == "--nodes") {
       print_nodes = true;
     } else if (const std::string next = i + 1 < argc ? argv[i + 1] : "";
-               arg == "--rows" && (next == "all" || next == "1d" || next == "nd" || next == "cpu")) {
+               arg == "--rows" && (next == "all" || next == "1d" || next == "nd" || next == "tiles" || next == "cpu")) {
       rows = next;
       ++i;
     } else {
-      std::fprintf(stderr, "usage: convolution_bench [--quick] [--rows all|1d|nd|cpu] [--nodes] (got '%s')\n",
+      std::fprintf(stderr, "usage: convolution_bench [--quick] [--rows all|1d|nd|tiles|cpu] [--nodes] (got '%s')\n",
                    arg.c_str());
       return 2;
     }
@@ -464,6 +522,18 @@ int main(int argc, char** argv) {
       gpu_nd_row<std::complex<float>>({cube, cube, cube}, reps, stream);
       gpu_nd_row<float>({side, side}, reps, stream);
       gpu_nd_row<float>({cube, cube, cube}, reps, stream);
+    }
+    if (all || rows == "tiles") {
+      using cp::ConvolutionMode;
+      const long long b = quick ? 16 : 1;  // --quick: a sixteenth of the batch
+      gpu_tile_row<std::complex<float>>({16384 / b, 64, 64}, {1, 64, 64}, ConvolutionMode::circular, reps, stream);
+      gpu_tile_row<std::complex<float>>({65536 / b, 32, 32}, {1, 32, 32}, ConvolutionMode::circular, reps, stream);
+      gpu_tile_row<std::complex<float>>({4096 / b, 128, 128}, {1, 128, 128}, ConvolutionMode::circular, reps, stream);
+      gpu_tile_row<std::complex<float>>({16384 / b, 16, 16, 16}, {1, 16, 16, 16}, ConvolutionMode::circular, reps,
+                                        stream);
+      gpu_tile_row<float>({16384 / b, 64, 64}, {1, 64, 64}, ConvolutionMode::circular, reps, stream);
+      gpu_tile_row<float>({16384 / b, 60, 60}, {1, 5, 5}, ConvolutionMode::same, reps, stream);
+      gpu_tile_row<std::complex<float>>({16384 / b, 56, 56}, {1, 9, 9}, ConvolutionMode::full, reps, stream);
     }
   }
   if (all || rows == "cpu") cpu_row(quick);

@@ -21,6 +21,8 @@
 #   CUPLAN_MATHDX_ROOT         an installed MathDx (the folder holding include/cufftdx.hpp): used, nothing fetched
 #   CUPLAN_MATHDX_WHEEL        a downloaded nvidia_mathdx-25.6.0-py3-none-any.whl to unpack instead of fetching it
 #   CUPLAN_FUSED_FFT_LENGTHS   the lengths whose fused kernels are compiled ahead of time (CMake list; default all)
+#   CUPLAN_FUSED_BLOCK_SHAPES  the whole-transform convolution tiles compiled ahead of time (CMake list, e.g.
+#                              "32x32;16x16x16"; set and empty: none; unset: CMake's default)
 set -euo pipefail
 
 run_samples=1
@@ -145,6 +147,7 @@ configure_and_build() {
     [[ -n "${CUPLAN_CUDA_ARCHITECTURES:-}" ]] && args+=(-DCMAKE_CUDA_ARCHITECTURES="$CUPLAN_CUDA_ARCHITECTURES")
     [[ -n "$mathdx_root" ]] && args+=(-DCUPLAN_MATHDX_ROOT="$mathdx_root")
     [[ -n "${CUPLAN_FUSED_FFT_LENGTHS:-}" ]] && args+=(-DCUPLAN_FUSED_FFT_LENGTHS="$CUPLAN_FUSED_FFT_LENGTHS")
+    [[ -n "${CUPLAN_FUSED_BLOCK_SHAPES+set}" ]] && args+=(-DCUPLAN_FUSED_BLOCK_SHAPES="$CUPLAN_FUSED_BLOCK_SHAPES")
   fi
   [[ -n "${CUPLAN_STRICT_WARNINGS:-}" ]] && args+=(-DCUPLAN_STRICT_WARNINGS="$CUPLAN_STRICT_WARNINGS")
   # A build directory made by another generator cannot be reused with Ninja.

@@ -8,6 +8,12 @@
 
 #include "convolution/planner.hpp"
 
+#if defined(__CUDACC__)
+#define CUPLAN_WALK_HD __host__ __device__
+#else
+#define CUPLAN_WALK_HD
+#endif
+
 namespace cuplan::detail {
 
 /// The batch axes of one strided tensor (up to 7) and its convolved axes (three, leading ones of extent 1).
@@ -18,8 +24,8 @@ struct CanonicalWalk {
   std::int64_t extent[3] = {1, 1, 1};  ///< this tensor's extents along the convolved axes
   std::int64_t stride[3] = {0, 0, 0};  ///< its strides along them
 
-  /// Offset of batch entry `b` (0 <= b < product of batch_extent).
-  std::int64_t batch_offset(std::int64_t b) const noexcept {
+  /// Offset of batch entry `b` (0 <= b < product of batch_extent); the device kernels' too.
+  CUPLAN_WALK_HD std::int64_t batch_offset(std::int64_t b) const noexcept {
     std::int64_t offset = 0;
     for (int i = batch_rank - 1; i >= 0; --i) {
       const std::int64_t e = batch_extent[i];

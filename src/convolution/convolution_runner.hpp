@@ -60,6 +60,9 @@ std::unique_ptr<ConvolutionRunner> make_cpu_convolution_runner(const Convolution
 struct DeviceConvolutionChoice {
   ConvolutionGeometry geometry;
   bool fused = false;
+  /// Fused, 2D or 3D: the whole-transform kernel (one block an entry; geometry planned with every FFT length a power
+  /// of two) instead of the column route.
+  bool block = false;
   std::string not_fused;  ///< the reason, when not fused
 };
 /// NotSupported naming the reason when `route` is fused and the fused kernel cannot run the convolution.

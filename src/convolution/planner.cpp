@@ -190,7 +190,7 @@ ConvolutionGeometry plan_convolution(const ConvolutionRequest& request) {
     const std::int64_t needed = std::max<std::int64_t>(needed_length(g.mode, n, k), 2);
     if (g.mode == ConvolutionMode::circular)
       g.fft_length[i] = std::max<std::int64_t>(n, 2);
-    else if (i == 0 && request.power_of_two_first)
+    else if ((i == 0 && request.power_of_two_first) || request.power_of_two_all)
       g.fft_length[i] = next_power_of_two(needed);
     else
       g.fft_length[i] = next_fast_length(needed);
@@ -293,6 +293,28 @@ std::int64_t choose_row_fft_length(const ConvolutionGeometry& g, std::span<const
     }
   }
   return best;
+}
+
+std::optional<std::string> block_obstacle(const ConvolutionGeometry& g) {
+  if (g.rank < 2) return fmt::format("the whole-transform kernel takes 2D and 3D convolutions, not {}D", g.rank);
+  std::int64_t values = 1;
+  for (int i = 0; i < g.rank; ++i) {
+    const std::int64_t length = g.fft_length[i];
+    if (length < 16 || length != next_power_of_two(length))
+      return fmt::format("the whole-transform kernel takes FFT lengths that are powers of two from 16; axis {} has {}",
+                         g.conv_axes[static_cast<std::size_t>(i)], length);
+    values *= length;
+  }
+  const DType complex = g.out_dtype.real().complex();
+  const std::int64_t most = complex == c128 ? kMaxBlockValues / 4 : kMaxBlockValues;
+  if (values > most)
+    return fmt::format("the whole-transform kernel holds at most {} {} values an entry in one block, not {}", most,
+                       complex.name(), values);
+  const bool paired = g.real && g.kernel_batch == 1;
+  const std::int64_t blocks = paired ? (g.batch + 1) / 2 : g.batch;
+  if (blocks > 0x7fffffff)
+    return fmt::format("the whole-transform kernel runs at most 2^31 - 1 blocks, not {}", blocks);
+  return std::nullopt;
 }
 
 std::optional<std::string> automatic_fused_obstacle(const ConvolutionGeometry& g) {

@@ -28,6 +28,9 @@ struct ConvolutionRequest {
   /// outermost in 2D and 3D), is the next power of two (the fused kernels' lengths) instead of the next
   /// 2-3-5-7-smooth length. Linear modes only; circular convolution keeps length n.
   bool power_of_two_first = false;
+  /// Every convolved axis's FFT length is the next power of two (the whole-transform kernels' tiles). Linear modes;
+  /// circular convolution keeps the operand's lengths.
+  bool power_of_two_all = false;
 };
 
 /// The planner's answer.
@@ -92,6 +95,15 @@ ConvolutionGeometry segmented(const ConvolutionGeometry& g, std::int64_t length)
 /// the fused kernels' cost per point and length (measured; planner.cpp); 0 when no length of `lengths` can run it
 /// (one FFT too long, segments too short for the kernel). Circular mode and 2D/3D: g.fft_length[0].
 std::int64_t choose_row_fft_length(const ConvolutionGeometry& g, std::span<const std::int64_t> lengths);
+
+/// The most c64 values a whole-transform tile holds (128 KiB; c128: a quarter as many, 64 KiB).
+constexpr std::int64_t kMaxBlockValues = 16384;
+
+/// Why the whole-transform kernel (one block takes a batch entry whole: every axis's FFTs, the product and the inverse
+/// in shared memory) cannot serve `g`, planned with power_of_two_all (nullopt: it can, as far as the geometry goes;
+/// the compiled tiles and the device decide the rest). 2D or 3D; every FFT length a power of two from 16, at most
+/// kMaxBlockValues values an entry (c128: half); at most 2^31 - 1 blocks. Any dtypes, strides and kernel broadcast.
+std::optional<std::string> block_obstacle(const ConvolutionGeometry& g);
 
 /// Why ConvolutionRoute::automatic keeps the separate route where the fused kernel could run (nullopt: it takes the
 /// fused kernel). 1D: always (one FFT a row: the device runner takes overlap-save segments on route fused only). 2D and

@@ -206,6 +206,82 @@ TEST(ConvolutionGpu, FusedFirstAxisOf2DAnd3DConvolutions) {
   if (ran == 0) GTEST_SKIP() << "this build compiled no fused kernel of length 256 or 512 (CUPLAN_FUSED_FFT_LENGTHS)";
 }
 
+/// 2D and 3D convolutions whose FFT shape (every length the next power of two) is a compiled whole-transform tile,
+/// on the fused route (forced): one kernel, one block an entry. Against the reference with `out` poisoned, the
+/// operand unchanged. Returns false where this build compiled no such tile (CUPLAN_FUSED_BLOCK_SHAPES).
+template <class T, class K = T>
+bool check_fused_block(std::vector<std::int64_t> xs, std::vector<std::int64_t> ks, std::vector<int> axes,
+                       ConvolutionMode mode, std::vector<std::int64_t> x_strides = {}, Space space = Space::cuda) {
+  SCOPED_TRACE(::testing::Message() << dtype_of<T>.name() << " * " << dtype_of<K>.name() << " x "
+                                    << ::testing::PrintToString(xs) << " k " << ::testing::PrintToString(ks) << " "
+                                    << to_string(mode) << (space == Space::cpu ? " host operands" : ""));
+  auto hx = HostArray<T>::random(xs, x_strides);
+  auto hk = HostArray<K>::random(ks);
+  Operand x = to_space(hx, space);
+  Operand k = to_space(hk, space);
+  std::optional<Convolution> made;
+  try {
+    made.emplace(x.view, k.view,
+                 ConvolutionOptions{
+                     .axes = axes, .mode = mode, .route = ConvolutionRoute::fused, .execution = Execution::cuda()});
+  } catch (const NotSupported& e) {
+    if (std::string(e.what()).find("was compiled") != std::string::npos) return false;
+    throw;
+  }
+  Convolution& conv = *made;
+  if (conv.describe().find("whole") == std::string::npos) return false;  // the column route: no such tile
+  conv.plan();
+  EXPECT_EQ(conv.route(), ConvolutionRoute::fused);
+  std::vector<int> ref_axes;
+  for (int a : axes) ref_axes.push_back(a < 0 ? a + static_cast<int>(xs.size()) : a);
+  const bool paired = !dtype_of<T>.is_complex() && !dtype_of<K>.is_complex() && product(ks) == [&] {
+    std::int64_t c = 1;
+    for (int a : ref_axes) c *= ks[static_cast<std::size_t>(a)];
+    return c;
+  }();
+  EXPECT_EQ(conv.describe().find("two real batch entries") != std::string::npos, paired) << conv.describe();
+  const auto shape = convolution_shape(xs, ks, ref_axes, mode);
+  Tensor out = poisoned(conv.result_dtype(), shape, space);
+  conv.execute({.out = out.view()});
+  const auto expected = reference_convolution(hx.dense(), xs, hk.dense(), ks, ref_axes, mode);
+  std::int64_t fft_size = 1;
+  for (std::int64_t n : conv.fft_lengths()) {
+    EXPECT_EQ(n & (n - 1), 0) << "a power of two: " << conv.describe();
+    fft_size *= n;
+  }
+  EXPECT_LT(relative_error(to_dense(out.view()), expected), convolution_tolerance(conv.result_dtype(), fft_size))
+      << conv.describe();
+  EXPECT_EQ(to_dense(x.view), hx.dense()) << "the operand stays intact: " << conv.describe();
+  return true;
+}
+
+TEST(ConvolutionGpu, FusedWholeTransformOf2DAnd3DTiles) {
+  CUPLAN_REQUIRE_FUSED();
+  // The default CUPLAN_FUSED_BLOCK_SHAPES tiles: 16x16, 32x32, 64x64, 128x128, 16x16x16 and 16x32x32; a case whose
+  // tile this build did not compile is left out, and the test skips when every one is.
+  int ran = 0;
+  for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {
+    ran += check_fused_block<std::complex<float>>({5, 40, 50}, {1, 9, 11}, {1, 2}, mode);  // 64x64, one kernel
+    ran += check_fused_block<std::complex<double>>({3, 20, 27}, {3, 5, 6}, {1, 2}, mode);  // 32x32, one per entry
+    ran += check_fused_block<float>({5, 50, 40}, {1, 9, 9}, {1, 2}, mode);                 // real, paired, an odd batch
+    ran += check_fused_block<double>({3, 20, 20}, {3, 5, 5}, {1, 2}, mode);                // real, a kernel per entry
+    ran += check_fused_block<float, std::complex<float>>({2, 12, 10, 14}, {1, 3, 5, 3}, {1, 2, 3}, mode);  // 16^3
+  }
+  // Circular (the operand's own power-of-two lengths), a kernel broadcast over one of two batch axes.
+  ran += check_fused_block<std::complex<float>>({2, 3, 64, 64}, {1, 3, 64, 5}, {2, 3}, ConvolutionMode::circular);
+  ran += check_fused_block<float>({16, 16, 16, 3}, {16, 4, 4, 1}, {0, 1, 2}, ConvolutionMode::circular);  // batch last
+  // 16x32x32: 16384 c64 values, the largest tile.
+  ran += check_fused_block<std::complex<float>>({2, 10, 20, 20}, {1, 5, 9, 9}, {1, 2, 3}, ConvolutionMode::full);
+  // 128x128 c64 (one block an SM), the axes given in reverse order.
+  ran += check_fused_block<std::complex<float>>({2, 100, 90}, {1, 29, 30}, {2, 1}, ConvolutionMode::full);
+  // 16x16, the smallest tile; a batch of one.
+  ran += check_fused_block<float>({1, 9, 12}, {1, 7, 5}, {1, 2}, ConvolutionMode::full);
+  // Strided operands: padded rows, a batch axis between the convolved ones; host operands (the call blocks).
+  ran += check_fused_block<std::complex<float>>({30, 3, 40}, {5, 1, 7}, {0, 2}, ConvolutionMode::same, {200, 60, 1});
+  ran += check_fused_block<float>({4, 30, 30}, {1, 3, 3}, {1, 2}, ConvolutionMode::same, {1000, 31, 1}, Space::cpu);
+  if (ran == 0) GTEST_SKIP() << "this build compiled no whole-transform tile (CUPLAN_FUSED_BLOCK_SHAPES)";
+}
+
 TEST(ConvolutionGpu, AutomaticRouteTakesTheFusedKernelWhereItApplies) {
   CUPLAN_REQUIRE_FUSED();
   Tensor x = Tensor::empty({64, 4000}, c64, Device::cuda(0));

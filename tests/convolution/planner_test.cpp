@@ -12,14 +12,15 @@ namespace cuplan::detail {
 namespace {
 
 ConvolutionGeometry plan(Shape x, Shape k, std::vector<int> axes, ConvolutionMode mode, DType dtype = f32,
-                         DType kernel_dtype = f32, bool pow2 = false) {
+                         DType kernel_dtype = f32, bool pow2 = false, bool pow2_all = false) {
   return plan_convolution({.in_dtype = dtype,
                            .kernel_dtype = kernel_dtype,
                            .in_shape = x,
                            .kernel_shape = k,
                            .axes = std::move(axes),
                            .mode = mode,
-                           .power_of_two_first = pow2});
+                           .power_of_two_first = pow2,
+                           .power_of_two_all = pow2_all});
 }
 
 TEST(ConvolutionPlanner, FastAndPowerOfTwoLengths) {
@@ -180,6 +181,43 @@ TEST(ConvolutionPlanner, FusedConditions) {
 // from out_offset[0] on as result values from s * hop on, at most hop of them. Every mode, kernels of one tap up to
 // most of a segment, segments that end inside, at and past the row's end: each result value is written once and
 // equals the direct linear convolution's (float64, integer-valued data: exact).
+/// Every FFT length the next power of two (the whole-transform tiles).
+ConvolutionGeometry plan_tile(Shape x, Shape k, std::vector<int> axes, ConvolutionMode mode, DType dtype = f32,
+                              DType kernel_dtype = f32) {
+  return plan(std::move(x), std::move(k), std::move(axes), mode, dtype, kernel_dtype, true, true);
+}
+
+TEST(ConvolutionPlanner, WholeTransformTiles) {
+  // Every linear-mode length the next power of two; circular keeps the operand's.
+  ConvolutionGeometry g = plan_tile({5, 40, 50}, {1, 9, 11}, {1, 2}, ConvolutionMode::same, c64, c64);
+  EXPECT_EQ(g.fft_length[0], 64);
+  EXPECT_EQ(g.fft_length[1], 64);
+  EXPECT_EQ(g.out_offset[0], 4);
+  EXPECT_EQ(g.out_offset[1], 5);
+  EXPECT_FALSE(block_obstacle(g));
+  EXPECT_EQ(plan({5, 40, 50}, {1, 9, 11}, {1, 2}, ConvolutionMode::same, c64, c64, true).fft_length[1], 60);
+  g = plan_tile({2, 12, 10, 14}, {1, 3, 5, 3}, {1, 2, 3}, ConvolutionMode::full);
+  EXPECT_EQ(g.fft_length[0] * g.fft_length[1] * g.fft_length[2], 16 * 16 * 16);
+  EXPECT_FALSE(block_obstacle(g));
+  // Circular at a length that is not a power of two, a length under 16, 1D, and too many values (c64 16384, c128
+  // 4096): refused, naming what.
+  const auto refused = [](const ConvolutionGeometry& geometry, std::vector<std::string> words) {
+    const std::optional<std::string> why = block_obstacle(geometry);
+    ASSERT_TRUE(why.has_value());
+    for (const std::string& word : words) EXPECT_NE(why->find(word), std::string::npos) << *why;
+  };
+  refused(plan_tile({2, 60, 64}, {1, 5, 5}, {1, 2}, ConvolutionMode::circular), {"powers of two", "axis 1", "60"});
+  refused(plan_tile({2, 4, 64}, {1, 3, 5}, {1, 2}, ConvolutionMode::full), {"from 16", "axis 1", "8"});
+  refused(plan_tile({4, 100}, {1, 9}, {1}, ConvolutionMode::full), {"2D and 3D", "1D"});
+  refused(plan_tile({2, 100, 120}, {1, 29, 30}, {1, 2}, ConvolutionMode::full, c64, c64), {"16384", "32768"});
+  EXPECT_FALSE(block_obstacle(plan_tile({2, 100, 90}, {1, 29, 30}, {1, 2}, ConvolutionMode::full, c64, c64)));
+  refused(plan_tile({2, 40, 100}, {1, 9, 11}, {1, 2}, ConvolutionMode::full, c128, c128), {"4096", "c128", "8192"});
+  // Real f64 computes in c128: 64 x 64 fits, 64 x 128 does not.
+  EXPECT_FALSE(block_obstacle(plan_tile({2, 40, 50}, {1, 9, 11}, {1, 2}, ConvolutionMode::full, f64, f64)));
+  refused(plan_tile({2, 40, 100}, {1, 9, 11}, {1, 2}, ConvolutionMode::full, f64, f64), {"4096", "c128", "8192"});
+  EXPECT_FALSE(block_obstacle(plan_tile({2, 20, 27}, {1, 5, 6}, {1, 2}, ConvolutionMode::full, f64, f64)));
+}
+
 TEST(ConvolutionPlanner, OverlapSaveSegmentsGiveTheLinearResult) {
   int checked = 0;
   for (ConvolutionMode mode : {ConvolutionMode::full, ConvolutionMode::same, ConvolutionMode::valid}) {

@@ -33,16 +33,6 @@ __device__ Dst convert(Src value) {
     return Dst{value, 0};  // real into complex
 }
 
-__device__ std::int64_t batch_offset(const CanonicalWalk& w, std::int64_t b) {
-  std::int64_t offset = 0;
-  for (int i = w.batch_rank - 1; i >= 0; --i) {
-    const std::int64_t e = w.batch_extent[i];
-    offset += (b % e) * w.batch_stride[i];
-    b /= e;
-  }
-  return offset;
-}
-
 // Blocks along a row of `length` elements and along `rows` rows.
 dim3 row_grid(std::int64_t length, std::int64_t rows) {
   const RowWalkGrid grid = row_walk_grid(rows, length, kThreads);
@@ -66,7 +56,7 @@ __global__ void pad_kernel(const Src* src, CanonicalWalk w, std::int64_t rows, W
   walk_rows(rows, d.length[2], this_row_grid_place(), [&](std::int64_t row) {
     const RowIndex r = split_row(row, d.length);
     const bool inside = r.i0 < w.extent[0] && r.i1 < w.extent[1];
-    const Src* in = src + (inside ? batch_offset(w, r.batch) + r.i0 * w.stride[0] + r.i1 * w.stride[1] : 0);
+    const Src* in = src + (inside ? w.batch_offset(r.batch) + r.i0 * w.stride[0] + r.i1 * w.stride[1] : 0);
     const std::int64_t valid = inside ? w.extent[2] : 0;
     Dst* out = dst + row * d.length[2];
     return [in, out, valid, stride = w.stride[2]](std::int64_t i2) {
@@ -81,7 +71,7 @@ __global__ void multiply_kernel(C* spectrum, const C* kernel, std::int64_t entri
                                 CanonicalWalk map) {
   walk_rows(entries, entry, this_row_grid_place(), [&](std::int64_t b) {
     C* x = spectrum + b * entry;
-    const C* h = kernel + batch_offset(map, b) * entry;
+    const C* h = kernel + map.batch_offset(b) * entry;
     return [x, h](std::int64_t i) {
       const C k = h[i];
       const C v = x[i];
@@ -97,7 +87,7 @@ __global__ void crop_kernel(const T* src, WorkDims d, std::int64_t rows, Canonic
     const RowIndex r = split_row(row, w.extent);
     const T* in =
         src + r.batch * d.entry + ((r.i0 + d.offset[0]) * d.length[1] + r.i1 + d.offset[1]) * d.length[2] + d.offset[2];
-    T* out = dst + batch_offset(w, r.batch) + r.i0 * w.stride[0] + r.i1 * w.stride[1];
+    T* out = dst + w.batch_offset(r.batch) + r.i0 * w.stride[0] + r.i1 * w.stride[1];
     return [in, out, stride = w.stride[2]](std::int64_t i2) { out[i2 * stride] = in[i2]; };
   });
 }

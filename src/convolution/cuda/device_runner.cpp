@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA runners of a convolution. Separate passes: pad into the canonical work buffer, cuFFT forward (the FFT's
 // CufftPlan), product with the kernel's spectrum, cuFFT inverse, crop into the result. Fused, 1D: one cuFFTDx kernel
-// per row (convolution/cuda), reading the operand and writing the result once. Fused, 2D and 3D: cuFFT on the inner
-// axes, one cuFFTDx kernel along the first axis (forward, product, inverse), cuFFT's inverse on the inner axes. All
-// keep the kernel's spectrum, scaled by 1/N, computed by cuFFT at plan and reset_kernel.
+// per row (convolution/cuda), reading the operand and writing the result once. Fused, 2D and 3D: one cuFFTDx kernel
+// per batch entry where the whole transform fits a block (fused_block.cuh), else cuFFT on the inner axes, one cuFFTDx
+// kernel along the first axis (forward, product, inverse), cuFFT's inverse on the inner axes. All keep the kernel's
+// spectrum, scaled by 1/N, computed by cuFFT at plan and reset_kernel.
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "convolution/canonical_walk.hpp"
 #include "convolution/convolution_runner.hpp"
 #include "convolution/cuda/convolution_kernels.hpp"
+#include "convolution/cuda/fused_choice.hpp"
 #include "convolution/cuda/fused_launch.hpp"
 #include "cuplan/config.hpp"
 #include "cuplan/errors.hpp"
@@ -29,93 +31,6 @@
 
 namespace cuplan::detail {
 namespace {
-
-constexpr std::int64_t kFusedMin = 256;
-constexpr std::int64_t kFusedMax = 16384;
-
-fused::FusedKind fused_kind(const ConvolutionGeometry& g) {
-  if (g.real) return g.out_dtype == f64 ? fused::FusedKind::r2c_f64 : fused::FusedKind::r2c_f32;
-  return g.out_dtype == c128 ? fused::FusedKind::c2c_f64 : fused::FusedKind::c2c_f32;
-}
-
-/// Why a compiled kernel of `length` with launch shape `block` cannot run on `device` (nullopt: it can).
-std::optional<std::string> device_obstacle(const RowBlockKernel& block, std::int64_t length, int device) {
-  int major = 0;
-  CUPLAN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major < 9)
-    return fmt::format("the fused kernels are compiled for sm_90 and newer; cuda:{} is sm_{}x", device, major);
-  if (const std::optional<int> shared = block.shared_memory_short_on(device))
-    return fmt::format("the fused kernel of length {} needs {} bytes of shared memory, cuda:{} allows {}", length,
-                       block.shared_bytes, device, *shared);
-  return std::nullopt;
-}
-
-constexpr const char* kNoFusedKernels =
-    "this build has no fused kernels (MathDx was not found when configuring; CUPLAN_HAS_FUSED_FFT is 0)";
-
-/// The row kernel for a 1D `g`, or the reason there is none in this build or on this device.
-const fused::FusedLauncher* fused_launcher(const ConvolutionGeometry& g, int device, std::string& why_not) {
-  if (fused::launchers().empty()) {
-    why_not = kNoFusedKernels;
-    return nullptr;
-  }
-  const std::int64_t length = g.fft_length[0];
-  const fused::FusedLauncher* launcher = fused::find_launcher(fused_kind(g), static_cast<int>(length));
-  if (launcher == nullptr) {
-    why_not = fmt::format("no fused kernel of length {} for {} was compiled (CUPLAN_FUSED_FFT_LENGTHS)", length,
-                          g.out_dtype.name());
-    return nullptr;
-  }
-  if (std::optional<std::string> obstacle = device_obstacle(launcher->block, length, device)) {
-    why_not = std::move(*obstacle);
-    return nullptr;
-  }
-  return launcher;
-}
-
-/// The lengths of the row kernels for `g`'s kind that run on `device`, ascending.
-std::vector<std::int64_t> row_lengths(const ConvolutionGeometry& g, int device) {
-  std::vector<std::int64_t> lengths;
-  for (const fused::FusedLauncher* launcher : fused::launchers())
-    if (launcher->kind == fused_kind(g) && !device_obstacle(launcher->block, launcher->length, device))
-      lengths.push_back(launcher->length);
-  std::sort(lengths.begin(), lengths.end());
-  return lengths;
-}
-
-/// The column kernel for the first axis of a 2D or 3D `g` (complex, or real through its half spectrum), or the reason
-/// there is none.
-const fused::FusedColumnLauncher* fused_column_launcher(const ConvolutionGeometry& g, int device,
-                                                        std::string& why_not) {
-  if (fused::column_launchers().empty()) {
-    why_not = kNoFusedKernels;
-    return nullptr;
-  }
-  const std::int64_t length = g.fft_length[0];
-  // Real convolutions too: the column kernel runs along the first axis of the inner axes' half spectrum.
-  const fused::FusedKind kind = g.out_dtype.real() == f64 ? fused::FusedKind::c2c_f64 : fused::FusedKind::c2c_f32;
-  const fused::FusedColumnLauncher* launcher = fused::find_column_launcher(kind, static_cast<int>(length));
-  if (launcher == nullptr) {
-    why_not = fmt::format(
-        "no fused column kernel of length {} for {} was compiled (CUPLAN_FUSED_FFT_LENGTHS; c128 columns go up "
-        "to 8192, a longer one does not fit the kernel's shared-memory tile)",
-        length, g.out_dtype.real().complex().name());
-    return nullptr;
-  }
-  if (std::optional<std::string> obstacle = device_obstacle(launcher->block, length, device)) {
-    why_not = std::move(*obstacle);
-    return nullptr;
-  }
-  return launcher;
-}
-
-/// Why neither fused kernel serves `g` in this build on `device` (nullopt: one does).
-std::optional<std::string> fused_build_obstacle(const ConvolutionGeometry& g, int device) {
-  std::string why_not;
-  const bool found = g.rank == 1 ? fused_launcher(g, device, why_not) != nullptr
-                                 : fused_column_launcher(g, device, why_not) != nullptr;
-  return found ? std::nullopt : std::optional<std::string>(why_not);
-}
 
 std::size_t bytes_of(std::int64_t count, std::size_t element) {
   return static_cast<std::size_t>(count) * element;
@@ -144,6 +59,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
                           const DeviceConvolutionChoice& choice, const TensorView& operand)
       : ConvolutionRunner(context),
         fused_(choice.fused),
+        block_(choice.block),
         operand_device_(operand.device()),
         work_area_(resolve_work_area(options.work_area, options.work_area_buffer, "Convolution"), "Convolution") {}
 
@@ -186,7 +102,9 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
       phase.operands({{"operand", &given, false, false, Access::storage(call.operand).get()},
                       {"out", &result.view(), true, call.out == nullptr, Access::storage(result).get()},
                       {"work area", area_.view(), true}});
-    if (fused_ && context_.geometry.rank > 1)
+    if (block_)
+      run_fused_block(device_in.view(), device_out.view(), s);
+    else if (fused_ && context_.geometry.rank > 1)
       run_fused_columns(device_in.view(), device_out.view(), s);
     else if (fused_)
       run_fused(device_in.view(), device_out.view(), s);
@@ -240,6 +158,15 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     return fused_ ? cuplan::ConvolutionRoute::fused : cuplan::ConvolutionRoute::separate;
   }
   std::string execution() const override {
+    const ConvolutionGeometry& g = context_.geometry;
+    if (block_) {
+      std::string tile = std::to_string(g.fft_length[0]);
+      for (int i = 1; i < g.rank; ++i) tile += fmt::format(" x {}", g.fft_length[i]);
+      return fmt::format(
+          "one fused cuFFTDx kernel for the whole {}D transform, a block {} (tile {}; MathDx {}) on cuda:{}", g.rank,
+          g.real && g.kernel_batch == 1 ? "for two real batch entries at once" : "for each batch entry", tile,
+          fused::mathdx_version(), context_.target.device);
+    }
     if (fused_ && context_.geometry.rank > 1) {
       const int axis = context_.geometry.conv_axes[0];
       const std::int64_t length = context_.geometry.fft_length[0];
@@ -275,9 +202,11 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
  private:
+  /// The dtype of the padded work buffers (the kernel's, and the operand's on the separate and column routes): the
+  /// whole-transform kernel transforms complex values only, real operands too.
   DType work_dtype() const {
     const ConvolutionGeometry& g = context_.geometry;
-    return g.real ? g.out_dtype : g.out_dtype.real().complex();
+    return g.real && !block_ ? g.out_dtype : g.out_dtype.real().complex();
   }
   DType complex_dtype() const { return context_.geometry.out_dtype.real().complex(); }
   /// A work buffer of `entries` batch entries as one batch axis and the FFT lengths (the spectrum's, R2C halved).
@@ -296,9 +225,10 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   std::vector<LayoutDecision> plan_layouts() const {
     const ConvolutionGeometry& g = context_.geometry;
     const DType precision = g.out_dtype.real();
-    const FFTType forward_type = g.real ? FFTType::r2c : FFTType::c2c;
+    const FFTType forward_type = g.real && !block_ ? FFTType::r2c : FFTType::c2c;
     std::vector<LayoutDecision> layouts;
     layouts.push_back(plan_layout(transform_request(flat(g.kernel_batch, false), g.rank, work_dtype(), forward_type)));
+    if (block_) return layouts;  // the kernel's full spectrum only: the kernel transforms the operand itself
     if (fused_) {
       if (g.rank > 1) {
         // The first convolved axis is the column kernel's. Real: R2C forward, C2R inverse on the inner axes.
@@ -335,7 +265,10 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     if (fused_) {
       std::string why_not;
       const RowBlockKernel* block = nullptr;
-      if (g.rank == 1) {
+      if (block_) {
+        block_launcher_ = fused_block_launcher(g, device, why_not);
+        if (block_launcher_ != nullptr) block = &block_launcher_->block;
+      } else if (g.rank == 1) {
         launcher_ = fused_launcher(g, device, why_not);
         if (launcher_ != nullptr) block = &launcher_->block;
       } else {
@@ -363,7 +296,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     const int device = context_.target.device;
     area_ = work_area_.acquire(workspace_bytes_, device, s);
     workspace_ptr_ = area_.data();
-    if (fused_ && g.rank == 1) return;  // reads the operand and writes the result directly
+    if (block_ || (fused_ && g.rank == 1)) return;  // reads the operand and writes the result directly
     work_.ensure(bytes_of(g.batch * g.fft_size, work_dtype().size()), device, s);
     if (fused_ && !g.real) return;  // 2D, 3D complex: transformed in place
     work_spectrum_.ensure(bytes_of(g.batch * g.spectrum_size, complex_dtype().size()), device, s);
@@ -372,7 +305,7 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   /// The kernel's spectrum as the route reads it: natural, or tiled for the column kernel (whole column groups).
   std::size_t spectrum_bytes() const {
     const ConvolutionGeometry& g = context_.geometry;
-    std::int64_t values = g.kernel_batch * g.spectrum_size;
+    std::int64_t values = g.kernel_batch * (block_ ? g.fft_size : g.spectrum_size);
     if (column_launcher_ != nullptr) {
       const std::int64_t length = g.fft_length[0], columns = g.spectrum_size / length,
                          width = column_launcher_->columns_per_block;
@@ -476,6 +409,25 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
     });
   }
 
+  /// 2D and 3D tiles that fit a block: one kernel, one block a batch entry (two real ones, `paired`), reading the
+  /// operand and writing the result directly.
+  void run_fused_block(const TensorView& in, const TensorView& out, StreamRef s) {
+    const ConvolutionGeometry& g = context_.geometry;
+    fused::FusedBlock b;
+    b.in = in.data();
+    b.out = out.data();
+    b.spectrum = spectrum_.data();
+    b.in_walk = canonical_walk(g, in.shape(), in.strides());
+    b.out_walk = canonical_walk(g, out.shape(), out.strides());
+    b.kernel_entries = kernel_entries_;
+    b.entries = g.batch;
+    for (int i = 0; i < g.rank; ++i) b.out_offset[3 - g.rank + i] = static_cast<int>(g.out_offset[i]);
+    b.real_in = !in.dtype().is_complex();
+    b.real_out = !out.dtype().is_complex();
+    b.paired = g.real && g.kernel_batch == 1;
+    CUPLAN_CUDA_CHECK(block_launcher_->launch(b, s.native()));
+  }
+
   void run_fused(const TensorView& in, const TensorView& out, StreamRef s) {
     const ConvolutionGeometry& g = context_.geometry;
     const int axis = g.conv_axes[0];
@@ -517,10 +469,12 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
   }
 
   bool fused_;
+  bool block_;
   bool planned_ = false;
   Device operand_device_;
   const fused::FusedLauncher* launcher_ = nullptr;               // 1D
   const fused::FusedColumnLauncher* column_launcher_ = nullptr;  // 2D and 3D
+  const fused::FusedBlockLauncher* block_launcher_ = nullptr;    // 2D and 3D tiles that fit a block
   LayoutDecision kernel_decision_;
   std::unique_ptr<CufftPlan> forward_, inverse_, kernel_forward_;
   CanonicalWalk kernel_entries_;
@@ -532,41 +486,6 @@ class DeviceConvolutionRunner final : public ConvolutionRunner {
 };
 
 }  // namespace
-
-DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& request, const TensorView& operand,
-                                                  cuplan::ConvolutionRoute route, int device) {
-  DeviceConvolutionChoice choice;
-  choice.geometry = plan_convolution(request);  // validates, whatever the route
-  if (route == cuplan::ConvolutionRoute::separate) {
-    choice.not_fused = "route separate was asked for";
-    return choice;
-  }
-  ConvolutionRequest pow2 = request;
-  pow2.power_of_two_first = true;
-  ConvolutionGeometry candidate = plan_convolution(pow2);
-  // 1D linear modes on route fused: one FFT a row, or overlap-save segments of a compiled length where the cost
-  // model says so (and where one FFT would be longer than any compiled kernel). Route automatic keeps one FFT a row
-  // until segments are measured against the separate route on a GPU (docs/convolution.md).
-  const std::int64_t row_length = choose_row_fft_length(candidate, row_lengths(candidate, device));
-  const bool segments = row_length != 0 && row_length != candidate.fft_length[0];
-  if (segments && route == cuplan::ConvolutionRoute::fused) candidate = segmented(candidate, row_length);
-  std::optional<std::string> obstacle = fused_obstacle(candidate, operand.strides(), kFusedMin, kFusedMax);
-  if (!obstacle && route == cuplan::ConvolutionRoute::automatic) obstacle = automatic_fused_obstacle(candidate);
-  if (!obstacle) obstacle = fused_build_obstacle(candidate, device);
-  if (obstacle) {
-    if (route == cuplan::ConvolutionRoute::fused)
-      throw NotSupported(fmt::format("Convolution: route: the fused route cannot run this convolution: {}", *obstacle));
-    choice.not_fused = *obstacle;
-    if (segments && !fused_obstacle(segmented(candidate, row_length), operand.strides(), kFusedMin, kFusedMax))
-      choice.not_fused += fmt::format(
-          "; route fused runs it as overlap-save segments of {} (not measured against the separate route yet)",
-          row_length);
-    return choice;
-  }
-  choice.geometry = std::move(candidate);
-  choice.fused = true;
-  return choice;
-}
 
 std::unique_ptr<ConvolutionRunner> make_device_convolution_runner(const ConvolutionRunnerContext& context,
                                                                   const ConvolutionOptions& options,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 
+#include "convolution/canonical_walk.hpp"
 #include "runtime/row_block_kernel.hpp"
 
 namespace cuplan::detail::fused {
@@ -91,6 +92,40 @@ struct FusedColumnLauncher {
 const FusedColumnLauncher* find_column_launcher(FusedKind kind, int length) noexcept;
 /// Every column kernel compiled into this build (empty without MathDx).
 std::span<const FusedColumnLauncher* const> column_launchers() noexcept;
+/// One launch of the whole-transform kernel (2D and 3D shapes small enough for one block): each block takes one batch
+/// entry (two, `paired`), reads it from the operand, runs the forward FFTs along every axis, the product with the
+/// kernel's spectrum and the inverse FFTs in shared memory and registers, and stores the cropped result.
+struct FusedBlock {
+  const void* in = nullptr;
+  void* out = nullptr;
+  /// The kernel's full (complex) spectra, one per kernel entry, dense [N0][N1][N2], scaled by 1/N.
+  const void* spectrum = nullptr;
+  CanonicalWalk in_walk;          ///< the operand's batch and convolved axes (extents and strides, in elements)
+  CanonicalWalk out_walk;         ///< the result's
+  CanonicalWalk kernel_entries;   ///< operand entry -> kernel entry (kernel_entries(); batch_offset is the index)
+  std::int64_t entries = 0;       ///< operand batch entries
+  int out_offset[3] = {0, 0, 0};  ///< per tile axis (leading 0 in 2D): the first result index in the circular result
+  bool real_in = false;           ///< the operand is real: loaded as x + 0i
+  bool real_out = false;          ///< the result is real: the real parts are stored
+  /// Both real and one kernel for every entry: entries 2p and 2p+1 are one complex entry (2p the real part, 2p+1
+  /// the imaginary part), whose convolution with the real kernel holds both results the same way.
+  bool paired = false;
+};
+
+/// One compiled whole-transform kernel: its arithmetic (c2c_f32 or c2c_f64, real operands too), its tile's lengths
+/// and what launching it takes.
+struct FusedBlockLauncher {
+  FusedKind kind;
+  int lengths[3];  ///< N0 (1 in 2D), N1, N2
+  RowBlockKernel block;
+  cudaError_t (*launch)(const FusedBlock& block, cudaStream_t stream);
+};
+
+/// The whole-transform kernel for `kind` and tile lengths {N0, N1, N2} (N0 = 1 in 2D), or nullptr.
+const FusedBlockLauncher* find_block_launcher(FusedKind kind, int n0, int n1, int n2) noexcept;
+/// Every whole-transform kernel compiled into this build (empty without MathDx).
+std::span<const FusedBlockLauncher* const> block_launchers() noexcept;
+
 /// "25.6.0 (cuFFTDx 10500)", or empty when the build has no MathDx.
 const char* mathdx_version() noexcept;
 
