@@ -10,22 +10,10 @@
 #include <cstdint>
 #include <cufftdx.hpp>
 
+#include "convolution/cuda/fused_block_tile.hpp"
 #include "convolution/cuda/fused_launch.hpp"
 
 namespace cuplan::detail::fused {
-
-/// The tile of an entry of lengths N0 x N1 x N2 (N0 = 1 in 2D) in shared memory: element (i0, i1, i2) at
-/// i0 * plane + i1 * row + i2. Rows (and in 3D planes) are one element longer than dense, so that a warp reading
-/// down a column (the outer axes' FFTs) falls in different banks.
-template <unsigned N0, unsigned N1, unsigned N2>
-struct BlockTile {
-  static constexpr unsigned n0 = N0, n1 = N1, n2 = N2;
-  static constexpr unsigned row = N2 + 1;
-  static constexpr unsigned plane = N0 > 1 ? N1* row + 1 : N1* row;
-  static constexpr unsigned elements = N0 * plane;  ///< the tile's extent in elements, padding included
-  static constexpr unsigned size = N0 * N1 * N2;    ///< values of one entry
-  __device__ static unsigned offset(unsigned i0, unsigned i1, unsigned i2) { return i0 * plane + i1 * row + i2; }
-};
 
 /// The FFTs along tile axis `Axis` (0, 1 or 2), `FFT::ffts_per_block` at a time: thread (x, y) takes FFT
 /// group * ffts_per_block + y, whose elements lie the axis's distance apart in the tile. `transform(values, fft)`
@@ -37,18 +25,12 @@ __device__ __forceinline__ void block_axis_pass(Complex* tile, Transform&& trans
   constexpr unsigned ffts = Tile::size / length;  // FFTs along the axis
   constexpr unsigned per_block = FFT::ffts_per_block;
   static_assert(ffts % per_block == 0, "the FFTs along an axis fill whole groups");
-  constexpr unsigned step = Axis == 2 ? 1 : Axis == 1 ? Tile::row : Tile::plane;
+  static_assert(length == Tile::template length<Axis>, "the FFT's length is the axis's");
+  constexpr unsigned step = Tile::template step<Axis>;
 #pragma unroll 1
   for (unsigned group = 0; group < ffts / per_block; ++group) {
     const unsigned fft = group * per_block + threadIdx.y;
-    // The FFT's first element: the other two axes' indices, the inner one fastest in `fft`.
-    unsigned first = 0;
-    if constexpr (Axis == 2)
-      first = (fft / Tile::n1) * Tile::plane + (fft % Tile::n1) * Tile::row;
-    else if constexpr (Axis == 1)
-      first = (fft / Tile::n2) * Tile::plane + fft % Tile::n2;
-    else
-      first = (fft / Tile::n2) * Tile::row + fft % Tile::n2;
+    const unsigned first = Tile::template first<Axis>(fft);
     Complex values[FFT::storage_size];
 #pragma unroll
     for (unsigned i = 0; i < FFT::elements_per_thread; ++i)
@@ -77,7 +59,7 @@ __launch_bounds__(Axes::threads) __global__ void fused_convolve_block(FusedBlock
   using complex_type = typename Axes::complex_type;
   using real_type = typename complex_type::value_type;
   constexpr unsigned threads = Axes::threads;
-  constexpr unsigned first_axis = Tile::n0 > 1 ? 0 : 1;
+  constexpr unsigned first_axis = Tile::first_axis;
   extern __shared__ __align__(alignof(float4)) unsigned char block_shared[];
   auto* tile = reinterpret_cast<complex_type*>(block_shared);
   auto* scratch = reinterpret_cast<complex_type*>(block_shared + Axes::scratch_offset);
@@ -90,7 +72,8 @@ __launch_bounds__(Axes::threads) __global__ void fused_convolve_block(FusedBlock
   const std::int64_t in_second = second ? b.in_walk.batch_offset(entry + 1) : 0;
   const CanonicalWalk& w = b.in_walk;
   for (unsigned t = thread; t < Tile::size; t += threads) {
-    const unsigned i2 = t % Tile::n2, i1 = (t / Tile::n2) % Tile::n1, i0 = t / (Tile::n2 * Tile::n1);
+    unsigned i0 = 0, i1 = 0, i2 = 0;
+    Tile::coordinates(t, i0, i1, i2);
     complex_type v{0, 0};
     if (i0 < w.extent[0] && i1 < w.extent[1] && i2 < w.extent[2]) {
       const std::int64_t at = i0 * w.stride[0] + i1 * w.stride[1] + i2 * w.stride[2];
@@ -114,7 +97,6 @@ __launch_bounds__(Axes::threads) __global__ void fused_convolve_block(FusedBlock
   // k * (size / length) + fft), inverse.
   using FirstForward = typename Axes::FirstForward;
   using FirstInverse = typename Axes::FirstInverse;
-  constexpr unsigned first_length = cufftdx::size_of<FirstForward>::value;
   const std::int64_t kernel_entry = b.kernel_entries.batch_offset(entry);
   const auto* spectrum = static_cast<const complex_type*>(b.spectrum) + kernel_entry * Tile::size;
   block_axis_pass<FirstForward, Tile, first_axis>(tile, [&](complex_type* values, unsigned fft) {
@@ -122,7 +104,7 @@ __launch_bounds__(Axes::threads) __global__ void fused_convolve_block(FusedBlock
 #pragma unroll
     for (unsigned i = 0; i < FirstForward::elements_per_thread; ++i) {
       const unsigned k = i * FirstForward::stride + threadIdx.x;
-      const complex_type h = spectrum[k * (Tile::size / first_length) + fft];
+      const complex_type h = spectrum[Tile::spectrum_index(k, fft)];
       const complex_type x = values[i];
       values[i] = complex_type{x.x * h.x - x.y * h.y, x.x * h.y + x.y * h.x};
     }
