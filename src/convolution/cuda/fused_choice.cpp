@@ -139,6 +139,7 @@ std::optional<std::string> fused_build_obstacle(const ConvolutionGeometry& g, in
                                  : fused_column_launcher(g, device, why_not) != nullptr;
   return found ? std::nullopt : std::optional<std::string>(why_not);
 }
+
 }  // namespace
 
 DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& request, const TensorView& operand,
@@ -150,7 +151,8 @@ DeviceConvolutionChoice choose_device_convolution(const ConvolutionRequest& requ
     return choice;
   }
   // 2D and 3D on route fused: the whole-transform kernel where a compiled tile holds an entry (every FFT length the
-  // next power of two). Route automatic keeps the column route until the two are measured against each other.
+  // next power of two). Route automatic does not take it until it is measured; where a tile applies, the column
+  // route cannot (its first axis is 256 or longer), so automatic runs the separate route there.
   if (choice.geometry.rank > 1 && route == cuplan::ConvolutionRoute::fused) {
     ConvolutionRequest whole = request;
     whole.power_of_two_first = true;
