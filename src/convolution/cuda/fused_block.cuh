@@ -4,8 +4,9 @@
 // the entry from the operand into a shared-memory tile (zero beyond its extents), runs the forward FFTs along the
 // inner axes in place, then along the first axis the forward FFT, the product with the kernel's spectrum and the
 // inverse FFT in registers, then the inner axes' inverse FFTs, and stores the cropped result. The operand is read
-// once and the result written once, against the column route's three passes over a padded work buffer with its pad
-// and crop passes. Built on cuFFTDx (MathDx); only compiled when it is found.
+// once and the result written once, against the separate route's pad pass, cuFFT's forward and inverse transforms,
+// the product and the crop pass (at these lengths the column route does not apply). Built on cuFFTDx (MathDx); only
+// compiled when it is found.
 
 #include <cstdint>
 #include <cufftdx.hpp>
@@ -51,8 +52,9 @@ struct BlockFFT {
   __device__ void operator()(Complex* values, unsigned) const { FFT().execute(values, scratch); }
 };
 
-/// The kernel. `Axes` holds the FFT descriptions (Forward0/Inverse0 along tile axis 0, 1 and 2 as present, all of
-/// one block shape) and the tile; the first axis (0 in 3D, 1 in 2D) runs forward, product and inverse in one pass.
+/// The kernel. `Axes` (fused_block_shape.cu.in) holds the tile and the FFT descriptions, all of one block shape:
+/// Forward2/Inverse2 along tile axis 2, Forward1/Inverse1 along axis 1, FirstForward/FirstInverse along the first
+/// axis (0 in 3D, 1 in 2D), whose pass runs the forward FFT, the product and the inverse FFT.
 template <class Axes>
 __launch_bounds__(Axes::threads) __global__ void fused_convolve_block(FusedBlock b) {
   using Tile = typename Axes::Tile;
